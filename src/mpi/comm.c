@@ -1,0 +1,394 @@
+/* Communicators: world, self, dup, split, create, compare, names, and the
+ * predefined attributes. */
+#include "mpi_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;
+static px_htab_t px_comm_tab;
+static uint32_t px_next_ctx = 4; /* 0/1 world, 2/3 self */
+static const px_boot_info_t *px_comm_boot;
+#define PX_COMM_BUILTIN 0x44000000u
+#define PX_COMM_DYN 0x84000000u
+
+int px_mpi_group_compare(const px_mpi_group_t *a, const px_mpi_group_t *b);
+
+px_mpi_comm_t *px_mpi_comm_get(MPI_Comm h)
+{
+    unsigned hi = PX_HANDLE_HI(h);
+    if (hi != PX_COMM_BUILTIN && hi != PX_COMM_DYN)
+        return NULL;
+    px_mpi_comm_t *c = px_htab_get(&px_comm_tab, PX_HANDLE_IDX(h));
+    return c && c->handle == h ? c : NULL;
+}
+
+static px_mpi_comm_t *px_comm_new(px_mpi_group_t *group, uint32_t ctx, unsigned hi)
+{
+    px_mpi_comm_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    int idx = px_htab_add(&px_comm_tab, c);
+    if (idx < 0) {
+        free(c);
+        return NULL;
+    }
+    c->handle = (MPI_Comm)(hi | (unsigned)idx);
+    c->refs = 1;
+    c->ctx = ctx;
+    c->group = group;
+    c->size = group->size;
+    c->rank = group->rank;
+    c->errh = MPI_ERRORS_ARE_FATAL;
+    return c;
+}
+
+int px_mpi_comm_init_world(const px_boot_info_t *boot)
+{
+    px_comm_boot = boot;
+    px_mpi_group_t *gw = px_mpi_group_new(boot->size);
+    px_mpi_group_t *gs = px_mpi_group_new(1);
+    if (!gw || !gs)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < boot->size; i++)
+        gw->world[i] = i;
+    gw->rank = boot->rank;
+    gs->world[0] = boot->rank;
+    gs->rank = 0;
+    /* index 0 and 1 of the table are the builtin handles */
+    px_mpi_comm_world = px_comm_new(gw, 0, PX_COMM_BUILTIN);
+    px_mpi_comm_self = px_comm_new(gs, 2, PX_COMM_BUILTIN);
+    if (!px_mpi_comm_world || !px_mpi_comm_self || px_mpi_comm_world->handle != MPI_COMM_WORLD ||
+        px_mpi_comm_self->handle != MPI_COMM_SELF)
+        return MPI_ERR_INTERN;
+    strcpy(px_mpi_comm_world->name, "MPI_COMM_WORLD");
+    strcpy(px_mpi_comm_self->name, "MPI_COMM_SELF");
+    px_mpi_comm_world->local_rank = boot->local_rank;
+    px_mpi_comm_world->local_size = boot->local_size;
+    return MPI_SUCCESS;
+}
+
+void px_mpi_comm_release(px_mpi_comm_t *c)
+{
+    if (!c || --c->refs > 0)
+        return;
+    px_htab_del(&px_comm_tab, PX_HANDLE_IDX(c->handle));
+    px_mpi_group_release(c->group);
+    free(c);
+}
+
+void px_mpi_comm_finalize(void)
+{
+    /* handles stay valid for queries after finalize; nothing to release */
+}
+
+int px_mpi_comm_alloc_ctx(px_mpi_comm_t *parent, uint32_t *ctx_p)
+{
+    /* Every member proposes its next free context; the maximum is free at
+     * every member, and members of disjoint communicators never meet. */
+    int mine = (int)px_next_ctx, agreed = 0;
+    int rc = px_mpi_coll_allreduce(&mine, &agreed, 1, MPI_INT, MPI_MAX, parent);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (agreed < 0 || (unsigned)agreed > 0x7ffffff0u)
+        return MPI_ERR_INTERN;
+    px_next_ctx = (uint32_t)agreed + 2;
+    *ctx_p = (uint32_t)agreed;
+    return MPI_SUCCESS;
+}
+
+int px_mpi_comm_create_from_group(px_mpi_comm_t *parent, px_mpi_group_t *group, uint32_t ctx,
+                                  px_mpi_comm_t **comm_p)
+{
+    (void)parent;
+    px_mpi_comm_t *c = px_comm_new(group, ctx, PX_COMM_DYN);
+    if (!c)
+        return MPI_ERR_NO_MEM;
+    c->errh = parent ? parent->errh : MPI_ERRORS_ARE_FATAL;
+    /* ranks of this communicator on my node */
+    if (px_comm_boot) {
+        int me_node = px_comm_boot->node_id;
+        c->local_rank = c->local_size = 0;
+        for (int i = 0; i < group->size; i++)
+            if (px_comm_boot->node_of[group->world[i]] == me_node) {
+                if (i == group->rank)
+                    c->local_rank = c->local_size;
+                c->local_size++;
+            }
+    }
+    *comm_p = c;
+    return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Comm_rank)(MPI_Comm comm, int *rank)
+{
+    PX_GET_COMM(c, comm, "MPI_Comm_rank");
+    if (!rank)
+        return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_rank", "null argument");
+    *rank = c->rank;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Comm_rank)
+
+PX_PMPI(MPI_Comm_size)(MPI_Comm comm, int *size)
+{
+    PX_GET_COMM(c, comm, "MPI_Comm_size");
+    if (!size)
+        return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_size", "null argument");
+    *size = c->size;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Comm_size)
+
+int px_mpi_attr_copy_all(px_mpi_comm_t *old, px_mpi_comm_t *newc); /* attr.c */
+void px_mpi_attr_delete_all(px_mpi_comm_t *c);
+
+static int px_comm_dup(px_mpi_comm_t *c, MPI_Comm *newcomm, const char *fn)
+{
+    uint32_t ctx;
+    px_mpi_comm_t *nc;
+    if (!newcomm)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
+    int rc = px_mpi_comm_alloc_ctx(c, &ctx);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, fn, "cannot agree on a context id");
+    c->group->refs++;
+    rc = px_mpi_comm_create_from_group(c, c->group, ctx, &nc);
+    if (rc != MPI_SUCCESS) {
+        c->group->refs--;
+        return px_mpi_error(c, rc, fn, "out of memory");
+    }
+    rc = px_mpi_attr_copy_all(c, nc);
+    if (rc != MPI_SUCCESS) {
+        px_mpi_comm_release(nc);
+        return px_mpi_error(c, rc, fn, "attribute copy callback failed");
+    }
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Comm_dup)(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    PX_CHECK_INIT("MPI_Comm_dup");
+    PX_GET_COMM(c, comm, "MPI_Comm_dup");
+    return px_comm_dup(c, newcomm, "MPI_Comm_dup");
+}
+PX_WEAK(MPI_Comm_dup)
+
+PX_PMPI(MPI_Comm_dup_with_info)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    (void)info;
+    PX_CHECK_INIT("MPI_Comm_dup_with_info");
+    PX_GET_COMM(c, comm, "MPI_Comm_dup_with_info");
+    return px_comm_dup(c, newcomm, "MPI_Comm_dup_with_info");
+}
+PX_WEAK(MPI_Comm_dup_with_info)
+
+typedef struct {
+    int color, key, rank;
+} px_split_t;
+
+static int px_split_cmp(const void *a, const void *b)
+{
+    const px_split_t *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->rank - y->rank;
+}
+
+static int px_comm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm, const char *fn)
+{
+    int pair[2] = {color, key};
+    int *all;
+    uint32_t ctx;
+    int rc;
+
+    if (!newcomm)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
+    if (color < 0 && color != MPI_UNDEFINED)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "invalid color %d", color);
+    all = malloc(sizeof(int) * 2 * (size_t)c->size);
+    if (!all)
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    rc = px_mpi_coll_allgather_bytes(pair, all, sizeof(pair), c);
+    if (rc == MPI_SUCCESS)
+        rc = px_mpi_comm_alloc_ctx(c, &ctx);
+    if (rc != MPI_SUCCESS) {
+        free(all);
+        return px_mpi_error(c, rc, fn, "communication failed");
+    }
+    if (color == MPI_UNDEFINED) {
+        free(all);
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    px_split_t *m = malloc(sizeof(*m) * (size_t)c->size);
+    int n = 0;
+    if (!m) {
+        free(all);
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    for (int i = 0; i < c->size; i++)
+        if (all[2 * i] == color)
+            m[n++] = (px_split_t){color, all[2 * i + 1], i};
+    qsort(m, (size_t)n, sizeof(*m), px_split_cmp);
+    px_mpi_group_t *g = px_mpi_group_new(n);
+    if (!g) {
+        free(all);
+        free(m);
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    for (int i = 0; i < n; i++) {
+        g->world[i] = c->group->world[m[i].rank];
+        if (m[i].rank == c->rank)
+            g->rank = i;
+    }
+    free(all);
+    free(m);
+    px_mpi_comm_t *nc;
+    rc = px_mpi_comm_create_from_group(c, g, ctx, &nc);
+    if (rc != MPI_SUCCESS) {
+        px_mpi_group_release(g);
+        return px_mpi_error(c, rc, fn, "out of memory");
+    }
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Comm_split)(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    PX_CHECK_INIT("MPI_Comm_split");
+    PX_GET_COMM(c, comm, "MPI_Comm_split");
+    return px_comm_split(c, color, key, newcomm, "MPI_Comm_split");
+}
+PX_WEAK(MPI_Comm_split)
+
+PX_PMPI(MPI_Comm_split_type)(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                             MPI_Comm *newcomm)
+{
+    (void)info;
+    PX_CHECK_INIT("MPI_Comm_split_type");
+    PX_GET_COMM(c, comm, "MPI_Comm_split_type");
+    int color;
+    if (split_type == MPI_UNDEFINED)
+        color = MPI_UNDEFINED;
+    else if (split_type == MPI_COMM_TYPE_SHARED)
+        color = px_comm_boot->node_of[c->group->world[c->rank]]; /* node from the launcher */
+    else
+        return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_split_type", "unknown split type %d",
+                            split_type);
+    return px_comm_split(c, color, key, newcomm, "MPI_Comm_split_type");
+}
+PX_WEAK(MPI_Comm_split_type)
+
+PX_PMPI(MPI_Comm_create)(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    PX_CHECK_INIT("MPI_Comm_create");
+    PX_GET_COMM(c, comm, "MPI_Comm_create");
+    px_mpi_group_t *g = px_mpi_group_get(group);
+    uint32_t ctx;
+    if (!g)
+        return px_mpi_error(c, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group");
+    if (!newcomm)
+        return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_create", "null argument");
+    for (int i = 0; i < g->size; i++) {
+        int found = 0;
+        for (int j = 0; j < c->size && !found; j++)
+            found = c->group->world[j] == g->world[i];
+        if (!found)
+            return px_mpi_error(c, MPI_ERR_GROUP, "MPI_Comm_create",
+                                "group is not a subset of the communicator's group");
+    }
+    int rc = px_mpi_comm_alloc_ctx(c, &ctx);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, "MPI_Comm_create", "communication failed");
+    if (g->rank == MPI_UNDEFINED) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    px_mpi_group_t *ng = px_mpi_group_new(g->size);
+    if (!ng)
+        return px_mpi_error(c, MPI_ERR_NO_MEM, "MPI_Comm_create", "out of memory");
+    memcpy(ng->world, g->world, sizeof(int) * (size_t)g->size);
+    ng->rank = g->rank;
+    px_mpi_comm_t *nc;
+    rc = px_mpi_comm_create_from_group(c, ng, ctx, &nc);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, "MPI_Comm_create", "out of memory");
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Comm_create)
+
+PX_PMPI(MPI_Comm_free)(MPI_Comm *comm)
+{
+    if (!comm)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Comm_free", "null argument");
+    PX_GET_COMM(c, *comm, "MPI_Comm_free");
+    if (c == px_mpi_comm_world || c == px_mpi_comm_self)
+        return px_mpi_error(c, MPI_ERR_COMM, "MPI_Comm_free", "cannot free a predefined communicator");
+    px_mpi_attr_delete_all(c);
+    px_mpi_comm_release(c);
+    *comm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Comm_free)
+
+PX_PMPI(MPI_Comm_disconnect)(MPI_Comm *comm) { return PMPI_Comm_free(comm); }
+PX_WEAK(MPI_Comm_disconnect)
+
+PX_PMPI(MPI_Comm_compare)(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    PX_GET_COMM(a, comm1, "MPI_Comm_compare");
+    PX_GET_COMM(b, comm2, "MPI_Comm_compare");
+    if (!result)
+        return px_mpi_error(a, MPI_ERR_ARG, "MPI_Comm_compare", "null argument");
+    if (a == b) {
+        *result = MPI_IDENT;
+        return MPI_SUCCESS;
+    }
+    int g = px_mpi_group_compare(a->group, b->group);
+    *result = g == MPI_IDENT ? MPI_CONGRUENT : g;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Comm_compare)
+
+PX_PMPI(MPI_Comm_group)(MPI_Comm comm, MPI_Group *group)
+{
+    PX_GET_COMM(c, comm, "MPI_Comm_group");
+    if (!group)
+        return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_group", "null argument");
+    c->group->refs++;
+    *group = px_mpi_group_handle(c->group);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Comm_group)
+
+PX_PMPI(MPI_Comm_test_inter)(MPI_Comm comm, int *flag)
+{
+    PX_GET_COMM(c, comm, "MPI_Comm_test_inter");
+    (void)c;
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Comm_test_inter)
+
+PX_PMPI(MPI_Comm_set_name)(MPI_Comm comm, const char *name)
+{
+    PX_GET_COMM(c, comm, "MPI_Comm_set_name");
+    if (!name)
+        return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_set_name", "null argument");
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Comm_set_name)
+
+PX_PMPI(MPI_Comm_get_name)(MPI_Comm comm, char *name, int *resultlen)
+{
+    PX_GET_COMM(c, comm, "MPI_Comm_get_name");
+    if (!name || !resultlen)
+        return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_get_name", "null argument");
+    *resultlen = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", c->name);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Comm_get_name)

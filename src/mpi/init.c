@@ -1,0 +1,248 @@
+/* Environment: init, finalize, abort, clocks, versions, memory. */
+#include "mpi_impl.h"
+#include "../util/clock.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+int px_mpi_initialized, px_mpi_finalized;
+static int px_mpi_thread_level = MPI_THREAD_SINGLE;
+static pthread_t px_mpi_main_thread;
+static px_boot_info_t px_mpi_boot;
+
+/* Objects whose addresses the MPICH ABI exposes. */
+static int px_unweighted_obj, px_weights_empty_obj;
+int *const MPI_UNWEIGHTED = &px_unweighted_obj;
+int *const MPI_WEIGHTS_EMPTY = &px_weights_empty_obj;
+MPI_F08_status MPIR_F08_MPI_STATUS_IGNORE_OBJ;
+MPI_F08_status MPIR_F08_MPI_STATUSES_IGNORE_OBJ[1];
+int MPIR_F08_MPI_IN_PLACE;
+int MPIR_F08_MPI_BOTTOM;
+MPI_Fint *MPI_F_STATUS_IGNORE = (MPI_Fint *)&MPIR_F08_MPI_STATUS_IGNORE_OBJ;
+MPI_Fint *MPI_F_STATUSES_IGNORE = (MPI_Fint *)MPIR_F08_MPI_STATUSES_IGNORE_OBJ;
+MPI_F08_status *MPI_F08_STATUS_IGNORE = &MPIR_F08_MPI_STATUS_IGNORE_OBJ;
+MPI_F08_status *MPI_F08_STATUSES_IGNORE = MPIR_F08_MPI_STATUSES_IGNORE_OBJ;
+
+int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
+                void *attribute_val_out, int *flag)
+{
+    (void)oldcomm;
+    (void)keyval;
+    (void)extra_state;
+    *(void **)attribute_val_out = attribute_val_in;
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int px_mpi_comm_init_world(const px_boot_info_t *boot); /* comm.c */
+void px_mpi_comm_finalize(void);
+void px_mpi_bsend_finalize(void);
+
+static int px_mpi_init_common(const char *fn)
+{
+    px_status_t st;
+    char prefix[32];
+
+    if (px_mpi_initialized)
+        return px_mpi_error(NULL, MPI_ERR_OTHER, fn, "MPI is already initialized");
+    if (px_mpi_finalized)
+        return px_mpi_error(NULL, MPI_ERR_OTHER, fn, "MPI cannot be initialized again after MPI_Finalize");
+    px_param_init();
+    st = px_boot_init(&px_mpi_boot);
+    if (st != PX_OK) {
+        fprintf(stderr, "Plexus: %s: bootstrap failed: %s\n", fn, px_status_string(st));
+        exit(1);
+    }
+    snprintf(prefix, sizeof(prefix), "rank %d", px_mpi_boot.rank);
+    px_log_set_prefix(prefix);
+    st = px_proto_init(&px_mpi_boot);
+    if (st != PX_OK) {
+        char msg[160];
+        snprintf(msg, sizeof(msg), "%s: cannot set up communication: %s", fn, px_status_string(st));
+        fprintf(stderr, "Plexus: rank %d: %s\n", px_mpi_boot.rank, msg);
+        px_boot_abort(1, msg);
+    }
+    px_mpi_dt_init();
+    if (px_mpi_comm_init_world(&px_mpi_boot) != MPI_SUCCESS)
+        px_boot_abort(1, "cannot create MPI_COMM_WORLD");
+    px_mpi_main_thread = pthread_self();
+    px_mpi_initialized = 1;
+    return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Init)(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return px_mpi_init_common("MPI_Init");
+}
+PX_WEAK(MPI_Init)
+
+PX_PMPI(MPI_Init_thread)(int *argc, char ***argv, int required, int *provided)
+{
+    (void)argc;
+    (void)argv;
+    int rc = px_mpi_init_common("MPI_Init_thread");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* One progress engine without locks: calls must not run concurrently,
+     * which is exactly MPI_THREAD_SERIALIZED. */
+    px_mpi_thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
+                          : required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
+                                                             : required;
+    if (provided)
+        *provided = px_mpi_thread_level;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Init_thread)
+
+PX_PMPI(MPI_Finalize)(void)
+{
+    PX_CHECK_INIT("MPI_Finalize");
+    px_mpi_bsend_finalize();
+    px_proto_flush();
+    /* everyone has sent everything before anyone closes a connection */
+    px_mpi_coll_barrier(px_mpi_comm_world);
+    if (px_params.profile)
+        px_proto_print_stats();
+    px_proto_finalize();
+    px_mpi_comm_finalize();
+    px_mpi_finalized = 1;
+    px_boot_finalize();
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Finalize)
+
+PX_PMPI(MPI_Initialized)(int *flag)
+{
+    if (!flag)
+        return MPI_ERR_ARG;
+    *flag = px_mpi_initialized;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Initialized)
+
+PX_PMPI(MPI_Finalized)(int *flag)
+{
+    if (!flag)
+        return MPI_ERR_ARG;
+    *flag = px_mpi_finalized;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Finalized)
+
+PX_PMPI(MPI_Abort)(MPI_Comm comm, int errorcode)
+{
+    char msg[128];
+    snprintf(msg, sizeof(msg), "MPI_Abort(comm=0x%x, errorcode=%d) called", (unsigned)comm,
+             errorcode);
+    if (!px_mpi_initialized || px_mpi_finalized) {
+        fprintf(stderr, "Plexus: %s\n", msg);
+        exit(errorcode ? errorcode : 1);
+    }
+    px_boot_abort(errorcode, msg);
+}
+PX_WEAK(MPI_Abort)
+
+PX_PMPI(MPI_Query_thread)(int *provided)
+{
+    if (!provided)
+        return MPI_ERR_ARG;
+    *provided = px_mpi_thread_level;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Query_thread)
+
+PX_PMPI(MPI_Is_thread_main)(int *flag)
+{
+    if (!flag)
+        return MPI_ERR_ARG;
+    *flag = pthread_equal(pthread_self(), px_mpi_main_thread);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Is_thread_main)
+
+double PMPI_Wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+#pragma weak MPI_Wtime = PMPI_Wtime
+
+double PMPI_Wtick(void)
+{
+    struct timespec ts;
+    clock_getres(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+#pragma weak MPI_Wtick = PMPI_Wtick
+
+PX_PMPI(MPI_Get_processor_name)(char *name, int *resultlen)
+{
+    char host[256] = "";
+    const char *node = getenv("PX_NODE_NAME");
+    if (!name || !resultlen)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Get_processor_name", "null argument");
+    if (!node || !node[0] || !strcmp(node, "localhost")) {
+        gethostname(host, sizeof(host) - 1);
+        node = host;
+    }
+    int n = snprintf(name, MPI_MAX_PROCESSOR_NAME, "%s", node);
+    *resultlen = n < MPI_MAX_PROCESSOR_NAME ? n : MPI_MAX_PROCESSOR_NAME - 1;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Get_processor_name)
+
+PX_PMPI(MPI_Get_version)(int *version, int *subversion)
+{
+    if (!version || !subversion)
+        return MPI_ERR_ARG;
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Get_version)
+
+PX_PMPI(MPI_Get_library_version)(char *version, int *resultlen)
+{
+    if (!version || !resultlen)
+        return MPI_ERR_ARG;
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                     "Plexus %s (MPI %d.%d; transports: self, shm, tcp; MPICH ABI)", PX_VERSION,
+                     MPI_VERSION, MPI_SUBVERSION);
+    *resultlen = n;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Get_library_version)
+
+PX_PMPI(MPI_Alloc_mem)(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    (void)info;
+    void *p = NULL;
+    if (size < 0 || !baseptr)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Alloc_mem", "invalid size %ld", (long)size);
+    if (posix_memalign(&p, 64, size ? (size_t)size : 1))
+        return px_mpi_error(NULL, MPI_ERR_NO_MEM, "MPI_Alloc_mem", "cannot allocate %ld bytes",
+                            (long)size);
+    *(void **)baseptr = p;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Alloc_mem)
+
+PX_PMPI(MPI_Free_mem)(void *base)
+{
+    free(base);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Free_mem)
+
+PX_PMPI(MPI_Pcontrol)(const int level, ...)
+{
+    (void)level;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Pcontrol)

@@ -1,0 +1,200 @@
+/* Internal state of the MPI layer: handles, communicators, groups,
+ * requests, datatypes, error handling. */
+#ifndef PX_MPI_IMPL_H
+#define PX_MPI_IMPL_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "../boot/boot.h"
+#include "../proto/proto.h"
+#include "../util/log.h"
+#include "../util/param.h"
+#include "dtype_builtin.h"
+#include "op_builtin.h"
+
+#define PX_PMPI(name) __attribute__((visibility("default"))) int P##name
+/* Every MPI_X is a weak alias of the strong PMPI_X (profiling interface). */
+#define PX_WEAK(name) _Pragma(PX_STR(weak name = P##name))
+#define PX_STR(x) PX_STR2(x)
+#define PX_STR2(x) #x
+
+/* ---------- handle tables ---------- */
+
+typedef struct px_htab {
+    void **obj;
+    int *free_idx;
+    int n, cap, nfree;
+} px_htab_t;
+
+int px_htab_add(px_htab_t *t, void *obj); /* index, or -1 */
+void px_htab_del(px_htab_t *t, int idx);
+static inline void *px_htab_get(const px_htab_t *t, int idx)
+{
+    return idx >= 0 && idx < t->n ? t->obj[idx] : NULL;
+}
+
+#define PX_HANDLE_IDX(h) ((int)((unsigned)(h)&0x03ffffffu))
+#define PX_HANDLE_HI(h) ((unsigned)(h)&0xfc000000u)
+
+/* ---------- groups ---------- */
+
+typedef struct px_mpi_group {
+    int refs;
+    int handle;
+    int size;
+    int rank; /* this process's rank in the group, MPI_UNDEFINED if absent */
+    int world[]; /* world rank of each member */
+} px_mpi_group_t;
+
+px_mpi_group_t *px_mpi_group_new(int size);
+px_mpi_group_t *px_mpi_group_get(MPI_Group g);
+void px_mpi_group_release(px_mpi_group_t *g);
+int px_mpi_group_handle(px_mpi_group_t *g); /* registers if needed */
+
+/* ---------- communicators ---------- */
+
+typedef struct px_mpi_attr px_mpi_attr_t;
+
+typedef struct px_mpi_comm {
+    int handle;
+    int refs;
+    uint32_t ctx;    /* point-to-point context; ctx + 1 is for collectives */
+    int rank, size;
+    px_mpi_group_t *group;
+    MPI_Errhandler errh;
+    char name[MPI_MAX_OBJECT_NAME];
+    px_mpi_attr_t *attrs;
+    int coll_tag;    /* sequence for internal collective tags */
+    /* node awareness (learnt from the launcher) */
+    int local_rank, local_size;
+} px_mpi_comm_t;
+
+extern px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;
+
+px_mpi_comm_t *px_mpi_comm_get(MPI_Comm c);
+/* New communicator over `group` (this process must be a member). */
+int px_mpi_comm_create_from_group(px_mpi_comm_t *parent, px_mpi_group_t *group, uint32_t ctx,
+                                  px_mpi_comm_t **comm_p);
+/* Agrees on a fresh context id over parent (collective). */
+int px_mpi_comm_alloc_ctx(px_mpi_comm_t *parent, uint32_t *ctx_p);
+void px_mpi_comm_release(px_mpi_comm_t *c);
+static inline int px_mpi_comm_world_rank(const px_mpi_comm_t *c, int r) { return c->group->world[r]; }
+
+/* ---------- datatypes ---------- */
+
+typedef struct px_mpi_dt {
+    MPI_Datatype handle;
+    MPI_Aint size, extent, lb, true_lb, true_extent;
+    int contig;     /* count elements are one contiguous block */
+    int committed;
+    int builtin;
+    const px_dtype_builtin_t *b; /* for builtins */
+    MPI_Aint elements;  /* basic elements per item (MPI_Get_elements) */
+    /* gather count items at src into dst (size*count bytes), and back */
+    void (*pack)(const struct px_mpi_dt *d, MPI_Aint count, const void *src, void *dst);
+    void (*unpack)(const struct px_mpi_dt *d, MPI_Aint count, const void *src, void *dst);
+} px_mpi_dt_t;
+
+px_mpi_dt_t *px_mpi_dt_get(MPI_Datatype dt);
+void px_mpi_dt_init(void);
+
+/* ---------- requests ---------- */
+
+enum {
+    PX_MPI_REQ_SEND = 1,
+    PX_MPI_REQ_RECV,
+    PX_MPI_REQ_DONE,    /* completes at once (PROC_NULL, buffered) */
+    PX_MPI_REQ_COLL,    /* nonblocking collective schedule */
+    PX_MPI_REQ_GREQ,
+};
+
+typedef struct px_mpi_req px_mpi_req_t;
+typedef int (*px_mpi_req_poll_fn)(px_mpi_req_t *r); /* returns 1 when done */
+
+struct px_mpi_req {
+    px_proto_req_t p; /* first: proto completes it */
+    int handle;
+    uint8_t kind;
+    uint8_t persistent;
+    uint8_t active;   /* persistent: started and not yet completed */
+    uint8_t user_freed;
+    px_mpi_comm_t *comm;
+    /* arguments (persistent requests re-use them) */
+    void *ubuf;
+    int count;
+    MPI_Datatype dtype;
+    int rank;
+    int tag;
+    int mode;
+    int bsend;
+    /* non-contiguous data staged here */
+    void *packbuf;
+    /* status of requests that complete without proto */
+    int st_source, st_tag, st_error;
+    MPI_Count st_count;
+    int st_cancelled;
+    /* nonblocking collectives and generalized requests */
+    px_mpi_req_poll_fn poll;
+    void *sched;
+    px_mpi_req_t *free_next;
+};
+
+px_mpi_req_t *px_mpi_req_new(int kind);
+void px_mpi_req_free(px_mpi_req_t *r);
+px_mpi_req_t *px_mpi_req_get(MPI_Request h);
+/* Whether r is complete (polls schedules); no progress. */
+int px_mpi_req_is_done(px_mpi_req_t *r);
+/* Fills status, releases resources; returns the request's error class. */
+int px_mpi_req_complete(px_mpi_req_t *r, MPI_Status *status);
+void px_mpi_req_wait(px_mpi_req_t *r);
+
+/* Internal blocking point-to-point (collectives, communicator set-up). */
+int px_mpi_isend_internal(px_mpi_req_t **req_p, const void *buf, int count, MPI_Datatype dt,
+                          int dest, int tag, px_mpi_comm_t *c, uint32_t ctx, int mode);
+int px_mpi_irecv_internal(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
+                          int tag, px_mpi_comm_t *c, uint32_t ctx);
+
+/* ---------- errors ---------- */
+
+extern int px_mpi_initialized, px_mpi_finalized;
+int px_mpi_error(px_mpi_comm_t *comm, int errclass, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int px_mpi_status_to_class(px_status_t st);
+/* Also sets MPI_ERR_OTHER style codes for users (MPI_Add_error_class). */
+
+#define PX_CHECK_INIT(fn)                                                                      \
+    do {                                                                                       \
+        if (__builtin_expect(!px_mpi_initialized || px_mpi_finalized, 0))                      \
+            return px_mpi_error(NULL, MPI_ERR_OTHER, fn,                                       \
+                                px_mpi_finalized ? "called after MPI_Finalize"                 \
+                                                 : "called before MPI_Init");                  \
+    } while (0)
+
+#define PX_GET_COMM(var, handle, fn)                                                           \
+    px_mpi_comm_t *var = px_mpi_comm_get(handle);                                              \
+    if (__builtin_expect(!var, 0))                                                             \
+    return px_mpi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator")
+
+/* ---------- collectives ---------- */
+
+int px_mpi_coll_barrier(px_mpi_comm_t *c);
+int px_mpi_coll_bcast(void *buf, int count, MPI_Datatype dt, int root, px_mpi_comm_t *c);
+int px_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                       int root, px_mpi_comm_t *c);
+int px_mpi_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                          px_mpi_comm_t *c);
+int px_mpi_coll_allgather_bytes(const void *sbuf, void *rbuf, size_t bytes, px_mpi_comm_t *c);
+
+/* ---------- operations ---------- */
+
+int px_mpi_op_check(MPI_Op op, MPI_Datatype dt, int *commutative_p);
+void px_mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
+
+/* ---------- buffered sends ---------- */
+
+int px_mpi_bsend_start(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                       px_mpi_comm_t *c, px_mpi_req_t **req_p);
+
+#endif

@@ -1,0 +1,108 @@
+/* Reduction operations: predefined ones and MPI_Op_create. */
+#include "mpi_impl.h"
+
+#include <stdlib.h>
+
+typedef struct px_user_op {
+    MPI_User_function *fn;
+    int commute;
+} px_user_op_t;
+
+static px_htab_t px_op_tab;
+#define PX_OP_DYN 0x98000000u
+
+static px_user_op_t *px_user_op_get(MPI_Op op)
+{
+    if (PX_HANDLE_HI(op) != PX_OP_DYN)
+        return NULL;
+    return px_htab_get(&px_op_tab, PX_HANDLE_IDX(op));
+}
+
+int px_mpi_op_check(MPI_Op op, MPI_Datatype dt, int *commutative_p)
+{
+    if (px_mpi_op_is_builtin(op)) {
+        if (op == MPI_REPLACE || op == MPI_NO_OP)
+            return MPI_ERR_OP;
+        *commutative_p = 1;
+        px_mpi_dt_t *d = px_mpi_dt_get(dt);
+        if (!d)
+            return MPI_ERR_TYPE;
+        if (!d->builtin)
+            return MPI_ERR_OP; /* derived types: only user operations */
+        return px_mpi_op_builtin_check(op, dt);
+    }
+    px_user_op_t *u = px_user_op_get(op);
+    if (!u)
+        return MPI_ERR_OP;
+    *commutative_p = u->commute;
+    return MPI_SUCCESS;
+}
+
+void px_mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt)
+{
+    if (px_mpi_op_is_builtin(op)) {
+        px_mpi_op_builtin_apply(op, in, inout, count, dt);
+        return;
+    }
+    px_user_op_t *u = px_user_op_get(op);
+    int n = count;
+    MPI_Datatype t = dt;
+    u->fn((void *)in, inout, &n, &t);
+}
+
+PX_PMPI(MPI_Op_create)(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    if (!user_fn || !op)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Op_create", "null argument");
+    px_user_op_t *u = malloc(sizeof(*u));
+    if (!u)
+        return px_mpi_error(NULL, MPI_ERR_NO_MEM, "MPI_Op_create", "out of memory");
+    u->fn = user_fn;
+    u->commute = commute != 0;
+    int idx = px_htab_add(&px_op_tab, u);
+    *op = (MPI_Op)(PX_OP_DYN | (unsigned)idx);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Op_create)
+
+PX_PMPI(MPI_Op_free)(MPI_Op *op)
+{
+    px_user_op_t *u = op ? px_user_op_get(*op) : NULL;
+    if (!u)
+        return px_mpi_error(NULL, MPI_ERR_OP, "MPI_Op_free", "not a user-defined operation");
+    px_htab_del(&px_op_tab, PX_HANDLE_IDX(*op));
+    free(u);
+    *op = MPI_OP_NULL;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Op_free)
+
+PX_PMPI(MPI_Op_commutative)(MPI_Op op, int *commute)
+{
+    if (!commute)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Op_commutative", "null argument");
+    if (px_mpi_op_is_builtin(op)) {
+        *commute = 1;
+        return MPI_SUCCESS;
+    }
+    px_user_op_t *u = px_user_op_get(op);
+    if (!u)
+        return px_mpi_error(NULL, MPI_ERR_OP, "MPI_Op_commutative", "invalid operation");
+    *commute = u->commute;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Op_commutative)
+
+PX_PMPI(MPI_Reduce_local)(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
+                          MPI_Op op)
+{
+    int commute;
+    if (count < 0)
+        return px_mpi_error(NULL, MPI_ERR_COUNT, "MPI_Reduce_local", "negative count");
+    int rc = px_mpi_op_check(op, datatype, &commute);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(NULL, rc, "MPI_Reduce_local", "operation not valid for the datatype");
+    px_mpi_op_apply(op, inbuf, inoutbuf, count, datatype);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Reduce_local)

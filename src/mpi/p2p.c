@@ -1,0 +1,640 @@
+/* Point-to-point: send modes, receives, probes, persistent requests. */
+#include "mpi_impl.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+static px_htab_t px_msg_tab;
+#define PX_MSG_DYN 0xec000000u
+
+static inline int px_p2p_check(px_mpi_comm_t *c, int count, MPI_Datatype dt, int rank, int tag,
+                               int recv, const char *fn, px_mpi_dt_t **d_p)
+{
+    px_mpi_dt_t *d = NULL;
+    if (__builtin_expect(count < 0, 0))
+        return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", count);
+    d = px_mpi_dt_get(dt);
+    if (__builtin_expect(!d, 0))
+        return px_mpi_error(c, MPI_ERR_TYPE, fn, "invalid datatype");
+    if (__builtin_expect(!d->committed, 0))
+        return px_mpi_error(c, MPI_ERR_TYPE, fn, "datatype not committed");
+    if (__builtin_expect((rank < 0 || rank >= c->size) && rank != MPI_PROC_NULL &&
+                             !(recv && rank == MPI_ANY_SOURCE),
+                         0))
+        return px_mpi_error(c, MPI_ERR_RANK, fn, "invalid rank %d (communicator size %d)", rank,
+                            c->size);
+    if (__builtin_expect(tag < 0 && !(recv && tag == MPI_ANY_TAG), 0))
+        return px_mpi_error(c, MPI_ERR_TAG, fn, "invalid tag %d", tag);
+    *d_p = d;
+    return MPI_SUCCESS;
+}
+
+/* Starts the send described by r (also persistent ones). */
+static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
+{
+    px_mpi_comm_t *c = r->comm;
+    if (r->rank == MPI_PROC_NULL) {
+        r->p.kind = PX_PROTO_REQ_SEND;
+        r->kind = PX_MPI_REQ_DONE;
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+        r->st_count = 0;
+        r->st_error = MPI_SUCCESS;
+        return MPI_SUCCESS;
+    }
+    px_mpi_dt_t *d = px_mpi_dt_get(r->dtype);
+    size_t nbytes = (size_t)r->count * (size_t)d->size;
+    const char *ptr = (const char *)r->ubuf + d->true_lb;
+    if (!d->contig && nbytes) {
+        r->packbuf = malloc(nbytes);
+        if (!r->packbuf)
+            return MPI_ERR_NO_MEM;
+        d->pack(d, r->count, r->ubuf, r->packbuf);
+        ptr = r->packbuf;
+    }
+    r->p.cb = NULL;
+    px_status_t st = px_proto_isend(&r->p, px_mpi_comm_world_rank(c, r->rank), ctx, c->rank,
+                                    r->tag, ptr, nbytes, (px_proto_mode_t)r->mode);
+    if (st != PX_OK)
+        return st == PX_ERR_PEER_UNREACHABLE ? MPI_ERR_OTHER : px_mpi_status_to_class(st);
+    return MPI_SUCCESS;
+}
+
+static int px_recv_start(px_mpi_req_t *r, uint32_t ctx)
+{
+    px_mpi_comm_t *c = r->comm;
+    if (r->rank == MPI_PROC_NULL) {
+        r->p.kind = PX_PROTO_REQ_RECV;
+        r->kind = PX_MPI_REQ_DONE;
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+        r->st_count = 0;
+        r->st_error = MPI_SUCCESS;
+        return MPI_SUCCESS;
+    }
+    px_mpi_dt_t *d = px_mpi_dt_get(r->dtype);
+    size_t nbytes = (size_t)r->count * (size_t)d->size;
+    char *ptr = (char *)r->ubuf + d->true_lb;
+    if (!d->contig && nbytes) {
+        r->packbuf = malloc(nbytes);
+        if (!r->packbuf)
+            return MPI_ERR_NO_MEM;
+        ptr = r->packbuf;
+    }
+    r->p.cb = NULL;
+    int src_peer = r->rank >= 0 ? px_mpi_comm_world_rank(c, r->rank) : -1;
+    px_proto_irecv(&r->p, src_peer, ctx, r->rank, r->tag, ptr, nbytes);
+    return MPI_SUCCESS;
+}
+
+static inline void px_req_args(px_mpi_req_t *r, px_mpi_comm_t *c, const void *buf, int count,
+                               MPI_Datatype dt, int rank, int tag, int mode)
+{
+    r->comm = c;
+    r->ubuf = (void *)buf;
+    r->count = count;
+    r->dtype = dt;
+    r->rank = rank;
+    r->tag = tag;
+    r->mode = mode;
+    r->packbuf = NULL;
+    r->p.cb = NULL;
+}
+
+int px_mpi_isend_internal(px_mpi_req_t **req_p, const void *buf, int count, MPI_Datatype dt,
+                          int dest, int tag, px_mpi_comm_t *c, uint32_t ctx, int mode)
+{
+    px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_SEND);
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    px_req_args(r, c, buf, count, dt, dest, tag, mode);
+    c->refs++;
+    int rc = px_send_start(r, ctx);
+    if (rc != MPI_SUCCESS) {
+        px_mpi_req_free(r);
+        return rc;
+    }
+    *req_p = r;
+    return MPI_SUCCESS;
+}
+
+int px_mpi_irecv_internal(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
+                          int tag, px_mpi_comm_t *c, uint32_t ctx)
+{
+    px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_RECV);
+    if (!r)
+        return MPI_ERR_NO_MEM;
+    px_req_args(r, c, buf, count, dt, src, tag, 0);
+    c->refs++;
+    int rc = px_recv_start(r, ctx);
+    if (rc != MPI_SUCCESS) {
+        px_mpi_req_free(r);
+        return rc;
+    }
+    *req_p = r;
+    return MPI_SUCCESS;
+}
+
+/* Blocking send on a request that lives on the stack. */
+static int px_send_blocking(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                            MPI_Comm comm, int mode, const char *fn)
+{
+    px_mpi_dt_t *d = NULL;
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    int rc = px_p2p_check(c, count, dt, dest, tag, 0, fn, &d);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (dest == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    px_mpi_req_t r;
+    r.kind = PX_MPI_REQ_SEND;
+    r.poll = NULL;
+    px_req_args(&r, c, buf, count, dt, dest, tag, mode);
+    rc = px_send_start(&r, c->ctx);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, fn, "cannot send to rank %d", dest);
+    if (!r.p.done)
+        px_proto_wait(&r.p);
+    rc = px_mpi_req_complete(&r, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, fn, "send to rank %d failed", dest);
+    return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Send)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    return px_send_blocking(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_STD, "MPI_Send");
+}
+PX_WEAK(MPI_Send)
+
+PX_PMPI(MPI_Ssend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    return px_send_blocking(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_SYNC, "MPI_Ssend");
+}
+PX_WEAK(MPI_Ssend)
+
+PX_PMPI(MPI_Rsend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
+{
+    return px_send_blocking(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_READY, "MPI_Rsend");
+}
+PX_WEAK(MPI_Rsend)
+
+static int px_isend_user(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                         MPI_Comm comm, int mode, MPI_Request *request, const char *fn)
+{
+    px_mpi_dt_t *d = NULL;
+    px_mpi_req_t *r;
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    int rc = px_p2p_check(c, count, dt, dest, tag, 0, fn, &d);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!request)
+        return px_mpi_error(c, MPI_ERR_REQUEST, fn, "null request pointer");
+    rc = px_mpi_isend_internal(&r, buf, count, dt, dest, tag, c, c->ctx, mode);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, fn, "cannot send to rank %d", dest);
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Isend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    return px_isend_user(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_STD, request, "MPI_Isend");
+}
+PX_WEAK(MPI_Isend)
+
+PX_PMPI(MPI_Issend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    return px_isend_user(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_SYNC, request,
+                         "MPI_Issend");
+}
+PX_WEAK(MPI_Issend)
+
+PX_PMPI(MPI_Irsend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                    MPI_Request *request)
+{
+    return px_isend_user(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_READY, request,
+                         "MPI_Irsend");
+}
+PX_WEAK(MPI_Irsend)
+
+PX_PMPI(MPI_Recv)(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                  MPI_Status *status)
+{
+    px_mpi_dt_t *d = NULL;
+    PX_CHECK_INIT("MPI_Recv");
+    PX_GET_COMM(c, comm, "MPI_Recv");
+    int rc = px_p2p_check(c, count, dt, source, tag, 1, "MPI_Recv", &d);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    px_mpi_req_t r;
+    r.kind = PX_MPI_REQ_RECV;
+    r.poll = NULL;
+    px_req_args(&r, c, buf, count, dt, source, tag, 0);
+    rc = px_recv_start(&r, c->ctx);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, "MPI_Recv", "cannot post the receive");
+    if (r.kind == PX_MPI_REQ_RECV && !r.p.done)
+        px_proto_wait(&r.p);
+    rc = px_mpi_req_complete(&r, status);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, "MPI_Recv", "receive from rank %d failed (message of %zu bytes into %d x %ld-byte buffer)",
+                            r.p.st_source, r.p.st_count, count, (long)d->size);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Recv)
+
+PX_PMPI(MPI_Irecv)(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    px_mpi_dt_t *d = NULL;
+    px_mpi_req_t *r;
+    PX_CHECK_INIT("MPI_Irecv");
+    PX_GET_COMM(c, comm, "MPI_Irecv");
+    int rc = px_p2p_check(c, count, dt, source, tag, 1, "MPI_Irecv", &d);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!request)
+        return px_mpi_error(c, MPI_ERR_REQUEST, "MPI_Irecv", "null request pointer");
+    rc = px_mpi_irecv_internal(&r, buf, count, dt, source, tag, c, c->ctx);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, "MPI_Irecv", "cannot post the receive");
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Irecv)
+
+PX_PMPI(MPI_Sendrecv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                      int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                      int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    px_mpi_dt_t *d = NULL;
+    px_mpi_req_t *rr, *sr;
+    PX_CHECK_INIT("MPI_Sendrecv");
+    PX_GET_COMM(c, comm, "MPI_Sendrecv");
+    int rc = px_p2p_check(c, sendcount, sendtype, dest, sendtag, 0, "MPI_Sendrecv", &d);
+    if (rc == MPI_SUCCESS)
+        rc = px_p2p_check(c, recvcount, recvtype, source, recvtag, 1, "MPI_Sendrecv", &d);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    rc = px_mpi_irecv_internal(&rr, recvbuf, recvcount, recvtype, source, recvtag, c, c->ctx);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, "MPI_Sendrecv", "cannot post the receive");
+    rc = px_mpi_isend_internal(&sr, sendbuf, sendcount, sendtype, dest, sendtag, c, c->ctx,
+                               PX_PROTO_MODE_STD);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, "MPI_Sendrecv", "cannot send to rank %d", dest);
+    px_mpi_req_wait(sr);
+    px_mpi_req_wait(rr);
+    int rs = px_mpi_req_complete(sr, MPI_STATUS_IGNORE);
+    int rv = px_mpi_req_complete(rr, status);
+    px_mpi_req_free(sr);
+    px_mpi_req_free(rr);
+    if (rs != MPI_SUCCESS || rv != MPI_SUCCESS)
+        return px_mpi_error(c, rv != MPI_SUCCESS ? rv : rs, "MPI_Sendrecv", "transfer failed");
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Sendrecv)
+
+PX_PMPI(MPI_Sendrecv_replace)(void *buf, int count, MPI_Datatype dt, int dest, int sendtag,
+                              int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    px_mpi_dt_t *d = NULL;
+    PX_CHECK_INIT("MPI_Sendrecv_replace");
+    PX_GET_COMM(c, comm, "MPI_Sendrecv_replace");
+    int rc = px_p2p_check(c, count, dt, dest, sendtag, 0, "MPI_Sendrecv_replace", &d);
+    if (rc == MPI_SUCCESS)
+        rc = px_p2p_check(c, count, dt, source, recvtag, 1, "MPI_Sendrecv_replace", &d);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    size_t nbytes = (size_t)count * (size_t)d->size;
+    void *tmp = malloc(nbytes ? nbytes : 1);
+    if (!tmp)
+        return px_mpi_error(c, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "out of memory");
+    if (d->contig)
+        memcpy(tmp, (char *)buf + d->true_lb, nbytes);
+    else if (nbytes)
+        d->pack(d, count, buf, tmp);
+    /* send the packed copy as bytes, receive in place */
+    rc = PMPI_Sendrecv(tmp, (int)nbytes, MPI_BYTE, dest, sendtag, buf, count, dt, source, recvtag,
+                       comm, status);
+    free(tmp);
+    return rc;
+}
+PX_WEAK(MPI_Sendrecv_replace)
+
+/* ---------- probes ---------- */
+
+static void px_probe_status(MPI_Status *status, int src, int tag, size_t len)
+{
+    if (status == MPI_STATUS_IGNORE)
+        return;
+    status->MPI_SOURCE = src;
+    status->MPI_TAG = tag;
+    status->count_lo = (int)len;
+    status->count_hi_and_cancelled = (int)(((unsigned long long)len >> 32) << 1);
+}
+
+static int px_probe_check(px_mpi_comm_t *c, int source, int tag, const char *fn)
+{
+    if ((source < 0 || source >= c->size) && source != MPI_ANY_SOURCE && source != MPI_PROC_NULL)
+        return px_mpi_error(c, MPI_ERR_RANK, fn, "invalid rank %d", source);
+    if (tag < 0 && tag != MPI_ANY_TAG)
+        return px_mpi_error(c, MPI_ERR_TAG, fn, "invalid tag %d", tag);
+    return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Iprobe)(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    int src, mtag;
+    size_t len;
+    PX_CHECK_INIT("MPI_Iprobe");
+    PX_GET_COMM(c, comm, "MPI_Iprobe");
+    int rc = px_probe_check(c, source, tag, "MPI_Iprobe");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        px_probe_status(status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
+        return MPI_SUCCESS;
+    }
+    px_proto_progress();
+    *flag = px_proto_iprobe(c->ctx, source, tag, &src, &mtag, &len);
+    if (*flag)
+        px_probe_status(status, src, mtag, len);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Iprobe)
+
+PX_PMPI(MPI_Probe)(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    int src, mtag;
+    size_t len;
+    unsigned idle = 0;
+    PX_CHECK_INIT("MPI_Probe");
+    PX_GET_COMM(c, comm, "MPI_Probe");
+    int rc = px_probe_check(c, source, tag, "MPI_Probe");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (source == MPI_PROC_NULL) {
+        px_probe_status(status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
+        return MPI_SUCCESS;
+    }
+    while (!px_proto_iprobe(c->ctx, source, tag, &src, &mtag, &len))
+        px_proto_wait_step(&idle);
+    px_probe_status(status, src, mtag, len);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Probe)
+
+typedef struct px_mpi_msg {
+    px_proto_unexp_t *u;
+    px_mpi_comm_t *comm;
+} px_mpi_msg_t;
+
+static int px_msg_new(px_proto_unexp_t *u, px_mpi_comm_t *c, MPI_Message *message)
+{
+    px_mpi_msg_t *m = malloc(sizeof(*m));
+    if (!m)
+        return MPI_ERR_NO_MEM;
+    m->u = u;
+    m->comm = c;
+    int idx = px_htab_add(&px_msg_tab, m);
+    if (idx < 0) {
+        free(m);
+        return MPI_ERR_NO_MEM;
+    }
+    *message = (MPI_Message)(PX_MSG_DYN | (unsigned)idx);
+    return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Improbe)(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                     MPI_Status *status)
+{
+    int src, mtag;
+    size_t len;
+    PX_CHECK_INIT("MPI_Improbe");
+    PX_GET_COMM(c, comm, "MPI_Improbe");
+    int rc = px_probe_check(c, source, tag, "MPI_Improbe");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!flag || !message)
+        return px_mpi_error(c, MPI_ERR_ARG, "MPI_Improbe", "null argument");
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        *message = MPI_MESSAGE_NO_PROC;
+        px_probe_status(status, MPI_PROC_NULL, MPI_ANY_TAG, 0);
+        return MPI_SUCCESS;
+    }
+    px_proto_progress();
+    px_proto_unexp_t *u = px_proto_improbe(c->ctx, source, tag, &src, &mtag, &len);
+    *flag = u != NULL;
+    if (!u)
+        return MPI_SUCCESS;
+    rc = px_msg_new(u, c, message);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, "MPI_Improbe", "out of memory");
+    px_probe_status(status, src, mtag, len);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Improbe)
+
+PX_PMPI(MPI_Mprobe)(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    int flag = 0;
+    unsigned idle = 0;
+    for (;;) {
+        int rc = PMPI_Improbe(source, tag, comm, &flag, message, status);
+        if (rc != MPI_SUCCESS || flag)
+            return rc;
+        px_proto_wait_step(&idle);
+    }
+}
+PX_WEAK(MPI_Mprobe)
+
+static int px_mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
+                          px_mpi_req_t *r, const char *fn)
+{
+    if (!message)
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "null message");
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        r->kind = PX_MPI_REQ_DONE;
+        r->st_source = MPI_PROC_NULL;
+        r->st_tag = MPI_ANY_TAG;
+        r->st_count = 0;
+        r->st_error = MPI_SUCCESS;
+        *message = MPI_MESSAGE_NULL;
+        return MPI_SUCCESS;
+    }
+    px_mpi_msg_t *m = PX_HANDLE_HI(*message) == PX_MSG_DYN
+                          ? px_htab_get(&px_msg_tab, PX_HANDLE_IDX(*message))
+                          : NULL;
+    if (!m)
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "invalid message handle");
+    px_mpi_dt_t *d = px_mpi_dt_get(dt);
+    if (!d || count < 0)
+        return px_mpi_error(m->comm, d ? MPI_ERR_COUNT : MPI_ERR_TYPE, fn, "invalid arguments");
+    px_req_args(r, m->comm, buf, count, dt, 0, 0, 0);
+    size_t nbytes = (size_t)count * (size_t)d->size;
+    char *ptr = (char *)buf + d->true_lb;
+    if (!d->contig && nbytes) {
+        r->packbuf = malloc(nbytes);
+        ptr = r->packbuf;
+    }
+    px_proto_mrecv(&r->p, m->u, ptr, nbytes);
+    px_htab_del(&px_msg_tab, PX_HANDLE_IDX(*message));
+    free(m);
+    *message = MPI_MESSAGE_NULL;
+    return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Mrecv)(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
+{
+    px_mpi_req_t r;
+    PX_CHECK_INIT("MPI_Mrecv");
+    r.kind = PX_MPI_REQ_RECV;
+    r.poll = NULL;
+    r.comm = NULL;
+    int rc = px_mrecv_start(buf, count, dt, message, &r, "MPI_Mrecv");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (r.kind == PX_MPI_REQ_RECV && !r.p.done)
+        px_proto_wait(&r.p);
+    rc = px_mpi_req_complete(&r, status);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(r.comm, rc, "MPI_Mrecv", "receive failed");
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Mrecv)
+
+PX_PMPI(MPI_Imrecv)(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
+                    MPI_Request *request)
+{
+    PX_CHECK_INIT("MPI_Imrecv");
+    px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_RECV);
+    if (!r || !request)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Imrecv", "invalid arguments");
+    int rc = px_mrecv_start(buf, count, dt, message, r, "MPI_Imrecv");
+    if (rc != MPI_SUCCESS) {
+        r->comm = NULL;
+        px_mpi_req_free(r);
+        return rc;
+    }
+    if (r->comm)
+        r->comm->refs++;
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Imrecv)
+
+/* ---------- persistent requests ---------- */
+
+static int px_persist_init(const void *buf, int count, MPI_Datatype dt, int rank, int tag,
+                           MPI_Comm comm, int kind, int mode, int bsend, MPI_Request *request,
+                           const char *fn)
+{
+    px_mpi_dt_t *d = NULL;
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    int rc = px_p2p_check(c, count, dt, rank, tag, kind == PX_MPI_REQ_RECV, fn, &d);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!request)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null request pointer");
+    px_mpi_req_t *r = px_mpi_req_new(kind);
+    if (!r)
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    px_req_args(r, c, buf, count, dt, rank, tag, mode);
+    c->refs++;
+    r->persistent = 1;
+    r->bsend = bsend;
+    r->p.kind = kind == PX_MPI_REQ_RECV ? PX_PROTO_REQ_RECV : PX_PROTO_REQ_SEND;
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Send_init)(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                       MPI_Comm comm, MPI_Request *request)
+{
+    return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_STD, 0,
+                           request, "MPI_Send_init");
+}
+PX_WEAK(MPI_Send_init)
+
+PX_PMPI(MPI_Ssend_init)(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                        MPI_Comm comm, MPI_Request *request)
+{
+    return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_SYNC,
+                           0, request, "MPI_Ssend_init");
+}
+PX_WEAK(MPI_Ssend_init)
+
+PX_PMPI(MPI_Rsend_init)(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                        MPI_Comm comm, MPI_Request *request)
+{
+    return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_READY,
+                           0, request, "MPI_Rsend_init");
+}
+PX_WEAK(MPI_Rsend_init)
+
+PX_PMPI(MPI_Bsend_init)(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                        MPI_Comm comm, MPI_Request *request)
+{
+    return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_STD, 1,
+                           request, "MPI_Bsend_init");
+}
+PX_WEAK(MPI_Bsend_init)
+
+PX_PMPI(MPI_Recv_init)(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                       MPI_Request *request)
+{
+    return px_persist_init(buf, count, dt, source, tag, comm, PX_MPI_REQ_RECV, 0, 0, request,
+                           "MPI_Recv_init");
+}
+PX_WEAK(MPI_Recv_init)
+
+static int px_start_one(MPI_Request *request, const char *fn)
+{
+    px_mpi_req_t *r = request ? px_mpi_req_get(*request) : NULL;
+    if (!r || !r->persistent)
+        return px_mpi_error(NULL, MPI_ERR_REQUEST, fn, "not a persistent request");
+    if (r->active)
+        return px_mpi_error(r->comm, MPI_ERR_REQUEST, fn, "request is already active");
+    r->active = 1;
+    int rc;
+    if (r->kind == PX_MPI_REQ_RECV) {
+        rc = px_recv_start(r, r->comm->ctx);
+    } else if (r->bsend) {
+        px_mpi_req_t *inner;
+        rc = px_mpi_bsend_start(r->ubuf, r->count, r->dtype, r->rank, r->tag, r->comm, &inner);
+        r->p.done = 1; /* data is in the attached buffer */
+        r->p.st_error = PX_OK;
+    } else {
+        rc = px_send_start(r, r->comm->ctx);
+    }
+    if (rc != MPI_SUCCESS) {
+        r->active = 0;
+        return px_mpi_error(r->comm, rc, fn, "cannot start the request");
+    }
+    return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Start)(MPI_Request *request) { return px_start_one(request, "MPI_Start"); }
+PX_WEAK(MPI_Start)
+
+PX_PMPI(MPI_Startall)(int count, MPI_Request reqs[])
+{
+    if (count < 0 || (count && !reqs))
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Startall", "invalid arguments");
+    for (int i = 0; i < count; i++) {
+        int rc = px_start_one(&reqs[i], "MPI_Startall");
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Startall)

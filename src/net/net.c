@@ -1,0 +1,20 @@
+#include "net.h"
+
+#include <string.h>
+
+static const px_net_ops_t *const px_net_registry[] = {
+    &px_net_self_ops,
+    &px_net_shm_ops,
+    &px_net_tcp_ops,
+    NULL,
+};
+
+const px_net_ops_t *const *px_net_all(void) { return px_net_registry; }
+
+const px_net_ops_t *px_net_find(const char *name)
+{
+    for (int i = 0; px_net_registry[i]; i++)
+        if (!strcmp(px_net_registry[i]->name, name))
+            return px_net_registry[i];
+    return NULL;
+}

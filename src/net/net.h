@@ -1,0 +1,95 @@
+/* Transports: self, shm, tcp (udp and ofi later). One ops table each.
+ *
+ * A transport carries frames made of a small header (opaque bytes of the
+ * layer above, copied by the transport) and a payload (an iovec the caller
+ * keeps valid until the send completes). Received frames are delivered up
+ * through px_net_rx_ops_t: rx_begin gets the header and says where the
+ * payload goes, rx_done runs when it is there. Transports never call MPI. */
+#ifndef PX_NET_H
+#define PX_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "../boot/boot.h"
+#include "../util/px_status.h"
+
+#define PX_NET_HDR_MAX 96 /* largest header an upper layer may pass */
+
+typedef struct px_net_iface px_net_iface_t;
+typedef struct px_net_ep px_net_ep_t;
+
+/* Upcalls into the layer that owns an endpoint (rail for networks, proto
+ * for shm/self). `owner` is what that layer gave ep_create. */
+typedef struct px_net_rx_ops {
+    /* The header of a frame has arrived. Returns where its payload_len
+     * bytes go (NULL: discard them); *ctx_p is handed to rx_done. */
+    void *(*rx_begin)(void *owner, const void *hdr, size_t hdr_len, size_t payload_len,
+                      void **ctx_p);
+    void (*rx_done)(void *owner, void *ctx);
+    /* The endpoint failed (peer gone, link error). */
+    void (*ep_failed)(void *owner, px_status_t why);
+} px_net_rx_ops_t;
+
+/* Called when a send that returned PX_INPROGRESS no longer needs the
+ * caller's payload (it was written or copied out). */
+typedef void (*px_net_send_cb_t)(void *arg, px_status_t status);
+
+enum {
+    PX_NET_CAP_GET = 1u << 0, /* ep_get: read a peer's memory directly (CMA) */
+};
+
+typedef struct px_net_attr {
+    unsigned caps;
+    size_t max_frag;    /* payload bytes per frame the transport prefers */
+    size_t eager_limit; /* default eager/rendezvous threshold */
+    double latency_us;  /* rough estimates for selection tables */
+    double bandwidth_mbs;
+} px_net_attr_t;
+
+typedef struct px_net_ops {
+    size_t size; /* sizeof(px_net_ops_t), for future extension */
+    const char *name;
+    /* Opens the transport for this process; may use boot put/fence. */
+    px_status_t (*iface_open)(const px_boot_info_t *boot, const px_net_rx_ops_t *rx,
+                              px_net_iface_t **iface_p);
+    void (*iface_close)(px_net_iface_t *iface);
+    void (*iface_query)(px_net_iface_t *iface, px_net_attr_t *attr_p);
+    /* Whether this transport can reach `rank` at all. */
+    int (*iface_reachable)(px_net_iface_t *iface, int rank);
+    /* Endpoint to a peer; may connect lazily. `sub` selects one of several
+     * endpoints to the same peer (subchannel index, 0 for one rail). */
+    px_status_t (*ep_create)(px_net_iface_t *iface, int rank, int sub, void *owner,
+                             px_net_ep_t **ep_p);
+    /* Sends hdr + iov. Returns PX_OK when the payload is no longer needed,
+     * PX_INPROGRESS when cb(arg) will say so later, or an error. */
+    px_status_t (*ep_send)(px_net_ep_t *ep, const void *hdr, size_t hdr_len,
+                           const struct iovec *iov, int iovcnt, px_net_send_cb_t cb, void *arg);
+    /* Copies len bytes at the peer's address raddr into local (PX_NET_CAP_GET). */
+    px_status_t (*ep_get)(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len);
+    /* Bytes queued but not yet written. */
+    size_t (*ep_pending)(px_net_ep_t *ep);
+    /* Polls; returns the number of events handled. */
+    int (*iface_progress)(px_net_iface_t *iface);
+    /* A descriptor the engine may block on when idle, or -1. */
+    int (*iface_fd)(px_net_iface_t *iface);
+} px_net_ops_t;
+
+extern const px_net_ops_t px_net_self_ops;
+extern const px_net_ops_t px_net_shm_ops;
+extern const px_net_ops_t px_net_tcp_ops;
+
+/* Registry: every transport, in preference order. */
+const px_net_ops_t *px_net_find(const char *name);
+const px_net_ops_t *const *px_net_all(void);
+
+static inline size_t px_net_iov_len(const struct iovec *iov, int iovcnt)
+{
+    size_t n = 0;
+    for (int i = 0; i < iovcnt; i++)
+        n += iov[i].iov_len;
+    return n;
+}
+
+#endif

@@ -1,0 +1,552 @@
+/* shm: per-node shared memory. One single-producer/single-consumer ring of
+ * fixed cells per ordered pair of local ranks; messages larger than a cell
+ * are fragmented over consecutive cells. Large transfers read the sender's
+ * buffer directly with process_vm_readv (ep_get). The segment is created
+ * 0600 and unlinked as soon as every local rank has mapped it, so nothing is
+ * left behind even if the job dies. */
+#include "../net.h"
+#include "../../util/list.h"
+#include "../../util/log.h"
+#include "../../util/param.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define PX_SHM_MAGIC 0x706c7873686d3031ull /* "plxshm01" */
+#define PX_SHM_FIRST 1u
+#define PX_SHM_LAST 2u
+
+typedef struct px_shm_ring_ctl {
+    _Alignas(64) _Atomic uint64_t head; /* written by the producer */
+    _Alignas(64) _Atomic uint64_t tail; /* written by the consumer */
+} px_shm_ring_ctl_t;
+
+typedef struct px_shm_cell {
+    uint32_t hdr_len;  /* upper-layer header bytes (first fragment) */
+    uint32_t frag_len; /* payload bytes in this cell */
+    uint32_t flags;
+    uint32_t pad;
+    uint64_t total; /* payload bytes of the whole message */
+} px_shm_cell_t;
+
+typedef struct px_shm_seg_hdr {
+    uint64_t magic;
+    uint32_t local_size, slots;
+    uint64_t cell_size;
+    _Atomic int32_t pids[]; /* local_size entries */
+} px_shm_seg_hdr_t;
+
+/* A send that could not go out at once. */
+typedef struct px_shm_sop {
+    px_list_t link;
+    uint8_t hdr[PX_NET_HDR_MAX];
+    uint32_t hdr_len;
+    int started; /* first fragment written */
+    struct iovec iov[4];
+    struct iovec *iovp;
+    int iovcnt, iov_idx;
+    size_t iov_off, total, sent;
+    px_net_send_cb_t cb;
+    void *arg;
+} px_shm_sop_t;
+
+struct px_net_ep {
+    struct px_net_iface *iface;
+    void *owner;
+    int rank, local;
+    pid_t pid;
+    px_shm_ring_ctl_t *out, *in;
+    char *out_cells, *in_cells;
+    uint64_t out_head, out_tail_cache, in_tail;
+    /* reassembly of a fragmented message */
+    char *rx_dest;
+    void *rx_ctx;
+    size_t rx_off;
+    int rx_active;
+    px_list_t sendq;
+    px_list_t pending_link; /* on iface->pending when sendq is not empty */
+};
+
+struct px_net_iface {
+    const px_net_rx_ops_t *rx;
+    void *base;
+    size_t seg_size;
+    int me, L;
+    uint32_t slots;
+    size_t cell;
+    int *local_of; /* world rank -> local index or -1 */
+    int nranks;
+    struct px_net_ep **eps; /* by local index; NULL for self */
+    struct px_net_ep **active; /* eps with an owner, polled */
+    int nactive;
+    px_list_t pending;
+    int cma_ok;
+};
+
+static inline px_shm_ring_ctl_t *px_shm_ring(struct px_net_iface *s, int from, int to)
+{
+    px_shm_seg_hdr_t *h = s->base;
+    size_t off = sizeof(*h) + sizeof(int32_t) * (size_t)s->L;
+    off = (off + 63) & ~(size_t)63;
+    return (px_shm_ring_ctl_t *)((char *)s->base + off) + (size_t)from * (size_t)s->L + (size_t)to;
+}
+
+static inline char *px_shm_cells(struct px_net_iface *s, int from, int to)
+{
+    char *rings_end = (char *)px_shm_ring(s, s->L - 1, s->L - 1) + sizeof(px_shm_ring_ctl_t);
+    size_t off = (size_t)(rings_end - (char *)s->base);
+    off = (off + 4095) & ~(size_t)4095;
+    return (char *)s->base + off + ((size_t)from * (size_t)s->L + (size_t)to) * s->slots * s->cell;
+}
+
+static size_t px_shm_seg_size(int L, uint32_t slots, size_t cell)
+{
+    size_t off = sizeof(px_shm_seg_hdr_t) + sizeof(int32_t) * (size_t)L;
+    off = (off + 63) & ~(size_t)63;
+    off += sizeof(px_shm_ring_ctl_t) * (size_t)L * (size_t)L;
+    off = (off + 4095) & ~(size_t)4095;
+    return off + (size_t)L * (size_t)L * slots * cell;
+}
+
+static px_status_t px_shm_iface_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx,
+                                     px_net_iface_t **iface_p)
+{
+    struct px_net_iface *s = calloc(1, sizeof(*s));
+    char name[96];
+    int fd = -1;
+    px_status_t st;
+
+    if (!s)
+        return PX_ERR_NO_MEMORY;
+    s->rx = rx;
+    s->nranks = boot->size;
+    s->local_of = malloc(sizeof(int) * (size_t)boot->size);
+    if (!s->local_of) {
+        free(s);
+        return PX_ERR_NO_MEMORY;
+    }
+    for (int r = 0, l = 0; r < boot->size; r++)
+        s->local_of[r] = boot->node_of[r] == boot->node_id ? l++ : -1;
+    s->me = boot->local_rank;
+    s->L = boot->local_size;
+    s->slots = (uint32_t)px_params.shm_ring_slots;
+    if (s->slots < 4 || (s->slots & (s->slots - 1))) {
+        px_warn("shm", "PX_SHM_RING_SLOTS=%u is not a power of two >= 4; using 64", s->slots);
+        s->slots = 64;
+    }
+    s->cell = px_params.shm_cell_size;
+    if (s->cell < 4096 || (s->cell & 63)) {
+        px_warn("shm", "PX_SHM_CELL_SIZE=%zu must be >= 4096 and a multiple of 64; using 16384",
+                s->cell);
+        s->cell = 16384;
+    }
+    /* Keep the segment reasonable for many local ranks. */
+    while (s->L > 16 && s->slots > 8 && (size_t)s->L * s->L * s->slots * s->cell > (1ul << 31))
+        s->slots >>= 1;
+    s->cma_ok = px_params.shm_cma;
+    px_list_init(&s->pending);
+    s->eps = calloc((size_t)s->L, sizeof(*s->eps));
+    s->active = calloc((size_t)s->L, sizeof(*s->active));
+    if (!s->eps || !s->active) {
+        st = PX_ERR_NO_MEMORY;
+        goto err_free;
+    }
+
+    s->seg_size = px_shm_seg_size(s->L, s->slots, s->cell);
+    snprintf(name, sizeof(name), "/plexus-%016llx-n%d", (unsigned long long)boot->job_id,
+             boot->node_id);
+    if (s->L > 1 && boot->local_rank == 0) {
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0 || ftruncate(fd, (off_t)s->seg_size) < 0) {
+            px_error("shm", "cannot create shared-memory segment %s (%zu bytes): %s", name,
+                     s->seg_size, strerror(errno));
+            if (fd >= 0) {
+                close(fd);
+                shm_unlink(name);
+            }
+            fd = -1;
+        }
+    }
+    /* Everyone waits for the creator, maps, then the creator unlinks. */
+    st = px_boot_barrier();
+    if (st != PX_OK)
+        goto err_fd;
+    if (s->L > 1) {
+        if (fd < 0)
+            fd = shm_open(name, O_RDWR, 0600);
+        if (fd < 0) {
+            px_error("shm", "cannot open shared-memory segment %s: %s", name, strerror(errno));
+            st = PX_ERR_IO;
+            /* still join the barrier below so the others do not wait forever */
+        } else {
+            s->base = mmap(NULL, s->seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            close(fd);
+            fd = -1;
+            if (s->base == MAP_FAILED) {
+                px_error("shm", "mmap of %zu bytes failed: %s", s->seg_size, strerror(errno));
+                s->base = NULL;
+                st = PX_ERR_NO_MEMORY;
+            } else {
+                px_shm_seg_hdr_t *h = s->base;
+                if (boot->local_rank == 0) {
+                    h->magic = PX_SHM_MAGIC;
+                    h->local_size = (uint32_t)s->L;
+                    h->slots = s->slots;
+                    h->cell_size = s->cell;
+                }
+                atomic_store(&h->pids[s->me], (int32_t)getpid());
+            }
+        }
+    }
+    {
+        px_status_t bst = px_boot_barrier();
+        if (s->L > 1 && boot->local_rank == 0)
+            shm_unlink(name);
+        if (st == PX_OK)
+            st = bst;
+    }
+    if (st != PX_OK)
+        goto err_map;
+    *iface_p = s;
+    return PX_OK;
+
+err_fd:
+    if (fd >= 0) {
+        close(fd);
+        shm_unlink(name);
+    }
+err_map:
+    if (s->base)
+        munmap(s->base, s->seg_size);
+err_free:
+    free(s->eps);
+    free(s->active);
+    free(s->local_of);
+    free(s);
+    return st;
+}
+
+static void px_shm_iface_close(px_net_iface_t *s)
+{
+    for (int i = 0; i < s->L; i++) {
+        if (!s->eps[i])
+            continue;
+        px_list_t *e, *t;
+        px_list_for_each_safe(e, t, &s->eps[i]->sendq)
+        {
+            px_shm_sop_t *op = px_container_of(e, px_shm_sop_t, link);
+            if (op->iovp != op->iov)
+                free(op->iovp);
+            free(op);
+        }
+        free(s->eps[i]);
+    }
+    if (s->base)
+        munmap(s->base, s->seg_size);
+    free(s->eps);
+    free(s->active);
+    free(s->local_of);
+    free(s);
+}
+
+static void px_shm_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
+{
+    memset(attr, 0, sizeof(*attr));
+    attr->caps = s->cma_ok ? PX_NET_CAP_GET : 0;
+    attr->max_frag = s->cell - sizeof(px_shm_cell_t) - PX_NET_HDR_MAX;
+    attr->eager_limit = px_params.shm_eager_limit;
+    attr->latency_us = 0.2;
+    attr->bandwidth_mbs = 10000;
+}
+
+static int px_shm_iface_reachable(px_net_iface_t *s, int rank)
+{
+    return s->base && rank >= 0 && rank < s->nranks && s->local_of[rank] >= 0 &&
+           s->local_of[rank] != s->me;
+}
+
+static px_status_t px_shm_ep_create(px_net_iface_t *s, int rank, int sub, void *owner,
+                                    px_net_ep_t **ep_p)
+{
+    (void)sub;
+    if (!px_shm_iface_reachable(s, rank))
+        return PX_ERR_UNSUPPORTED;
+    int l = s->local_of[rank];
+    struct px_net_ep *ep = s->eps[l];
+    if (!ep) {
+        ep = calloc(1, sizeof(*ep));
+        if (!ep)
+            return PX_ERR_NO_MEMORY;
+        ep->iface = s;
+        ep->rank = rank;
+        ep->local = l;
+        ep->out = px_shm_ring(s, s->me, l);
+        ep->in = px_shm_ring(s, l, s->me);
+        ep->out_cells = px_shm_cells(s, s->me, l);
+        ep->in_cells = px_shm_cells(s, l, s->me);
+        ep->out_head = atomic_load_explicit(&ep->out->head, memory_order_relaxed);
+        ep->in_tail = atomic_load_explicit(&ep->in->tail, memory_order_relaxed);
+        ep->pid = atomic_load(&((px_shm_seg_hdr_t *)s->base)->pids[l]);
+        px_list_init(&ep->sendq);
+        px_list_init(&ep->pending_link);
+        s->eps[l] = ep;
+        s->active[s->nactive++] = ep;
+    }
+    ep->owner = owner;
+    *ep_p = ep;
+    return PX_OK;
+}
+
+static inline int px_shm_out_space(struct px_net_ep *ep)
+{
+    uint32_t slots = ep->iface->slots;
+    if (ep->out_head - ep->out_tail_cache < slots)
+        return 1;
+    ep->out_tail_cache = atomic_load_explicit(&ep->out->tail, memory_order_acquire);
+    return ep->out_head - ep->out_tail_cache < slots;
+}
+
+static inline px_shm_cell_t *px_shm_out_cell(struct px_net_ep *ep)
+{
+    struct px_net_iface *s = ep->iface;
+    return (px_shm_cell_t *)(ep->out_cells + (ep->out_head & (s->slots - 1)) * s->cell);
+}
+
+static inline void px_shm_publish(struct px_net_ep *ep)
+{
+    ep->out_head++;
+    atomic_store_explicit(&ep->out->head, ep->out_head, memory_order_release);
+}
+
+/* Writes as many cells of op as the ring takes; returns 1 when all is out. */
+static int px_shm_sop_push(struct px_net_ep *ep, px_shm_sop_t *op)
+{
+    size_t cap_total = ep->iface->cell - sizeof(px_shm_cell_t);
+    while ((!op->started || op->sent < op->total) && px_shm_out_space(ep)) {
+        px_shm_cell_t *c = px_shm_out_cell(ep);
+        char *p = (char *)(c + 1);
+        size_t cap = cap_total;
+        c->flags = 0;
+        c->hdr_len = 0;
+        if (!op->started) {
+            c->flags = PX_SHM_FIRST;
+            c->hdr_len = op->hdr_len;
+            c->total = op->total;
+            memcpy(p, op->hdr, op->hdr_len);
+            p += (op->hdr_len + 7) & ~7u;
+            cap -= (op->hdr_len + 7) & ~7u;
+            op->started = 1;
+        }
+        size_t n = 0;
+        while (n < cap && op->iov_idx < op->iovcnt) {
+            struct iovec *v = &op->iovp[op->iov_idx];
+            size_t k = v->iov_len - op->iov_off;
+            if (k > cap - n)
+                k = cap - n;
+            memcpy(p + n, (char *)v->iov_base + op->iov_off, k);
+            n += k;
+            op->iov_off += k;
+            if (op->iov_off == v->iov_len) {
+                op->iov_idx++;
+                op->iov_off = 0;
+            }
+        }
+        c->frag_len = (uint32_t)n;
+        op->sent += n;
+        if (op->sent == op->total)
+            c->flags |= PX_SHM_LAST;
+        px_shm_publish(ep);
+    }
+    return op->started && op->sent == op->total;
+}
+
+static px_status_t px_shm_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_len,
+                                  const struct iovec *iov, int iovcnt, px_net_send_cb_t cb,
+                                  void *arg)
+{
+    struct px_net_iface *s = ep->iface;
+    size_t total = px_net_iov_len(iov, iovcnt);
+
+    if (hdr_len > PX_NET_HDR_MAX)
+        return PX_ERR_INVALID_PARAM;
+    /* Fast path: one cell, nothing queued before it. */
+    if (px_list_empty(&ep->sendq) &&
+        sizeof(px_shm_cell_t) + ((hdr_len + 7) & ~7u) + total <= s->cell && px_shm_out_space(ep)) {
+        px_shm_cell_t *c = px_shm_out_cell(ep);
+        char *p = (char *)(c + 1);
+        c->hdr_len = (uint32_t)hdr_len;
+        c->frag_len = (uint32_t)total;
+        c->flags = PX_SHM_FIRST | PX_SHM_LAST;
+        c->total = total;
+        memcpy(p, hdr, hdr_len);
+        p += (hdr_len + 7) & ~7u;
+        for (int i = 0; i < iovcnt; i++) {
+            memcpy(p, iov[i].iov_base, iov[i].iov_len);
+            p += iov[i].iov_len;
+        }
+        px_shm_publish(ep);
+        return PX_OK;
+    }
+
+    px_shm_sop_t op_stack, *op = &op_stack;
+    memset(op, 0, offsetof(px_shm_sop_t, iov));
+    memcpy(op->hdr, hdr, hdr_len);
+    op->hdr_len = (uint32_t)hdr_len;
+    op->iovp = (struct iovec *)iov;
+    op->iovcnt = iovcnt;
+    op->iov_idx = 0;
+    op->iov_off = 0;
+    op->total = total;
+    op->sent = 0;
+    op->cb = cb;
+    op->arg = arg;
+    if (px_list_empty(&ep->sendq) && px_shm_sop_push(ep, op))
+        return PX_OK;
+
+    op = malloc(sizeof(*op));
+    if (!op)
+        return PX_ERR_NO_MEMORY;
+    *op = op_stack;
+    if (iovcnt <= 4) {
+        memcpy(op->iov, iov, sizeof(*iov) * (size_t)iovcnt);
+        op->iovp = op->iov;
+    } else {
+        op->iovp = malloc(sizeof(*iov) * (size_t)iovcnt);
+        if (!op->iovp) {
+            free(op);
+            return PX_ERR_NO_MEMORY;
+        }
+        memcpy(op->iovp, iov, sizeof(*iov) * (size_t)iovcnt);
+    }
+    if (px_list_empty(&ep->sendq))
+        px_list_insert_tail(&s->pending, &ep->pending_link);
+    px_list_insert_tail(&ep->sendq, &op->link);
+    return PX_INPROGRESS;
+}
+
+static px_status_t px_shm_ep_get(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len)
+{
+    size_t done = 0;
+    if (!ep->iface->cma_ok)
+        return PX_ERR_UNSUPPORTED;
+    while (done < len) {
+        struct iovec l = {(char *)local + done, len - done};
+        struct iovec r = {(void *)(uintptr_t)(raddr + done), len - done};
+        ssize_t n = process_vm_readv(ep->pid, &l, 1, &r, 1, 0);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EPERM || errno == ENOSYS || errno == EACCES) {
+                px_info("shm", "process_vm_readv not permitted (%s); copying through rings",
+                        strerror(errno));
+                ep->iface->cma_ok = 0;
+                return PX_ERR_UNSUPPORTED;
+            }
+            px_error("shm", "process_vm_readv from rank %d failed: %s", ep->rank,
+                     strerror(errno));
+            return PX_ERR_IO;
+        }
+        done += (size_t)n;
+    }
+    return PX_OK;
+}
+
+static size_t px_shm_ep_pending(px_net_ep_t *ep)
+{
+    size_t n = 0;
+    px_list_t *e, *t;
+    px_list_for_each_safe(e, t, &ep->sendq)
+    {
+        px_shm_sop_t *op = px_container_of(e, px_shm_sop_t, link);
+        n += op->total - op->sent + 1;
+    }
+    return n;
+}
+
+static inline int px_shm_poll_ep(struct px_net_iface *s, struct px_net_ep *ep)
+{
+    int events = 0;
+    uint64_t head = atomic_load_explicit(&ep->in->head, memory_order_acquire);
+    while (ep->in_tail != head) {
+        px_shm_cell_t *c =
+            (px_shm_cell_t *)(ep->in_cells + (ep->in_tail & (s->slots - 1)) * s->cell);
+        char *p = (char *)(c + 1);
+        if (c->flags & PX_SHM_FIRST) {
+            ep->rx_dest = s->rx->rx_begin(ep->owner, p, c->hdr_len, c->total, &ep->rx_ctx);
+            ep->rx_off = 0;
+            ep->rx_active = 1;
+            p += (c->hdr_len + 7) & ~7u;
+        }
+        if (ep->rx_dest && c->frag_len)
+            memcpy(ep->rx_dest + ep->rx_off, p, c->frag_len);
+        ep->rx_off += c->frag_len;
+        uint32_t last = c->flags & PX_SHM_LAST;
+        ep->in_tail++;
+        atomic_store_explicit(&ep->in->tail, ep->in_tail, memory_order_release);
+        if (last) {
+            ep->rx_active = 0;
+            s->rx->rx_done(ep->owner, ep->rx_ctx);
+        }
+        events++;
+        head = atomic_load_explicit(&ep->in->head, memory_order_acquire);
+    }
+    return events;
+}
+
+static int px_shm_iface_progress(px_net_iface_t *s)
+{
+    int events = 0;
+    for (int i = 0; i < s->nactive; i++)
+        events += px_shm_poll_ep(s, s->active[i]);
+    if (!px_list_empty(&s->pending)) {
+        px_list_t *e, *t;
+        px_list_for_each_safe(e, t, &s->pending)
+        {
+            struct px_net_ep *ep = px_container_of(e, struct px_net_ep, pending_link);
+            while (!px_list_empty(&ep->sendq)) {
+                px_shm_sop_t *op = px_container_of(ep->sendq.next, px_shm_sop_t, link);
+                if (!px_shm_sop_push(ep, op))
+                    break;
+                px_list_del(&op->link);
+                if (op->cb)
+                    op->cb(op->arg, PX_OK);
+                if (op->iovp != op->iov)
+                    free(op->iovp);
+                free(op);
+                events++;
+            }
+            if (px_list_empty(&ep->sendq))
+                px_list_del(&ep->pending_link);
+        }
+    }
+    return events;
+}
+
+static int px_shm_iface_fd(px_net_iface_t *s)
+{
+    (void)s;
+    return -1;
+}
+
+const px_net_ops_t px_net_shm_ops = {
+    .size = sizeof(px_net_ops_t),
+    .name = "shm",
+    .iface_open = px_shm_iface_open,
+    .iface_close = px_shm_iface_close,
+    .iface_query = px_shm_iface_query,
+    .iface_reachable = px_shm_iface_reachable,
+    .ep_create = px_shm_ep_create,
+    .ep_send = px_shm_ep_send,
+    .ep_get = px_shm_ep_get,
+    .ep_pending = px_shm_ep_pending,
+    .iface_progress = px_shm_iface_progress,
+    .iface_fd = px_shm_iface_fd,
+};

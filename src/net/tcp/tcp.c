@@ -1,0 +1,951 @@
+/* tcp: non-blocking sockets with TCP_NODELAY, connections made on first use.
+ *
+ * Handshake: both ends send HELLO (job, ranks, subchannel, a fresh nonce),
+ * then AUTH = HMAC(job secret, peer's nonce, ranks, subchannel). The secret
+ * never crosses the wire. When two ranks connect to each other at once, the
+ * connection initiated by the lower rank wins on both sides.
+ *
+ * Frames: {payload_len u32, hdr_len u16, magic u16} + header + payload.
+ * Small frames are read through a staging buffer; large payloads are read
+ * straight into the destination the layer above returned. */
+#include "../net.h"
+#include "../../util/clock.h"
+#include "../../util/list.h"
+#include "../../util/log.h"
+#include "../../util/param.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <limits.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define PX_TCP_MAX_SUB 16
+#define PX_TCP_HELLO_MAGIC 0x50585443u /* "PXTC" */
+#define PX_TCP_FRAME_MAGIC 0x5846u
+#define PX_TCP_VERSION 1
+#define PX_TCP_RXBUF (64 * 1024)
+#define PX_TCP_DIRECT_MIN 8192 /* read payloads this large straight into place */
+
+typedef struct __attribute__((packed)) px_tcp_hello {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t sub;
+    uint64_t job_id;
+    uint32_t from, to;
+    uint8_t nonce[16];
+} px_tcp_hello_t;
+
+typedef struct __attribute__((packed)) px_tcp_frame {
+    uint32_t payload_len;
+    uint16_t hdr_len;
+    uint16_t magic;
+} px_tcp_frame_t;
+
+typedef enum {
+    PX_TCP_CONNECTING,
+    PX_TCP_HANDSHAKE,
+    PX_TCP_ESTABLISHED,
+    PX_TCP_CLOSED,
+} px_tcp_state_t;
+
+typedef struct px_tcp_sop {
+    px_list_t link;
+    int iovcnt, idx;
+    px_net_send_cb_t cb;
+    void *arg;
+    uint8_t fh[sizeof(px_tcp_frame_t) + PX_NET_HDR_MAX];
+    struct iovec iov[]; /* iov[0] is fh */
+} px_tcp_sop_t;
+
+typedef struct px_tcp_conn {
+    struct px_net_iface *iface;
+    struct px_net_ep *ep; /* NULL until the peer is known */
+    int fd;
+    px_tcp_state_t state;
+    int initiator;
+    int out_armed; /* EPOLLOUT requested */
+    /* handshake */
+    uint8_t my_nonce[16], peer_nonce[16];
+    uint8_t hs_out[sizeof(px_tcp_hello_t) + 32];
+    size_t hs_out_len, hs_out_off;
+    uint8_t hs_in[sizeof(px_tcp_hello_t) + 32];
+    size_t hs_in_len;
+    int hello_in, auth_sent;
+    int peer_rank, sub;
+    /* receive */
+    char *rxbuf;
+    size_t rx_start, rx_end;
+    int rx_in_payload;
+    px_tcp_frame_t rx_frame;
+    char *rx_dest;
+    void *rx_ctx;
+    size_t rx_got;
+    px_list_t link; /* iface->conns */
+} px_tcp_conn_t;
+
+struct px_net_ep {
+    struct px_net_iface *iface;
+    void *owner;
+    int rank, sub;
+    px_tcp_conn_t *conn;
+    px_list_t sendq;
+    size_t queued_bytes;
+    uint64_t connect_deadline, next_attempt;
+    int failed;
+};
+
+struct px_net_iface {
+    const px_net_rx_ops_t *rx;
+    int me, nranks;
+    uint64_t job_id;
+    const uint8_t *secret;
+    size_t secret_len;
+    int lfd, epfd;
+    struct sockaddr_in addr;
+    struct px_net_ep **eps; /* [rank * PX_TCP_MAX_SUB + sub] */
+    px_list_t conns;
+    int nconns;
+    int closing;
+    px_list_t dead; /* closed connections, freed at the end of progress */
+    int reconnect;  /* endpoints may have data queued and no connection */
+};
+
+static void px_tcp_conn_close(px_tcp_conn_t *c, px_status_t why);
+static void px_tcp_conn_flush(px_tcp_conn_t *c);
+static void px_tcp_free_dead(struct px_net_iface *s);
+
+/* ---------- address selection ---------- */
+
+static int px_tcp_iface_addr(const char *spec, struct in_addr *out)
+{
+    struct ifaddrs *ifa, *i;
+    if (inet_pton(AF_INET, spec, out) == 1)
+        return 0;
+    if (getifaddrs(&ifa) < 0)
+        return -1;
+    int found = -1;
+    for (i = ifa; i; i = i->ifa_next) {
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !strcmp(i->ifa_name, spec)) {
+            *out = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+            found = 0;
+            break;
+        }
+    }
+    freeifaddrs(ifa);
+    return found;
+}
+
+/* The local address that routes towards host (no packet is sent). */
+static int px_tcp_route_addr(const char *host, struct in_addr *out)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(9)};
+    socklen_t len = sizeof(sa);
+    int fd, rc = -1;
+    if (!host || !host[0] || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+        return -1;
+    fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
+        *out = sa.sin_addr;
+        rc = 0;
+    }
+    close(fd);
+    return rc;
+}
+
+static void px_tcp_set_opts(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (px_params.tcp_sndbuf) {
+        int v = (int)px_params.tcp_sndbuf;
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+    }
+    if (px_params.tcp_rcvbuf) {
+        int v = (int)px_params.tcp_rcvbuf;
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+    }
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* ---------- interface ---------- */
+
+static px_status_t px_tcp_iface_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx,
+                                     px_net_iface_t **iface_p)
+{
+    struct px_net_iface *s = calloc(1, sizeof(*s));
+    char val[64];
+    socklen_t len = sizeof(s->addr);
+    px_status_t st;
+
+    if (!s)
+        return PX_ERR_NO_MEMORY;
+    s->rx = rx;
+    s->me = boot->rank;
+    s->nranks = boot->size;
+    s->job_id = boot->job_id;
+    s->secret = px_boot_secret(&s->secret_len);
+    s->lfd = s->epfd = -1;
+    px_list_init(&s->conns);
+    px_list_init(&s->dead);
+    s->eps = calloc((size_t)boot->size * PX_TCP_MAX_SUB, sizeof(*s->eps));
+    if (!s->eps) {
+        st = PX_ERR_NO_MEMORY;
+        goto err_free;
+    }
+
+    s->addr.sin_family = AF_INET;
+    if (px_params.iface && px_params.iface[0]) {
+        if (px_tcp_iface_addr(px_params.iface, &s->addr.sin_addr) < 0) {
+            px_error("tcp", "PX_IFACE=%s: no such interface with an IPv4 address",
+                     px_params.iface);
+            st = PX_ERR_INVALID_PARAM;
+            goto err_free;
+        }
+    } else if (px_tcp_route_addr(boot->boot_host, &s->addr.sin_addr) < 0) {
+        s->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    }
+
+    s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&s->addr, sizeof(s->addr)) < 0 ||
+        listen(s->lfd, 1024) < 0 || getsockname(s->lfd, (struct sockaddr *)&s->addr, &len) < 0) {
+        px_error("tcp", "cannot listen on %s: %s", inet_ntoa(s->addr.sin_addr), strerror(errno));
+        st = PX_ERR_IO;
+        goto err_sock;
+    }
+    s->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (s->epfd < 0) {
+        st = PX_ERR_IO;
+        goto err_sock;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
+    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &ev);
+
+    snprintf(val, sizeof(val), "%s:%u", inet_ntoa(s->addr.sin_addr), ntohs(s->addr.sin_port));
+    st = px_boot_put("tcp", val, strlen(val) + 1);
+    if (st != PX_OK)
+        goto err_sock;
+    px_debug("tcp", "listening on %s", val);
+    *iface_p = s;
+    return PX_OK;
+
+err_sock:
+    if (s->lfd >= 0)
+        close(s->lfd);
+    if (s->epfd >= 0)
+        close(s->epfd);
+err_free:
+    free(s->eps);
+    free(s);
+    return st;
+}
+
+static void px_tcp_iface_close(px_net_iface_t *s)
+{
+    px_list_t *e, *t;
+    uint64_t deadline = px_time_ns() + 5000000000ull;
+
+    /* Graceful close: stop writing, then read until every peer has closed
+     * too, so no side resets a connection that still carries data. */
+    s->closing = 1;
+    px_list_for_each_safe(e, t, &s->conns)
+    {
+        px_tcp_conn_t *c = px_container_of(e, px_tcp_conn_t, link);
+        if (c->state == PX_TCP_ESTABLISHED)
+            shutdown(c->fd, SHUT_WR);
+        else
+            px_tcp_conn_close(c, PX_OK);
+    }
+    while (s->nconns > 0 && px_time_ns() < deadline) {
+        struct epoll_event evs[64];
+        int n = epoll_wait(s->epfd, evs, 64, 100);
+        for (int i = 0; i < n; i++) {
+            px_tcp_conn_t *c = evs[i].data.ptr;
+            if (!c || c->state == PX_TCP_CLOSED)
+                continue;
+            char buf[4096];
+            ssize_t r = read(c->fd, buf, sizeof(buf));
+            if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+                px_tcp_conn_close(c, PX_OK);
+        }
+    }
+    px_list_for_each_safe(e, t, &s->conns)
+        px_tcp_conn_close(px_container_of(e, px_tcp_conn_t, link), PX_OK);
+    px_tcp_free_dead(s);
+    for (int i = 0; i < s->nranks * PX_TCP_MAX_SUB; i++) {
+        struct px_net_ep *ep = s->eps[i];
+        if (!ep)
+            continue;
+        px_list_for_each_safe(e, t, &ep->sendq) free(px_container_of(e, px_tcp_sop_t, link));
+        free(ep);
+    }
+    close(s->lfd);
+    close(s->epfd);
+    free(s->eps);
+    free(s);
+}
+
+static void px_tcp_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
+{
+    (void)s;
+    memset(attr, 0, sizeof(*attr));
+    attr->max_frag = 1u << 20;
+    attr->eager_limit = px_params.tcp_eager_limit;
+    attr->latency_us = 10;
+    attr->bandwidth_mbs = 1000;
+}
+
+static int px_tcp_iface_reachable(px_net_iface_t *s, int rank)
+{
+    return rank >= 0 && rank < s->nranks && rank != s->me;
+}
+
+static px_status_t px_tcp_ep_create(px_net_iface_t *s, int rank, int sub, void *owner,
+                                    px_net_ep_t **ep_p)
+{
+    if (!px_tcp_iface_reachable(s, rank) || sub < 0 || sub >= PX_TCP_MAX_SUB)
+        return PX_ERR_INVALID_PARAM;
+    struct px_net_ep **slot = &s->eps[rank * PX_TCP_MAX_SUB + sub];
+    if (!*slot) {
+        struct px_net_ep *ep = calloc(1, sizeof(*ep));
+        if (!ep)
+            return PX_ERR_NO_MEMORY;
+        ep->iface = s;
+        ep->rank = rank;
+        ep->sub = sub;
+        px_list_init(&ep->sendq);
+        *slot = ep;
+    }
+    (*slot)->owner = owner;
+    *ep_p = *slot;
+    return PX_OK;
+}
+
+/* ---------- connections ---------- */
+
+static px_tcp_conn_t *px_tcp_conn_new(struct px_net_iface *s, int fd, int initiator)
+{
+    px_tcp_conn_t *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    c->iface = s;
+    c->fd = fd;
+    c->initiator = initiator;
+    c->peer_rank = -1;
+    c->state = initiator ? PX_TCP_CONNECTING : PX_TCP_HANDSHAKE;
+    if (getrandom(c->my_nonce, sizeof(c->my_nonce), 0) != sizeof(c->my_nonce)) {
+        free(c);
+        return NULL;
+    }
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = c};
+    c->out_armed = 1;
+    if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        free(c);
+        return NULL;
+    }
+    px_list_insert_tail(&s->conns, &c->link);
+    s->nconns++;
+    return c;
+}
+
+static void px_tcp_arm_out(px_tcp_conn_t *c, int on)
+{
+    if (c->out_armed == on || c->state == PX_TCP_CLOSED)
+        return;
+    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c};
+    epoll_ctl(c->iface->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    c->out_armed = on;
+}
+
+static void px_tcp_conn_close(px_tcp_conn_t *c, px_status_t why)
+{
+    struct px_net_iface *s = c->iface;
+    struct px_net_ep *ep = c->ep;
+    if (c->state == PX_TCP_CLOSED)
+        return;
+    int was_established = c->state == PX_TCP_ESTABLISHED;
+    epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    c->state = PX_TCP_CLOSED;
+    px_list_del(&c->link);
+    s->nconns--;
+    if (ep && ep->conn == c) {
+        ep->conn = NULL;
+        if (!was_established) {
+            /* a handshake that lost a head-to-head race or met a refusal:
+             * retry soon; only the connect deadline makes it a failure */
+            ep->next_attempt = px_time_ns() + 10000000ull;
+            s->reconnect = 1;
+        } else if (why != PX_OK && !s->closing) {
+            px_debug("tcp", "connection to rank %d (sub %d) closed: %s", ep->rank, ep->sub,
+                     px_status_string(why));
+            if (!px_list_empty(&ep->sendq) || c->rx_in_payload) {
+                ep->failed = 1;
+                if (s->rx->ep_failed)
+                    s->rx->ep_failed(ep->owner, why);
+            }
+        }
+    }
+    free(c->rxbuf);
+    c->rxbuf = NULL;
+    /* handlers up the stack may still hold c: free it after progress */
+    px_list_insert_tail(&s->dead, &c->link);
+}
+
+static void px_tcp_free_dead(struct px_net_iface *s)
+{
+    while (!px_list_empty(&s->dead)) {
+        px_list_t *e = s->dead.next;
+        px_list_del(e);
+        free(px_container_of(e, px_tcp_conn_t, link));
+    }
+}
+
+static px_status_t px_tcp_connect(struct px_net_ep *ep)
+{
+    struct px_net_iface *s = ep->iface;
+    char val[64], *colon;
+    size_t len;
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+
+    if (px_boot_get(ep->rank, "tcp", val, sizeof(val), &len) != PX_OK || !(colon = strchr(val, ':'))) {
+        px_error("tcp", "no TCP address published by rank %d", ep->rank);
+        return PX_ERR_PEER_UNREACHABLE;
+    }
+    *colon = 0;
+    if (inet_pton(AF_INET, val, &sa.sin_addr) != 1)
+        return PX_ERR_PROTOCOL;
+    sa.sin_port = htons((uint16_t)atoi(colon + 1));
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return PX_ERR_IO;
+    px_tcp_set_opts(fd);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
+        px_debug("tcp", "connect to rank %d at %s:%s: %s", ep->rank, val, colon + 1,
+                 strerror(errno));
+        close(fd);
+        return PX_ERR_LINK_UNREACHABLE;
+    }
+    px_tcp_conn_t *c = px_tcp_conn_new(s, fd, 1);
+    if (!c) {
+        close(fd);
+        return PX_ERR_NO_MEMORY;
+    }
+    c->ep = ep;
+    c->peer_rank = ep->rank;
+    c->sub = ep->sub;
+    ep->conn = c;
+    if (!ep->connect_deadline)
+        ep->connect_deadline = px_time_ns() + (uint64_t)(px_params.tcp_connect_timeout * 1e9);
+    return PX_OK;
+}
+
+static void px_tcp_hs_queue_hello(px_tcp_conn_t *c)
+{
+    px_tcp_hello_t h = {
+        .magic = PX_TCP_HELLO_MAGIC,
+        .version = PX_TCP_VERSION,
+        .sub = (uint16_t)c->sub,
+        .job_id = c->iface->job_id,
+        .from = (uint32_t)c->iface->me,
+        .to = (uint32_t)c->peer_rank,
+    };
+    memcpy(h.nonce, c->my_nonce, sizeof(h.nonce));
+    memcpy(c->hs_out + c->hs_out_len, &h, sizeof(h));
+    c->hs_out_len += sizeof(h);
+}
+
+static void px_tcp_hs_mac(px_tcp_conn_t *c, const uint8_t *nonce, uint32_t from, uint32_t to,
+                          uint8_t mac[32])
+{
+    uint8_t msg[8 + 16 + 4 + 4 + 2 + 8];
+    memcpy(msg, "plxtcp01", 8);
+    memcpy(msg + 8, nonce, 16);
+    memcpy(msg + 24, &from, 4);
+    memcpy(msg + 28, &to, 4);
+    uint16_t sub = (uint16_t)c->sub;
+    memcpy(msg + 32, &sub, 2);
+    memcpy(msg + 34, &c->iface->job_id, 8);
+    px_hmac_sha256(c->iface->secret, c->iface->secret_len, msg, sizeof(msg), mac);
+}
+
+static int px_tcp_hs_write(px_tcp_conn_t *c)
+{
+    while (c->hs_out_off < c->hs_out_len) {
+        ssize_t n = send(c->fd, c->hs_out + c->hs_out_off, c->hs_out_len - c->hs_out_off,
+                         MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR)
+                return 0;
+            return -1;
+        }
+        c->hs_out_off += (size_t)n;
+    }
+    return 0;
+}
+
+/* Binds an incoming connection to its endpoint, resolving head-to-head
+ * connects: the connection initiated by the lower rank wins. */
+static int px_tcp_bind_incoming(px_tcp_conn_t *c)
+{
+    struct px_net_iface *s = c->iface;
+    struct px_net_ep *ep = s->eps[c->peer_rank * PX_TCP_MAX_SUB + c->sub];
+    if (!ep) {
+        px_warn("tcp", "connection from rank %d for unknown subchannel %d", c->peer_rank, c->sub);
+        return -1;
+    }
+    if (ep->conn && ep->conn != c) {
+        if (s->me < c->peer_rank && ep->conn->initiator)
+            return -1; /* ours wins */
+        px_tcp_conn_close(ep->conn, PX_OK);
+    }
+    c->ep = ep;
+    ep->conn = c;
+    return 0;
+}
+
+static void px_tcp_established(px_tcp_conn_t *c)
+{
+    c->state = PX_TCP_ESTABLISHED;
+    c->rxbuf = malloc(PX_TCP_RXBUF);
+    if (!c->rxbuf) {
+        px_tcp_conn_close(c, PX_ERR_NO_MEMORY);
+        return;
+    }
+    c->ep->connect_deadline = 0;
+    c->ep->failed = 0;
+    px_debug("tcp", "connected to rank %d (sub %d, %s)", c->peer_rank, c->sub,
+             c->initiator ? "outgoing" : "incoming");
+    px_tcp_conn_flush(c);
+}
+
+/* Advances the handshake; returns -1 when the connection was closed. */
+static int px_tcp_handshake(px_tcp_conn_t *c, uint32_t events)
+{
+    struct px_net_iface *s = c->iface;
+
+    if (c->state == PX_TCP_CONNECTING) {
+        int err = 0;
+        socklen_t len = sizeof(err);
+        if (!(events & (EPOLLOUT | EPOLLERR | EPOLLHUP)))
+            return 0;
+        getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len);
+        if (err) {
+            px_debug("tcp", "connect to rank %d failed: %s", c->peer_rank, strerror(err));
+            px_tcp_conn_close(c, PX_ERR_LINK_UNREACHABLE);
+            return -1;
+        }
+        c->state = PX_TCP_HANDSHAKE;
+        px_tcp_hs_queue_hello(c);
+    }
+    if (px_tcp_hs_write(c) < 0)
+        goto fail;
+
+    for (;;) {
+        size_t want = c->hello_in ? sizeof(px_tcp_hello_t) + 32 : sizeof(px_tcp_hello_t);
+        if (c->hs_in_len < want) {
+            ssize_t n = recv(c->fd, c->hs_in + c->hs_in_len, want - c->hs_in_len, 0);
+            if (n == 0)
+                goto fail;
+            if (n < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                    break;
+                goto fail;
+            }
+            c->hs_in_len += (size_t)n;
+            continue;
+        }
+        if (!c->hello_in) {
+            px_tcp_hello_t h;
+            memcpy(&h, c->hs_in, sizeof(h));
+            if (h.magic != PX_TCP_HELLO_MAGIC || h.version != PX_TCP_VERSION ||
+                h.job_id != s->job_id || h.to != (uint32_t)s->me || h.from >= (uint32_t)s->nranks ||
+                h.sub >= PX_TCP_MAX_SUB || (c->initiator && (h.from != (uint32_t)c->peer_rank ||
+                                                             h.sub != c->sub))) {
+                px_warn("tcp", "rejected connection: bad hello");
+                goto fail;
+            }
+            memcpy(c->peer_nonce, h.nonce, 16);
+            c->hello_in = 1;
+            if (!c->initiator) {
+                c->peer_rank = (int)h.from;
+                c->sub = h.sub;
+                if (px_tcp_bind_incoming(c) < 0) {
+                    px_tcp_conn_close(c, PX_OK);
+                    return -1;
+                }
+                px_tcp_hs_queue_hello(c);
+            }
+            uint8_t mac[32];
+            px_tcp_hs_mac(c, c->peer_nonce, (uint32_t)s->me, (uint32_t)c->peer_rank, mac);
+            memcpy(c->hs_out + c->hs_out_len, mac, 32);
+            c->hs_out_len += 32;
+            c->auth_sent = 1;
+            if (px_tcp_hs_write(c) < 0)
+                goto fail;
+            continue;
+        }
+        uint8_t mac[32];
+        px_tcp_hs_mac(c, c->my_nonce, (uint32_t)c->peer_rank, (uint32_t)s->me, mac);
+        if (memcmp(mac, c->hs_in + sizeof(px_tcp_hello_t), 32)) {
+            px_warn("tcp", "rejected connection claiming rank %d: authentication failed",
+                    c->peer_rank);
+            goto fail;
+        }
+        if (c->hs_out_off < c->hs_out_len)
+            break; /* our AUTH still has to go out */
+        px_tcp_established(c);
+        return c->state == PX_TCP_CLOSED ? -1 : 0;
+    }
+    if (c->hello_in && c->hs_in_len == sizeof(px_tcp_hello_t) + 32 &&
+        c->hs_out_off == c->hs_out_len) {
+        px_tcp_established(c);
+        return c->state == PX_TCP_CLOSED ? -1 : 0;
+    }
+    return 0;
+
+fail:
+    px_tcp_conn_close(c, PX_ERR_LINK_RESET);
+    return -1;
+}
+
+/* ---------- sending ---------- */
+
+static void px_tcp_sop_done(struct px_net_ep *ep, px_tcp_sop_t *op, px_status_t st)
+{
+    px_list_del(&op->link);
+    if (op->cb)
+        op->cb(op->arg, st);
+    free(op);
+    (void)ep;
+}
+
+/* Writes queued frames until the socket would block. */
+static void px_tcp_conn_flush(px_tcp_conn_t *c)
+{
+    struct px_net_ep *ep = c->ep;
+    while (!px_list_empty(&ep->sendq)) {
+        px_tcp_sop_t *op = px_container_of(ep->sendq.next, px_tcp_sop_t, link);
+        int cnt = op->iovcnt - op->idx;
+        if (cnt > IOV_MAX)
+            cnt = IOV_MAX;
+        ssize_t n = writev(c->fd, op->iov + op->idx, cnt);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR)
+                break;
+            px_tcp_conn_close(c, PX_ERR_LINK_RESET);
+            return;
+        }
+        size_t left = (size_t)n;
+        ep->queued_bytes -= left;
+        while (left && op->idx < op->iovcnt) {
+            struct iovec *v = &op->iov[op->idx];
+            if (left >= v->iov_len) {
+                left -= v->iov_len;
+                v->iov_len = 0;
+                op->idx++;
+            } else {
+                v->iov_base = (char *)v->iov_base + left;
+                v->iov_len -= left;
+                left = 0;
+            }
+        }
+        while (op->idx < op->iovcnt && op->iov[op->idx].iov_len == 0)
+            op->idx++;
+        if (op->idx == op->iovcnt)
+            px_tcp_sop_done(ep, op, PX_OK);
+    }
+    px_tcp_arm_out(c, !px_list_empty(&ep->sendq));
+}
+
+static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_len,
+                                  const struct iovec *iov, int iovcnt, px_net_send_cb_t cb,
+                                  void *arg)
+{
+    px_tcp_conn_t *c = ep->conn;
+    size_t total = px_net_iov_len(iov, iovcnt);
+    px_tcp_frame_t fr = {.payload_len = (uint32_t)total,
+                         .hdr_len = (uint16_t)hdr_len,
+                         .magic = PX_TCP_FRAME_MAGIC};
+    size_t written = 0;
+
+    if (hdr_len > PX_NET_HDR_MAX || total > UINT32_MAX)
+        return PX_ERR_INVALID_PARAM;
+    if (ep->failed)
+        return PX_ERR_LINK_DOWN;
+
+    if (c && c->state == PX_TCP_ESTABLISHED && px_list_empty(&ep->sendq) && iovcnt < 15) {
+        uint8_t fh[sizeof(fr) + PX_NET_HDR_MAX];
+        struct iovec v[16];
+        memcpy(fh, &fr, sizeof(fr));
+        memcpy(fh + sizeof(fr), hdr, hdr_len);
+        v[0].iov_base = fh;
+        v[0].iov_len = sizeof(fr) + hdr_len;
+        memcpy(v + 1, iov, sizeof(*iov) * (size_t)iovcnt);
+        ssize_t n = writev(c->fd, v, iovcnt + 1);
+        if (n < 0 && errno != EAGAIN && errno != EINTR) {
+            px_tcp_conn_close(c, PX_ERR_LINK_RESET);
+            return PX_ERR_LINK_RESET;
+        }
+        written = n > 0 ? (size_t)n : 0;
+        if (written == sizeof(fr) + hdr_len + total)
+            return PX_OK;
+    }
+
+    /* Queue what is left (all of it when not connected yet). */
+    px_tcp_sop_t *op = malloc(sizeof(*op) + sizeof(struct iovec) * (size_t)(iovcnt + 1));
+    if (!op)
+        return PX_ERR_NO_MEMORY;
+    memcpy(op->fh, &fr, sizeof(fr));
+    memcpy(op->fh + sizeof(fr), hdr, hdr_len);
+    op->iov[0].iov_base = op->fh;
+    op->iov[0].iov_len = sizeof(fr) + hdr_len;
+    memcpy(op->iov + 1, iov, sizeof(*iov) * (size_t)iovcnt);
+    op->iovcnt = iovcnt + 1;
+    op->idx = 0;
+    op->cb = cb;
+    op->arg = arg;
+    ep->queued_bytes += sizeof(fr) + hdr_len + total - written;
+    /* skip what the first writev already sent */
+    while (written) {
+        struct iovec *v = &op->iov[op->idx];
+        if (written >= v->iov_len) {
+            written -= v->iov_len;
+            v->iov_len = 0;
+            op->idx++;
+        } else {
+            v->iov_base = (char *)v->iov_base + written;
+            v->iov_len -= written;
+            written = 0;
+        }
+    }
+    while (op->idx < op->iovcnt && op->iov[op->idx].iov_len == 0)
+        op->idx++;
+    px_list_insert_tail(&ep->sendq, &op->link);
+
+    if (!ep->conn) {
+        px_status_t st = px_tcp_connect(ep);
+        if (st != PX_OK && st != PX_ERR_LINK_UNREACHABLE) {
+            px_list_del(&op->link);
+            ep->queued_bytes = 0;
+            free(op);
+            return st;
+        }
+        if (!ep->connect_deadline)
+            ep->connect_deadline = px_time_ns() + (uint64_t)(px_params.tcp_connect_timeout * 1e9);
+    } else if (ep->conn->state == PX_TCP_ESTABLISHED) {
+        px_tcp_arm_out(ep->conn, 1);
+    }
+    return PX_INPROGRESS;
+}
+
+static px_status_t px_tcp_ep_get(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len)
+{
+    (void)ep;
+    (void)local;
+    (void)raddr;
+    (void)len;
+    return PX_ERR_UNSUPPORTED;
+}
+
+static size_t px_tcp_ep_pending(px_net_ep_t *ep) { return ep->queued_bytes; }
+
+/* ---------- receiving ---------- */
+
+static void px_tcp_conn_read(px_tcp_conn_t *c)
+{
+    struct px_net_iface *s = c->iface;
+    struct px_net_ep *ep = c->ep;
+    char discard[4096];
+
+    /* Frames already in staging are always parsed; only reads from the
+     * socket are bounded (level-triggered epoll reports what is left). */
+    int reads = 0;
+    for (;;) {
+        size_t avail = c->rx_end - c->rx_start;
+        if (!c->rx_in_payload) {
+            if (avail >= sizeof(px_tcp_frame_t)) {
+                memcpy(&c->rx_frame, c->rxbuf + c->rx_start, sizeof(c->rx_frame));
+                if (c->rx_frame.magic != PX_TCP_FRAME_MAGIC ||
+                    c->rx_frame.hdr_len > PX_NET_HDR_MAX) {
+                    px_error("tcp", "corrupt frame from rank %d; closing", c->peer_rank);
+                    px_tcp_conn_close(c, PX_ERR_PROTOCOL);
+                    return;
+                }
+                size_t need = sizeof(px_tcp_frame_t) + c->rx_frame.hdr_len;
+                if (avail >= need) {
+                    c->rx_dest = s->rx->rx_begin(ep->owner,
+                                                 c->rxbuf + c->rx_start + sizeof(px_tcp_frame_t),
+                                                 c->rx_frame.hdr_len, c->rx_frame.payload_len,
+                                                 &c->rx_ctx);
+                    c->rx_start += need;
+                    c->rx_got = 0;
+                    c->rx_in_payload = 1;
+                    continue;
+                }
+            }
+        } else {
+            size_t want = c->rx_frame.payload_len - c->rx_got;
+            size_t take = avail < want ? avail : want;
+            if (take) {
+                if (c->rx_dest)
+                    memcpy(c->rx_dest + c->rx_got, c->rxbuf + c->rx_start, take);
+                c->rx_got += take;
+                c->rx_start += take;
+                want -= take;
+            }
+            if (!want) {
+                c->rx_in_payload = 0;
+                s->rx->rx_done(ep->owner, c->rx_ctx);
+                if (c->state == PX_TCP_CLOSED)
+                    return;
+                continue;
+            }
+            if (want >= PX_TCP_DIRECT_MIN) {
+                if (++reads > 16)
+                    return;
+                /* staging is empty here: read straight into place */
+                char *dst = c->rx_dest ? c->rx_dest + c->rx_got : discard;
+                size_t len = c->rx_dest ? want : (want < sizeof(discard) ? want : sizeof(discard));
+                ssize_t n = recv(c->fd, dst, len, 0);
+                if (n == 0)
+                    goto eof;
+                if (n < 0) {
+                    if (errno == EAGAIN || errno == EINTR)
+                        return;
+                    goto err;
+                }
+                c->rx_got += (size_t)n;
+                continue;
+            }
+        }
+        /* need more bytes in staging */
+        if (++reads > 16)
+            return;
+        if (c->rx_start == c->rx_end) {
+            c->rx_start = c->rx_end = 0;
+        } else if (c->rx_start > PX_TCP_RXBUF / 2) {
+            memmove(c->rxbuf, c->rxbuf + c->rx_start, c->rx_end - c->rx_start);
+            c->rx_end -= c->rx_start;
+            c->rx_start = 0;
+        }
+        ssize_t n = recv(c->fd, c->rxbuf + c->rx_end, PX_TCP_RXBUF - c->rx_end, 0);
+        if (n == 0)
+            goto eof;
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR)
+                return;
+            goto err;
+        }
+        c->rx_end += (size_t)n;
+    }
+eof:
+    px_tcp_conn_close(c, (c->rx_in_payload || c->rx_end != c->rx_start) ? PX_ERR_LINK_RESET
+                                                                       : PX_ERR_LINK_DOWN);
+    return;
+err:
+    px_tcp_conn_close(c, PX_ERR_LINK_RESET);
+}
+
+static void px_tcp_accept(struct px_net_iface *s)
+{
+    for (;;) {
+        int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0)
+            return;
+        px_tcp_set_opts(fd);
+        px_tcp_conn_t *c = px_tcp_conn_new(s, fd, 0);
+        if (!c) {
+            close(fd);
+            continue;
+        }
+        /* the acceptor learns the peer's rank from its hello first */
+        px_tcp_handshake(c, 0);
+    }
+}
+
+static void px_tcp_check_connects(struct px_net_iface *s)
+{
+    uint64_t now = px_time_ns();
+    s->reconnect = 0;
+    for (int i = 0; i < s->nranks * PX_TCP_MAX_SUB; i++) {
+        struct px_net_ep *ep = s->eps[i];
+        if (!ep || ep->conn || px_list_empty(&ep->sendq) || ep->failed)
+            continue;
+        s->reconnect = 1;
+        if (ep->connect_deadline && now > ep->connect_deadline) {
+            px_error("tcp", "cannot connect to rank %d within %.0f s", ep->rank,
+                     px_params.tcp_connect_timeout);
+            ep->failed = 1;
+            if (s->rx->ep_failed)
+                s->rx->ep_failed(ep->owner, PX_ERR_PEER_UNREACHABLE);
+            continue;
+        }
+        if (now >= ep->next_attempt) {
+            ep->next_attempt = now + 50000000ull; /* 50 ms between attempts */
+            px_tcp_connect(ep);
+        }
+    }
+}
+
+static int px_tcp_iface_progress(px_net_iface_t *s)
+{
+    struct epoll_event evs[32];
+    int n = epoll_wait(s->epfd, evs, 32, 0);
+    for (int i = 0; i < n; i++) {
+        px_tcp_conn_t *c = evs[i].data.ptr;
+        if (!c) {
+            px_tcp_accept(s);
+            continue;
+        }
+        if (c->state == PX_TCP_CLOSED)
+            continue;
+        if (c->state != PX_TCP_ESTABLISHED) {
+            if (px_tcp_handshake(c, evs[i].events) < 0)
+                continue;
+            if (c->state != PX_TCP_ESTABLISHED)
+                continue;
+        }
+        if (evs[i].events & EPOLLOUT)
+            px_tcp_conn_flush(c);
+        if (c->state == PX_TCP_ESTABLISHED && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+            px_tcp_conn_read(c);
+    }
+    /* rare: endpoints whose connection failed and still have data queued */
+    static unsigned tick;
+    if (s->reconnect && (++tick & 63) == 0)
+        px_tcp_check_connects(s);
+    if (!px_list_empty(&s->dead))
+        px_tcp_free_dead(s);
+    return n;
+}
+
+static int px_tcp_iface_fd(px_net_iface_t *s) { return s->epfd; }
+
+const px_net_ops_t px_net_tcp_ops = {
+    .size = sizeof(px_net_ops_t),
+    .name = "tcp",
+    .iface_open = px_tcp_iface_open,
+    .iface_close = px_tcp_iface_close,
+    .iface_query = px_tcp_iface_query,
+    .iface_reachable = px_tcp_iface_reachable,
+    .ep_create = px_tcp_ep_create,
+    .ep_send = px_tcp_ep_send,
+    .ep_get = px_tcp_ep_get,
+    .ep_pending = px_tcp_ep_pending,
+    .iface_progress = px_tcp_iface_progress,
+    .iface_fd = px_tcp_iface_fd,
+};

@@ -1,0 +1,896 @@
+#include "proto.h"
+#include "../net/net.h"
+#include "../rail/rail.h"
+#include "../util/clock.h"
+#include "../util/log.h"
+#include "../util/param.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+/* ---------- wire format ---------- */
+
+enum {
+    PX_AM_EAGER = 1,
+    PX_AM_RTS = 2,
+    PX_AM_CTS = 3,
+    PX_AM_DATA = 4,
+    PX_AM_FIN = 5,
+    PX_AM_SYNC_ACK = 6,
+    PX_AM_MAX
+};
+#define PX_AM_FLAG_SYNC 1
+
+typedef struct px_am_hdr {
+    uint8_t am, flags;
+    uint16_t pad;
+    int32_t src, tag;
+    uint32_t ctx;
+    uint64_t a, b, c; /* by type: see px_am_hdr_len */
+} px_am_hdr_t;
+
+/* EAGER: a = sender's request (sync only). RTS: a = size, b = sender's
+ * request, c = sender's buffer address. CTS: a = sender's request, b =
+ * receiver's request, c = bytes accepted. DATA: a = receiver's request,
+ * b = offset. FIN / SYNC_ACK: a = sender's request. */
+static const uint8_t px_am_hdr_len[PX_AM_MAX] = {
+    [PX_AM_EAGER] = 16, [PX_AM_RTS] = 40, [PX_AM_CTS] = 40,
+    [PX_AM_DATA] = 32,  [PX_AM_FIN] = 24, [PX_AM_SYNC_ACK] = 24,
+};
+
+/* ---------- state ---------- */
+
+enum { PX_CHAN_SELF, PX_CHAN_SHM, PX_CHAN_RAIL };
+
+typedef struct px_proto_peer {
+    int rank;
+    int kind;
+    int failed;
+    int can_get;
+    size_t eager_limit;
+    const px_net_ops_t *ops; /* self and shm */
+    px_net_ep_t *ep;
+    px_rail_vc_t *vc;
+    /* per-channel receive state: frames of one channel arrive one at a time */
+    size_t rx_len;
+    uint64_t msgs_tx, bytes_tx, msgs_rx, bytes_rx, rndv_tx;
+} px_proto_peer_t;
+
+struct px_proto_unexp {
+    px_list_t link;
+    uint32_t ctx;
+    int src, tag, peer;
+    uint8_t am, flags;
+    uint8_t arrived;
+    size_t size;
+    uint64_t sreq, addr;
+    char *data;
+    px_proto_req_t *req; /* a receive waiting for the payload to arrive */
+    char inline_data[];
+};
+
+/* ctx values handed to rx_done, tagged in the low bits */
+#define PX_RX_REQ 1u
+#define PX_RX_UNEXP 2u
+#define PX_RX_DATA 3u
+#define PX_RX_TAG(p, t) ((void *)((uintptr_t)(p) | (t)))
+#define PX_RX_PTR(c) ((void *)((uintptr_t)(c) & ~(uintptr_t)3))
+#define PX_RX_KIND(c) ((unsigned)((uintptr_t)(c)&3))
+
+static struct {
+    px_boot_info_t boot;
+    px_proto_peer_t *peers;
+    px_net_iface_t *self_if, *shm_if;
+    px_rail_t *rail;
+    int rail_active;
+    int rail_fd;
+    int oversub;
+    int block_ok;
+    int finalizing;
+    unsigned tick;
+    px_list_t posted, unexp;
+    /* wire identifiers of requests a peer may name */
+    px_proto_req_t **ids;
+    uint32_t *gens;
+    uint32_t nids, free_id;
+    uint64_t n_unexp, n_eager, n_rndv;
+} px_p;
+
+/* ---------- request identifiers (validated on arrival) ---------- */
+
+#define PX_ID_NONE 0xffffffffu
+
+static uint64_t px_proto_id_get(px_proto_req_t *req)
+{
+    uint32_t i = px_p.free_id;
+    if (i == PX_ID_NONE) {
+        uint32_t n = px_p.nids ? px_p.nids * 2 : 256;
+        px_proto_req_t **ids = realloc(px_p.ids, sizeof(*ids) * n);
+        uint32_t *gens = ids ? realloc(px_p.gens, sizeof(*gens) * n) : NULL;
+        if (ids)
+            px_p.ids = ids;
+        if (!gens)
+            return 0;
+        px_p.gens = gens;
+        for (uint32_t k = px_p.nids; k < n; k++) {
+            px_p.ids[k] = (px_proto_req_t *)(uintptr_t)(k + 1 < n ? k + 1 : PX_ID_NONE);
+            px_p.gens[k] = 1;
+        }
+        i = px_p.nids;
+        px_p.nids = n;
+    }
+    px_p.free_id = (uint32_t)(uintptr_t)px_p.ids[i];
+    px_p.ids[i] = req;
+    req->id = ((uint64_t)px_p.gens[i] << 32) | i;
+    return req->id;
+}
+
+static void px_proto_id_put(px_proto_req_t *req)
+{
+    if (!req->id)
+        return;
+    uint32_t i = (uint32_t)req->id;
+    px_p.gens[i]++;
+    px_p.ids[i] = (px_proto_req_t *)(uintptr_t)px_p.free_id;
+    px_p.free_id = i;
+    req->id = 0;
+}
+
+static px_proto_req_t *px_proto_id_lookup(uint64_t id)
+{
+    uint32_t i = (uint32_t)id;
+    if (i >= px_p.nids || px_p.gens[i] != (uint32_t)(id >> 32))
+        return NULL;
+    return px_p.ids[i];
+}
+
+/* ---------- channels ---------- */
+
+static inline px_status_t px_chan_send(px_proto_peer_t *p, const px_am_hdr_t *h,
+                                       const struct iovec *iov, int iovcnt, px_net_send_cb_t cb,
+                                       void *arg)
+{
+    size_t hl = px_am_hdr_len[h->am];
+    if (p->kind == PX_CHAN_RAIL) {
+        px_p.rail_active = 1;
+        return px_rail_vc_send(p->vc, h, hl, iov, iovcnt, cb, arg);
+    }
+    return p->ops->ep_send(p->ep, h, hl, iov, iovcnt, cb, arg);
+}
+
+static void px_proto_complete(px_proto_req_t *req)
+{
+    px_proto_id_put(req);
+    req->done = 1;
+    if (req->cb)
+        req->cb(req);
+}
+
+static void px_proto_send_cb(void *arg, px_status_t st)
+{
+    px_proto_req_t *req = arg;
+    if (st != PX_OK)
+        req->st_error = st;
+    if (--req->pending == 0)
+        px_proto_complete(req);
+}
+
+static void px_proto_ctrl(px_proto_peer_t *p, uint8_t am, uint64_t a, uint64_t b, uint64_t c)
+{
+    px_am_hdr_t h = {.am = am, .a = a, .b = b, .c = c};
+    px_status_t st = px_chan_send(p, &h, NULL, 0, NULL, NULL);
+    if (st < 0)
+        px_error("proto", "cannot send control message %u to rank %d: %s", am, p->rank,
+                 px_status_string(st));
+}
+
+/* ---------- rendezvous ---------- */
+
+static void px_proto_rndv_start(px_proto_peer_t *p, px_proto_req_t *req, size_t size,
+                                uint64_t sreq, uint64_t addr)
+{
+    size_t n = size < req->len ? size : req->len;
+    if (size > req->len)
+        req->st_error = PX_ERR_TRUNCATED;
+    req->st_count = n;
+    p->msgs_rx++;
+    p->bytes_rx += n;
+    if (p->can_get) {
+        px_status_t st = n ? p->ops->ep_get(p->ep, req->buf, addr, n) : PX_OK;
+        if (st == PX_OK) {
+            px_proto_ctrl(p, PX_AM_FIN, sreq, 0, 0);
+            px_proto_complete(req);
+            return;
+        }
+        p->can_get = 0; /* e.g. process_vm_readv forbidden: copy instead */
+    }
+    req->rndv_total = n;
+    req->rndv_got = 0;
+    px_proto_ctrl(p, PX_AM_CTS, sreq, px_proto_id_get(req), n);
+    if (n == 0)
+        px_proto_complete(req);
+}
+
+static void px_proto_rndv_data(px_proto_peer_t *p, px_proto_req_t *req, size_t n)
+{
+    size_t chunk = px_params.rndv_chunk ? px_params.rndv_chunk : (1u << 20);
+    for (size_t off = 0; off < n; off += chunk) {
+        size_t k = n - off < chunk ? n - off : chunk;
+        px_am_hdr_t h = {.am = PX_AM_DATA, .a = req->rndv_total, .b = off};
+        struct iovec iov = {(char *)req->buf + off, k};
+        px_status_t st = px_chan_send(p, &h, &iov, 1, px_proto_send_cb, req);
+        if (st == PX_INPROGRESS)
+            req->pending++;
+        else if (st < 0)
+            req->st_error = st;
+    }
+    px_proto_send_cb(req, PX_OK); /* the wait for CTS is over */
+}
+
+/* ---------- matching ---------- */
+
+static inline int px_match(uint32_t ctx, int src, int tag, uint32_t mctx, int msrc, int mtag)
+{
+    return ctx == mctx && (msrc == PX_ANY_SOURCE || msrc == src) &&
+           (mtag == PX_ANY_TAG || mtag == tag);
+}
+
+static px_proto_req_t *px_proto_match_posted(uint32_t ctx, int src, int tag)
+{
+    px_list_t *e, *t;
+    px_list_for_each_safe(e, t, &px_p.posted)
+    {
+        px_proto_req_t *r = px_container_of(e, px_proto_req_t, link);
+        if (px_match(ctx, src, tag, r->ctx, r->rank, r->tag)) {
+            px_list_del(e);
+            return r;
+        }
+    }
+    return NULL;
+}
+
+static void px_proto_set_status(px_proto_req_t *req, int src, int tag, int peer, size_t size)
+{
+    req->st_source = src;
+    req->st_tag = tag;
+    req->peer = peer;
+    req->st_count = size < req->len ? size : req->len;
+    if (size > req->len)
+        req->st_error = PX_ERR_TRUNCATED;
+}
+
+/* A receive met an unexpected message (irecv or mrecv). */
+static void px_proto_take_unexp(px_proto_req_t *req, px_proto_unexp_t *u)
+{
+    px_proto_peer_t *p = &px_p.peers[u->peer];
+    req->st_source = u->src;
+    req->st_tag = u->tag;
+    req->peer = u->peer;
+    if (u->am == PX_AM_RTS) {
+        px_proto_rndv_start(p, req, u->size, u->sreq, u->addr);
+        free(u);
+        return;
+    }
+    px_proto_set_status(req, u->src, u->tag, u->peer, u->size);
+    if (u->flags & PX_AM_FLAG_SYNC)
+        px_proto_ctrl(p, PX_AM_SYNC_ACK, u->sreq, 0, 0);
+    if (!u->arrived) {
+        u->req = req; /* rx_done finishes it */
+        return;
+    }
+    if (req->st_count)
+        memcpy(req->buf, u->data, req->st_count);
+    if (u->data != u->inline_data)
+        free(u->data);
+    free(u);
+    px_proto_complete(req);
+}
+
+/* ---------- receive path (header and completion handlers) ---------- */
+
+static void *px_proto_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payload_len,
+                               void **ctx_p)
+{
+    px_proto_peer_t *p = owner;
+    px_am_hdr_t h;
+    px_proto_req_t *req;
+
+    *ctx_p = NULL;
+    if (hdr_len < 1 || ((const uint8_t *)hdr)[0] == 0 || ((const uint8_t *)hdr)[0] >= PX_AM_MAX ||
+        hdr_len < px_am_hdr_len[((const uint8_t *)hdr)[0]] || hdr_len > sizeof(h)) {
+        px_error("proto", "malformed message header from rank %d (%zu bytes)", p->rank, hdr_len);
+        return NULL;
+    }
+    memset(&h, 0, sizeof(h));
+    memcpy(&h, hdr, hdr_len);
+
+    switch (h.am) {
+    case PX_AM_EAGER:
+        px_p.n_eager++;
+        p->msgs_rx++;
+        p->bytes_rx += payload_len;
+        req = px_proto_match_posted(h.ctx, h.src, h.tag);
+        if (req) {
+            px_proto_set_status(req, h.src, h.tag, p->rank, payload_len);
+            if (h.flags & PX_AM_FLAG_SYNC)
+                px_proto_ctrl(p, PX_AM_SYNC_ACK, h.a, 0, 0);
+            *ctx_p = PX_RX_TAG(req, PX_RX_REQ);
+            if (payload_len > req->len) {
+                req->tmp = malloc(payload_len);
+                return req->tmp;
+            }
+            return req->buf;
+        } else {
+            size_t inl = payload_len <= 256 ? payload_len : 0;
+            px_proto_unexp_t *u = malloc(sizeof(*u) + inl);
+            if (!u) {
+                px_error("proto", "out of memory for an unexpected message of %zu bytes",
+                         payload_len);
+                return NULL;
+            }
+            u->data = inl || !payload_len ? u->inline_data : malloc(payload_len);
+            if (!u->data) {
+                free(u);
+                return NULL;
+            }
+            u->ctx = h.ctx;
+            u->src = h.src;
+            u->tag = h.tag;
+            u->peer = p->rank;
+            u->am = PX_AM_EAGER;
+            u->flags = h.flags;
+            u->arrived = 0;
+            u->size = payload_len;
+            u->sreq = h.a;
+            u->req = NULL;
+            px_list_insert_tail(&px_p.unexp, &u->link);
+            px_p.n_unexp++;
+            *ctx_p = PX_RX_TAG(u, PX_RX_UNEXP);
+            return u->data;
+        }
+    case PX_AM_RTS:
+        px_p.n_rndv++;
+        req = px_proto_match_posted(h.ctx, h.src, h.tag);
+        if (req) {
+            req->st_source = h.src;
+            req->st_tag = h.tag;
+            req->peer = p->rank;
+            px_proto_rndv_start(p, req, h.a, h.b, h.c);
+        } else {
+            px_proto_unexp_t *u = malloc(sizeof(*u));
+            if (!u)
+                return NULL;
+            u->ctx = h.ctx;
+            u->src = h.src;
+            u->tag = h.tag;
+            u->peer = p->rank;
+            u->am = PX_AM_RTS;
+            u->flags = 0;
+            u->arrived = 1;
+            u->size = h.a;
+            u->sreq = h.b;
+            u->addr = h.c;
+            u->data = NULL;
+            u->req = NULL;
+            px_list_insert_tail(&px_p.unexp, &u->link);
+            px_p.n_unexp++;
+        }
+        return NULL;
+    case PX_AM_CTS:
+        req = px_proto_id_lookup(h.a);
+        if (!req || req->kind != PX_PROTO_REQ_SEND || h.c > req->len) {
+            px_error("proto", "invalid clear-to-send from rank %d", p->rank);
+            return NULL;
+        }
+        req->rndv_total = h.b; /* the receiver's identifier travels in DATA.a */
+        px_proto_rndv_data(p, req, h.c);
+        return NULL;
+    case PX_AM_DATA:
+        req = px_proto_id_lookup(h.a);
+        if (!req || req->kind != PX_PROTO_REQ_RECV || h.b > req->rndv_total ||
+            payload_len > req->rndv_total - h.b) {
+            px_error("proto", "invalid rendezvous data from rank %d", p->rank);
+            return NULL;
+        }
+        p->rx_len = payload_len;
+        *ctx_p = PX_RX_TAG(req, PX_RX_DATA);
+        return (char *)req->buf + h.b;
+    case PX_AM_FIN:
+    case PX_AM_SYNC_ACK:
+        req = px_proto_id_lookup(h.a);
+        if (!req || req->kind != PX_PROTO_REQ_SEND) {
+            px_error("proto", "invalid completion notice from rank %d", p->rank);
+            return NULL;
+        }
+        px_proto_send_cb(req, PX_OK);
+        return NULL;
+    }
+    return NULL;
+}
+
+static void px_proto_rx_done(void *owner, void *ctx)
+{
+    px_proto_peer_t *p = owner;
+    px_proto_req_t *req;
+    px_proto_unexp_t *u;
+
+    switch (PX_RX_KIND(ctx)) {
+    case PX_RX_REQ:
+        req = PX_RX_PTR(ctx);
+        if (req->tmp) {
+            memcpy(req->buf, req->tmp, req->st_count);
+            free(req->tmp);
+            req->tmp = NULL;
+        }
+        px_proto_complete(req);
+        break;
+    case PX_RX_UNEXP:
+        u = PX_RX_PTR(ctx);
+        u->arrived = 1;
+        if (u->req) { /* matched while its payload was still arriving */
+            req = u->req;
+            if (req->st_count)
+                memcpy(req->buf, u->data, req->st_count);
+            if (u->data != u->inline_data)
+                free(u->data);
+            free(u);
+            px_proto_complete(req);
+        }
+        break;
+    case PX_RX_DATA:
+        req = PX_RX_PTR(ctx);
+        req->rndv_got += p->rx_len;
+        if (req->rndv_got == req->rndv_total)
+            px_proto_complete(req);
+        break;
+    default:
+        break;
+    }
+}
+
+static void px_proto_ep_failed(void *owner, px_status_t why)
+{
+    px_proto_peer_t *p = owner;
+    char msg[160];
+    p->failed = 1;
+    if (px_p.finalizing)
+        return;
+    snprintf(msg, sizeof(msg), "lost the connection to rank %d (%s); ending the job", p->rank,
+             px_status_string(why));
+    px_error("proto", "%s", msg);
+    px_boot_abort(1, msg);
+}
+
+static const px_net_rx_ops_t px_proto_rx_ops = {
+    .rx_begin = px_proto_rx_begin,
+    .rx_done = px_proto_rx_done,
+    .ep_failed = px_proto_ep_failed,
+};
+
+/* ---------- send / receive ---------- */
+
+px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
+                           const void *buf, size_t len, px_proto_mode_t mode)
+{
+    px_proto_peer_t *p = &px_p.peers[peer];
+    px_status_t st;
+
+    req->kind = PX_PROTO_REQ_SEND;
+    req->mode = (uint8_t)mode;
+    req->done = 0;
+    req->cancelled = 0;
+    req->st_error = PX_OK;
+    req->peer = peer;
+    req->buf = (void *)buf;
+    req->len = len;
+    req->id = 0;
+    if (p->failed)
+        return PX_ERR_PEER_UNREACHABLE;
+    p->msgs_tx++;
+    p->bytes_tx += len;
+
+    if (len <= p->eager_limit) {
+        px_am_hdr_t h = {.am = PX_AM_EAGER, .src = my_rank, .tag = tag, .ctx = ctx};
+        struct iovec iov = {(void *)buf, len};
+        size_t hl = 16;
+        req->pending = 1;
+        if (mode == PX_PROTO_MODE_SYNC) {
+            h.flags = PX_AM_FLAG_SYNC;
+            h.a = px_proto_id_get(req);
+            hl = 24;
+            req->pending = 2;
+        }
+        if (p->kind == PX_CHAN_RAIL) {
+            px_p.rail_active = 1;
+            st = px_rail_vc_send(p->vc, &h, hl, &iov, 1, px_proto_send_cb, req);
+        } else {
+            st = p->ops->ep_send(p->ep, &h, hl, &iov, 1, px_proto_send_cb, req);
+        }
+        if (st == PX_OK) {
+            if (--req->pending == 0)
+                px_proto_complete(req);
+        } else if (st < 0) {
+            px_proto_id_put(req);
+            return st;
+        }
+        return PX_OK;
+    }
+
+    /* rendezvous: the receiver reads directly (FIN) or asks for DATA (CTS) */
+    px_am_hdr_t h = {.am = PX_AM_RTS, .src = my_rank, .tag = tag, .ctx = ctx,
+                     .a = len, .b = px_proto_id_get(req), .c = (uint64_t)(uintptr_t)buf};
+    p->rndv_tx++;
+    req->pending = 1;
+    st = px_chan_send(p, &h, NULL, 0, px_proto_send_cb, req);
+    if (st == PX_INPROGRESS)
+        req->pending++;
+    else if (st < 0) {
+        px_proto_id_put(req);
+        return st;
+    }
+    return PX_OK;
+}
+
+px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank, int tag,
+                           void *buf, size_t len)
+{
+    px_list_t *e;
+    (void)src_peer;
+    req->kind = PX_PROTO_REQ_RECV;
+    req->done = 0;
+    req->cancelled = 0;
+    req->st_error = PX_OK;
+    req->st_count = 0;
+    req->ctx = ctx;
+    req->rank = src_rank;
+    req->tag = tag;
+    req->buf = buf;
+    req->len = len;
+    req->id = 0;
+    req->tmp = NULL;
+    for (e = px_p.unexp.next; e != &px_p.unexp; e = e->next) {
+        px_proto_unexp_t *u = px_container_of(e, px_proto_unexp_t, link);
+        if (px_match(u->ctx, u->src, u->tag, ctx, src_rank, tag)) {
+            px_list_del(e);
+            px_proto_take_unexp(req, u);
+            return PX_OK;
+        }
+    }
+    px_list_insert_tail(&px_p.posted, &req->link);
+    return PX_OK;
+}
+
+int px_proto_cancel_recv(px_proto_req_t *req)
+{
+    px_list_t *e;
+    for (e = px_p.posted.next; e != &px_p.posted; e = e->next) {
+        if (e == &req->link) {
+            px_list_del(e);
+            req->cancelled = 1;
+            req->done = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int px_proto_iprobe(uint32_t ctx, int src_rank, int tag, int *src_p, int *tag_p, size_t *len_p)
+{
+    px_list_t *e;
+    for (e = px_p.unexp.next; e != &px_p.unexp; e = e->next) {
+        px_proto_unexp_t *u = px_container_of(e, px_proto_unexp_t, link);
+        if (px_match(u->ctx, u->src, u->tag, ctx, src_rank, tag)) {
+            *src_p = u->src;
+            *tag_p = u->tag;
+            *len_p = u->size;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+px_proto_unexp_t *px_proto_improbe(uint32_t ctx, int src_rank, int tag, int *src_p, int *tag_p,
+                                   size_t *len_p)
+{
+    px_list_t *e;
+    for (e = px_p.unexp.next; e != &px_p.unexp; e = e->next) {
+        px_proto_unexp_t *u = px_container_of(e, px_proto_unexp_t, link);
+        if (px_match(u->ctx, u->src, u->tag, ctx, src_rank, tag)) {
+            px_list_del(e);
+            *src_p = u->src;
+            *tag_p = u->tag;
+            *len_p = u->size;
+            return u;
+        }
+    }
+    return NULL;
+}
+
+px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *u, void *buf, size_t len)
+{
+    req->kind = PX_PROTO_REQ_RECV;
+    req->done = 0;
+    req->cancelled = 0;
+    req->st_error = PX_OK;
+    req->st_count = 0;
+    req->ctx = u->ctx;
+    req->rank = u->src;
+    req->tag = u->tag;
+    req->buf = buf;
+    req->len = len;
+    req->id = 0;
+    req->tmp = NULL;
+    px_proto_take_unexp(req, u);
+    return PX_OK;
+}
+
+/* ---------- progress ---------- */
+
+int px_proto_progress(void)
+{
+    int n = 0;
+    n += px_net_self_ops.iface_progress(px_p.self_if);
+    if (px_p.shm_if)
+        n += px_net_shm_ops.iface_progress(px_p.shm_if);
+    /* the network is polled every time once it carries traffic, and now
+     * and then before that (to accept connections) */
+    if (px_p.rail && (px_p.rail_active || (++px_p.tick & 15) == 0 || !px_p.shm_if)) {
+        int k = px_rail_progress(px_p.rail);
+        if (k)
+            px_p.rail_active = 1;
+        n += k;
+    }
+    return n;
+}
+
+void px_proto_wait_step(unsigned *idle)
+{
+    if (px_proto_progress()) {
+        *idle = 0;
+        return;
+    }
+    if (++*idle < (unsigned)px_params.spin_count)
+        return;
+    const char *mode = px_params.progress_mode;
+    if (!strcmp(mode, "spin"))
+        return;
+    if (!strcmp(mode, "auto") && !px_p.oversub)
+        return;
+    if (px_p.block_ok && strcmp(mode, "yield")) {
+        /* only sockets to watch: sleep in the kernel until one is ready */
+        struct epoll_event ev;
+        epoll_wait(px_p.rail_fd, &ev, 1, 1);
+        return;
+    }
+    sched_yield();
+}
+
+int px_proto_oversubscribed(void) { return px_p.oversub; }
+
+int px_proto_peer_failed(int peer) { return px_p.peers[peer].failed; }
+
+const char *px_proto_channel_name(int peer)
+{
+    static const char *const names[] = {"self", "shm", "tcp"};
+    return names[px_p.peers[peer].kind];
+}
+
+/* ---------- set-up ---------- */
+
+static int px_net_enabled(const char *name)
+{
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", px_params.net);
+    for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        if (!strcmp(t, name))
+            return 1;
+    return 0;
+}
+
+static int px_proto_count_cpus(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* Ranks on this physical machine, whatever node the launcher says they are
+ * on (emulated nodes share one machine). */
+static void px_proto_detect_oversub(void)
+{
+    char me[320], other[320];
+    size_t len;
+    int same = 0;
+    char host[256] = "", bootid[64] = "";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(bootid, sizeof(bootid), f))
+            bootid[0] = 0;
+        fclose(f);
+    }
+    gethostname(host, sizeof(host) - 1);
+    snprintf(me, sizeof(me), "%s/%s", host, bootid);
+    for (int r = 0; r < px_p.boot.size; r++)
+        if (px_boot_get(r, "host", other, sizeof(other), &len) == PX_OK && !strcmp(other, me))
+            same++;
+    px_p.oversub = same > px_proto_count_cpus();
+}
+
+px_status_t px_proto_init(const px_boot_info_t *boot)
+{
+    px_status_t st;
+    char host[320], hn[256] = "", bootid[64] = "";
+    int use_shm, use_tcp;
+
+    px_p.boot = *boot;
+    px_list_init(&px_p.posted);
+    px_list_init(&px_p.unexp);
+    px_p.free_id = PX_ID_NONE;
+    px_p.rail_fd = -1;
+    use_shm = px_net_enabled("shm");
+    use_tcp = px_net_enabled("tcp");
+    if (!use_shm && !use_tcp && boot->size > 1) {
+        px_error("proto", "PX_NET='%s' names no usable transport (use shm, tcp or both)",
+                 px_params.net);
+        return PX_ERR_INVALID_PARAM;
+    }
+
+    px_p.peers = calloc((size_t)boot->size, sizeof(*px_p.peers));
+    if (!px_p.peers)
+        return PX_ERR_NO_MEMORY;
+
+    st = px_net_self_ops.iface_open(boot, &px_proto_rx_ops, &px_p.self_if);
+    if (st != PX_OK)
+        goto err;
+    if (use_shm && boot->local_size > 1) {
+        st = px_net_shm_ops.iface_open(boot, &px_proto_rx_ops, &px_p.shm_if);
+        if (st != PX_OK)
+            goto err;
+    }
+    if (use_tcp && boot->size > 1) {
+        st = px_rail_init(boot, "tcp", &px_proto_rx_ops, &px_p.rail);
+        if (st != PX_OK)
+            goto err;
+        px_p.rail_fd = px_rail_fd(px_p.rail);
+    }
+
+    {
+        FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+        if (f) {
+            if (!fgets(bootid, sizeof(bootid), f))
+                bootid[0] = 0;
+            fclose(f);
+        }
+        gethostname(hn, sizeof(hn) - 1);
+        snprintf(host, sizeof(host), "%s/%s", hn, bootid);
+        px_boot_put("host", host, strlen(host) + 1);
+    }
+    st = px_boot_fence();
+    if (st != PX_OK)
+        goto err;
+    px_proto_detect_oversub();
+
+    for (int r = 0; r < boot->size; r++) {
+        px_proto_peer_t *p = &px_p.peers[r];
+        px_net_attr_t attr;
+        p->rank = r;
+        if (r == boot->rank) {
+            p->kind = PX_CHAN_SELF;
+            p->ops = &px_net_self_ops;
+            st = p->ops->ep_create(px_p.self_if, r, 0, p, &p->ep);
+        } else if (px_p.shm_if && px_net_shm_ops.iface_reachable(px_p.shm_if, r)) {
+            p->kind = PX_CHAN_SHM;
+            p->ops = &px_net_shm_ops;
+            st = p->ops->ep_create(px_p.shm_if, r, 0, p, &p->ep);
+        } else if (px_p.rail && px_rail_reachable(px_p.rail, r)) {
+            p->kind = PX_CHAN_RAIL;
+            st = px_rail_vc_create(px_p.rail, r, p, &p->vc);
+        } else {
+            px_error("proto", "no transport in PX_NET='%s' reaches rank %d (node %d)",
+                     px_params.net, r, boot->node_of[r]);
+            st = PX_ERR_PEER_UNREACHABLE;
+        }
+        if (st != PX_OK)
+            goto err;
+        if (p->kind == PX_CHAN_RAIL) {
+            p->eager_limit = px_rail_vc_eager_limit(p->vc);
+        } else {
+            p->ops->iface_query(p->kind == PX_CHAN_SELF ? px_p.self_if : px_p.shm_if, &attr);
+            p->eager_limit = p->kind == PX_CHAN_SELF ? px_params.shm_eager_limit : attr.eager_limit;
+            p->can_get = !!(attr.caps & PX_NET_CAP_GET);
+        }
+    }
+    /* sleeping in epoll is only safe when no shared-memory ring needs polling */
+    px_p.block_ok = px_p.rail && !px_p.shm_if;
+    px_debug("proto", "ready: %d ranks, %s%s, oversubscribed=%d", boot->size,
+             px_p.shm_if ? "shm " : "", px_p.rail ? "tcp" : "", px_p.oversub);
+    return PX_OK;
+
+err:
+    px_proto_finalize();
+    return st;
+}
+
+px_status_t px_proto_flush(void)
+{
+    unsigned idle = 0;
+    uint64_t deadline = px_time_ns() + 60000000000ull;
+    for (;;) {
+        int busy = 0;
+        for (int r = 0; r < px_p.boot.size && !busy; r++) {
+            px_proto_peer_t *p = &px_p.peers[r];
+            if (p->failed)
+                continue;
+            if (p->kind == PX_CHAN_RAIL)
+                busy = px_rail_vc_pending(p->vc) != 0;
+            else if (p->kind == PX_CHAN_SHM)
+                busy = p->ops->ep_pending(p->ep) != 0;
+        }
+        if (!busy)
+            return PX_OK;
+        if (px_time_ns() > deadline) {
+            px_warn("proto", "data still queued after 60 s at finalize");
+            return PX_ERR_TIMEOUT;
+        }
+        px_proto_wait_step(&idle);
+    }
+}
+
+void px_proto_print_stats(void)
+{
+    fprintf(stderr,
+            "[plexus profile] rank %d: eager rx %llu, rendezvous rx %llu, unexpected %llu, "
+            "oversubscribed %d\n",
+            px_p.boot.rank, (unsigned long long)px_p.n_eager, (unsigned long long)px_p.n_rndv,
+            (unsigned long long)px_p.n_unexp, px_p.oversub);
+    for (int r = 0; r < px_p.boot.size; r++) {
+        px_proto_peer_t *p = &px_p.peers[r];
+        if (p->msgs_tx || p->msgs_rx)
+            fprintf(stderr,
+                    "[plexus profile] rank %d -> %d channel %s: msgs tx %llu rx %llu bytes tx "
+                    "%llu rx %llu rendezvous tx %llu\n",
+                    px_p.boot.rank, r, px_proto_channel_name(r), (unsigned long long)p->msgs_tx,
+                    (unsigned long long)p->msgs_rx, (unsigned long long)p->bytes_tx,
+                    (unsigned long long)p->bytes_rx, (unsigned long long)p->rndv_tx);
+    }
+    if (px_p.rail)
+        px_rail_print_stats(px_p.rail, px_p.boot.rank);
+}
+
+void px_proto_finalize(void)
+{
+    px_list_t *e, *t;
+    px_p.finalizing = 1;
+    if (px_p.rail)
+        px_rail_finalize(px_p.rail);
+    if (px_p.shm_if)
+        px_net_shm_ops.iface_close(px_p.shm_if);
+    if (px_p.self_if)
+        px_net_self_ops.iface_close(px_p.self_if);
+    px_p.rail = NULL;
+    px_p.shm_if = px_p.self_if = NULL;
+    if (px_p.unexp.next) {
+        px_list_for_each_safe(e, t, &px_p.unexp)
+        {
+            px_proto_unexp_t *u = px_container_of(e, px_proto_unexp_t, link);
+            if (u->data && u->data != u->inline_data)
+                free(u->data);
+            free(u);
+        }
+        px_list_init(&px_p.unexp);
+    }
+    free(px_p.peers);
+    px_p.peers = NULL;
+    free(px_p.ids);
+    free(px_p.gens);
+    px_p.ids = NULL;
+    px_p.gens = NULL;
+    px_p.nids = 0;
+}

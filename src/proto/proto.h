@@ -1,0 +1,99 @@
+/* proto: active messages and the MPI point-to-point protocols on them.
+ *
+ * Each peer has one channel (self, shm or a rail virtual channel). Messages
+ * are active messages: the header handler runs on arrival and says where the
+ * payload goes, the completion handler runs when it is there. On top:
+ * eager (data with the envelope), rendezvous (RTS; then a direct read of the
+ * sender's buffer where the channel can, or CTS + DATA), synchronous mode
+ * (an acknowledgement at match time) and the matching of envelopes
+ * (context, source, tag) against posted receives and unexpected messages. */
+#ifndef PX_PROTO_H
+#define PX_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../boot/boot.h"
+#include "../util/list.h"
+#include "../util/px_status.h"
+
+#define PX_ANY_SOURCE (-2) /* MPI_ANY_SOURCE's value in the MPICH ABI */
+#define PX_ANY_TAG (-1)
+
+typedef enum {
+    PX_PROTO_MODE_STD = 0,
+    PX_PROTO_MODE_SYNC = 1,
+    PX_PROTO_MODE_READY = 2,
+} px_proto_mode_t;
+
+enum {
+    PX_PROTO_REQ_SEND = 1,
+    PX_PROTO_REQ_RECV = 2,
+};
+
+typedef struct px_proto_req px_proto_req_t;
+typedef void (*px_proto_cmpl_cb_t)(px_proto_req_t *req);
+
+struct px_proto_req {
+    uint8_t kind;
+    uint8_t mode;
+    volatile uint8_t done;
+    uint8_t cancelled;
+    int pending;       /* events still needed before done (send side) */
+    uint32_t ctx;
+    int rank;          /* send: own rank in the communicator; recv: source or ANY */
+    int tag;
+    int peer;          /* world rank of the destination (send) or matched source (recv) */
+    void *buf;
+    size_t len;
+    /* results (receives) */
+    int st_source, st_tag, st_error;
+    size_t st_count;
+    /* rendezvous */
+    size_t rndv_total, rndv_got;
+    uint64_t id;       /* wire identifier while a peer may refer to it */
+    void *tmp;         /* truncation scratch */
+    px_list_t link;    /* posted queue */
+    px_proto_cmpl_cb_t cb; /* optional, runs at completion */
+};
+
+/* A message that arrived before its receive was posted (also for Mprobe). */
+typedef struct px_proto_unexp px_proto_unexp_t;
+
+px_status_t px_proto_init(const px_boot_info_t *boot);
+/* Sends what is still queued and waits until every channel is idle. */
+px_status_t px_proto_flush(void);
+void px_proto_finalize(void);
+
+px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
+                           const void *buf, size_t len, px_proto_mode_t mode);
+px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank,
+                           int tag, void *buf, size_t len);
+/* Removes a posted receive that has not matched yet; 1 when cancelled. */
+int px_proto_cancel_recv(px_proto_req_t *req);
+
+/* Probe: finds (without receiving) the first unexpected message matching. */
+int px_proto_iprobe(uint32_t ctx, int src_rank, int tag, int *src_p, int *tag_p, size_t *len_p);
+/* Matched probe: removes the message from the unexpected queue. */
+px_proto_unexp_t *px_proto_improbe(uint32_t ctx, int src_rank, int tag, int *src_p, int *tag_p,
+                                   size_t *len_p);
+px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *msg, void *buf, size_t len);
+
+/* Polls every channel once; returns the number of events. */
+int px_proto_progress(void);
+/* One step of a wait loop: progress, then spin, yield or block by policy. */
+void px_proto_wait_step(unsigned *idle);
+static inline void px_proto_wait(px_proto_req_t *req)
+{
+    unsigned idle = 0;
+    while (!req->done)
+        px_proto_wait_step(&idle);
+}
+
+/* Peers that failed (connection lost): operations to them fail. */
+int px_proto_peer_failed(int peer);
+int px_proto_oversubscribed(void);
+const char *px_proto_channel_name(int peer);
+void px_proto_print_stats(void);
+
+#endif
