@@ -73,6 +73,8 @@ void px_mpi_comm_release(px_mpi_comm_t *c)
     if (!c || --c->refs > 0)
         return;
     px_htab_del(&px_comm_tab, PX_HANDLE_IDX(c->handle));
+    if (c->topo && c->topo_free)
+        c->topo_free(c->topo);
     px_mpi_group_release(c->group);
     free(c);
 }

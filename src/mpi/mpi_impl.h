@@ -69,6 +69,9 @@ typedef struct px_mpi_comm {
     int coll_tag;    /* sequence for internal collective tags */
     /* node awareness (learnt from the launcher) */
     int local_rank, local_size;
+    /* virtual topology (Cart/Graph/Dist_graph), owned by src/mpi/topo */
+    void *topo;
+    void (*topo_free)(void *topo);
 } px_mpi_comm_t;
 
 extern px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;

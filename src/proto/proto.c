@@ -88,6 +88,7 @@ static struct {
     px_net_iface_t *self_if, *shm_if;
     px_rail_t *rail;
     int rail_active;
+    int rail_peers; /* some peer is reached over the network */
     int rail_fd;
     int oversub;
     int block_ok;
@@ -639,7 +640,7 @@ int px_proto_progress(void)
         n += px_net_shm_ops.iface_progress(px_p.shm_if);
     /* the network is polled every time once it carries traffic, and now
      * and then before that (to accept connections) */
-    if (px_p.rail && (px_p.rail_active || (++px_p.tick & 15) == 0 || !px_p.shm_if)) {
+    if (px_p.rail_peers && (px_p.rail_active || (++px_p.tick & 15) == 0 || !px_p.shm_if)) {
         int k = px_rail_progress(px_p.rail);
         if (k)
             px_p.rail_active = 1;
@@ -800,6 +801,7 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         if (st != PX_OK)
             goto err;
         if (p->kind == PX_CHAN_RAIL) {
+            px_p.rail_peers = 1;
             p->eager_limit = px_rail_vc_eager_limit(p->vc);
         } else {
             p->ops->iface_query(p->kind == PX_CHAN_SELF ? px_p.self_if : px_p.shm_if, &attr);
@@ -808,7 +810,7 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         }
     }
     /* sleeping in epoll is only safe when no shared-memory ring needs polling */
-    px_p.block_ok = px_p.rail && !px_p.shm_if;
+    px_p.block_ok = px_p.rail_peers && !px_p.shm_if;
     px_debug("proto", "ready: %d ranks, %s%s, oversubscribed=%d", boot->size,
              px_p.shm_if ? "shm " : "", px_p.rail ? "tcp" : "", px_p.oversub);
     return PX_OK;

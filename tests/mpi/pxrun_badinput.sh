@@ -77,7 +77,7 @@ expect_error "host launch fails" "$bound" "px-no-such-node" -- \
     --launcher "ip netns exec {host}" "$good"
 # A remote launch that never starts anything (like an unreachable host).
 expect_error "host never answers" "$hang_bound" "" -- \
-    "$pxrun" -n 2 --hosts px-silent-node-a,px-silent-node-b \
+    "$pxrun" -n 2 --connect-timeout 5 --hosts px-silent-node-a,px-silent-node-b \
     --launcher "$tmp/hang-launcher {host}" "$good"
 
 # Whatever was started for those jobs must be gone.

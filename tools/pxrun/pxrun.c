@@ -273,7 +273,7 @@ static void pxrun_check_timers(pxrun_job_t *job)
                    job->opts->timeout);
         return;
     }
-    if (px_boot_server_num_connected(job->srv) > 0 &&
+    if ((px_boot_server_num_connected(job->srv) > 0 || job->opts->connect_timeout_given) &&
         now - job->start_ns > (uint64_t)(job->opts->connect_timeout * 1e9)) {
         char list[512] = "";
         size_t len = 0;

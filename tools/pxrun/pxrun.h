@@ -36,6 +36,7 @@ typedef struct pxrun_opts {
     int verbose;
     double timeout;        /* 0: none */
     double connect_timeout;
+    int connect_timeout_given; /* also applies when no rank connected at all */
     char **argv;           /* program and its arguments */
     int argc;
 } pxrun_opts_t;

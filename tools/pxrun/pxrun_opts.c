@@ -36,7 +36,9 @@ static void pxrun_usage(FILE *out)
             "  -l, --tag-output         prefix each output line with '[rank] '\n"
             "  --timeout SEC            end the job after SEC seconds (exit code 124)\n"
             "  --connect-timeout SEC    end the job when a rank has not connected SEC seconds\n"
-            "                           after launch while others have (default 60)\n"
+            "                           after launch while others have (default 60); given\n"
+            "                           explicitly, also when no rank connects at all (a\n"
+            "                           launcher that hangs; non-MPI programs never connect)\n"
             "  -v, --verbose            report placement, launches and connections\n"
             "  -h, --help               this text\n"
             "  --version                print the version\n"
@@ -359,6 +361,7 @@ int pxrun_opts_parse(int argc, char **argv, pxrun_opts_t *o)
         case 'c':
             if (pxrun_parse_secs(name, val, &o->connect_timeout) < 0)
                 return -1;
+            o->connect_timeout_given = 1;
             break;
         case 'v': o->verbose = 1; break;
         case 'h': pxrun_usage(stdout); return 1;
