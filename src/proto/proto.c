@@ -91,6 +91,7 @@ static struct {
     int rail_peers; /* some peer is reached over the network */
     int rail_fd;
     int oversub;
+    unsigned spin_limit;
     int block_ok;
     int finalizing;
     unsigned tick;
@@ -655,7 +656,7 @@ void px_proto_wait_step(unsigned *idle)
         *idle = 0;
         return;
     }
-    if (++*idle < (unsigned)px_params.spin_count)
+    if (++*idle < px_p.spin_limit)
         return;
     const char *mode = px_params.progress_mode;
     if (!strcmp(mode, "spin"))
@@ -777,6 +778,7 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
     if (st != PX_OK)
         goto err;
     px_proto_detect_oversub();
+    px_p.spin_limit = (unsigned)(px_p.oversub ? px_params.oversub_spin_count : px_params.spin_count);
 
     for (int r = 0; r < boot->size; r++) {
         px_proto_peer_t *p = &px_p.peers[r];
