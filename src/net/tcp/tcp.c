@@ -508,6 +508,9 @@ static int px_tcp_bind_incoming(px_tcp_conn_t *c)
         return -1;
     }
     if (ep->conn && ep->conn != c) {
+        /* an unauthenticated newcomer never displaces a working connection */
+        if (ep->conn->state == PX_TCP_ESTABLISHED)
+            return -1;
         if (s->me < c->peer_rank && ep->conn->initiator)
             return -1; /* ours wins */
         px_tcp_conn_close(ep->conn, PX_OK);
