@@ -5,7 +5,9 @@
 #include "boot/boot_wire.h"
 #include "util/clock.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <sys/mman.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -451,6 +453,25 @@ static void pxrun_raise_fd_limit(void)
     }
 }
 
+/* Ranks unlink their node's shared-memory segment once all have mapped it;
+ * if the job died before that, the segment of this machine goes here. */
+static void pxrun_shm_cleanup(uint64_t job_id)
+{
+    char prefix[64];
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    if (!d)
+        return;
+    int n = snprintf(prefix, sizeof(prefix), "plexus-%016llx-", (unsigned long long)job_id);
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, prefix, (size_t)n)) {
+            char name[300];
+            snprintf(name, sizeof(name), "/%s", e->d_name);
+            shm_unlink(name);
+        }
+    closedir(d);
+}
+
 static int pxrun_run(int argc, char **argv, pxrun_job_t *job)
 {
     pxrun_opts_t *opts = job->opts;
@@ -544,6 +565,7 @@ static int pxrun_run(int argc, char **argv, pxrun_job_t *job)
 
     pxrun_loop(job, sigfd);
     close(sigfd);
+    pxrun_shm_cleanup(job->job_id);
     return job->failed ? job->exit_code : 0;
 }
 
