@@ -160,6 +160,14 @@ static int px_comm_dup(px_mpi_comm_t *c, MPI_Comm *newcomm, const char *fn)
         c->group->refs--;
         return px_mpi_error(c, rc, fn, "out of memory");
     }
+    if (c->topo) { /* a duplicate keeps the virtual topology */
+        nc->topo = px_mpi_topo_dup(c->topo);
+        if (!nc->topo) {
+            px_mpi_comm_release(nc);
+            return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "cannot copy the topology");
+        }
+        nc->topo_free = c->topo_free;
+    }
     rc = px_mpi_attr_copy_all(c, nc);
     if (rc != MPI_SUCCESS) {
         px_mpi_comm_release(nc);

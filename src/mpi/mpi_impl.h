@@ -76,6 +76,8 @@ typedef struct px_mpi_comm {
 
 extern px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;
 
+void *px_mpi_topo_dup(const void *topo); /* deep copy, NULL if out of memory (src/mpi/topo) */
+
 px_mpi_comm_t *px_mpi_comm_get(MPI_Comm c);
 /* New communicator over `group` (this process must be a member). */
 int px_mpi_comm_create_from_group(px_mpi_comm_t *parent, px_mpi_group_t *group, uint32_t ctx,
