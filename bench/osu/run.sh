@@ -213,7 +213,8 @@ else
             [ "$local_tcp" -eq 1 ] || pxnet=shm,tcp
             cmd=("$ROOT/build/bin/pxrun" -n "$np" --hosts "$nodes" --ppn "$ppn"
                  --launcher 'ip netns exec {host}' --bootstrap-iface "$mgmt"
-                 --env PX_NET="$pxnet" --env PX_RAILS="$rails")
+                 --env PX_NET="$pxnet" --env PX_IFACE="${rails%%,*}")
+            # one data interface until multi-rail striping lands in src/rail
             ;;
     esac
 fi
