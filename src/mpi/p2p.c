@@ -1,5 +1,6 @@
 /* Point-to-point: send modes, receives, probes, persistent requests. */
 #include "mpi_impl.h"
+#include "dtype_engine.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -108,6 +109,7 @@ int px_mpi_isend_internal(px_mpi_req_t **req_p, const void *buf, int count, MPI_
     if (!r)
         return MPI_ERR_NO_MEM;
     px_req_args(r, c, buf, count, dt, dest, tag, mode);
+    px_mpi_dt_retain(dt); /* released by px_mpi_req_free */
     c->refs++;
     int rc = px_send_start(r, ctx);
     if (rc != MPI_SUCCESS) {
@@ -125,6 +127,7 @@ int px_mpi_irecv_internal(px_mpi_req_t **req_p, void *buf, int count, MPI_Dataty
     if (!r)
         return MPI_ERR_NO_MEM;
     px_req_args(r, c, buf, count, dt, src, tag, 0);
+    px_mpi_dt_retain(dt); /* released by px_mpi_req_free */
     c->refs++;
     int rc = px_recv_start(r, ctx);
     if (rc != MPI_SUCCESS) {
@@ -521,11 +524,13 @@ PX_PMPI(MPI_Imrecv)(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
     int rc = px_mrecv_start(buf, count, dt, message, r, "MPI_Imrecv");
     if (rc != MPI_SUCCESS) {
         r->comm = NULL;
+        r->dtype = MPI_DATATYPE_NULL;
         px_mpi_req_free(r);
         return rc;
     }
     if (r->comm)
         r->comm->refs++;
+    px_mpi_dt_retain(dt); /* released by px_mpi_req_free */
     *request = r->handle;
     return MPI_SUCCESS;
 }
@@ -549,6 +554,7 @@ static int px_persist_init(const void *buf, int count, MPI_Datatype dt, int rank
     if (!r)
         return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     px_req_args(r, c, buf, count, dt, rank, tag, mode);
+    px_mpi_dt_retain(dt); /* released by px_mpi_req_free */
     c->refs++;
     r->persistent = 1;
     r->bsend = bsend;

@@ -1,6 +1,7 @@
 /* Requests: handles, completion, Wait/Test families, persistent requests,
  * cancel. */
 #include "mpi_impl.h"
+#include "dtype_engine.h"
 
 #include <stdlib.h>
 
@@ -28,6 +29,9 @@ px_mpi_req_t *px_mpi_req_new(int kind)
 
 void px_mpi_req_free(px_mpi_req_t *r)
 {
+    if (r->kind == PX_MPI_REQ_SEND || r->kind == PX_MPI_REQ_RECV || r->kind == PX_MPI_REQ_DONE)
+        px_mpi_dt_release(r->dtype);
+    r->dtype = MPI_DATATYPE_NULL;
     px_htab_del(&px_req_tab, PX_HANDLE_IDX(r->handle));
     free(r->packbuf);
     r->packbuf = NULL;
@@ -82,8 +86,8 @@ int px_mpi_req_complete(px_mpi_req_t *r, MPI_Status *status)
         }
         if (r->packbuf) {
             px_mpi_dt_t *d = px_mpi_dt_get(r->dtype);
-            if (d && d->size)
-                d->unpack(d, (MPI_Aint)(r->p.st_count / (size_t)d->size), r->packbuf, r->ubuf);
+            if (d && d->size) /* a partial last item is stored too */
+                px_mpi_dt_unpack_bytes(d, (MPI_Count)r->p.st_count, r->packbuf, r->ubuf);
             free(r->packbuf);
             r->packbuf = NULL;
         }
@@ -517,17 +521,7 @@ PX_PMPI(MPI_Get_elements_x)(const MPI_Status *status, MPI_Datatype datatype, MPI
         *count = 0;
         return MPI_SUCCESS;
     }
-    MPI_Count whole = bytes / d->size, rest = bytes % d->size;
-    MPI_Count n = whole * d->elements;
-    if (rest) {
-        if (d->builtin && d->b->is_pair && rest == px_mpi_dtype_builtin(d->b->pair_first)->size)
-            n += 1;
-        else {
-            *count = MPI_UNDEFINED;
-            return MPI_SUCCESS;
-        }
-    }
-    *count = n;
+    *count = px_mpi_dt_count_elements(d, bytes);
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Get_elements_x)

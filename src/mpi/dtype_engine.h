@@ -1,0 +1,112 @@
+/* Derived datatype engine.
+ *
+ * A derived type is kept flattened: its type map as a list of runs of one
+ * basic type (used for element counts and external32), and the same data as
+ * a list of contiguous byte blocks in type-map order, merged where adjacent
+ * (used by pack/unpack). The px_mpi_dt_t the rest of the MPI layer sees is
+ * the first member of px_dt_obj_t. */
+#ifndef PX_MPI_DTYPE_ENGINE_H
+#define PX_MPI_DTYPE_ENGINE_H
+
+#include "mpi_impl.h"
+
+/* n consecutive elements of a primitive (never a pair) basic type at off. */
+typedef struct px_dt_run {
+    MPI_Aint off;
+    MPI_Aint n;
+    MPI_Datatype basic;
+} px_dt_run_t;
+
+typedef struct px_dt_blk {
+    MPI_Aint off, len;
+} px_dt_blk_t;
+
+typedef struct px_dt_obj {
+    px_mpi_dt_t d; /* first: px_mpi_dt_get hands out &obj->d */
+    int refs;      /* user handle, types built on it, requests using it */
+    int urefs;      /* references the user holds (handles to free) */
+    int user_freed; /* urefs reached 0 */
+    int saved_committed; /* committed state before MPI_Type_free */
+    int registered; /* has a handle in px_mpi_dt_tab */
+    int combiner;
+    int ni, na, nt;
+    int *ints;
+    MPI_Aint *aints;
+    MPI_Datatype *types;
+    char name[MPI_MAX_OBJECT_NAME];
+    MPI_Aint ub, true_ub;
+    int mark_lb, mark_ub; /* bounds fixed by MPI_LB/MPI_UB or resized: sticky */
+    MPI_Aint align;       /* strictest alignment of the basic types inside */
+    px_dt_run_t *runs;
+    MPI_Aint nruns;
+    px_dt_blk_t *blks;
+    MPI_Aint nblks;
+    /* blocks all vlen bytes long, vstride apart (fast path for vectors) */
+    int regular;
+    MPI_Aint vlen, vstride;
+    MPI_Datatype basic; /* single basic type of all runs, else MPI_DATATYPE_NULL */
+    struct px_dt_obj *zombie_next;
+} px_dt_obj_t;
+
+/* Read-only description of any type, predefined or derived. */
+typedef struct px_dt_view {
+    MPI_Aint size, lb, ub, extent, true_lb, true_ub, align;
+    int mark_lb, mark_ub;
+    int is_lb, is_ub; /* the MPI_LB / MPI_UB markers themselves */
+    const px_dt_run_t *runs;
+    MPI_Aint nruns;
+    px_dt_run_t local[2];
+} px_dt_view_t;
+
+/* Derived object behind d, or NULL for predefined types. */
+static inline px_dt_obj_t *px_dt_obj(const px_mpi_dt_t *d)
+{
+    return d && !d->builtin ? (px_dt_obj_t *)d : NULL;
+}
+
+/* MPI_SUCCESS or MPI_ERR_TYPE (invalid, null or freed handle). */
+int px_dt_view_of(MPI_Datatype t, px_dt_view_t *v);
+void px_dt_view_obj(const px_dt_obj_t *o, px_dt_view_t *v);
+
+/* Building a type: add entries, then finish. */
+typedef struct px_dt_builder {
+    px_dt_run_t *runs;
+    MPI_Aint nruns, cap;
+    int have_nlb, have_nub, have_elb, have_eub, have_true;
+    MPI_Aint nlb, nub, elb, eub, tlb, tub, align, size;
+    int nomem;
+} px_dt_builder_t;
+
+/* count consecutive copies of v (extent apart) at byte displacement disp */
+void px_dt_build_add(px_dt_builder_t *b, const px_dt_view_t *v, MPI_Aint count, MPI_Aint disp);
+/* New unregistered object (refs 1), or NULL when out of memory. pad_struct
+ * rounds the extent up to the alignment as C structs are. */
+px_dt_obj_t *px_dt_build_finish(px_dt_builder_t *b, int pad_struct);
+/* Overrides bounds as MPI_Type_create_resized does. */
+void px_dt_set_bounds(px_dt_obj_t *o, MPI_Aint lb, MPI_Aint extent);
+/* Gives o a handle; MPI_SUCCESS or MPI_ERR_NO_MEM. */
+int px_dt_register(px_dt_obj_t *o);
+/* Records the constructor arguments (retains derived types among them). */
+int px_dt_set_contents(px_dt_obj_t *o, int combiner, int ni, const int *ints, int na,
+                       const MPI_Aint *aints, int nt, const MPI_Datatype *types);
+void px_dt_obj_retain(px_dt_obj_t *o);
+void px_dt_obj_release(px_dt_obj_t *o);
+/* Drops the user's reference (MPI_Type_free). */
+void px_dt_user_free(px_dt_obj_t *o);
+px_dt_obj_t *px_dt_obj_dup(const px_dt_obj_t *o);
+
+/* For the rest of the MPI layer: keep a type alive while a request uses it
+ * (no-ops for predefined types). */
+void px_mpi_dt_retain(MPI_Datatype dt);
+void px_mpi_dt_release(MPI_Datatype dt);
+
+/* Basic elements in `bytes` bytes of data of type d, counting partial
+ * items; MPI_UNDEFINED when bytes end inside a basic element. */
+MPI_Count px_mpi_dt_count_elements(const px_mpi_dt_t *d, MPI_Count bytes);
+/* Scatters `bytes` packed bytes (maybe a partial last item) into dst. */
+void px_mpi_dt_unpack_bytes(const px_mpi_dt_t *d, MPI_Count bytes, const void *src, void *dst);
+
+/* Alignment of a primitive basic type. */
+MPI_Aint px_dt_basic_align(MPI_Datatype t);
+
+#endif
