@@ -30,19 +30,25 @@ static inline int px_p2p_check(px_mpi_comm_t *c, int count, MPI_Datatype dt, int
     return MPI_SUCCESS;
 }
 
+/* Communication with MPI_PROC_NULL completes at once with an empty status;
+ * p.kind remembers the direction for persistent requests. */
+static int px_req_procnull(px_mpi_req_t *r, int proto_kind)
+{
+    r->p.kind = (uint8_t)proto_kind;
+    r->kind = PX_MPI_REQ_DONE;
+    r->st_source = MPI_PROC_NULL;
+    r->st_tag = MPI_ANY_TAG;
+    r->st_count = 0;
+    r->st_error = MPI_SUCCESS;
+    return MPI_SUCCESS;
+}
+
 /* Starts the send described by r (also persistent ones). */
 static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
 {
     px_mpi_comm_t *c = r->comm;
-    if (r->rank == MPI_PROC_NULL) {
-        r->p.kind = PX_PROTO_REQ_SEND;
-        r->kind = PX_MPI_REQ_DONE;
-        r->st_source = MPI_PROC_NULL;
-        r->st_tag = MPI_ANY_TAG;
-        r->st_count = 0;
-        r->st_error = MPI_SUCCESS;
-        return MPI_SUCCESS;
-    }
+    if (r->rank == MPI_PROC_NULL)
+        return px_req_procnull(r, PX_PROTO_REQ_SEND);
     px_mpi_dt_t *d = px_mpi_dt_get(r->dtype);
     size_t nbytes = (size_t)r->count * (size_t)d->size;
     const char *ptr = (const char *)r->ubuf + d->true_lb;
@@ -64,15 +70,8 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
 static int px_recv_start(px_mpi_req_t *r, uint32_t ctx)
 {
     px_mpi_comm_t *c = r->comm;
-    if (r->rank == MPI_PROC_NULL) {
-        r->p.kind = PX_PROTO_REQ_RECV;
-        r->kind = PX_MPI_REQ_DONE;
-        r->st_source = MPI_PROC_NULL;
-        r->st_tag = MPI_ANY_TAG;
-        r->st_count = 0;
-        r->st_error = MPI_SUCCESS;
-        return MPI_SUCCESS;
-    }
+    if (r->rank == MPI_PROC_NULL)
+        return px_req_procnull(r, PX_PROTO_REQ_RECV);
     px_mpi_dt_t *d = px_mpi_dt_get(r->dtype);
     size_t nbytes = (size_t)r->count * (size_t)d->size;
     char *ptr = (char *)r->ubuf + d->true_lb;

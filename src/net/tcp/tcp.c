@@ -636,6 +636,25 @@ static void px_tcp_sop_done(struct px_net_ep *ep, px_tcp_sop_t *op, px_status_t 
     (void)ep;
 }
 
+/* Moves op's iovec cursor past n written bytes. */
+static void px_tcp_sop_advance(px_tcp_sop_t *op, size_t n)
+{
+    while (n && op->idx < op->iovcnt) {
+        struct iovec *v = &op->iov[op->idx];
+        if (n >= v->iov_len) {
+            n -= v->iov_len;
+            v->iov_len = 0;
+            op->idx++;
+        } else {
+            v->iov_base = (char *)v->iov_base + n;
+            v->iov_len -= n;
+            n = 0;
+        }
+    }
+    while (op->idx < op->iovcnt && op->iov[op->idx].iov_len == 0)
+        op->idx++;
+}
+
 /* Writes queued frames until the socket would block. */
 static void px_tcp_conn_flush(px_tcp_conn_t *c)
 {
@@ -652,22 +671,8 @@ static void px_tcp_conn_flush(px_tcp_conn_t *c)
             px_tcp_conn_close(c, PX_ERR_LINK_RESET);
             return;
         }
-        size_t left = (size_t)n;
-        ep->queued_bytes -= left;
-        while (left && op->idx < op->iovcnt) {
-            struct iovec *v = &op->iov[op->idx];
-            if (left >= v->iov_len) {
-                left -= v->iov_len;
-                v->iov_len = 0;
-                op->idx++;
-            } else {
-                v->iov_base = (char *)v->iov_base + left;
-                v->iov_len -= left;
-                left = 0;
-            }
-        }
-        while (op->idx < op->iovcnt && op->iov[op->idx].iov_len == 0)
-            op->idx++;
+        ep->queued_bytes -= (size_t)n;
+        px_tcp_sop_advance(op, (size_t)n);
         if (op->idx == op->iovcnt)
             px_tcp_sop_done(ep, op, PX_OK);
     }
@@ -722,21 +727,7 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     op->cb = cb;
     op->arg = arg;
     ep->queued_bytes += sizeof(fr) + hdr_len + total - written;
-    /* skip what the first writev already sent */
-    while (written) {
-        struct iovec *v = &op->iov[op->idx];
-        if (written >= v->iov_len) {
-            written -= v->iov_len;
-            v->iov_len = 0;
-            op->idx++;
-        } else {
-            v->iov_base = (char *)v->iov_base + written;
-            v->iov_len -= written;
-            written = 0;
-        }
-    }
-    while (op->idx < op->iovcnt && op->iov[op->idx].iov_len == 0)
-        op->idx++;
+    px_tcp_sop_advance(op, written); /* skip what the first writev sent */
     px_list_insert_tail(&ep->sendq, &op->link);
 
     if (!ep->conn) {
