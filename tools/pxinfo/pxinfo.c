@@ -8,10 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+void px_mpi_coll_print_table(FILE *f); /* src/mpi/coll/coll_select.c */
+
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: pxinfo [--params [--markdown]] [--version] [-h]\n"
+    fprintf(out, "usage: pxinfo [--params [--markdown]] [--coll] [--version] [-h]\n"
                  "  (no option)  version, transports and the main settings\n"
+                 "  --coll       collective algorithms and the table that selects them\n"
                  "  --params     every parameter with its default and documentation\n"
                  "  --markdown   with --params: the reference page docs/params.md\n");
 }
@@ -31,10 +34,12 @@ static const char *cma_state(void)
 
 int main(int argc, char **argv)
 {
-    int params = 0, markdown = 0;
+    int params = 0, markdown = 0, coll = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--params"))
             params = 1;
+        else if (!strcmp(argv[i], "--coll"))
+            coll = 1;
         else if (!strcmp(argv[i], "--markdown"))
             markdown = 1;
         else if (!strcmp(argv[i], "--version")) {
@@ -52,6 +57,10 @@ int main(int argc, char **argv)
     px_param_init();
     if (params) {
         px_param_print(stdout, markdown ? "markdown" : "text");
+        return 0;
+    }
+    if (coll) {
+        px_mpi_coll_print_table(stdout);
         return 0;
     }
     printf("Plexus %s (MPI 3.1, MPICH ABI)\n\nTransports:\n", PX_VERSION);
@@ -72,6 +81,6 @@ int main(int argc, char **argv)
            px_params.tcp_eager_limit);
     printf("Progress: PX_PROGRESS_MODE=%s, PX_SPIN_COUNT=%ld\n", px_params.progress_mode,
            px_params.spin_count);
-    printf("\n`pxinfo --params` lists every parameter.\n");
+    printf("\n`pxinfo --params` lists every parameter, `pxinfo --coll` the collective algorithms.\n");
     return 0;
 }

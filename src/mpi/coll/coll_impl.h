@@ -1,31 +1,266 @@
-/* Helpers shared by the collective algorithms: byte transfers on the
- * communicator's collective context. */
+/* Collective framework: a schedule engine (rounds of send/recv/local
+ * steps), one builder function per algorithm in <coll>/<coll>_<algo>.c,
+ * one registry of algorithms, and a selection table (coll_select.c). */
 #ifndef PX_MPI_COLL_IMPL_H
 #define PX_MPI_COLL_IMPL_H
 
+#include <stdio.h>
+
 #include "../mpi_impl.h"
 
+/* ---------- collectives ---------- */
+
+typedef enum {
+    PX_COLL_BARRIER,
+    PX_COLL_BCAST,
+    PX_COLL_REDUCE,
+    PX_COLL_ALLREDUCE,
+    PX_COLL_GATHER,
+    PX_COLL_GATHERV,
+    PX_COLL_SCATTER,
+    PX_COLL_SCATTERV,
+    PX_COLL_ALLGATHER,
+    PX_COLL_ALLGATHERV,
+    PX_COLL_ALLTOALL,
+    PX_COLL_ALLTOALLV,
+    PX_COLL_ALLTOALLW,
+    PX_COLL_REDUCE_SCATTER,
+    PX_COLL_REDUCE_SCATTER_BLOCK,
+    PX_COLL_SCAN,
+    PX_COLL_EXSCAN,
+    PX_COLL_COUNT
+} px_coll_id_t;
+
+/* Arguments of one collective call, after MPI_IN_PLACE has been resolved
+ * by the entry point where the algorithms need no special case. */
+typedef struct px_coll_args {
+    const void *sbuf; /* MPI_IN_PLACE kept only where documented per collective */
+    void *rbuf;
+    int scount, rcount;
+    MPI_Datatype stype, rtype;
+    const int *scounts, *sdispls, *rcounts, *rdispls;
+    const MPI_Datatype *stypes, *rtypes; /* Alltoallw (displacements in bytes) */
+    int count; /* reductions */
+    MPI_Datatype dt;
+    MPI_Op op;
+    int commute;
+    int root;
+    size_t bytes; /* message size used for selection; equal on every rank */
+} px_coll_args_t;
+
+/* ---------- schedules ---------- */
+
 enum {
-    PX_COLL_TAG_BARRIER = 1,
-    PX_COLL_TAG_BCAST,
-    PX_COLL_TAG_REDUCE,
-    PX_COLL_TAG_ALLREDUCE,
-    PX_COLL_TAG_ALLGATHER,
+    PX_COLL_STEP_SEND = 1,
+    PX_COLL_STEP_RECV,
+    PX_COLL_STEP_COPY,   /* memcpy count bytes */
+    PX_COLL_STEP_REDUCE, /* dst = src op dst */
+    PX_COLL_STEP_PACK,   /* count items of dt at src -> contiguous bytes at dst */
+    PX_COLL_STEP_UNPACK, /* contiguous bytes at src -> count items of dt at dst */
 };
 
+typedef struct px_coll_step {
+    uint8_t kind;
+    px_mpi_comm_t *c;
+    int peer;
+    const void *src;
+    void *dst;
+    MPI_Aint count;
+    MPI_Datatype dt;
+    MPI_Op op;
+} px_coll_step_t;
+
+typedef struct px_coll_sched {
+    px_mpi_comm_t *comm;
+    int tag;
+    px_coll_step_t *steps;
+    int nsteps, scap;
+    int *rounds; /* index of the first step of each round */
+    int nrounds, rcap;
+    int cur;     /* round being executed */
+    int posted;  /* round cur has been started */
+    px_mpi_req_t **reqs;
+    int nreqs, qcap;
+    void **mem; /* temporaries freed with the schedule */
+    int nmem, mcap;
+    int err;
+} px_coll_sched_t;
+
+px_coll_sched_t *px_coll_sched_new(px_mpi_comm_t *c);
+void px_coll_sched_free(px_coll_sched_t *s);
+/* Ends the current round: later steps start once its transfers complete. */
+void px_coll_sched_round(px_coll_sched_t *s);
+void px_coll_sched_send(px_coll_sched_t *s, px_mpi_comm_t *c, const void *buf, MPI_Aint count,
+                        MPI_Datatype dt, int peer);
+void px_coll_sched_recv(px_coll_sched_t *s, px_mpi_comm_t *c, void *buf, MPI_Aint count,
+                        MPI_Datatype dt, int peer);
+void px_coll_sched_copy(px_coll_sched_t *s, const void *src, void *dst, size_t bytes);
+void px_coll_sched_reduce(px_coll_sched_t *s, const void *in, void *inout, MPI_Aint count,
+                          MPI_Datatype dt, MPI_Op op);
+void px_coll_sched_pack(px_coll_sched_t *s, const void *src, MPI_Aint count, MPI_Datatype dt,
+                        void *dst);
+void px_coll_sched_unpack(px_coll_sched_t *s, const void *src, MPI_Aint count, MPI_Datatype dt,
+                          void *dst);
+/* Scratch memory owned by the schedule (NULL sets s->err). */
+void *px_coll_sched_alloc(px_coll_sched_t *s, size_t bytes);
+/* Advances; returns 1 when every round has completed (s->err holds the class). */
+int px_coll_sched_progress(px_coll_sched_t *s);
+/* Runs a schedule to completion and frees it; returns its error class. */
+int px_coll_sched_run(px_coll_sched_t *s);
+/* Wraps a schedule in a nonblocking-collective request. */
+int px_coll_sched_start_req(px_coll_sched_t *s, px_mpi_comm_t *c, px_mpi_req_t **req_p);
+
+/* ---------- reduction buffers ----------
+ * Reduction data keeps the user's layout: `count` items of dt occupy
+ * [buf + true_lb, buf + true_lb + span). Temporaries have the same layout. */
+static inline size_t px_coll_span(const px_mpi_dt_t *d, MPI_Aint count)
+{
+    return count ? (size_t)((count - 1) * d->extent + d->true_extent) : 0;
+}
+/* A scratch buffer that holds count items of dt in the user's layout. */
+void *px_coll_tmp_items(px_coll_sched_t *s, MPI_Datatype dt, MPI_Aint count);
+/* Send/recv/copy count items of a reduction buffer starting at item `first`
+ * (whole span as bytes; segments need a contiguous datatype). */
+void px_coll_send_items(px_coll_sched_t *s, px_mpi_comm_t *c, const void *buf, MPI_Aint first,
+                        MPI_Aint count, MPI_Datatype dt, int peer);
+void px_coll_recv_items(px_coll_sched_t *s, px_mpi_comm_t *c, void *buf, MPI_Aint first,
+                        MPI_Aint count, MPI_Datatype dt, int peer);
+void px_coll_copy_items(px_coll_sched_t *s, const void *src, void *dst, MPI_Aint first,
+                        MPI_Aint count, MPI_Datatype dt);
+static inline char *px_coll_item(const void *buf, MPI_Aint i, MPI_Datatype dt)
+{
+    return (char *)buf + i * px_mpi_dt_get(dt)->extent;
+}
+
+/* ---------- algorithm registry and selection ---------- */
+
+enum {
+    PX_COLL_F_COMMUTE = 1u << 0, /* commutative operations only */
+    PX_COLL_F_POF2 = 1u << 1,    /* communicator size a power of two */
+    PX_COLL_F_CONTIG = 1u << 2,  /* contiguous reduction datatype (segments) */
+    PX_COLL_F_HIER = 1u << 3,    /* node hierarchy built for the communicator */
+    PX_COLL_F_COUNT_POF2 = 1u << 4, /* count >= largest power of two <= size */
+};
+
+typedef int (*px_coll_build_fn)(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c);
+
+typedef struct px_coll_algo {
+    px_coll_id_t coll;
+    const char *name;
+    px_coll_build_fn build;
+    unsigned flags;
+    const char *doc;
+} px_coll_algo_t;
+
+/* One row of the selection table: the first row of a collective whose limits
+ * hold and whose algorithm applies wins (0 = no limit). */
+typedef struct px_coll_rule {
+    px_coll_id_t coll;
+    int max_comm_size;
+    size_t max_bytes;
+    int max_ppn;
+    const char *algo;
+} px_coll_rule_t;
+
+const char *px_coll_name(px_coll_id_t coll);
+const px_coll_algo_t *px_coll_select(px_coll_id_t coll, const px_coll_args_t *a, px_mpi_comm_t *c);
+/* Builds the selected algorithm into a new schedule. */
+int px_coll_build(px_coll_id_t coll, const px_coll_args_t *a, px_mpi_comm_t *c,
+                  px_coll_sched_t **s_p);
+/* Builds the selected algorithm of `coll` into an existing schedule, over c
+ * (used by algorithms composed of others, e.g. over sub-communicators). */
+int px_coll_build_into(px_coll_sched_t *s, px_coll_id_t coll, const px_coll_args_t *a,
+                       px_mpi_comm_t *c);
+int px_coll_build_algo(px_coll_sched_t *s, px_coll_id_t coll, const char *algo,
+                       const px_coll_args_t *a, px_mpi_comm_t *c);
+void px_mpi_coll_print_table(FILE *f);
+/* Whether some PX_<COLL>_ALGORITHM forces a node-aware algorithm. */
+int px_coll_forced_hier(void);
+
+/* ---------- node hierarchy (coll_hier.c) ---------- */
+
+typedef struct px_coll_hier {
+    int handle;
+    uint32_t ctx;
+    int state; /* 0 none, 1 built, -1 not applicable */
+    px_mpi_comm_t *node;    /* ranks of this comm on my node */
+    px_mpi_comm_t *leaders; /* local rank 0 of every node; NULL elsewhere */
+    int num_nodes, max_ppn, min_ppn;
+    int *leader_of; /* comm rank -> rank of its node's leader in `leaders` */
+} px_coll_hier_t;
+
+/* The hierarchy if already built (never communicates). */
+px_coll_hier_t *px_coll_hier_get(px_mpi_comm_t *c);
+/* Builds it on first use; only from blocking collectives (communicates). */
+void px_coll_hier_ensure(px_mpi_comm_t *c);
+int px_coll_hier_usable(px_mpi_comm_t *c);
+
+/* ---------- helpers ---------- */
+
+static inline int px_coll_pof2_floor(int n)
+{
+    int p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+
+/* Blocking byte transfers on the collective context (kept for callers
+ * outside the schedule engine). */
 int px_coll_send(const void *buf, size_t bytes, int dest, int tag, px_mpi_comm_t *c);
 int px_coll_recv(void *buf, size_t bytes, int src, int tag, px_mpi_comm_t *c);
 int px_coll_sendrecv(const void *sbuf, size_t sbytes, int dest, void *rbuf, size_t rbytes, int src,
                      int tag, px_mpi_comm_t *c);
 
-int px_coll_barrier_dissemination(px_mpi_comm_t *c);
-int px_coll_bcast_binomial(void *buf, size_t bytes, int root, px_mpi_comm_t *c);
-int px_coll_reduce_binomial(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                            int root, px_mpi_comm_t *c);
-int px_coll_reduce_ordered(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                           int root, px_mpi_comm_t *c);
-int px_coll_allreduce_recursive_doubling(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
-                                         MPI_Op op, px_mpi_comm_t *c);
-int px_coll_allgather_ring(const void *sbuf, void *rbuf, size_t bytes, px_mpi_comm_t *c);
+/* ---------- algorithm builders ---------- */
+
+#define PX_COLL_BUILDER(name)                                                                  \
+    int name(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c)
+
+PX_COLL_BUILDER(px_coll_barrier_dissemination);
+PX_COLL_BUILDER(px_coll_barrier_recursive_doubling);
+PX_COLL_BUILDER(px_coll_barrier_smp);
+PX_COLL_BUILDER(px_coll_bcast_binomial);
+PX_COLL_BUILDER(px_coll_bcast_knomial);
+PX_COLL_BUILDER(px_coll_bcast_scatter_ring);
+PX_COLL_BUILDER(px_coll_bcast_smp);
+PX_COLL_BUILDER(px_coll_reduce_binomial);
+PX_COLL_BUILDER(px_coll_reduce_ordered);
+PX_COLL_BUILDER(px_coll_reduce_rabenseifner);
+PX_COLL_BUILDER(px_coll_allreduce_recursive_doubling);
+PX_COLL_BUILDER(px_coll_allreduce_ring);
+PX_COLL_BUILDER(px_coll_allreduce_rabenseifner);
+PX_COLL_BUILDER(px_coll_allreduce_reduce_bcast);
+PX_COLL_BUILDER(px_coll_allreduce_smp);
+PX_COLL_BUILDER(px_coll_gather_binomial);
+PX_COLL_BUILDER(px_coll_gather_linear);
+PX_COLL_BUILDER(px_coll_gatherv_linear);
+PX_COLL_BUILDER(px_coll_scatter_binomial);
+PX_COLL_BUILDER(px_coll_scatter_linear);
+PX_COLL_BUILDER(px_coll_scatterv_linear);
+PX_COLL_BUILDER(px_coll_allgather_ring);
+PX_COLL_BUILDER(px_coll_allgather_recursive_doubling);
+PX_COLL_BUILDER(px_coll_allgather_bruck);
+PX_COLL_BUILDER(px_coll_allgatherv_ring);
+PX_COLL_BUILDER(px_coll_allgatherv_linear);
+PX_COLL_BUILDER(px_coll_alltoall_pairwise);
+PX_COLL_BUILDER(px_coll_alltoall_bruck);
+PX_COLL_BUILDER(px_coll_alltoall_linear);
+PX_COLL_BUILDER(px_coll_alltoallw_pairwise);
+PX_COLL_BUILDER(px_coll_alltoallw_linear);
+PX_COLL_BUILDER(px_coll_reduce_scatter_recursive_halving);
+PX_COLL_BUILDER(px_coll_reduce_scatter_pairwise);
+PX_COLL_BUILDER(px_coll_reduce_scatter_reduce_scatterv);
+PX_COLL_BUILDER(px_coll_scan_linear);
+PX_COLL_BUILDER(px_coll_scan_recursive_doubling);
+PX_COLL_BUILDER(px_coll_exscan_linear);
+PX_COLL_BUILDER(px_coll_exscan_recursive_doubling);
+
+/* Shared pieces of the segmenting reductions (allreduce/allreduce_rabenseifner.c):
+ * recursive halving over the pof2 ranks left after folding; rank holds
+ * segment `newrank` of acc afterwards (newrank -1: folded out). */
+int px_coll_rabenseifner_reduce_scatter(px_coll_sched_t *s, px_mpi_comm_t *c, void *acc,
+                                        MPI_Aint count, MPI_Datatype dt, MPI_Op op,
+                                        MPI_Aint *cnts, MPI_Aint *displs, int *newrank_p);
 
 #endif

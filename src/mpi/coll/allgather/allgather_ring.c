@@ -1,20 +1,39 @@
-/* Ring allgather of equal byte blocks: n-1 steps, each rank forwards the
- * block it received last. */
+/* Ring allgather: n-1 steps, each rank forwards the block it received
+ * last to its right neighbour; bandwidth-optimal for large blocks. */
 #include "../coll_impl.h"
 
-int px_coll_allgather_ring(const void *sbuf, void *rbuf, size_t bytes, px_mpi_comm_t *c)
+int px_coll_allgather_own(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c);
+
+/* Copies this rank's contribution into its block of rbuf (unless in place). */
+int px_coll_allgather_own(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c)
+{
+    if (a->sbuf == MPI_IN_PLACE || !a->bytes)
+        return MPI_SUCCESS;
+    px_mpi_dt_t *rd = px_mpi_dt_get(a->rtype);
+    void *tmp = px_coll_sched_alloc(s, a->bytes);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    px_coll_sched_pack(s, a->sbuf, a->scount, a->stype, tmp);
+    px_coll_sched_unpack(s, tmp, a->rcount, a->rtype,
+                         (char *)a->rbuf + (MPI_Aint)c->rank * a->rcount * rd->extent);
+    return MPI_SUCCESS;
+}
+
+PX_COLL_BUILDER(px_coll_allgather_ring)
 {
     int n = c->size, r = c->rank;
-    char *out = rbuf;
-    if (sbuf != MPI_IN_PLACE)
-        memcpy(out + (size_t)r * bytes, sbuf, bytes);
+    px_mpi_dt_t *rd = px_mpi_dt_get(a->rtype);
+    MPI_Aint blk = (MPI_Aint)a->rcount * rd->extent;
+    int rc = px_coll_allgather_own(s, a, c);
+    if (rc != MPI_SUCCESS)
+        return rc;
     for (int i = 0; i < n - 1; i++) {
         int sblk = (r - i + n) % n, rblk = (r - i - 1 + n) % n;
-        int rc = px_coll_sendrecv(out + (size_t)sblk * bytes, bytes, (r + 1) % n,
-                                  out + (size_t)rblk * bytes, bytes, (r - 1 + n) % n,
-                                  PX_COLL_TAG_ALLGATHER, c);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        px_coll_sched_recv(s, c, (char *)a->rbuf + rblk * blk, a->rcount, a->rtype,
+                           (r - 1 + n) % n);
+        px_coll_sched_send(s, c, (char *)a->rbuf + sblk * blk, a->rcount, a->rtype, (r + 1) % n);
+        px_coll_sched_round(s);
     }
+    px_coll_sched_round(s);
     return MPI_SUCCESS;
 }

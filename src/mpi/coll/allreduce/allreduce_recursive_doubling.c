@@ -1,54 +1,44 @@
-/* Recursive-doubling allreduce for commutative operations; the ranks
- * beyond the largest power of two fold into a partner first. */
+/* Recursive-doubling allreduce for commutative operations: log2 n
+ * exchanges of the whole vector; the ranks beyond the largest power of two
+ * fold into a partner first and get the result back at the end. */
 #include "../coll_impl.h"
 
-#include <stdlib.h>
-
-int px_coll_allreduce_recursive_doubling(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
-                                         MPI_Op op, px_mpi_comm_t *c)
+PX_COLL_BUILDER(px_coll_allreduce_recursive_doubling)
 {
-    px_mpi_dt_t *d = px_mpi_dt_get(dt);
-    size_t span = (size_t)count * (size_t)d->extent;
-    int n = c->size, r = c->rank, rc = MPI_SUCCESS, newrank;
-    int pof2 = 1;
-    while (pof2 * 2 <= n)
-        pof2 *= 2;
-    int rem = n - pof2;
-    char *tmp = malloc(span ? span : 1);
+    int n = c->size, r = c->rank, pof2 = px_coll_pof2_floor(n), rem = n - pof2, newrank;
+    void *acc = a->rbuf, *tmp = px_coll_tmp_items(s, a->dt, a->count);
     if (!tmp)
         return MPI_ERR_NO_MEM;
-    if (sbuf != rbuf)
-        memcpy(rbuf, sbuf, span);
-
+    px_coll_copy_items(s, a->sbuf, acc, 0, a->count, a->dt);
     if (r < 2 * rem) {
         if (r % 2 == 0) {
-            rc = px_coll_send(rbuf, span, r + 1, PX_COLL_TAG_ALLREDUCE, c);
+            px_coll_send_items(s, c, acc, 0, a->count, a->dt, r + 1);
             newrank = -1;
         } else {
-            rc = px_coll_recv(tmp, span, r - 1, PX_COLL_TAG_ALLREDUCE, c);
-            if (rc == MPI_SUCCESS)
-                px_mpi_op_apply(op, tmp, rbuf, count, dt);
+            px_coll_recv_items(s, c, tmp, 0, a->count, a->dt, r - 1);
             newrank = r / 2;
         }
+        px_coll_sched_round(s);
+        if (newrank >= 0)
+            px_coll_sched_reduce(s, tmp, acc, a->count, a->dt, a->op);
     } else {
         newrank = r - rem;
     }
-    if (newrank != -1 && rc == MPI_SUCCESS) {
+    if (newrank >= 0) {
         for (int mask = 1; mask < pof2; mask <<= 1) {
-            int nd = newrank ^ mask;
-            int dst = nd < rem ? nd * 2 + 1 : nd + rem;
-            rc = px_coll_sendrecv(rbuf, span, dst, tmp, span, dst, PX_COLL_TAG_ALLREDUCE, c);
-            if (rc != MPI_SUCCESS)
-                break;
-            px_mpi_op_apply(op, tmp, rbuf, count, dt);
+            int nd = newrank ^ mask, dst = nd < rem ? nd * 2 + 1 : nd + rem;
+            px_coll_recv_items(s, c, tmp, 0, a->count, a->dt, dst);
+            px_coll_send_items(s, c, acc, 0, a->count, a->dt, dst);
+            px_coll_sched_round(s);
+            px_coll_sched_reduce(s, tmp, acc, a->count, a->dt, a->op);
         }
     }
-    if (rc == MPI_SUCCESS && r < 2 * rem) {
+    if (r < 2 * rem) {
         if (r % 2)
-            rc = px_coll_send(rbuf, span, r - 1, PX_COLL_TAG_ALLREDUCE, c);
+            px_coll_send_items(s, c, acc, 0, a->count, a->dt, r - 1);
         else
-            rc = px_coll_recv(rbuf, span, r + 1, PX_COLL_TAG_ALLREDUCE, c);
+            px_coll_recv_items(s, c, acc, 0, a->count, a->dt, r + 1);
     }
-    free(tmp);
-    return rc;
+    px_coll_sched_round(s);
+    return MPI_SUCCESS;
 }

@@ -1,14 +1,14 @@
-/* Dissemination barrier: ceil(log2 n) rounds, any n. */
+/* Dissemination barrier: ceil(log2 n) rounds, any n; in round k every rank
+ * signals rank + 2^k and waits for rank - 2^k. */
 #include "../coll_impl.h"
 
-int px_coll_barrier_dissemination(px_mpi_comm_t *c)
+PX_COLL_BUILDER(px_coll_barrier_dissemination)
 {
-    char dummy = 0;
+    (void)a;
     for (int k = 1; k < c->size; k <<= 1) {
-        int rc = px_coll_sendrecv(&dummy, 0, (c->rank + k) % c->size, &dummy, 0,
-                                  (c->rank - k + c->size) % c->size, PX_COLL_TAG_BARRIER, c);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        px_coll_sched_recv(s, c, NULL, 0, MPI_BYTE, (c->rank - k + c->size) % c->size);
+        px_coll_sched_send(s, c, NULL, 0, MPI_BYTE, (c->rank + k) % c->size);
+        px_coll_sched_round(s);
     }
     return MPI_SUCCESS;
 }

@@ -1,24 +1,23 @@
-/* Binomial-tree broadcast: log2 n steps; best for small messages. */
+/* Binomial-tree broadcast of a->bytes contiguous bytes at a->rbuf:
+ * log2 n steps; best for small messages. */
 #include "../coll_impl.h"
 
-int px_coll_bcast_binomial(void *buf, size_t bytes, int root, px_mpi_comm_t *c)
+PX_COLL_BUILDER(px_coll_bcast_binomial)
 {
-    int n = c->size, vr = (c->rank - root + n) % n, mask = 1, rc;
+    int n = c->size, vr = (c->rank - a->root + n) % n, mask = 1;
     while (mask < n) {
         if (vr & mask) {
-            rc = px_coll_recv(buf, bytes, (vr - mask + root) % n, PX_COLL_TAG_BCAST, c);
-            if (rc != MPI_SUCCESS)
-                return rc;
+            px_coll_sched_recv(s, c, a->rbuf, (MPI_Aint)a->bytes, MPI_BYTE,
+                               (vr - mask + a->root) % n);
+            px_coll_sched_round(s);
             break;
         }
         mask <<= 1;
     }
-    for (mask >>= 1; mask > 0; mask >>= 1) {
-        if (vr + mask < n) {
-            rc = px_coll_send(buf, bytes, (vr + mask + root) % n, PX_COLL_TAG_BCAST, c);
-            if (rc != MPI_SUCCESS)
-                return rc;
-        }
-    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < n)
+            px_coll_sched_send(s, c, a->rbuf, (MPI_Aint)a->bytes, MPI_BYTE,
+                               (vr + mask + a->root) % n);
+    px_coll_sched_round(s);
     return MPI_SUCCESS;
 }

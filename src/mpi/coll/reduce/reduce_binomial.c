@@ -1,38 +1,36 @@
-/* Binomial-tree reduction for commutative operations. */
+/* Binomial-tree reduction for commutative operations: log2 n levels, each
+ * parent folds its children's partial results into its own. */
 #include "../coll_impl.h"
 
-#include <stdlib.h>
-
-int px_coll_reduce_binomial(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                            int root, px_mpi_comm_t *c)
+PX_COLL_BUILDER(px_coll_reduce_binomial)
 {
-    px_mpi_dt_t *d = px_mpi_dt_get(dt);
-    int n = c->size, vr = (c->rank - root + n) % n, rc = MPI_SUCCESS;
-    size_t span = (size_t)count * (size_t)d->extent; /* element layout as the user has it */
-    char *acc = malloc(span ? span : 1), *tmp = malloc(span ? span : 1);
-    if (!acc || !tmp) {
-        free(acc);
-        free(tmp);
-        return MPI_ERR_NO_MEM;
-    }
-    memcpy(acc, sbuf, span);
+    int n = c->size, vr = (c->rank - a->root + n) % n;
+    const void *acc = a->sbuf;
+    void *tmp = NULL, *work = NULL;
     for (int mask = 1; mask < n; mask <<= 1) {
-        if ((vr & mask) == 0) {
-            int src = vr | mask;
-            if (src < n) {
-                rc = px_coll_recv(tmp, span, (src + root) % n, PX_COLL_TAG_REDUCE, c);
-                if (rc != MPI_SUCCESS)
-                    break;
-                px_mpi_op_apply(op, tmp, acc, count, dt);
-            }
-        } else {
-            rc = px_coll_send(acc, span, ((vr & ~mask) + root) % n, PX_COLL_TAG_REDUCE, c);
-            break;
+        if (vr & mask) {
+            px_coll_send_items(s, c, acc, 0, a->count, a->dt, ((vr & ~mask) + a->root) % n);
+            px_coll_sched_round(s);
+            return MPI_SUCCESS;
         }
+        if ((vr | mask) >= n)
+            continue;
+        if (!work) {
+            /* the root accumulates in its receive buffer */
+            work = vr == 0 ? a->rbuf : px_coll_tmp_items(s, a->dt, a->count);
+            tmp = px_coll_tmp_items(s, a->dt, a->count);
+            if (!work || !tmp)
+                return MPI_ERR_NO_MEM;
+            px_coll_copy_items(s, acc, work, 0, a->count, a->dt);
+            acc = work;
+        }
+        px_coll_recv_items(s, c, tmp, 0, a->count, a->dt, ((vr | mask) + a->root) % n);
+        px_coll_sched_round(s);
+        px_coll_sched_reduce(s, tmp, work, a->count, a->dt, a->op);
     }
-    if (rc == MPI_SUCCESS && c->rank == root)
-        memcpy(rbuf, acc, span);
-    free(acc);
-    free(tmp);
-    return rc;
+    /* root */
+    if (!work)
+        px_coll_copy_items(s, a->sbuf, a->rbuf, 0, a->count, a->dt);
+    px_coll_sched_round(s);
+    return MPI_SUCCESS;
 }

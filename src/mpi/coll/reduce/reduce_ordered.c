@@ -1,35 +1,48 @@
-/* Reduction in rank order at the root, for non-commutative operations:
- * result = x0 op x1 op ... op x(n-1). */
+/* Reduction that keeps rank order, for non-commutative operations: a
+ * binomial tree over ranks rooted at rank 0 where every subtree holds a
+ * contiguous range of ranks, so each parent computes (its range) op
+ * (child's range); rank 0 forwards the result to the root. */
 #include "../coll_impl.h"
 
-#include <stdlib.h>
-
-int px_coll_reduce_ordered(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                           int root, px_mpi_comm_t *c)
+PX_COLL_BUILDER(px_coll_reduce_ordered)
 {
-    px_mpi_dt_t *d = px_mpi_dt_get(dt);
-    size_t span = (size_t)count * (size_t)d->extent;
-    int n = c->size, rc = MPI_SUCCESS;
-    if (c->rank != root)
-        return px_coll_send(sbuf, span, root, PX_COLL_TAG_REDUCE, c);
-    char *acc = malloc(span ? span : 1), *tmp = malloc(span ? span : 1);
-    if (!acc || !tmp) {
-        free(acc);
-        free(tmp);
-        return MPI_ERR_NO_MEM;
+    int n = c->size, r = c->rank;
+    const void *acc = a->sbuf;
+    void *bufs[2] = {NULL, NULL};
+    int cur = 0;
+    for (int mask = 1; mask < n; mask <<= 1) {
+        if (r & mask) {
+            px_coll_send_items(s, c, acc, 0, a->count, a->dt, r & ~mask);
+            px_coll_sched_round(s);
+            acc = NULL;
+            break;
+        }
+        if ((r | mask) >= n)
+            continue;
+        if (!bufs[0]) {
+            bufs[0] = px_coll_tmp_items(s, a->dt, a->count);
+            bufs[1] = px_coll_tmp_items(s, a->dt, a->count);
+            if (!bufs[0] || !bufs[1])
+                return MPI_ERR_NO_MEM;
+        }
+        /* tmp = acc op tmp, then tmp becomes the accumulator */
+        void *tmp = bufs[cur];
+        px_coll_recv_items(s, c, tmp, 0, a->count, a->dt, r | mask);
+        px_coll_sched_round(s);
+        px_coll_sched_reduce(s, acc, tmp, a->count, a->dt, a->op);
+        acc = tmp;
+        cur ^= 1;
     }
-    for (int i = n - 1; i >= 0 && rc == MPI_SUCCESS; i--) {
-        char *dst = i == n - 1 ? acc : tmp;
-        if (i == root)
-            memcpy(dst, sbuf, span);
+    if (r == 0) {
+        if (a->root == 0)
+            px_coll_copy_items(s, acc, a->rbuf, 0, a->count, a->dt);
         else
-            rc = px_coll_recv(dst, span, i, PX_COLL_TAG_REDUCE, c);
-        if (rc == MPI_SUCCESS && i != n - 1)
-            px_mpi_op_apply(op, tmp, acc, count, dt); /* acc = x_i op acc */
+            px_coll_send_items(s, c, acc, 0, a->count, a->dt, a->root);
+        px_coll_sched_round(s);
     }
-    if (rc == MPI_SUCCESS)
-        memcpy(rbuf, acc, span);
-    free(acc);
-    free(tmp);
-    return rc;
+    if (r == a->root && r != 0) {
+        px_coll_recv_items(s, c, a->rbuf, 0, a->count, a->dt, 0);
+        px_coll_sched_round(s);
+    }
+    return MPI_SUCCESS;
 }

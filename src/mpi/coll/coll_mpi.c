@@ -1,0 +1,633 @@
+/* MPI collective entry points, blocking and nonblocking: argument checks
+ * (reported through the communicator's error handler), MPI_IN_PLACE
+ * resolution, then one schedule built by the selected algorithm, run to
+ * completion or wrapped in a request. */
+#include "coll_impl.h"
+
+#include <stdlib.h>
+
+int px_coll_bcast_sched(px_coll_sched_t *s, void *buf, int count, MPI_Datatype dt, int root,
+                        px_mpi_comm_t *c);
+
+#define PX_TRY(expr)                                                                           \
+    do {                                                                                       \
+        int px_rc_ = (expr);                                                                   \
+        if (px_rc_ != MPI_SUCCESS)                                                             \
+            return px_rc_;                                                                     \
+    } while (0)
+
+static int px_chk_type(px_mpi_comm_t *c, MPI_Datatype dt, const char *fn)
+{
+    px_mpi_dt_t *d = dt == MPI_DATATYPE_NULL ? NULL : px_mpi_dt_get(dt);
+    if (!d)
+        return px_mpi_error(c, MPI_ERR_TYPE, fn, "invalid datatype");
+    if (!d->committed)
+        return px_mpi_error(c, MPI_ERR_TYPE, fn, "datatype not committed");
+    return MPI_SUCCESS;
+}
+
+static int px_chk_buf(px_mpi_comm_t *c, int count, MPI_Datatype dt, const char *fn)
+{
+    if (count < 0)
+        return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", count);
+    return px_chk_type(c, dt, fn);
+}
+
+static int px_chk_counts(px_mpi_comm_t *c, const int *counts, const int *displs, MPI_Datatype dt,
+                         const char *fn)
+{
+    if (!counts || !displs)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null counts or displacements");
+    for (int i = 0; i < c->size; i++)
+        if (counts[i] < 0)
+            return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d for rank %d", counts[i],
+                                i);
+    return px_chk_type(c, dt, fn);
+}
+
+static int px_chk_root(px_mpi_comm_t *c, int root, const char *fn)
+{
+    if (root < 0 || root >= c->size)
+        return px_mpi_error(c, MPI_ERR_ROOT, fn, "invalid root %d (size %d)", root, c->size);
+    return MPI_SUCCESS;
+}
+
+static int px_chk_op(px_mpi_comm_t *c, MPI_Op op, MPI_Datatype dt, int *commute_p, const char *fn)
+{
+    if (px_mpi_op_check(op, dt, commute_p) != MPI_SUCCESS)
+        return px_mpi_error(c, MPI_ERR_OP, fn, "invalid operation or not defined for the datatype");
+    return MPI_SUCCESS;
+}
+
+static int px_chk_req(px_mpi_comm_t *c, MPI_Request *req, int nonblocking, const char *fn)
+{
+    if (nonblocking && !req)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null request pointer");
+    return MPI_SUCCESS;
+}
+
+/* The standard requires equal type signatures on both sides of a transfer;
+ * a mismatch within one call is caught before anything is sent. */
+static int px_chk_sig(px_mpi_comm_t *c, int scount, MPI_Datatype st, int rcount, MPI_Datatype rt,
+                      const char *fn)
+{
+    size_t sb = (size_t)scount * (size_t)px_mpi_dt_get(st)->size;
+    size_t rb = (size_t)rcount * (size_t)px_mpi_dt_get(rt)->size;
+    if (sb > rb)
+        return px_mpi_error(c, MPI_ERR_TRUNCATE, fn, "%zu bytes sent, %zu expected", sb, rb);
+    if (sb < rb)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "%zu bytes sent, %zu expected", sb, rb);
+    return MPI_SUCCESS;
+}
+
+static int px_chk_alias(px_mpi_comm_t *c, const void *sbuf, const void *rbuf, size_t bytes,
+                        const char *fn)
+{
+    if (bytes && sbuf == rbuf)
+        return px_mpi_error(c, MPI_ERR_BUFFER, fn, "send and receive buffers alias (use MPI_IN_PLACE)");
+    return MPI_SUCCESS;
+}
+
+static size_t px_bytes(int count, MPI_Datatype dt)
+{
+    return (size_t)count * (size_t)px_mpi_dt_get(dt)->size;
+}
+
+/* Runs or starts a built schedule. */
+static int px_coll_go(px_coll_sched_t *s, int rc, px_mpi_comm_t *c, MPI_Request *req,
+                      const char *fn)
+{
+    if (rc == MPI_SUCCESS)
+        rc = s->err;
+    if (rc != MPI_SUCCESS) {
+        px_coll_sched_free(s);
+        return px_mpi_error(c, rc, fn, "cannot set up the collective");
+    }
+    if (!req) {
+        rc = px_coll_sched_run(s);
+        return rc == MPI_SUCCESS ? rc : px_mpi_error(c, rc, fn, "communication failed");
+    }
+    px_mpi_req_t *r;
+    rc = px_coll_sched_start_req(s, c, &r);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, fn, "cannot start the collective");
+    *req = r->handle;
+    return MPI_SUCCESS;
+}
+
+static px_coll_sched_t *px_coll_begin(px_mpi_comm_t *c, MPI_Request *req)
+{
+    /* the node hierarchy is built only where every rank surely takes part */
+    if (!req)
+        px_coll_hier_ensure(c);
+    return px_coll_sched_new(c);
+}
+
+static int px_coll_launch(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c,
+                          MPI_Request *req, const char *fn)
+{
+    px_coll_sched_t *s = px_coll_begin(c, req);
+    if (!s)
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    return px_coll_go(s, px_coll_build_into(s, id, a, c), c, req, fn);
+}
+
+/* ---------- implementations shared by blocking and nonblocking ---------- */
+
+static int px_barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    px_coll_args_t a = {0};
+    return px_coll_launch(PX_COLL_BARRIER, &a, c, req, fn);
+}
+
+static int px_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                    MPI_Request *req, const char *fn)
+{
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    PX_TRY(px_chk_buf(c, count, dt, fn));
+    PX_TRY(px_chk_root(c, root, fn));
+    if (buf == MPI_IN_PLACE)
+        return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid here");
+    px_coll_sched_t *s = px_coll_begin(c, req);
+    if (!s)
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    return px_coll_go(s, px_coll_bcast_sched(s, buf, count, dt, root, c), c, req, fn);
+}
+
+static int px_reduce_common(px_coll_id_t id, const void *sbuf, void *rbuf, int count,
+                            MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, MPI_Request *req,
+                            const char *fn)
+{
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    PX_TRY(px_chk_buf(c, count, dt, fn));
+    px_coll_args_t a = {.count = count, .dt = dt, .op = op, .root = root, .rbuf = rbuf};
+    PX_TRY(px_chk_op(c, op, dt, &a.commute, fn));
+    if (id == PX_COLL_REDUCE) {
+        PX_TRY(px_chk_root(c, root, fn));
+        if (c->rank != root && sbuf == MPI_IN_PLACE)
+            return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
+    }
+    int has_result = id != PX_COLL_REDUCE || c->rank == root;
+    if (has_result && rbuf == MPI_IN_PLACE)
+        return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
+    if (has_result)
+        PX_TRY(px_chk_alias(c, sbuf, rbuf, px_bytes(count, dt), fn));
+    a.sbuf = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    a.bytes = px_bytes(count, dt);
+    return px_coll_launch(id, &a, c, req, fn);
+}
+
+static int px_gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                     MPI_Datatype rt, const int *rcounts, const int *displs, int root,
+                     MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    int v = strstr(fn, "atherv") != NULL;
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    PX_TRY(px_chk_root(c, root, fn));
+    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
+                        .rcount = rcount, .rtype = rt, .rcounts = rcounts, .rdispls = displs,
+                        .root = root};
+    if (c->rank == root) {
+        if (v)
+            PX_TRY(px_chk_counts(c, rcounts, displs, rt, fn));
+        else
+            PX_TRY(px_chk_buf(c, rcount, rt, fn));
+        if (rbuf == MPI_IN_PLACE)
+            return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
+        if (sbuf != MPI_IN_PLACE) {
+            PX_TRY(px_chk_buf(c, scount, st, fn));
+            PX_TRY(px_chk_sig(c, scount, st, v ? rcounts[root] : rcount, rt, fn));
+        }
+        a.bytes = v ? 0 : px_bytes(rcount, rt);
+    } else {
+        if (sbuf == MPI_IN_PLACE)
+            return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
+        PX_TRY(px_chk_buf(c, scount, st, fn));
+        a.bytes = v ? 0 : px_bytes(scount, st);
+    }
+    return px_coll_launch(v ? PX_COLL_GATHERV : PX_COLL_GATHER, &a, c, req, fn);
+}
+
+static int px_scatter(const void *sbuf, int scount, const int *scounts, const int *displs,
+                      MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int root,
+                      MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    int v = strstr(fn, "atterv") != NULL;
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    PX_TRY(px_chk_root(c, root, fn));
+    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
+                        .rcount = rcount, .rtype = rt, .scounts = scounts, .sdispls = displs,
+                        .root = root};
+    if (c->rank == root) {
+        if (v)
+            PX_TRY(px_chk_counts(c, scounts, displs, st, fn));
+        else
+            PX_TRY(px_chk_buf(c, scount, st, fn));
+        if (sbuf == MPI_IN_PLACE)
+            return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as send buffer");
+        if (rbuf != MPI_IN_PLACE) {
+            PX_TRY(px_chk_buf(c, rcount, rt, fn));
+            PX_TRY(px_chk_sig(c, v ? scounts[root] : scount, st, rcount, rt, fn));
+        }
+        a.bytes = v ? 0 : px_bytes(scount, st);
+    } else {
+        if (rbuf == MPI_IN_PLACE)
+            return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
+        PX_TRY(px_chk_buf(c, rcount, rt, fn));
+        a.bytes = v ? 0 : px_bytes(rcount, rt);
+    }
+    return px_coll_launch(v ? PX_COLL_SCATTERV : PX_COLL_SCATTER, &a, c, req, fn);
+}
+
+static int px_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                        const int *rcounts, const int *displs, MPI_Datatype rt, MPI_Comm comm,
+                        MPI_Request *req, const char *fn)
+{
+    int v = strstr(fn, "atherv") != NULL;
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    if (v)
+        PX_TRY(px_chk_counts(c, rcounts, displs, rt, fn));
+    else
+        PX_TRY(px_chk_buf(c, rcount, rt, fn));
+    if (rbuf == MPI_IN_PLACE)
+        return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
+    int mine = v ? rcounts[c->rank] : rcount;
+    if (sbuf != MPI_IN_PLACE) {
+        PX_TRY(px_chk_buf(c, scount, st, fn));
+        PX_TRY(px_chk_sig(c, scount, st, mine, rt, fn));
+        PX_TRY(px_chk_alias(c, sbuf, rbuf, px_bytes(scount, st), fn));
+    }
+    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
+                        .rcount = rcount, .rtype = rt, .rcounts = rcounts, .rdispls = displs};
+    a.bytes = v ? 0 : px_bytes(rcount, rt);
+    return px_coll_launch(v ? PX_COLL_ALLGATHERV : PX_COLL_ALLGATHER, &a, c, req, fn);
+}
+
+static int px_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                       MPI_Datatype rt, MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    PX_TRY(px_chk_buf(c, rcount, rt, fn));
+    if (rbuf == MPI_IN_PLACE)
+        return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
+    if (sbuf != MPI_IN_PLACE) {
+        PX_TRY(px_chk_buf(c, scount, st, fn));
+        PX_TRY(px_chk_sig(c, scount, st, rcount, rt, fn));
+        PX_TRY(px_chk_alias(c, sbuf, rbuf, px_bytes(scount, st), fn));
+    } else {
+        scount = rcount;
+        st = rt;
+    }
+    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
+                        .rcount = rcount, .rtype = rt};
+    a.bytes = px_bytes(rcount, rt);
+    return px_coll_launch(PX_COLL_ALLTOALL, &a, c, req, fn);
+}
+
+static int px_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
+                        const MPI_Datatype *stypes, MPI_Datatype st, void *rbuf,
+                        const int *rcounts, const int *rdispls, const MPI_Datatype *rtypes,
+                        MPI_Datatype rt, MPI_Comm comm, MPI_Request *req, const char *fn)
+{
+    int w = strstr(fn, "lltoallw") != NULL;
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    if (rbuf == MPI_IN_PLACE)
+        return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
+    if (w && !rtypes)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null receive datatypes");
+    PX_TRY(px_chk_counts(c, rcounts, rdispls, w ? rtypes[0] : rt, fn));
+    for (int i = 0; w && i < c->size; i++)
+        PX_TRY(px_chk_type(c, rtypes[i], fn));
+    if (sbuf != MPI_IN_PLACE) {
+        if (w && !stypes)
+            return px_mpi_error(c, MPI_ERR_ARG, fn, "null send datatypes");
+        PX_TRY(px_chk_counts(c, scounts, sdispls, w ? stypes[0] : st, fn));
+        for (int i = 0; w && i < c->size; i++)
+            PX_TRY(px_chk_type(c, stypes[i], fn));
+        int me = c->rank;
+        PX_TRY(px_chk_sig(c, scounts[me], w ? stypes[me] : st, rcounts[me], w ? rtypes[me] : rt,
+                          fn));
+    }
+    px_coll_args_t a = {.sbuf = sbuf, .scounts = scounts, .sdispls = sdispls,
+                        .stypes = w ? stypes : NULL, .stype = st, .rbuf = rbuf,
+                        .rcounts = rcounts, .rdispls = rdispls, .rtypes = w ? rtypes : NULL,
+                        .rtype = rt};
+    return px_coll_launch(w ? PX_COLL_ALLTOALLW : PX_COLL_ALLTOALLV, &a, c, req, fn);
+}
+
+static int px_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
+                             MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req,
+                             const char *fn)
+{
+    int block = strstr(fn, "_block") != NULL;
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    px_coll_args_t a = {.dt = dt, .op = op, .rbuf = rbuf};
+    if (block) {
+        PX_TRY(px_chk_buf(c, rcount, dt, fn));
+    } else {
+        if (!rcounts)
+            return px_mpi_error(c, MPI_ERR_ARG, fn, "null receive counts");
+        for (int i = 0; i < c->size; i++)
+            if (rcounts[i] < 0)
+                return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", rcounts[i]);
+        PX_TRY(px_chk_type(c, dt, fn));
+    }
+    PX_TRY(px_chk_op(c, op, dt, &a.commute, fn));
+    if (rbuf == MPI_IN_PLACE)
+        return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
+    int *cnts = NULL;
+    if (block) {
+        cnts = malloc(sizeof(int) * (size_t)c->size);
+        if (!cnts)
+            return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+        for (int i = 0; i < c->size; i++)
+            cnts[i] = rcount;
+        rcounts = cnts;
+    }
+    size_t total = 0;
+    for (int i = 0; i < c->size; i++)
+        total += (size_t)rcounts[i];
+    if (sbuf != MPI_IN_PLACE && sbuf == rbuf && total) {
+        free(cnts);
+        return px_chk_alias(c, sbuf, rbuf, total, fn);
+    }
+    a.sbuf = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+    a.rcounts = rcounts;
+    a.bytes = total * (size_t)px_mpi_dt_get(dt)->size;
+    /* the counts are read while the schedule is built, not later */
+    int rc = px_coll_launch(block ? PX_COLL_REDUCE_SCATTER_BLOCK : PX_COLL_REDUCE_SCATTER, &a, c,
+                            req, fn);
+    free(cnts);
+    return rc;
+}
+
+/* ---------- MPI functions ---------- */
+
+PX_PMPI(MPI_Barrier)(MPI_Comm comm) { return px_barrier(comm, NULL, "MPI_Barrier"); }
+PX_WEAK(MPI_Barrier)
+PX_PMPI(MPI_Ibarrier)(MPI_Comm comm, MPI_Request *req)
+{
+    return px_barrier(comm, req, "MPI_Ibarrier");
+}
+PX_WEAK(MPI_Ibarrier)
+
+PX_PMPI(MPI_Bcast)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
+{
+    return px_bcast(buf, count, dt, root, comm, NULL, "MPI_Bcast");
+}
+PX_WEAK(MPI_Bcast)
+PX_PMPI(MPI_Ibcast)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
+                    MPI_Request *req)
+{
+    return px_bcast(buf, count, dt, root, comm, req, "MPI_Ibcast");
+}
+PX_WEAK(MPI_Ibcast)
+
+PX_PMPI(MPI_Reduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                    MPI_Comm comm)
+{
+    return px_reduce_common(PX_COLL_REDUCE, sbuf, rbuf, count, dt, op, root, comm, NULL,
+                            "MPI_Reduce");
+}
+PX_WEAK(MPI_Reduce)
+PX_PMPI(MPI_Ireduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                     int root, MPI_Comm comm, MPI_Request *req)
+{
+    return px_reduce_common(PX_COLL_REDUCE, sbuf, rbuf, count, dt, op, root, comm, req,
+                            "MPI_Ireduce");
+}
+PX_WEAK(MPI_Ireduce)
+
+PX_PMPI(MPI_Allreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                       MPI_Comm comm)
+{
+    return px_reduce_common(PX_COLL_ALLREDUCE, sbuf, rbuf, count, dt, op, 0, comm, NULL,
+                            "MPI_Allreduce");
+}
+PX_WEAK(MPI_Allreduce)
+PX_PMPI(MPI_Iallreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                        MPI_Comm comm, MPI_Request *req)
+{
+    return px_reduce_common(PX_COLL_ALLREDUCE, sbuf, rbuf, count, dt, op, 0, comm, req,
+                            "MPI_Iallreduce");
+}
+PX_WEAK(MPI_Iallreduce)
+
+PX_PMPI(MPI_Scan)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                  MPI_Comm comm)
+{
+    return px_reduce_common(PX_COLL_SCAN, sbuf, rbuf, count, dt, op, 0, comm, NULL, "MPI_Scan");
+}
+PX_WEAK(MPI_Scan)
+PX_PMPI(MPI_Iscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *req)
+{
+    return px_reduce_common(PX_COLL_SCAN, sbuf, rbuf, count, dt, op, 0, comm, req, "MPI_Iscan");
+}
+PX_WEAK(MPI_Iscan)
+
+PX_PMPI(MPI_Exscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                    MPI_Comm comm)
+{
+    return px_reduce_common(PX_COLL_EXSCAN, sbuf, rbuf, count, dt, op, 0, comm, NULL,
+                            "MPI_Exscan");
+}
+PX_WEAK(MPI_Exscan)
+PX_PMPI(MPI_Iexscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                     MPI_Comm comm, MPI_Request *req)
+{
+    return px_reduce_common(PX_COLL_EXSCAN, sbuf, rbuf, count, dt, op, 0, comm, req,
+                            "MPI_Iexscan");
+}
+PX_WEAK(MPI_Iexscan)
+
+PX_PMPI(MPI_Gather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                    MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    return px_gather(sbuf, scount, st, rbuf, rcount, rt, NULL, NULL, root, comm, NULL,
+                     "MPI_Gather");
+}
+PX_WEAK(MPI_Gather)
+PX_PMPI(MPI_Igather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                     MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return px_gather(sbuf, scount, st, rbuf, rcount, rt, NULL, NULL, root, comm, req,
+                     "MPI_Igather");
+}
+PX_WEAK(MPI_Igather)
+
+PX_PMPI(MPI_Gatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+                     const int rcounts[], const int displs[], MPI_Datatype rt, int root,
+                     MPI_Comm comm)
+{
+    return px_gather(sbuf, scount, st, rbuf, 0, rt, rcounts, displs, root, comm, NULL,
+                     "MPI_Gatherv");
+}
+PX_WEAK(MPI_Gatherv)
+PX_PMPI(MPI_Igatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+                      const int rcounts[], const int displs[], MPI_Datatype rt, int root,
+                      MPI_Comm comm, MPI_Request *req)
+{
+    return px_gather(sbuf, scount, st, rbuf, 0, rt, rcounts, displs, root, comm, req,
+                     "MPI_Igatherv");
+}
+PX_WEAK(MPI_Igatherv)
+
+PX_PMPI(MPI_Scatter)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                     MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    return px_scatter(sbuf, scount, NULL, NULL, st, rbuf, rcount, rt, root, comm, NULL,
+                      "MPI_Scatter");
+}
+PX_WEAK(MPI_Scatter)
+PX_PMPI(MPI_Iscatter)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                      MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
+{
+    return px_scatter(sbuf, scount, NULL, NULL, st, rbuf, rcount, rt, root, comm, req,
+                      "MPI_Iscatter");
+}
+PX_WEAK(MPI_Iscatter)
+
+PX_PMPI(MPI_Scatterv)(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype st,
+                      void *rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
+{
+    return px_scatter(sbuf, 0, scounts, displs, st, rbuf, rcount, rt, root, comm, NULL,
+                      "MPI_Scatterv");
+}
+PX_WEAK(MPI_Scatterv)
+PX_PMPI(MPI_Iscatterv)(const void *sbuf, const int scounts[], const int displs[],
+                       MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int root,
+                       MPI_Comm comm, MPI_Request *req)
+{
+    return px_scatter(sbuf, 0, scounts, displs, st, rbuf, rcount, rt, root, comm, req,
+                      "MPI_Iscatterv");
+}
+PX_WEAK(MPI_Iscatterv)
+
+PX_PMPI(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                       MPI_Datatype rt, MPI_Comm comm)
+{
+    return px_allgather(sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm, NULL,
+                        "MPI_Allgather");
+}
+PX_WEAK(MPI_Allgather)
+PX_PMPI(MPI_Iallgather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                        MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+    return px_allgather(sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm, req,
+                        "MPI_Iallgather");
+}
+PX_WEAK(MPI_Iallgather)
+
+PX_PMPI(MPI_Allgatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+                        const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm)
+{
+    return px_allgather(sbuf, scount, st, rbuf, 0, rcounts, displs, rt, comm, NULL,
+                        "MPI_Allgatherv");
+}
+PX_WEAK(MPI_Allgatherv)
+PX_PMPI(MPI_Iallgatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
+                         const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm,
+                         MPI_Request *req)
+{
+    return px_allgather(sbuf, scount, st, rbuf, 0, rcounts, displs, rt, comm, req,
+                        "MPI_Iallgatherv");
+}
+PX_WEAK(MPI_Iallgatherv)
+
+PX_PMPI(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                      MPI_Datatype rt, MPI_Comm comm)
+{
+    return px_alltoall(sbuf, scount, st, rbuf, rcount, rt, comm, NULL, "MPI_Alltoall");
+}
+PX_WEAK(MPI_Alltoall)
+PX_PMPI(MPI_Ialltoall)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+                       MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+    return px_alltoall(sbuf, scount, st, rbuf, rcount, rt, comm, req, "MPI_Ialltoall");
+}
+PX_WEAK(MPI_Ialltoall)
+
+PX_PMPI(MPI_Alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
+                       MPI_Datatype st, void *rbuf, const int rcounts[], const int rdispls[],
+                       MPI_Datatype rt, MPI_Comm comm)
+{
+    return px_alltoallw(sbuf, scounts, sdispls, NULL, st, rbuf, rcounts, rdispls, NULL, rt, comm,
+                        NULL, "MPI_Alltoallv");
+}
+PX_WEAK(MPI_Alltoallv)
+PX_PMPI(MPI_Ialltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
+                        MPI_Datatype st, void *rbuf, const int rcounts[], const int rdispls[],
+                        MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
+{
+    return px_alltoallw(sbuf, scounts, sdispls, NULL, st, rbuf, rcounts, rdispls, NULL, rt, comm,
+                        req, "MPI_Ialltoallv");
+}
+PX_WEAK(MPI_Ialltoallv)
+
+PX_PMPI(MPI_Alltoallw)(const void *sbuf, const int scounts[], const int sdispls[],
+                       const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                       const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
+{
+    return px_alltoallw(sbuf, scounts, sdispls, stypes, MPI_BYTE, rbuf, rcounts, rdispls, rtypes,
+                        MPI_BYTE, comm, NULL, "MPI_Alltoallw");
+}
+PX_WEAK(MPI_Alltoallw)
+PX_PMPI(MPI_Ialltoallw)(const void *sbuf, const int scounts[], const int sdispls[],
+                        const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                        const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                        MPI_Request *req)
+{
+    return px_alltoallw(sbuf, scounts, sdispls, stypes, MPI_BYTE, rbuf, rcounts, rdispls, rtypes,
+                        MPI_BYTE, comm, req, "MPI_Ialltoallw");
+}
+PX_WEAK(MPI_Ialltoallw)
+
+PX_PMPI(MPI_Reduce_scatter_block)(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt,
+                                  MPI_Op op, MPI_Comm comm)
+{
+    return px_reduce_scatter(sbuf, rbuf, NULL, rcount, dt, op, comm, NULL,
+                             "MPI_Reduce_scatter_block");
+}
+PX_WEAK(MPI_Reduce_scatter_block)
+PX_PMPI(MPI_Ireduce_scatter_block)(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt,
+                                   MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+    return px_reduce_scatter(sbuf, rbuf, NULL, rcount, dt, op, comm, req,
+                             "MPI_Ireduce_scatter_block");
+}
+PX_WEAK(MPI_Ireduce_scatter_block)
+
+PX_PMPI(MPI_Reduce_scatter)(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+                            MPI_Op op, MPI_Comm comm)
+{
+    return px_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op,
+                             comm, NULL, "MPI_Reduce_scatter");
+}
+PX_WEAK(MPI_Reduce_scatter)
+PX_PMPI(MPI_Ireduce_scatter)(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
+                             MPI_Op op, MPI_Comm comm, MPI_Request *req)
+{
+    return px_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op,
+                             comm, req, "MPI_Ireduce_scatter");
+}
+PX_WEAK(MPI_Ireduce_scatter)

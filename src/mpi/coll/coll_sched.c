@@ -1,0 +1,300 @@
+/* Schedule engine: a collective is a list of rounds; each round runs its
+ * local steps (copy, pack, reduce) and posts its transfers, and the next
+ * round starts once those transfers complete. Blocking collectives run the
+ * schedule to completion; nonblocking ones wrap it in a request whose poll
+ * advances it, so it progresses with the engine. */
+#include "coll_impl.h"
+
+#include <stdlib.h>
+
+px_coll_sched_t *px_coll_sched_new(px_mpi_comm_t *c)
+{
+    px_coll_sched_t *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->comm = c;
+    c->refs++;
+    /* Collectives start in the same order everywhere (MPI requires it), so
+     * a per-communicator sequence keeps concurrent ones apart. */
+    s->tag = c->coll_tag & 0x3fffffff;
+    c->coll_tag = (c->coll_tag + 1) & 0x3fffffff;
+    s->rounds = malloc(sizeof(int) * 8);
+    if (!s->rounds) {
+        px_mpi_comm_release(c);
+        free(s);
+        return NULL;
+    }
+    s->rcap = 8;
+    s->rounds[0] = 0;
+    s->nrounds = 1;
+    return s;
+}
+
+void px_coll_sched_free(px_coll_sched_t *s)
+{
+    if (!s)
+        return;
+    for (int i = 0; i < s->nreqs; i++) {
+        /* only on error paths: wait so no transfer writes freed memory */
+        px_mpi_req_wait(s->reqs[i]);
+        px_mpi_req_complete(s->reqs[i], MPI_STATUS_IGNORE);
+        px_mpi_req_free(s->reqs[i]);
+    }
+    for (int i = 0; i < s->nmem; i++)
+        free(s->mem[i]);
+    free(s->mem);
+    free(s->reqs);
+    free(s->steps);
+    free(s->rounds);
+    px_mpi_comm_release(s->comm);
+    free(s);
+}
+
+static int px_grow(void **arr, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    int nc = *cap ? *cap * 2 : 16;
+    while (nc < need)
+        nc *= 2;
+    void *p = realloc(*arr, (size_t)nc * elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = nc;
+    return 0;
+}
+
+void px_coll_sched_round(px_coll_sched_t *s)
+{
+    if (s->rounds[s->nrounds - 1] == s->nsteps)
+        return; /* current round still empty */
+    if (px_grow((void **)&s->rounds, &s->rcap, s->nrounds + 1, sizeof(int))) {
+        s->err = MPI_ERR_NO_MEM;
+        return;
+    }
+    s->rounds[s->nrounds++] = s->nsteps;
+}
+
+static void px_sched_add(px_coll_sched_t *s, px_coll_step_t st)
+{
+    if (px_grow((void **)&s->steps, &s->scap, s->nsteps + 1, sizeof(st))) {
+        s->err = MPI_ERR_NO_MEM;
+        return;
+    }
+    s->steps[s->nsteps++] = st;
+}
+
+void px_coll_sched_send(px_coll_sched_t *s, px_mpi_comm_t *c, const void *buf, MPI_Aint count,
+                        MPI_Datatype dt, int peer)
+{
+    px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_SEND, .c = c, .peer = peer, .src = buf,
+                                      .count = count, .dt = dt});
+}
+
+void px_coll_sched_recv(px_coll_sched_t *s, px_mpi_comm_t *c, void *buf, MPI_Aint count,
+                        MPI_Datatype dt, int peer)
+{
+    px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_RECV, .c = c, .peer = peer, .dst = buf,
+                                      .count = count, .dt = dt});
+}
+
+void px_coll_sched_copy(px_coll_sched_t *s, const void *src, void *dst, size_t bytes)
+{
+    if (bytes && src != dst)
+        px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_COPY, .src = src, .dst = dst,
+                                          .count = (MPI_Aint)bytes});
+}
+
+void px_coll_sched_reduce(px_coll_sched_t *s, const void *in, void *inout, MPI_Aint count,
+                          MPI_Datatype dt, MPI_Op op)
+{
+    if (count)
+        px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_REDUCE, .src = in, .dst = inout,
+                                          .count = count, .dt = dt, .op = op});
+}
+
+void px_coll_sched_pack(px_coll_sched_t *s, const void *src, MPI_Aint count, MPI_Datatype dt,
+                        void *dst)
+{
+    if (count)
+        px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_PACK, .src = src, .dst = dst,
+                                          .count = count, .dt = dt});
+}
+
+void px_coll_sched_unpack(px_coll_sched_t *s, const void *src, MPI_Aint count, MPI_Datatype dt,
+                          void *dst)
+{
+    if (count)
+        px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_UNPACK, .src = src, .dst = dst,
+                                          .count = count, .dt = dt});
+}
+
+void *px_coll_sched_alloc(px_coll_sched_t *s, size_t bytes)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p || px_grow((void **)&s->mem, &s->mcap, s->nmem + 1, sizeof(void *))) {
+        free(p);
+        s->err = MPI_ERR_NO_MEM;
+        return NULL;
+    }
+    s->mem[s->nmem++] = p;
+    return p;
+}
+
+void *px_coll_tmp_items(px_coll_sched_t *s, MPI_Datatype dt, MPI_Aint count)
+{
+    px_mpi_dt_t *d = px_mpi_dt_get(dt);
+    char *p = px_coll_sched_alloc(s, px_coll_span(d, count));
+    return p ? p - d->true_lb : NULL;
+}
+
+void px_coll_send_items(px_coll_sched_t *s, px_mpi_comm_t *c, const void *buf, MPI_Aint first,
+                        MPI_Aint count, MPI_Datatype dt, int peer)
+{
+    px_mpi_dt_t *d = px_mpi_dt_get(dt);
+    px_coll_sched_send(s, c, (const char *)buf + d->true_lb + first * d->extent,
+                       (MPI_Aint)px_coll_span(d, count), MPI_BYTE, peer);
+}
+
+void px_coll_recv_items(px_coll_sched_t *s, px_mpi_comm_t *c, void *buf, MPI_Aint first,
+                        MPI_Aint count, MPI_Datatype dt, int peer)
+{
+    px_mpi_dt_t *d = px_mpi_dt_get(dt);
+    px_coll_sched_recv(s, c, (char *)buf + d->true_lb + first * d->extent,
+                       (MPI_Aint)px_coll_span(d, count), MPI_BYTE, peer);
+}
+
+void px_coll_copy_items(px_coll_sched_t *s, const void *src, void *dst, MPI_Aint first,
+                        MPI_Aint count, MPI_Datatype dt)
+{
+    px_mpi_dt_t *d = px_mpi_dt_get(dt);
+    MPI_Aint off = d->true_lb + first * d->extent;
+    px_coll_sched_copy(s, (const char *)src + off, (char *)dst + off, px_coll_span(d, count));
+}
+
+static void px_step_pack(const px_coll_step_t *st, int unpack)
+{
+    px_mpi_dt_t *d = px_mpi_dt_get(st->dt);
+    if (d->contig) {
+        size_t bytes = (size_t)st->count * (size_t)d->size;
+        if (unpack)
+            memmove((char *)st->dst + d->true_lb, st->src, bytes);
+        else
+            memmove(st->dst, (const char *)st->src + d->true_lb, bytes);
+    } else if (unpack) {
+        d->unpack(d, st->count, st->src, st->dst);
+    } else {
+        d->pack(d, st->count, st->src, st->dst);
+    }
+}
+
+static void px_sched_start_round(px_coll_sched_t *s)
+{
+    int end = s->cur + 1 < s->nrounds ? s->rounds[s->cur + 1] : s->nsteps;
+    for (int i = s->rounds[s->cur]; i < end && s->err == MPI_SUCCESS; i++) {
+        px_coll_step_t *st = &s->steps[i];
+        int rc = MPI_SUCCESS;
+        px_mpi_req_t *r = NULL;
+        switch (st->kind) {
+        case PX_COLL_STEP_SEND:
+            rc = px_mpi_isend_internal(&r, st->src, (int)st->count, st->dt, st->peer, s->tag,
+                                       st->c, st->c->ctx + 1, PX_PROTO_MODE_STD);
+            break;
+        case PX_COLL_STEP_RECV:
+            rc = px_mpi_irecv_internal(&r, st->dst, (int)st->count, st->dt, st->peer, s->tag,
+                                       st->c, st->c->ctx + 1);
+            break;
+        case PX_COLL_STEP_COPY:
+            memmove(st->dst, st->src, (size_t)st->count);
+            break;
+        case PX_COLL_STEP_REDUCE:
+            px_mpi_op_apply(st->op, st->src, st->dst, (int)st->count, st->dt);
+            break;
+        case PX_COLL_STEP_PACK:
+            px_step_pack(st, 0);
+            break;
+        case PX_COLL_STEP_UNPACK:
+            px_step_pack(st, 1);
+            break;
+        }
+        if (rc != MPI_SUCCESS) {
+            s->err = rc;
+            break;
+        }
+        if (r) {
+            if (px_grow((void **)&s->reqs, &s->qcap, s->nreqs + 1, sizeof(*s->reqs))) {
+                s->err = MPI_ERR_NO_MEM;
+                px_mpi_req_wait(r);
+                px_mpi_req_free(r);
+                break;
+            }
+            s->reqs[s->nreqs++] = r;
+        }
+    }
+    s->posted = 1;
+}
+
+int px_coll_sched_progress(px_coll_sched_t *s)
+{
+    for (;;) {
+        if (s->posted) {
+            for (int i = 0; i < s->nreqs; i++)
+                if (!px_mpi_req_is_done(s->reqs[i]))
+                    return 0;
+            for (int i = 0; i < s->nreqs; i++) {
+                int rc = px_mpi_req_complete(s->reqs[i], MPI_STATUS_IGNORE);
+                if (rc != MPI_SUCCESS && s->err == MPI_SUCCESS)
+                    s->err = rc;
+                px_mpi_req_free(s->reqs[i]);
+            }
+            s->nreqs = 0;
+            s->posted = 0;
+            s->cur++;
+        }
+        if (s->err != MPI_SUCCESS || s->cur >= s->nrounds)
+            return 1;
+        px_sched_start_round(s);
+    }
+}
+
+int px_coll_sched_run(px_coll_sched_t *s)
+{
+    unsigned idle = 0;
+    while (!px_coll_sched_progress(s))
+        px_proto_wait_step(&idle);
+    int rc = s->err;
+    px_coll_sched_free(s);
+    return rc;
+}
+
+static int px_coll_req_poll(px_mpi_req_t *r)
+{
+    px_coll_sched_t *s = r->sched;
+    if (!s)
+        return 1;
+    if (!px_coll_sched_progress(s))
+        return 0;
+    r->st_error = s->err;
+    r->sched = NULL;
+    px_coll_sched_free(s);
+    return 1;
+}
+
+int px_coll_sched_start_req(px_coll_sched_t *s, px_mpi_comm_t *c, px_mpi_req_t **req_p)
+{
+    px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_COLL);
+    if (!r) {
+        px_coll_sched_free(s);
+        return MPI_ERR_NO_MEM;
+    }
+    r->comm = c;
+    c->refs++;
+    r->sched = s;
+    r->poll = px_coll_req_poll;
+    r->st_source = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    px_coll_req_poll(r); /* posts the first round now */
+    *req_p = r;
+    return MPI_SUCCESS;
+}

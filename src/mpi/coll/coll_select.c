@@ -1,0 +1,413 @@
+/* Algorithm registry and selection. The registry lists every algorithm
+ * with the conditions it needs; the default table below (data, first
+ * matching row wins) picks one per call from the communicator size, the
+ * message size and the ranks per node; PX_<COLL>_ALGORITHM forces one. */
+#include "coll_impl.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+
+static const char *const px_coll_names[PX_COLL_COUNT] = {
+    [PX_COLL_BARRIER] = "barrier",
+    [PX_COLL_BCAST] = "bcast",
+    [PX_COLL_REDUCE] = "reduce",
+    [PX_COLL_ALLREDUCE] = "allreduce",
+    [PX_COLL_GATHER] = "gather",
+    [PX_COLL_GATHERV] = "gatherv",
+    [PX_COLL_SCATTER] = "scatter",
+    [PX_COLL_SCATTERV] = "scatterv",
+    [PX_COLL_ALLGATHER] = "allgather",
+    [PX_COLL_ALLGATHERV] = "allgatherv",
+    [PX_COLL_ALLTOALL] = "alltoall",
+    [PX_COLL_ALLTOALLV] = "alltoallv",
+    [PX_COLL_ALLTOALLW] = "alltoallw",
+    [PX_COLL_REDUCE_SCATTER] = "reduce_scatter",
+    [PX_COLL_REDUCE_SCATTER_BLOCK] = "reduce_scatter_block",
+    [PX_COLL_SCAN] = "scan",
+    [PX_COLL_EXSCAN] = "exscan",
+};
+
+const char *px_coll_name(px_coll_id_t coll) { return px_coll_names[coll]; }
+
+/* The registry: the first algorithm of each collective without conditions
+ * is the fallback when nothing else applies. */
+static const px_coll_algo_t px_coll_algos[] = {
+    {PX_COLL_BARRIER, "dissemination", px_coll_barrier_dissemination, 0,
+     "ceil(log2 n) rounds, any n"},
+    {PX_COLL_BARRIER, "recursive_doubling", px_coll_barrier_recursive_doubling, 0,
+     "pairwise exchanges over the largest power of two"},
+    {PX_COLL_BARRIER, "smp", px_coll_barrier_smp, PX_COLL_F_HIER,
+     "node-local gather, barrier among node leaders, node-local release"},
+    {PX_COLL_BCAST, "binomial", px_coll_bcast_binomial, 0, "binomial tree"},
+    {PX_COLL_BCAST, "knomial", px_coll_bcast_knomial, 0,
+     "k-nomial tree (PX_BCAST_KNOMIAL_RADIX)"},
+    {PX_COLL_BCAST, "scatter_ring", px_coll_bcast_scatter_ring, 0,
+     "binomial scatter + ring allgather (large messages)"},
+    {PX_COLL_BCAST, "smp", px_coll_bcast_smp, PX_COLL_F_HIER,
+     "root to its node leader, among leaders, then within each node"},
+    {PX_COLL_REDUCE, "ordered", px_coll_reduce_ordered, 0,
+     "rank-ordered binomial tree to rank 0 (any operation)"},
+    {PX_COLL_REDUCE, "binomial", px_coll_reduce_binomial, PX_COLL_F_COMMUTE,
+     "binomial tree rooted at the root"},
+    {PX_COLL_REDUCE, "rabenseifner", px_coll_reduce_rabenseifner,
+     PX_COLL_F_COMMUTE | PX_COLL_F_CONTIG | PX_COLL_F_COUNT_POF2,
+     "recursive-halving reduce-scatter + gather to the root (large)"},
+    {PX_COLL_ALLREDUCE, "reduce_bcast", px_coll_allreduce_reduce_bcast, 0,
+     "reduce to rank 0 + broadcast (any operation)"},
+    {PX_COLL_ALLREDUCE, "recursive_doubling", px_coll_allreduce_recursive_doubling,
+     PX_COLL_F_COMMUTE, "log2 n whole-vector exchanges (small)"},
+    {PX_COLL_ALLREDUCE, "rabenseifner", px_coll_allreduce_rabenseifner,
+     PX_COLL_F_COMMUTE | PX_COLL_F_CONTIG | PX_COLL_F_COUNT_POF2,
+     "recursive-halving reduce-scatter + recursive-doubling allgather"},
+    {PX_COLL_ALLREDUCE, "ring", px_coll_allreduce_ring,
+     PX_COLL_F_COMMUTE | PX_COLL_F_CONTIG, "ring reduce-scatter + ring allgather (large)"},
+    {PX_COLL_ALLREDUCE, "smp", px_coll_allreduce_smp, PX_COLL_F_COMMUTE | PX_COLL_F_HIER,
+     "node reduce, allreduce among leaders, node broadcast"},
+    {PX_COLL_GATHER, "linear", px_coll_gather_linear, 0, "root receives from all at once"},
+    {PX_COLL_GATHER, "binomial", px_coll_gather_binomial, 0, "binomial tree (small blocks)"},
+    {PX_COLL_GATHERV, "linear", px_coll_gatherv_linear, 0, "root receives from all at once"},
+    {PX_COLL_SCATTER, "linear", px_coll_scatter_linear, 0, "root sends to all at once"},
+    {PX_COLL_SCATTER, "binomial", px_coll_scatter_binomial, 0, "binomial tree (small blocks)"},
+    {PX_COLL_SCATTERV, "linear", px_coll_scatterv_linear, 0, "root sends to all at once"},
+    {PX_COLL_ALLGATHER, "ring", px_coll_allgather_ring, 0, "n-1 neighbour steps (large)"},
+    {PX_COLL_ALLGATHER, "recursive_doubling", px_coll_allgather_recursive_doubling,
+     PX_COLL_F_POF2, "log2 n exchanges of doubling size"},
+    {PX_COLL_ALLGATHER, "bruck", px_coll_allgather_bruck, 0, "ceil(log2 n) steps, any n"},
+    {PX_COLL_ALLGATHERV, "ring", px_coll_allgatherv_ring, 0, "n-1 neighbour steps"},
+    {PX_COLL_ALLGATHERV, "linear", px_coll_allgatherv_linear, 0, "everyone to everyone at once"},
+    {PX_COLL_ALLTOALL, "pairwise", px_coll_alltoall_pairwise, 0,
+     "n-1 steps, one partner each (large)"},
+    {PX_COLL_ALLTOALL, "bruck", px_coll_alltoall_bruck, 0, "ceil(log2 n) steps (small)"},
+    {PX_COLL_ALLTOALL, "linear", px_coll_alltoall_linear, 0, "all transfers at once (medium)"},
+    {PX_COLL_ALLTOALLV, "pairwise", px_coll_alltoallw_pairwise, 0, "n steps, one partner each"},
+    {PX_COLL_ALLTOALLV, "linear", px_coll_alltoallw_linear, 0, "all transfers at once"},
+    {PX_COLL_ALLTOALLW, "pairwise", px_coll_alltoallw_pairwise, 0, "n steps, one partner each"},
+    {PX_COLL_ALLTOALLW, "linear", px_coll_alltoallw_linear, 0, "all transfers at once"},
+    {PX_COLL_REDUCE_SCATTER, "reduce_scatterv", px_coll_reduce_scatter_reduce_scatterv, 0,
+     "reduce to rank 0 + scatterv (any operation)"},
+    {PX_COLL_REDUCE_SCATTER, "recursive_halving", px_coll_reduce_scatter_recursive_halving,
+     PX_COLL_F_COMMUTE | PX_COLL_F_CONTIG | PX_COLL_F_POF2, "log2 n halving exchanges"},
+    {PX_COLL_REDUCE_SCATTER, "pairwise", px_coll_reduce_scatter_pairwise, PX_COLL_F_COMMUTE,
+     "n-1 pairwise exchanges"},
+    {PX_COLL_REDUCE_SCATTER_BLOCK, "reduce_scatterv", px_coll_reduce_scatter_reduce_scatterv, 0,
+     "reduce to rank 0 + scatterv (any operation)"},
+    {PX_COLL_REDUCE_SCATTER_BLOCK, "recursive_halving",
+     px_coll_reduce_scatter_recursive_halving,
+     PX_COLL_F_COMMUTE | PX_COLL_F_CONTIG | PX_COLL_F_POF2, "log2 n halving exchanges"},
+    {PX_COLL_REDUCE_SCATTER_BLOCK, "pairwise", px_coll_reduce_scatter_pairwise,
+     PX_COLL_F_COMMUTE, "n-1 pairwise exchanges"},
+    {PX_COLL_SCAN, "recursive_doubling", px_coll_scan_recursive_doubling, 0,
+     "log2 n exchanges, rank order kept"},
+    {PX_COLL_SCAN, "linear", px_coll_scan_linear, 0, "chain through the ranks"},
+    {PX_COLL_EXSCAN, "recursive_doubling", px_coll_exscan_recursive_doubling, 0,
+     "log2 n exchanges, rank order kept"},
+    {PX_COLL_EXSCAN, "linear", px_coll_exscan_linear, 0, "chain through the ranks"},
+};
+#define PX_NALGOS ((int)(sizeof(px_coll_algos) / sizeof(px_coll_algos[0])))
+
+/* Default tuning table: {collective, max comm size, max bytes, max ranks
+ * per node, algorithm}; 0 = no limit. Message size is the whole vector
+ * for bcast/reductions and one rank's block for the gathers, scatters and
+ * alltoalls. Node-aware ("smp") rows only apply when the communicator
+ * spans several nodes with more than one rank on some node. */
+static const px_coll_rule_t px_coll_default_rules[] = {
+    {PX_COLL_BARRIER, 0, 0, 0, "smp"},
+    {PX_COLL_BARRIER, 0, 0, 0, "dissemination"},
+    {PX_COLL_BCAST, 0, 65536, 0, "smp"},
+    {PX_COLL_BCAST, 0, 12288, 0, "binomial"},
+    {PX_COLL_BCAST, 4, 0, 0, "binomial"},
+    {PX_COLL_BCAST, 0, 524288, 0, "knomial"},
+    {PX_COLL_BCAST, 0, 0, 0, "scatter_ring"},
+    {PX_COLL_REDUCE, 0, 2048, 0, "binomial"},
+    {PX_COLL_REDUCE, 0, 0, 0, "rabenseifner"},
+    {PX_COLL_REDUCE, 0, 0, 0, "binomial"},
+    {PX_COLL_ALLREDUCE, 0, 65536, 0, "smp"},
+    {PX_COLL_ALLREDUCE, 0, 2048, 0, "recursive_doubling"},
+    {PX_COLL_ALLREDUCE, 0, 524288, 0, "rabenseifner"},
+    {PX_COLL_ALLREDUCE, 0, 0, 0, "ring"},
+    {PX_COLL_ALLREDUCE, 0, 0, 0, "recursive_doubling"},
+    {PX_COLL_GATHER, 0, 16384, 0, "binomial"},
+    {PX_COLL_GATHER, 0, 0, 0, "linear"},
+    {PX_COLL_SCATTER, 0, 16384, 0, "binomial"},
+    {PX_COLL_SCATTER, 0, 0, 0, "linear"},
+    {PX_COLL_ALLGATHER, 0, 8192, 0, "recursive_doubling"},
+    {PX_COLL_ALLGATHER, 0, 8192, 0, "bruck"},
+    {PX_COLL_ALLGATHER, 0, 0, 0, "ring"},
+    {PX_COLL_ALLGATHERV, 0, 0, 0, "ring"},
+    {PX_COLL_ALLTOALL, 0, 256, 0, "bruck"},
+    {PX_COLL_ALLTOALL, 0, 32768, 0, "linear"},
+    {PX_COLL_ALLTOALL, 0, 0, 0, "pairwise"},
+    {PX_COLL_ALLTOALLV, 0, 0, 0, "linear"},
+    {PX_COLL_ALLTOALLW, 0, 0, 0, "linear"},
+    {PX_COLL_REDUCE_SCATTER, 0, 0, 0, "recursive_halving"},
+    {PX_COLL_REDUCE_SCATTER, 0, 0, 0, "pairwise"},
+    {PX_COLL_REDUCE_SCATTER_BLOCK, 0, 0, 0, "recursive_halving"},
+    {PX_COLL_REDUCE_SCATTER_BLOCK, 0, 0, 0, "pairwise"},
+    {PX_COLL_SCAN, 0, 0, 0, "recursive_doubling"},
+    {PX_COLL_EXSCAN, 0, 0, 0, "recursive_doubling"},
+};
+#define PX_NRULES ((int)(sizeof(px_coll_default_rules) / sizeof(px_coll_default_rules[0])))
+
+static const px_coll_algo_t *px_coll_find(px_coll_id_t coll, const char *name)
+{
+    for (int i = 0; i < PX_NALGOS; i++)
+        if (px_coll_algos[i].coll == coll && !strcmp(px_coll_algos[i].name, name))
+            return &px_coll_algos[i];
+    return NULL;
+}
+
+/* ---------- tuning file ----------
+ * PX_COLL_TUNING_FILE names a JSON array of rules consulted before the
+ * default table, e.g.
+ *   [{"coll": "bcast", "max_comm_size": 0, "max_bytes": 16384,
+ *     "max_ppn": 0, "algorithm": "binomial"}, ...]
+ * Every rank must read the same file. Unknown collectives or algorithms
+ * are reported and skipped. */
+
+static px_coll_rule_t *px_file_rules;
+static int px_file_nrules, px_file_loaded;
+
+/* The value of "key" inside the object text [p, end): a number or string. */
+static int px_json_field(const char *p, const char *end, const char *key, char *out, size_t outsz)
+{
+    size_t kl = strlen(key);
+    for (const char *q = p; q + kl + 2 <= end; q++) {
+        if (*q != '"' || strncmp(q + 1, key, kl) || q[kl + 1] != '"')
+            continue;
+        q += kl + 2;
+        while (q < end && (isspace((unsigned char)*q) || *q == ':'))
+            q++;
+        size_t n = 0;
+        if (q < end && *q == '"') {
+            for (q++; q < end && *q != '"' && n + 1 < outsz; q++)
+                out[n++] = *q;
+        } else {
+            for (; q < end && (isalnum((unsigned char)*q) || *q == '_') && n + 1 < outsz; q++)
+                out[n++] = *q;
+        }
+        out[n] = 0;
+        return n > 0;
+    }
+    return 0;
+}
+
+static void px_coll_load_file(void)
+{
+    px_file_loaded = 1;
+    const char *path = getenv("PX_COLL_TUNING_FILE");
+    if (!path || !*path)
+        return;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        px_warn("coll", "PX_COLL_TUNING_FILE=%s: cannot open; using the default table", path);
+        return;
+    }
+    static char text[1 << 16];
+    size_t len = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[len] = 0;
+    int cap = 0;
+    for (const char *p = text; (p = strchr(p, '{')); p++)
+        cap++;
+    px_file_rules = calloc((size_t)(cap ? cap : 1), sizeof(*px_file_rules));
+    if (!px_file_rules)
+        return;
+    for (const char *p = text; (p = strchr(p, '{'));) {
+        const char *end = strchr(p, '}');
+        if (!end)
+            break;
+        char coll[64], algo[64], num[32];
+        px_coll_rule_t ru = {0};
+        int ci = -1;
+        if (px_json_field(p, end, "coll", coll, sizeof(coll)))
+            for (int i = 0; i < PX_COLL_COUNT; i++)
+                if (!strcmp(coll, px_coll_names[i]))
+                    ci = i;
+        if (ci < 0 || !px_json_field(p, end, "algorithm", algo, sizeof(algo)) ||
+            !px_coll_find((px_coll_id_t)ci, algo)) {
+            px_warn("coll", "%s: skipping rule %.*s", path, (int)(end - p + 1), p);
+            p = end + 1;
+            continue;
+        }
+        ru.coll = (px_coll_id_t)ci;
+        ru.algo = px_coll_find((px_coll_id_t)ci, algo)->name;
+        if (px_json_field(p, end, "max_comm_size", num, sizeof(num)))
+            ru.max_comm_size = atoi(num);
+        if (px_json_field(p, end, "max_bytes", num, sizeof(num)))
+            ru.max_bytes = (size_t)strtoull(num, NULL, 10);
+        if (px_json_field(p, end, "max_ppn", num, sizeof(num)))
+            ru.max_ppn = atoi(num);
+        px_file_rules[px_file_nrules++] = ru;
+        p = end + 1;
+    }
+}
+
+/* Row i of the effective table: the file's rules, then the defaults. */
+static const px_coll_rule_t *px_coll_rule(int i)
+{
+    if (!px_file_loaded)
+        px_coll_load_file();
+    if (i < px_file_nrules)
+        return &px_file_rules[i];
+    i -= px_file_nrules;
+    return i < PX_NRULES ? &px_coll_default_rules[i] : NULL;
+}
+
+/* Whether the algorithm can run this call. Every input is the same on
+ * every rank, so all ranks choose alike. */
+static int px_coll_applies(const px_coll_algo_t *al, const px_coll_args_t *a, px_mpi_comm_t *c)
+{
+    int n = c->size;
+    if ((al->flags & PX_COLL_F_COMMUTE) && !a->commute)
+        return 0;
+    if ((al->flags & PX_COLL_F_POF2) && (n & (n - 1)))
+        return 0;
+    if (al->flags & PX_COLL_F_CONTIG) {
+        px_mpi_dt_t *d = px_mpi_dt_get(a->dt);
+        if (!d || !d->contig)
+            return 0;
+    }
+    if ((al->flags & PX_COLL_F_COUNT_POF2) && a->count < px_coll_pof2_floor(n))
+        return 0;
+    if ((al->flags & PX_COLL_F_HIER) && !px_coll_hier_usable(c))
+        return 0;
+    return 1;
+}
+
+static const px_coll_algo_t *px_coll_fallback(px_coll_id_t coll)
+{
+    for (int i = 0; i < PX_NALGOS; i++)
+        if (px_coll_algos[i].coll == coll && !px_coll_algos[i].flags)
+            return &px_coll_algos[i];
+    return NULL;
+}
+
+/* PX_<COLL>_ALGORITHM, read once per collective. */
+static const char *px_coll_forced(px_coll_id_t coll)
+{
+    static const char *forced[PX_COLL_COUNT];
+    static int loaded;
+    if (!loaded) {
+        for (int i = 0; i < PX_COLL_COUNT; i++) {
+            char var[64] = "PX_";
+            size_t l = 3;
+            for (const char *p = px_coll_names[i]; *p && l < 40; p++)
+                var[l++] = (char)toupper((unsigned char)*p);
+            strcpy(var + l, "_ALGORITHM");
+            const char *v = getenv(var);
+            forced[i] = v && *v && strcmp(v, "auto") ? v : NULL;
+            if (forced[i] && !px_coll_find((px_coll_id_t)i, forced[i]))
+                px_warn("coll", "%s=%s: no such algorithm, using the selection table", var,
+                        forced[i]);
+        }
+        loaded = 1;
+    }
+    return forced[coll];
+}
+
+int px_coll_forced_hier(void)
+{
+    for (int i = 0; i < PX_COLL_COUNT; i++) {
+        const char *f = px_coll_forced((px_coll_id_t)i);
+        const px_coll_algo_t *al = f ? px_coll_find((px_coll_id_t)i, f) : NULL;
+        if (al && (al->flags & PX_COLL_F_HIER))
+            return 1;
+    }
+    return 0;
+}
+
+const px_coll_algo_t *px_coll_select(px_coll_id_t coll, const px_coll_args_t *a, px_mpi_comm_t *c)
+{
+    const char *f = px_coll_forced(coll);
+    if (f) {
+        const px_coll_algo_t *al = px_coll_find(coll, f);
+        if (al && px_coll_applies(al, a, c))
+            return al;
+        /* not applicable to this call (e.g. non-commutative op): fall through */
+    }
+    px_coll_hier_t *h = px_coll_hier_get(c);
+    int ppn = h ? h->max_ppn : c->local_size;
+    int multinode = h && h->num_nodes > 1 && h->max_ppn > 1;
+    const px_coll_rule_t *ru;
+    for (int i = 0; (ru = px_coll_rule(i)); i++) {
+        if (ru->coll != coll || (ru->max_comm_size && c->size > ru->max_comm_size) ||
+            (ru->max_bytes && a->bytes > ru->max_bytes) || (ru->max_ppn && ppn > ru->max_ppn))
+            continue;
+        const px_coll_algo_t *al = px_coll_find(coll, ru->algo);
+        if (!al || ((al->flags & PX_COLL_F_HIER) && !multinode) || !px_coll_applies(al, a, c))
+            continue;
+        return al;
+    }
+    return px_coll_fallback(coll);
+}
+
+int px_coll_build_algo(px_coll_sched_t *s, px_coll_id_t coll, const char *algo,
+                       const px_coll_args_t *a, px_mpi_comm_t *c)
+{
+    const px_coll_algo_t *al = algo ? px_coll_find(coll, algo) : px_coll_select(coll, a, c);
+    if (!al)
+        return MPI_ERR_INTERN;
+    px_trace("coll", "%s: %s (ranks %d, bytes %zu)", px_coll_names[coll], al->name, c->size,
+             a->bytes);
+    return al->build(s, a, c);
+}
+
+int px_coll_build_into(px_coll_sched_t *s, px_coll_id_t coll, const px_coll_args_t *a,
+                       px_mpi_comm_t *c)
+{
+    return px_coll_build_algo(s, coll, NULL, a, c);
+}
+
+int px_coll_build(px_coll_id_t coll, const px_coll_args_t *a, px_mpi_comm_t *c,
+                  px_coll_sched_t **s_p)
+{
+    px_coll_sched_t *s = px_coll_sched_new(c);
+    if (!s)
+        return MPI_ERR_NO_MEM;
+    int rc = px_coll_build_into(s, coll, a, c);
+    if (rc == MPI_SUCCESS)
+        rc = s->err;
+    if (rc != MPI_SUCCESS) {
+        px_coll_sched_free(s);
+        return rc;
+    }
+    *s_p = s;
+    return MPI_SUCCESS;
+}
+
+void px_mpi_coll_print_table(FILE *f)
+{
+    fprintf(f, "Collective algorithms (force one with PX_<COLLECTIVE>_ALGORITHM=<name>):\n");
+    for (int c = 0; c < PX_COLL_COUNT; c++) {
+        fprintf(f, "  %s:\n", px_coll_names[c]);
+        for (int i = 0; i < PX_NALGOS; i++) {
+            const px_coll_algo_t *al = &px_coll_algos[i];
+            if ((int)al->coll != c)
+                continue;
+            fprintf(f, "    %-20s %s%s%s%s%s\n", al->name, al->doc,
+                    al->flags & PX_COLL_F_COMMUTE ? " [commutative]" : "",
+                    al->flags & PX_COLL_F_POF2 ? " [power-of-two size]" : "",
+                    al->flags & PX_COLL_F_CONTIG ? " [contiguous type]" : "",
+                    al->flags & PX_COLL_F_HIER ? " [multi-node]" : "");
+        }
+    }
+    if (!px_file_loaded)
+        px_coll_load_file();
+    fprintf(f, "Selection table (first matching row wins; 0 = any)%s%s:\n",
+            px_file_nrules ? ", rules from " : "",
+            px_file_nrules ? getenv("PX_COLL_TUNING_FILE") : "");
+    fprintf(f, "  %-22s %10s %12s %8s  %s\n", "collective", "max_ranks", "max_bytes", "max_ppn",
+            "algorithm");
+    const px_coll_rule_t *ru;
+    for (int i = 0; (ru = px_coll_rule(i)); i++) {
+        if (i == px_file_nrules && i)
+            fprintf(f, "  (built-in defaults follow)\n");
+        fprintf(f, "  %-22s %10d %12zu %8d  %s\n", px_coll_names[ru->coll], ru->max_comm_size,
+                ru->max_bytes, ru->max_ppn, ru->algo);
+    }
+    for (int c = 0; c < PX_COLL_COUNT; c++) {
+        const char *v = px_coll_forced((px_coll_id_t)c);
+        if (v)
+            fprintf(f, "  forced: %s = %s\n", px_coll_names[c], v);
+    }
+}

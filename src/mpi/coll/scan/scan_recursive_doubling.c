@@ -1,0 +1,34 @@
+/* Recursive-doubling scan: log2 n exchanges of partial results; keeps rank
+ * order, so it works for non-commutative operations too. */
+#include "../coll_impl.h"
+
+PX_COLL_BUILDER(px_coll_scan_recursive_doubling)
+{
+    int n = c->size, r = c->rank;
+    void *partial = px_coll_tmp_items(s, a->dt, a->count);
+    if (!partial)
+        return MPI_ERR_NO_MEM;
+    px_coll_copy_items(s, a->sbuf, partial, 0, a->count, a->dt);
+    px_coll_copy_items(s, a->sbuf, a->rbuf, 0, a->count, a->dt);
+    for (int mask = 1; mask < n; mask <<= 1) {
+        int peer = r ^ mask;
+        if (peer >= n)
+            continue;
+        void *tmp = px_coll_tmp_items(s, a->dt, a->count);
+        if (!tmp)
+            return MPI_ERR_NO_MEM;
+        px_coll_recv_items(s, c, tmp, 0, a->count, a->dt, peer);
+        px_coll_send_items(s, c, partial, 0, a->count, a->dt, peer);
+        px_coll_sched_round(s);
+        if (peer < r) {
+            px_coll_sched_reduce(s, tmp, partial, a->count, a->dt, a->op);
+            px_coll_sched_reduce(s, tmp, a->rbuf, a->count, a->dt, a->op);
+        } else {
+            /* partial = partial op tmp, computed in tmp and copied back */
+            px_coll_sched_reduce(s, partial, tmp, a->count, a->dt, a->op);
+            px_coll_copy_items(s, tmp, partial, 0, a->count, a->dt);
+        }
+    }
+    px_coll_sched_round(s);
+    return MPI_SUCCESS;
+}
