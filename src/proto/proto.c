@@ -751,10 +751,16 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
     st = px_net_self_ops.iface_open(boot, &px_proto_rx_ops, &px_p.self_if);
     if (st != PX_OK)
         goto err;
-    if (use_shm && boot->local_size > 1) {
+    /* Opening shm is collective over the job (bootstrap barriers), so every
+     * rank joins it, also one alone on its node, and then drops it. */
+    if (use_shm && boot->size > 1) {
         st = px_net_shm_ops.iface_open(boot, &px_proto_rx_ops, &px_p.shm_if);
         if (st != PX_OK)
             goto err;
+        if (boot->local_size < 2) {
+            px_net_shm_ops.iface_close(px_p.shm_if);
+            px_p.shm_if = NULL;
+        }
     }
     if (use_tcp && boot->size > 1) {
         st = px_rail_init(boot, "tcp", &px_proto_rx_ops, &px_p.rail);
