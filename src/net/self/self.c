@@ -88,7 +88,8 @@ static px_status_t px_self_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_
     memcpy(f->hdr, hdr, hdr_len);
     char *p = f->data;
     for (int i = 0; i < iovcnt; i++) {
-        memcpy(p, iov[i].iov_base, iov[i].iov_len);
+        if (iov[i].iov_len)
+            memcpy(p, iov[i].iov_base, iov[i].iov_len);
         p += iov[i].iov_len;
     }
     px_list_insert_tail(&ep->iface->queue, &f->link);

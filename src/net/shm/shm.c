@@ -351,7 +351,8 @@ static int px_shm_sop_push(struct px_net_ep *ep, px_shm_sop_t *op)
             size_t k = v->iov_len - op->iov_off;
             if (k > cap - n)
                 k = cap - n;
-            memcpy(p + n, (char *)v->iov_base + op->iov_off, k);
+            if (k)
+                memcpy(p + n, (char *)v->iov_base + op->iov_off, k);
             n += k;
             op->iov_off += k;
             if (op->iov_off == v->iov_len) {
@@ -389,7 +390,8 @@ static px_status_t px_shm_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
         memcpy(p, hdr, hdr_len);
         p += (hdr_len + 7) & ~7u;
         for (int i = 0; i < iovcnt; i++) {
-            memcpy(p, iov[i].iov_base, iov[i].iov_len);
+            if (iov[i].iov_len)
+                memcpy(p, iov[i].iov_base, iov[i].iov_len);
             p += iov[i].iov_len;
         }
         px_shm_publish(ep);
@@ -416,7 +418,8 @@ static px_status_t px_shm_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
         return PX_ERR_NO_MEMORY;
     *op = op_stack;
     if (iovcnt <= 4) {
-        memcpy(op->iov, iov, sizeof(*iov) * (size_t)iovcnt);
+        if (iovcnt)
+            memcpy(op->iov, iov, sizeof(*iov) * (size_t)iovcnt);
         op->iovp = op->iov;
     } else {
         op->iovp = malloc(sizeof(*iov) * (size_t)iovcnt);

@@ -702,7 +702,8 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
         memcpy(fh + sizeof(fr), hdr, hdr_len);
         v[0].iov_base = fh;
         v[0].iov_len = sizeof(fr) + hdr_len;
-        memcpy(v + 1, iov, sizeof(*iov) * (size_t)iovcnt);
+        if (iovcnt)
+            memcpy(v + 1, iov, sizeof(*iov) * (size_t)iovcnt);
         ssize_t n = writev(c->fd, v, iovcnt + 1);
         if (n < 0 && errno != EAGAIN && errno != EINTR) {
             px_tcp_conn_close(c, PX_ERR_LINK_RESET);
@@ -721,7 +722,8 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     memcpy(op->fh + sizeof(fr), hdr, hdr_len);
     op->iov[0].iov_base = op->fh;
     op->iov[0].iov_len = sizeof(fr) + hdr_len;
-    memcpy(op->iov + 1, iov, sizeof(*iov) * (size_t)iovcnt);
+    if (iovcnt)
+        memcpy(op->iov + 1, iov, sizeof(*iov) * (size_t)iovcnt);
     op->iovcnt = iovcnt + 1;
     op->idx = 0;
     op->cb = cb;
