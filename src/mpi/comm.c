@@ -1,5 +1,5 @@
-/* Communicators: world, self, dup, split, create, compare, names, and the
- * predefined attributes. */
+/* Communicators: world, self, dup, idup, split, create, create_group,
+ * compare, names. Inter-communicator construction is in intercomm.c. */
 #include "mpi_impl.h"
 
 #include <stdio.h>
@@ -43,6 +43,14 @@ static px_mpi_comm_t *px_comm_new(px_mpi_group_t *group, uint32_t ctx, unsigned 
     return c;
 }
 
+uint32_t px_mpi_comm_next_ctx(void) { return px_next_ctx; }
+
+void px_mpi_comm_reserve_ctx(uint32_t upto)
+{
+    if (upto > px_next_ctx)
+        px_next_ctx = upto;
+}
+
 int px_mpi_comm_init_world(const px_boot_info_t *boot)
 {
     px_comm_boot = boot;
@@ -76,6 +84,9 @@ void px_mpi_comm_release(px_mpi_comm_t *c)
     if (c->topo && c->topo_free)
         c->topo_free(c->topo);
     px_mpi_group_release(c->group);
+    px_mpi_group_release(c->remote);
+    px_mpi_comm_release(c->local_comm);
+    px_mpi_info_destroy(c->info);
     free(c);
 }
 
@@ -88,6 +99,8 @@ int px_mpi_comm_alloc_ctx(px_mpi_comm_t *parent, uint32_t *ctx_p)
 {
     /* Every member proposes its next free context; the maximum is free at
      * every member, and members of disjoint communicators never meet. */
+    if (parent->is_inter) /* both groups must agree: see intercomm.c */
+        return MPI_ERR_COMM;
     int mine = (int)px_next_ctx, agreed = 0;
     int rc = px_mpi_coll_allreduce(&mine, &agreed, 1, MPI_INT, MPI_MAX, parent);
     if (rc != MPI_SUCCESS)
@@ -149,16 +162,30 @@ static int px_comm_dup(px_mpi_comm_t *c, MPI_Comm *newcomm, const char *fn)
 {
     uint32_t ctx;
     px_mpi_comm_t *nc;
+    int rc;
     if (!newcomm)
         return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
-    int rc = px_mpi_comm_alloc_ctx(c, &ctx);
-    if (rc != MPI_SUCCESS)
-        return px_mpi_error(c, rc, fn, "cannot agree on a context id");
-    c->group->refs++;
-    rc = px_mpi_comm_create_from_group(c, c->group, ctx, &nc);
-    if (rc != MPI_SUCCESS) {
-        c->group->refs--;
-        return px_mpi_error(c, rc, fn, "out of memory");
+    if (c->is_inter) {
+        rc = px_mpi_intercomm_dup(c, &nc, fn);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    } else {
+        rc = px_mpi_comm_alloc_ctx(c, &ctx);
+        if (rc != MPI_SUCCESS)
+            return px_mpi_error(c, rc, fn, "cannot agree on a context id");
+        c->group->refs++;
+        rc = px_mpi_comm_create_from_group(c, c->group, ctx, &nc);
+        if (rc != MPI_SUCCESS) {
+            c->group->refs--;
+            return px_mpi_error(c, rc, fn, "out of memory");
+        }
+    }
+    if (c->info) { /* MPI 3.1: the duplicate carries the hints of the original */
+        nc->info = px_mpi_info_copy(c->info);
+        if (!nc->info) {
+            px_mpi_comm_release(nc);
+            return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "cannot copy the info hints");
+        }
     }
     if (c->topo) { /* a duplicate keeps the virtual topology */
         nc->topo = px_mpi_topo_dup(c->topo);
@@ -187,10 +214,17 @@ PX_WEAK(MPI_Comm_dup)
 
 PX_PMPI(MPI_Comm_dup_with_info)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-    (void)info;
     PX_CHECK_INIT("MPI_Comm_dup_with_info");
     PX_GET_COMM(c, comm, "MPI_Comm_dup_with_info");
-    return px_comm_dup(c, newcomm, "MPI_Comm_dup_with_info");
+    int rc = px_comm_dup(c, newcomm, "MPI_Comm_dup_with_info");
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* the given hints replace those of the original */
+    rc = px_mpi_info_set_comm(px_mpi_comm_get(*newcomm), info);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, "MPI_Comm_dup_with_info",
+                            rc == MPI_ERR_INFO ? "invalid info object" : "out of memory");
+    return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Comm_dup_with_info)
 
@@ -217,6 +251,8 @@ static int px_comm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm
         return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
     if (color < 0 && color != MPI_UNDEFINED)
         return px_mpi_error(c, MPI_ERR_ARG, fn, "invalid color %d", color);
+    if (c->is_inter)
+        return px_mpi_intercomm_split(c, color, key, newcomm, fn);
     all = malloc(sizeof(int) * 2 * (size_t)c->size);
     if (!all)
         return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -280,6 +316,9 @@ PX_PMPI(MPI_Comm_split_type)(MPI_Comm comm, int split_type, int key, MPI_Info in
     PX_CHECK_INIT("MPI_Comm_split_type");
     PX_GET_COMM(c, comm, "MPI_Comm_split_type");
     int color;
+    if (c->is_inter)
+        return px_mpi_error(c, MPI_ERR_COMM, "MPI_Comm_split_type",
+                            "not supported on inter-communicators");
     if (split_type == MPI_UNDEFINED)
         color = MPI_UNDEFINED;
     else if (split_type == MPI_COMM_TYPE_SHARED)
@@ -301,6 +340,9 @@ PX_PMPI(MPI_Comm_create)(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
         return px_mpi_error(c, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group");
     if (!newcomm)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_create", "null argument");
+    if (c->is_inter)
+        return px_mpi_error(c, MPI_ERR_COMM, "MPI_Comm_create",
+                            "not supported on inter-communicators");
     for (int i = 0; i < g->size; i++) {
         int found = 0;
         for (int j = 0; j < c->size && !found; j++)
@@ -357,7 +399,18 @@ PX_PMPI(MPI_Comm_compare)(MPI_Comm comm1, MPI_Comm comm2, int *result)
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
+    if (a->is_inter != b->is_inter) {
+        *result = MPI_UNEQUAL;
+        return MPI_SUCCESS;
+    }
     int g = px_mpi_group_compare(a->group, b->group);
+    if (a->is_inter) { /* both the local and the remote groups must match */
+        int r = px_mpi_group_compare(a->remote, b->remote);
+        if (g == MPI_UNEQUAL || r == MPI_UNEQUAL)
+            g = MPI_UNEQUAL;
+        else if (g == MPI_SIMILAR || r == MPI_SIMILAR)
+            g = MPI_SIMILAR;
+    }
     *result = g == MPI_IDENT ? MPI_CONGRUENT : g;
     return MPI_SUCCESS;
 }
@@ -377,8 +430,9 @@ PX_WEAK(MPI_Comm_group)
 PX_PMPI(MPI_Comm_test_inter)(MPI_Comm comm, int *flag)
 {
     PX_GET_COMM(c, comm, "MPI_Comm_test_inter");
-    (void)c;
-    *flag = 0;
+    if (!flag)
+        return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_test_inter", "null argument");
+    *flag = c->is_inter;
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Comm_test_inter)
@@ -402,3 +456,181 @@ PX_PMPI(MPI_Comm_get_name)(MPI_Comm comm, char *name, int *resultlen)
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Comm_get_name)
+
+/* Internal tags for MPI_Comm_create_group on the parent's collective context:
+ * above the range of collective schedules (0..0x3fffffff), derived from the
+ * user's tag so that concurrent calls over overlapping groups stay apart. */
+#define PX_CREATE_GROUP_TAG(t) (0x40000000 | ((t)&0x0fffffff))
+
+/* Maximum of *val over the members of g (a subset of parent's group, this
+ * process included) by recursive doubling; only members take part. */
+static int px_group_allreduce_max(px_mpi_comm_t *parent, const px_mpi_group_t *g, int *val,
+                                  int tag)
+{
+    int n = g->size, me = g->rank, rc = MPI_SUCCESS;
+    int *prank = malloc(sizeof(int) * (size_t)n);
+    if (!prank)
+        return MPI_ERR_NO_MEM;
+    for (int i = 0; i < n; i++) { /* member i -> rank in parent */
+        prank[i] = -1;
+        for (int j = 0; j < parent->size; j++)
+            if (parent->group->world[j] == g->world[i]) {
+                prank[i] = j;
+                break;
+            }
+    }
+    uint32_t ctx = parent->ctx + 1;
+    int pof2 = 1;
+    while (pof2 * 2 <= n)
+        pof2 *= 2;
+    int rem = n - pof2, newrank, other;
+    px_mpi_req_t *sr, *rr;
+    /* fold the members beyond a power of two into their neighbours */
+    if (me < 2 * rem) {
+        if (me % 2 == 0) {
+            rc = px_mpi_isend_internal(&sr, val, 1, MPI_INT, prank[me + 1], tag, parent, ctx,
+                                       PX_PROTO_MODE_STD);
+            if (rc == MPI_SUCCESS) {
+                px_mpi_req_wait(sr);
+                rc = px_mpi_req_complete(sr, MPI_STATUS_IGNORE);
+                px_mpi_req_free(sr);
+            }
+            newrank = -1;
+        } else {
+            rc = px_mpi_irecv_internal(&rr, &other, 1, MPI_INT, prank[me - 1], tag, parent, ctx);
+            if (rc == MPI_SUCCESS) {
+                px_mpi_req_wait(rr);
+                rc = px_mpi_req_complete(rr, MPI_STATUS_IGNORE);
+                px_mpi_req_free(rr);
+            }
+            if (other > *val)
+                *val = other;
+            newrank = me / 2;
+        }
+    } else {
+        newrank = me - rem;
+    }
+    for (int mask = 1; rc == MPI_SUCCESS && newrank >= 0 && mask < pof2; mask <<= 1) {
+        int nd = newrank ^ mask;
+        int dst = prank[nd < rem ? nd * 2 + 1 : nd + rem];
+        rc = px_mpi_irecv_internal(&rr, &other, 1, MPI_INT, dst, tag, parent, ctx);
+        if (rc != MPI_SUCCESS)
+            break;
+        rc = px_mpi_isend_internal(&sr, val, 1, MPI_INT, dst, tag, parent, ctx,
+                                   PX_PROTO_MODE_STD);
+        if (rc != MPI_SUCCESS) {
+            px_mpi_req_wait(rr);
+            px_mpi_req_free(rr);
+            break;
+        }
+        px_mpi_req_wait(sr);
+        px_mpi_req_wait(rr);
+        int rs = px_mpi_req_complete(sr, MPI_STATUS_IGNORE);
+        rc = px_mpi_req_complete(rr, MPI_STATUS_IGNORE);
+        px_mpi_req_free(sr);
+        px_mpi_req_free(rr);
+        if (rc == MPI_SUCCESS)
+            rc = rs;
+        if (other > *val)
+            *val = other;
+    }
+    /* hand the result back to the folded members */
+    if (rc == MPI_SUCCESS && me < 2 * rem) {
+        if (me % 2 == 1) {
+            rc = px_mpi_isend_internal(&sr, val, 1, MPI_INT, prank[me - 1], tag, parent, ctx,
+                                       PX_PROTO_MODE_STD);
+            if (rc == MPI_SUCCESS) {
+                px_mpi_req_wait(sr);
+                rc = px_mpi_req_complete(sr, MPI_STATUS_IGNORE);
+                px_mpi_req_free(sr);
+            }
+        } else {
+            rc = px_mpi_irecv_internal(&rr, val, 1, MPI_INT, prank[me + 1], tag, parent, ctx);
+            if (rc == MPI_SUCCESS) {
+                px_mpi_req_wait(rr);
+                rc = px_mpi_req_complete(rr, MPI_STATUS_IGNORE);
+                px_mpi_req_free(rr);
+            }
+        }
+    }
+    free(prank);
+    return rc;
+}
+
+PX_PMPI(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    static const char fn[] = "MPI_Comm_create_group";
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    px_mpi_group_t *g = px_mpi_group_get(group);
+    if (!g)
+        return px_mpi_error(c, MPI_ERR_GROUP, fn, "invalid group");
+    if (!newcomm)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
+    if (c->is_inter)
+        return px_mpi_error(c, MPI_ERR_COMM, fn, "not defined on inter-communicators");
+    if (tag < 0)
+        return px_mpi_error(c, MPI_ERR_TAG, fn, "invalid tag %d", tag);
+    for (int i = 0; i < g->size; i++) {
+        int found = 0;
+        for (int j = 0; j < c->size && !found; j++)
+            found = c->group->world[j] == g->world[i];
+        if (!found)
+            return px_mpi_error(c, MPI_ERR_GROUP, fn,
+                                "group is not a subset of the communicator's group");
+    }
+    /* a process outside the group takes no part and gets MPI_COMM_NULL */
+    if (g->rank == MPI_UNDEFINED) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    int agreed = (int)px_next_ctx;
+    int rc = px_group_allreduce_max(c, g, &agreed, PX_CREATE_GROUP_TAG(tag));
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, fn, "communication failed");
+    if (agreed < 0 || (unsigned)agreed > 0x7ffffff0u)
+        return px_mpi_error(c, MPI_ERR_INTERN, fn, "context ids exhausted");
+    px_mpi_comm_reserve_ctx((uint32_t)agreed + 2);
+    px_mpi_group_t *ng = px_mpi_group_new(g->size);
+    if (!ng)
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    memcpy(ng->world, g->world, sizeof(int) * (size_t)g->size);
+    ng->rank = g->rank;
+    px_mpi_comm_t *nc;
+    rc = px_mpi_comm_create_from_group(c, ng, (uint32_t)agreed, &nc);
+    if (rc != MPI_SUCCESS) {
+        px_mpi_group_release(ng);
+        return px_mpi_error(c, rc, fn, "out of memory");
+    }
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Comm_create_group)
+
+/* MPI_Comm_idup duplicates at once (the agreement is a blocking collective
+ * over comm, on its collective context, so it never matches the caller's
+ * pending point-to-point traffic) and returns a request that is already
+ * complete; its status is empty (MPI_ANY_SOURCE, MPI_ANY_TAG, count 0). */
+PX_PMPI(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    PX_CHECK_INIT("MPI_Comm_idup");
+    PX_GET_COMM(c, comm, "MPI_Comm_idup");
+    if (!request)
+        return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_idup", "null request pointer");
+    px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_DONE);
+    if (!r)
+        return px_mpi_error(c, MPI_ERR_NO_MEM, "MPI_Comm_idup", "out of memory");
+    r->dtype = MPI_DATATYPE_NULL;
+    int rc = px_comm_dup(c, newcomm, "MPI_Comm_idup");
+    if (rc != MPI_SUCCESS) {
+        px_mpi_req_free(r);
+        return rc;
+    }
+    r->st_source = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    r->st_count = 0;
+    r->st_error = MPI_SUCCESS;
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Comm_idup)

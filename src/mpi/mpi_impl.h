@@ -72,6 +72,16 @@ typedef struct px_mpi_comm {
     /* virtual topology (Cart/Graph/Dist_graph), owned by src/mpi/topo */
     void *topo;
     void (*topo_free)(void *topo);
+    /* inter-communicators: point-to-point ranks name members of `remote`;
+     * local_comm is an intra-communicator over the local group (own context)
+     * for agreements inside the group. inter_low orders the groups in
+     * Intercomm_merge when both pass the same `high`. */
+    int is_inter;
+    int inter_low;
+    px_mpi_group_t *remote;
+    struct px_mpi_comm *local_comm;
+    /* hints from MPI_Comm_set_info (src/mpi/info.c), NULL when none */
+    struct px_mpi_info *info;
 } px_mpi_comm_t;
 
 extern px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;
@@ -85,7 +95,32 @@ int px_mpi_comm_create_from_group(px_mpi_comm_t *parent, px_mpi_group_t *group, 
 /* Agrees on a fresh context id over parent (collective). */
 int px_mpi_comm_alloc_ctx(px_mpi_comm_t *parent, uint32_t *ctx_p);
 void px_mpi_comm_release(px_mpi_comm_t *c);
-static inline int px_mpi_comm_world_rank(const px_mpi_comm_t *c, int r) { return c->group->world[r]; }
+/* World rank of point-to-point peer r: a member of the remote group on an
+ * inter-communicator, of the group otherwise. */
+static inline int px_mpi_comm_world_rank(const px_mpi_comm_t *c, int r)
+{
+    return (c->remote ? c->remote : c->group)->world[r];
+}
+/* Number of valid point-to-point peers (the remote size on inter-communicators). */
+static inline int px_mpi_comm_peer_size(const px_mpi_comm_t *c)
+{
+    return c->remote ? c->remote->size : c->size;
+}
+/* Context ids: the next free one here, and marking [0, upto) as used. */
+uint32_t px_mpi_comm_next_ctx(void);
+void px_mpi_comm_reserve_ctx(uint32_t upto);
+/* Inter-communicators (src/mpi/intercomm.c). */
+int px_mpi_intercomm_dup(px_mpi_comm_t *c, px_mpi_comm_t **newc_p, const char *fn);
+int px_mpi_intercomm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm,
+                           const char *fn);
+
+/* ---------- info objects (src/mpi/info.c) ---------- */
+
+typedef struct px_mpi_info px_mpi_info_t;
+px_mpi_info_t *px_mpi_info_copy(const px_mpi_info_t *src); /* NULL src: empty object */
+void px_mpi_info_destroy(px_mpi_info_t *info);
+/* Replaces c's hints by a copy of info's (none for MPI_INFO_NULL). */
+int px_mpi_info_set_comm(px_mpi_comm_t *c, MPI_Info info);
 
 /* ---------- datatypes ---------- */
 

@@ -19,11 +19,13 @@ static inline int px_p2p_check(px_mpi_comm_t *c, int count, MPI_Datatype dt, int
         return px_mpi_error(c, MPI_ERR_TYPE, fn, "invalid datatype");
     if (__builtin_expect(!d->committed, 0))
         return px_mpi_error(c, MPI_ERR_TYPE, fn, "datatype not committed");
-    if (__builtin_expect((rank < 0 || rank >= c->size) && rank != MPI_PROC_NULL &&
+    /* on inter-communicators ranks name members of the remote group */
+    int npeers = px_mpi_comm_peer_size(c);
+    if (__builtin_expect((rank < 0 || rank >= npeers) && rank != MPI_PROC_NULL &&
                              !(recv && rank == MPI_ANY_SOURCE),
                          0))
-        return px_mpi_error(c, MPI_ERR_RANK, fn, "invalid rank %d (communicator size %d)", rank,
-                            c->size);
+        return px_mpi_error(c, MPI_ERR_RANK, fn, "invalid rank %d (%s size %d)", rank,
+                            c->remote ? "remote group" : "communicator", npeers);
     if (__builtin_expect(tag < 0 && !(recv && tag == MPI_ANY_TAG), 0))
         return px_mpi_error(c, MPI_ERR_TAG, fn, "invalid tag %d", tag);
     *d_p = d;
@@ -343,7 +345,8 @@ static void px_probe_status(MPI_Status *status, int src, int tag, size_t len)
 
 static int px_probe_check(px_mpi_comm_t *c, int source, int tag, const char *fn)
 {
-    if ((source < 0 || source >= c->size) && source != MPI_ANY_SOURCE && source != MPI_PROC_NULL)
+    if ((source < 0 || source >= px_mpi_comm_peer_size(c)) && source != MPI_ANY_SOURCE &&
+        source != MPI_PROC_NULL)
         return px_mpi_error(c, MPI_ERR_RANK, fn, "invalid rank %d", source);
     if (tag < 0 && tag != MPI_ANY_TAG)
         return px_mpi_error(c, MPI_ERR_TAG, fn, "invalid tag %d", tag);

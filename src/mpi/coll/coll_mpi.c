@@ -137,7 +137,7 @@ static int px_coll_launch(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_
 static int px_barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
+    PX_GET_INTRA_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
     px_coll_args_t a = {0};
     return px_coll_launch(PX_COLL_BARRIER, &a, c, req, fn);
@@ -147,7 +147,7 @@ static int px_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
                     MPI_Request *req, const char *fn)
 {
     PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
+    PX_GET_INTRA_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
     PX_TRY(px_chk_buf(c, count, dt, fn));
     PX_TRY(px_chk_root(c, root, fn));
@@ -164,7 +164,7 @@ static int px_reduce_common(px_coll_id_t id, const void *sbuf, void *rbuf, int c
                             const char *fn)
 {
     PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
+    PX_GET_INTRA_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
     PX_TRY(px_chk_buf(c, count, dt, fn));
     px_coll_args_t a = {.count = count, .dt = dt, .op = op, .root = root, .rbuf = rbuf};
@@ -190,7 +190,7 @@ static int px_gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, 
 {
     int v = strstr(fn, "atherv") != NULL;
     PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
+    PX_GET_INTRA_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
     PX_TRY(px_chk_root(c, root, fn));
     px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
@@ -223,7 +223,7 @@ static int px_scatter(const void *sbuf, int scount, const int *scounts, const in
 {
     int v = strstr(fn, "atterv") != NULL;
     PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
+    PX_GET_INTRA_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
     PX_TRY(px_chk_root(c, root, fn));
     px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
@@ -256,7 +256,7 @@ static int px_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbu
 {
     int v = strstr(fn, "atherv") != NULL;
     PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
+    PX_GET_INTRA_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
     if (v)
         PX_TRY(px_chk_counts(c, rcounts, displs, rt, fn));
@@ -280,7 +280,7 @@ static int px_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf
                        MPI_Datatype rt, MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
+    PX_GET_INTRA_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
     PX_TRY(px_chk_buf(c, rcount, rt, fn));
     if (rbuf == MPI_IN_PLACE)
@@ -306,7 +306,7 @@ static int px_alltoallw(const void *sbuf, const int *scounts, const int *sdispls
 {
     int w = strstr(fn, "lltoallw") != NULL;
     PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
+    PX_GET_INTRA_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
     if (rbuf == MPI_IN_PLACE)
         return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
@@ -338,7 +338,7 @@ static int px_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
 {
     int block = strstr(fn, "_block") != NULL;
     PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
+    PX_GET_INTRA_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
     px_coll_args_t a = {.dt = dt, .op = op, .rbuf = rbuf};
     if (block) {
