@@ -87,6 +87,7 @@ static struct {
     px_proto_peer_t *peers;
     px_net_iface_t *self_if, *shm_if;
     px_rail_t *rail;
+    int self_active; /* something was ever sent to self: poll its queue */
     int rail_active;
     int rail_peers; /* some peer is reached over the network */
     int rail_fd;
@@ -162,6 +163,8 @@ static inline px_status_t px_chan_send(px_proto_peer_t *p, const px_am_hdr_t *h,
         px_p.rail_active = 1;
         return px_rail_vc_send(p->vc, h, hl, iov, iovcnt, cb, arg);
     }
+    if (p->kind == PX_CHAN_SELF)
+        px_p.self_active = 1;
     return p->ops->ep_send(p->ep, h, hl, iov, iovcnt, cb, arg);
 }
 
@@ -511,6 +514,8 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
             px_p.rail_active = 1;
             st = px_rail_vc_send(p->vc, &h, hl, &iov, 1, px_proto_send_cb, req);
         } else {
+            if (p->kind == PX_CHAN_SELF)
+                px_p.self_active = 1;
             st = p->ops->ep_send(p->ep, &h, hl, &iov, 1, px_proto_send_cb, req);
         }
         if (st == PX_OK) {
@@ -636,7 +641,8 @@ px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *u, void *buf, 
 int px_proto_progress(void)
 {
     int n = 0;
-    n += px_net_self_ops.iface_progress(px_p.self_if);
+    if (px_p.self_active)
+        n += px_net_self_ops.iface_progress(px_p.self_if);
     if (px_p.shm_if)
         n += px_net_shm_ops.iface_progress(px_p.shm_if);
     /* the network is polled every time once it carries traffic, and now
