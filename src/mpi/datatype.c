@@ -65,10 +65,15 @@ void px_mpi_dt_init(void)
             d->pack = px_dt_pair_pack;
             d->unpack = px_dt_pair_unpack;
         }
+        if (((unsigned)b->handle & 0xffff0000u) == 0x4c000000u &&
+            !px_mpi_dt_fast[(unsigned)b->handle & 0xffu])
+            px_mpi_dt_fast[(unsigned)b->handle & 0xffu] = d;
     }
 }
 
-px_mpi_dt_t *px_mpi_dt_get(MPI_Datatype dt)
+px_mpi_dt_t *px_mpi_dt_fast[256];
+
+px_mpi_dt_t *px_mpi_dt_get_slow(MPI_Datatype dt)
 {
     const px_dtype_builtin_t *b = px_mpi_dtype_builtin(dt);
     if (b) {

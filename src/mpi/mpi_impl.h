@@ -137,7 +137,19 @@ typedef struct px_mpi_dt {
     void (*unpack)(const struct px_mpi_dt *d, MPI_Aint count, const void *src, void *dst);
 } px_mpi_dt_t;
 
-px_mpi_dt_t *px_mpi_dt_get(MPI_Datatype dt);
+/* Predefined types of the 0x4c00SSII form, by their low byte: the lookup
+ * on every send and receive is one load and one compare. */
+extern px_mpi_dt_t *px_mpi_dt_fast[256];
+px_mpi_dt_t *px_mpi_dt_get_slow(MPI_Datatype dt);
+static inline px_mpi_dt_t *px_mpi_dt_get(MPI_Datatype dt)
+{
+    if (((unsigned)dt & 0xffff0000u) == 0x4c000000u) {
+        px_mpi_dt_t *d = px_mpi_dt_fast[(unsigned)dt & 0xffu];
+        if (d && d->handle == dt)
+            return d;
+    }
+    return px_mpi_dt_get_slow(dt);
+}
 void px_mpi_dt_init(void);
 
 /* ---------- requests ---------- */
