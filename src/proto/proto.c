@@ -93,6 +93,7 @@ static struct {
     int rail_fd;
     int oversub;
     unsigned spin_limit;
+    enum { PX_WAIT_AUTO, PX_WAIT_SPIN, PX_WAIT_YIELD, PX_WAIT_BLOCK } mode;
     int block_ok;
     int finalizing;
     unsigned tick;
@@ -664,12 +665,9 @@ void px_proto_wait_step(unsigned *idle)
     }
     if (++*idle < px_p.spin_limit)
         return;
-    const char *mode = px_params.progress_mode;
-    if (!strcmp(mode, "spin"))
+    if (px_p.mode == PX_WAIT_SPIN || (px_p.mode == PX_WAIT_AUTO && !px_p.oversub))
         return;
-    if (!strcmp(mode, "auto") && !px_p.oversub)
-        return;
-    if (px_p.block_ok && strcmp(mode, "yield")) {
+    if (px_p.block_ok && px_p.mode != PX_WAIT_YIELD) {
         /* only sockets to watch: sleep in the kernel until one is ready */
         struct epoll_event ev;
         epoll_wait(px_p.rail_fd, &ev, 1, 1);
@@ -791,6 +789,18 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         goto err;
     px_proto_detect_oversub();
     px_p.spin_limit = (unsigned)(px_p.oversub ? px_params.oversub_spin_count : px_params.spin_count);
+    if (!strcmp(px_params.progress_mode, "spin"))
+        px_p.mode = PX_WAIT_SPIN;
+    else if (!strcmp(px_params.progress_mode, "yield"))
+        px_p.mode = PX_WAIT_YIELD;
+    else if (!strcmp(px_params.progress_mode, "block"))
+        px_p.mode = PX_WAIT_BLOCK;
+    else {
+        if (strcmp(px_params.progress_mode, "auto"))
+            px_warn("proto", "PX_PROGRESS_MODE='%s' is not spin, yield, block or auto; using auto",
+                    px_params.progress_mode);
+        px_p.mode = PX_WAIT_AUTO;
+    }
 
     for (int r = 0; r < boot->size; r++) {
         px_proto_peer_t *p = &px_p.peers[r];
