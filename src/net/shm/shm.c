@@ -488,10 +488,12 @@ static size_t px_shm_ep_pending(px_net_ep_t *ep)
     return n;
 }
 
-static inline int px_shm_poll_ep(struct px_net_iface *s, struct px_net_ep *ep)
+/* Delivers the cells up to head; kept out of line so that polling an
+ * empty ring stays a handful of instructions. */
+static __attribute__((noinline)) int px_shm_drain(struct px_net_iface *s, struct px_net_ep *ep,
+                                                  uint64_t head)
 {
     int events = 0;
-    uint64_t head = atomic_load_explicit(&ep->in->head, memory_order_acquire);
     while (ep->in_tail != head) {
         px_shm_cell_t *c =
             (px_shm_cell_t *)(ep->in_cells + (ep->in_tail & (s->slots - 1)) * s->cell);
@@ -518,12 +520,16 @@ static inline int px_shm_poll_ep(struct px_net_iface *s, struct px_net_ep *ep)
     return events;
 }
 
-static int px_shm_iface_progress(px_net_iface_t *s)
+static inline int px_shm_poll_ep(struct px_net_iface *s, struct px_net_ep *ep)
+{
+    uint64_t head = atomic_load_explicit(&ep->in->head, memory_order_acquire);
+    return ep->in_tail == head ? 0 : px_shm_drain(s, ep, head);
+}
+
+static __attribute__((noinline)) int px_shm_push_pending(struct px_net_iface *s)
 {
     int events = 0;
-    for (int i = 0; i < s->nactive; i++)
-        events += px_shm_poll_ep(s, s->active[i]);
-    if (!px_list_empty(&s->pending)) {
+    {
         px_list_t *e, *t;
         px_list_for_each_safe(e, t, &s->pending)
         {
@@ -544,6 +550,16 @@ static int px_shm_iface_progress(px_net_iface_t *s)
                 px_list_del(&ep->pending_link);
         }
     }
+    return events;
+}
+
+static int px_shm_iface_progress(px_net_iface_t *s)
+{
+    int events = 0;
+    for (int i = 0; i < s->nactive; i++)
+        events += px_shm_poll_ep(s, s->active[i]);
+    if (__builtin_expect(!px_list_empty(&s->pending), 0))
+        events += px_shm_push_pending(s);
     return events;
 }
 
