@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;
-static px_htab_t px_comm_tab;
+px_htab_t px_mpi_comm_tab;
 static uint32_t px_next_ctx = 4; /* 0/1 world, 2/3 self */
 static const px_boot_info_t *px_comm_boot;
 #define PX_COMM_BUILTIN 0x44000000u
@@ -14,21 +14,13 @@ static const px_boot_info_t *px_comm_boot;
 
 int px_mpi_group_compare(const px_mpi_group_t *a, const px_mpi_group_t *b);
 
-px_mpi_comm_t *px_mpi_comm_get(MPI_Comm h)
-{
-    unsigned hi = PX_HANDLE_HI(h);
-    if (hi != PX_COMM_BUILTIN && hi != PX_COMM_DYN)
-        return NULL;
-    px_mpi_comm_t *c = px_htab_get(&px_comm_tab, PX_HANDLE_IDX(h));
-    return c && c->handle == h ? c : NULL;
-}
 
 static px_mpi_comm_t *px_comm_new(px_mpi_group_t *group, uint32_t ctx, unsigned hi)
 {
     px_mpi_comm_t *c = calloc(1, sizeof(*c));
     if (!c)
         return NULL;
-    int idx = px_htab_add(&px_comm_tab, c);
+    int idx = px_htab_add(&px_mpi_comm_tab, c);
     if (idx < 0) {
         free(c);
         return NULL;
@@ -80,7 +72,7 @@ void px_mpi_comm_release(px_mpi_comm_t *c)
 {
     if (!c || --c->refs > 0)
         return;
-    px_htab_del(&px_comm_tab, PX_HANDLE_IDX(c->handle));
+    px_htab_del(&px_mpi_comm_tab, PX_HANDLE_IDX(c->handle));
     if (c->topo && c->topo_free)
         c->topo_free(c->topo);
     px_mpi_group_release(c->group);

@@ -88,7 +88,16 @@ extern px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;
 
 void *px_mpi_topo_dup(const void *topo); /* deep copy, NULL if out of memory (src/mpi/topo) */
 
-px_mpi_comm_t *px_mpi_comm_get(MPI_Comm c);
+extern px_htab_t px_mpi_comm_tab;
+/* MPI_COMM_WORLD/SELF are 0x44000000|index, others 0x84000000|index. */
+static inline px_mpi_comm_t *px_mpi_comm_get(MPI_Comm h)
+{
+    unsigned hi = PX_HANDLE_HI(h);
+    if (hi != 0x44000000u && hi != 0x84000000u)
+        return NULL;
+    px_mpi_comm_t *c = px_htab_get(&px_mpi_comm_tab, PX_HANDLE_IDX(h));
+    return c && c->handle == h ? c : NULL;
+}
 /* New communicator over `group` (this process must be a member). */
 int px_mpi_comm_create_from_group(px_mpi_comm_t *parent, px_mpi_group_t *group, uint32_t ctx,
                                   px_mpi_comm_t **comm_p);

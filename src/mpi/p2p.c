@@ -8,7 +8,7 @@
 static px_htab_t px_msg_tab;
 #define PX_MSG_DYN 0xec000000u
 
-static inline int px_p2p_check(px_mpi_comm_t *c, int count, MPI_Datatype dt, int rank, int tag,
+static inline __attribute__((always_inline)) int px_p2p_check(px_mpi_comm_t *c, int count, MPI_Datatype dt, int rank, int tag,
                                int recv, const char *fn, px_mpi_dt_t **d_p)
 {
     px_mpi_dt_t *d = NULL;
