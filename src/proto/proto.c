@@ -6,6 +6,7 @@
 #include "../util/param.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,8 @@ typedef struct px_am_hdr {
     uint32_t ctx;
     uint64_t a, b, c; /* by type: see px_am_hdr_len */
 } px_am_hdr_t;
+
+_Static_assert(offsetof(px_am_hdr_t, a) == 16, "the envelope is the first 16 bytes");
 
 /* EAGER: a = sender's request (sync only). RTS: a = size, b = sender's
  * request, c = sender's buffer address. CTS: a = sender's request, b =
@@ -246,7 +249,7 @@ static inline int px_match(uint32_t ctx, int src, int tag, uint32_t mctx, int ms
            (mtag == PX_ANY_TAG || mtag == tag);
 }
 
-static px_proto_req_t *px_proto_match_posted(uint32_t ctx, int src, int tag)
+static inline px_proto_req_t *px_proto_match_posted(uint32_t ctx, int src, int tag)
 {
     px_list_t *e, *t;
     px_list_for_each_safe(e, t, &px_p.posted)
@@ -312,8 +315,11 @@ static void *px_proto_rx_begin(void *owner, const void *hdr, size_t hdr_len, siz
         px_error("proto", "malformed message header from rank %d (%zu bytes)", p->rank, hdr_len);
         return NULL;
     }
-    memset(&h, 0, sizeof(h));
-    memcpy(&h, hdr, hdr_len);
+    /* the common 16-byte envelope is copied inline; the rest only when sent */
+    memcpy(&h, hdr, 16);
+    h.a = h.b = h.c = 0;
+    if (hdr_len > 16)
+        memcpy((char *)&h + 16, (const char *)hdr + 16, hdr_len - 16);
 
     switch (h.am) {
     case PX_AM_EAGER:
