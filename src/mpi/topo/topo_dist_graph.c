@@ -128,6 +128,21 @@ static int px_dg_push(px_dg_vec_t *v, int out, int peer, int weight)
  * order (giving process, position in its list): both ends of the edges
  * between one pair then come in the same order, which the neighbour
  * collectives rely on to pair repeated edges. */
+
+/* Waits for n internal requests and frees them; returns rc, or the first
+ * error among them when rc was a success. */
+static int px_dg_waitall(px_mpi_req_t **reqs, int n, int rc)
+{
+    for (int i = 0; i < n; i++) {
+        px_mpi_req_wait(reqs[i]);
+        int e = px_mpi_req_complete(reqs[i], MPI_STATUS_IGNORE);
+        if (e != MPI_SUCCESS && rc == MPI_SUCCESS)
+            rc = e;
+        px_mpi_req_free(reqs[i]);
+    }
+    return rc;
+}
+
 static int px_dg_exchange(px_mpi_comm_t *c, px_dg_vec_t *to, px_dg_vec_t *mine_in,
                           px_dg_vec_t *mine_out)
 {
@@ -157,13 +172,7 @@ static int px_dg_exchange(px_mpi_comm_t *c, px_dg_vec_t *to, px_dg_vec_t *mine_i
         if (rc == MPI_SUCCESS)
             nreq++;
     }
-    for (int i = 0; i < nreq; i++) {
-        px_mpi_req_wait(reqs[i]);
-        int e = px_mpi_req_complete(reqs[i], MPI_STATUS_IGNORE);
-        if (e != MPI_SUCCESS && rc == MPI_SUCCESS)
-            rc = e;
-        px_mpi_req_free(reqs[i]);
-    }
+    rc = px_dg_waitall(reqs, nreq, rc);
     nreq = 0;
     if (rc != MPI_SUCCESS)
         goto out;
@@ -193,13 +202,7 @@ static int px_dg_exchange(px_mpi_comm_t *c, px_dg_vec_t *to, px_dg_vec_t *mine_i
         if (rc == MPI_SUCCESS)
             nreq++;
     }
-    for (int i = 0; i < nreq; i++) {
-        px_mpi_req_wait(reqs[i]);
-        int e = px_mpi_req_complete(reqs[i], MPI_STATUS_IGNORE);
-        if (e != MPI_SUCCESS && rc == MPI_SUCCESS)
-            rc = e;
-        px_mpi_req_free(reqs[i]);
-    }
+    rc = px_dg_waitall(reqs, nreq, rc);
     nreq = 0;
     if (rc != MPI_SUCCESS)
         goto out;
