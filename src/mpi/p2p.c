@@ -154,7 +154,7 @@ static int px_send_blocking(const void *buf, int count, MPI_Datatype dt, int des
     px_mpi_req_t r;
     r.kind = PX_MPI_REQ_SEND;
     r.poll = NULL;
-    px_req_args(&r, c, buf, count, dt, dest, tag, mode);
+    px_req_args(&r, c, buf, count, dt, dest, tag, mode | PX_PROTO_MODE_BLOCKING);
     rc = px_send_start(&r, c->ctx);
     if (rc != MPI_SUCCESS)
         return px_mpi_error(c, rc, fn, "cannot send to rank %d", dest);

@@ -48,6 +48,17 @@ typedef struct px_net_attr {
     double bandwidth_mbs;
 } px_net_attr_t;
 
+/* One subchannel to a peer: a (local address, remote address) pair on one
+ * rail and path. */
+typedef struct px_net_sub_info {
+    int rail;           /* local rail (interface) index */
+    int path;           /* index of the path within the rail */
+    double speed_mbs;   /* link speed of the local interface, 0 unknown */
+    char label[64];     /* e.g. "rail0 10.100.0.1>10.100.0.2" */
+} px_net_sub_info_t;
+
+#define PX_NET_MAX_SUB 16
+
 typedef struct px_net_ops {
     size_t size; /* sizeof(px_net_ops_t), for future extension */
     const char *name;
@@ -62,6 +73,10 @@ typedef struct px_net_ops {
      * endpoints to the same peer (subchannel index, 0 for one rail). */
     px_status_t (*ep_create)(px_net_iface_t *iface, int rank, int sub, void *owner,
                              px_net_ep_t **ep_p);
+    /* Subchannels to `rank` (at most max, filled into info): how many
+     * endpoints ep_create accepts for it. NULL: exactly one. Negative: an
+     * error, e.g. no common rail. */
+    int (*ep_subs)(px_net_iface_t *iface, int rank, px_net_sub_info_t *info, int max);
     /* Sends hdr + iov. Returns PX_OK when the payload is no longer needed,
      * PX_INPROGRESS when cb(arg) will say so later, or an error. */
     px_status_t (*ep_send)(px_net_ep_t *ep, const void *hdr, size_t hdr_len,

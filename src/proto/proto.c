@@ -159,13 +159,13 @@ static px_proto_req_t *px_proto_id_lookup(uint64_t id)
 /* ---------- channels ---------- */
 
 static inline px_status_t px_chan_send(px_proto_peer_t *p, const px_am_hdr_t *h,
-                                       const struct iovec *iov, int iovcnt, px_net_send_cb_t cb,
-                                       void *arg)
+                                       const struct iovec *iov, int iovcnt, unsigned rflags,
+                                       px_net_send_cb_t cb, void *arg)
 {
     size_t hl = px_am_hdr_len[h->am];
     if (p->kind == PX_CHAN_RAIL) {
         px_p.rail_active = 1;
-        return px_rail_vc_send(p->vc, h, hl, iov, iovcnt, cb, arg);
+        return px_rail_vc_send(p->vc, h, hl, iov, iovcnt, rflags, cb, arg);
     }
     if (p->kind == PX_CHAN_SELF)
         px_p.self_active = 1;
@@ -192,7 +192,7 @@ static void px_proto_send_cb(void *arg, px_status_t st)
 static void px_proto_ctrl(px_proto_peer_t *p, uint8_t am, uint64_t a, uint64_t b, uint64_t c)
 {
     px_am_hdr_t h = {.am = am, .a = a, .b = b, .c = c};
-    px_status_t st = px_chan_send(p, &h, NULL, 0, NULL, NULL);
+    px_status_t st = px_chan_send(p, &h, NULL, 0, 0, NULL, NULL);
     if (st < 0)
         px_error("proto", "cannot send control message %u to rank %d: %s", am, p->rank,
                  px_status_string(st));
@@ -232,7 +232,8 @@ static void px_proto_rndv_data(px_proto_peer_t *p, px_proto_req_t *req, size_t n
         size_t k = n - off < chunk ? n - off : chunk;
         px_am_hdr_t h = {.am = PX_AM_DATA, .a = req->rndv_total, .b = off};
         struct iovec iov = {(char *)req->buf + off, k};
-        px_status_t st = px_chan_send(p, &h, &iov, 1, px_proto_send_cb, req);
+        px_status_t st = px_chan_send(p, &h, &iov, 1, PX_RAIL_F_STRIPE | req->rflags,
+                                      px_proto_send_cb, req);
         if (st == PX_INPROGRESS)
             req->pending++;
         else if (st < 0)
@@ -302,8 +303,8 @@ static void px_proto_take_unexp(px_proto_req_t *req, px_proto_unexp_t *u)
 
 /* ---------- receive path (header and completion handlers) ---------- */
 
-static void *px_proto_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payload_len,
-                               void **ctx_p)
+static void *px_proto_rx_begin_at(void *owner, const void *hdr, size_t hdr_len, size_t off,
+                                  size_t payload_len, void **ctx_p)
 {
     px_proto_peer_t *p = owner;
     px_am_hdr_t h;
@@ -311,7 +312,8 @@ static void *px_proto_rx_begin(void *owner, const void *hdr, size_t hdr_len, siz
 
     *ctx_p = NULL;
     if (hdr_len < 1 || ((const uint8_t *)hdr)[0] == 0 || ((const uint8_t *)hdr)[0] >= PX_AM_MAX ||
-        hdr_len < px_am_hdr_len[((const uint8_t *)hdr)[0]] || hdr_len > sizeof(h)) {
+        hdr_len < px_am_hdr_len[((const uint8_t *)hdr)[0]] || hdr_len > sizeof(h) ||
+        (off && ((const uint8_t *)hdr)[0] != PX_AM_DATA)) {
         px_error("proto", "malformed message header from rank %d (%zu bytes)", p->rank, hdr_len);
         return NULL;
     }
@@ -405,13 +407,12 @@ static void *px_proto_rx_begin(void *owner, const void *hdr, size_t hdr_len, siz
     case PX_AM_DATA:
         req = px_proto_id_lookup(h.a);
         if (!req || req->kind != PX_PROTO_REQ_RECV || h.b > req->rndv_total ||
-            payload_len > req->rndv_total - h.b) {
+            off > req->rndv_total - h.b || payload_len > req->rndv_total - h.b - off) {
             px_error("proto", "invalid rendezvous data from rank %d", p->rank);
             return NULL;
         }
-        p->rx_len = payload_len;
         *ctx_p = PX_RX_TAG(req, PX_RX_DATA);
-        return (char *)req->buf + h.b;
+        return (char *)req->buf + h.b + off;
     case PX_AM_FIN:
     case PX_AM_SYNC_ACK:
         req = px_proto_id_lookup(h.a);
@@ -425,9 +426,9 @@ static void *px_proto_rx_begin(void *owner, const void *hdr, size_t hdr_len, siz
     return NULL;
 }
 
-static void px_proto_rx_done(void *owner, void *ctx)
+static void px_proto_rx_done_len(void *owner, void *ctx, size_t len)
 {
-    px_proto_peer_t *p = owner;
+    (void)owner; /* completions are found through ctx */
     px_proto_req_t *req;
     px_proto_unexp_t *u;
 
@@ -456,7 +457,7 @@ static void px_proto_rx_done(void *owner, void *ctx)
         break;
     case PX_RX_DATA:
         req = PX_RX_PTR(ctx);
-        req->rndv_got += p->rx_len;
+        req->rndv_got += len;
         if (req->rndv_got == req->rndv_total)
             px_proto_complete(req);
         break;
@@ -478,9 +479,29 @@ static void px_proto_ep_failed(void *owner, px_status_t why)
     px_boot_abort(1, msg);
 }
 
+/* Shared memory and self deliver one frame at a time per peer. */
+static void *px_proto_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payload_len,
+                               void **ctx_p)
+{
+    ((px_proto_peer_t *)owner)->rx_len = payload_len;
+    return px_proto_rx_begin_at(owner, hdr, hdr_len, 0, payload_len, ctx_p);
+}
+
+static void px_proto_rx_done(void *owner, void *ctx)
+{
+    px_proto_rx_done_len(owner, ctx, ((px_proto_peer_t *)owner)->rx_len);
+}
+
 static const px_net_rx_ops_t px_proto_rx_ops = {
     .rx_begin = px_proto_rx_begin,
     .rx_done = px_proto_rx_done,
+    .ep_failed = px_proto_ep_failed,
+};
+
+/* The rail layer may have stripes of several frames in flight at once. */
+static const px_rail_rx_ops_t px_proto_rail_rx_ops = {
+    .rx_begin = px_proto_rx_begin_at,
+    .rx_done = px_proto_rx_done_len,
     .ep_failed = px_proto_ep_failed,
 };
 
@@ -493,6 +514,10 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
     px_status_t st;
 
     req->kind = PX_PROTO_REQ_SEND;
+    /* traffic class for the rail policy: collectives use the odd contexts */
+    req->rflags = (uint8_t)(((mode & PX_PROTO_MODE_BLOCKING) ? PX_RAIL_F_BLOCKING : 0) |
+                            ((ctx & 1) ? PX_RAIL_F_COLL : 0));
+    mode = (px_proto_mode_t)(mode & 3);
     req->mode = (uint8_t)mode;
     req->done = 0;
     req->cancelled = 0;
@@ -519,7 +544,7 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
         }
         if (p->kind == PX_CHAN_RAIL) {
             px_p.rail_active = 1;
-            st = px_rail_vc_send(p->vc, &h, hl, &iov, 1, px_proto_send_cb, req);
+            st = px_rail_vc_send(p->vc, &h, hl, &iov, 1, req->rflags, px_proto_send_cb, req);
         } else {
             if (p->kind == PX_CHAN_SELF)
                 px_p.self_active = 1;
@@ -540,7 +565,7 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
                      .a = len, .b = px_proto_id_get(req), .c = (uint64_t)(uintptr_t)buf};
     p->rndv_tx++;
     req->pending = 1;
-    st = px_chan_send(p, &h, NULL, 0, px_proto_send_cb, req);
+    st = px_chan_send(p, &h, NULL, 0, req->rflags, px_proto_send_cb, req);
     if (st == PX_INPROGRESS)
         req->pending++;
     else if (st < 0) {
@@ -773,7 +798,7 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         }
     }
     if (use_tcp && boot->size > 1) {
-        st = px_rail_init(boot, "tcp", &px_proto_rx_ops, &px_p.rail);
+        st = px_rail_init(boot, "tcp", &px_proto_rail_rx_ops, &px_p.rail);
         if (st != PX_OK)
             goto err;
         px_p.rail_fd = px_rail_fd(px_p.rail);

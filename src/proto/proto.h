@@ -24,6 +24,7 @@ typedef enum {
     PX_PROTO_MODE_STD = 0,
     PX_PROTO_MODE_SYNC = 1,
     PX_PROTO_MODE_READY = 2,
+    PX_PROTO_MODE_BLOCKING = 0x10, /* or'ed in by blocking calls (multi-rail policy epc) */
 } px_proto_mode_t;
 
 enum {
@@ -37,6 +38,7 @@ typedef void (*px_proto_cmpl_cb_t)(px_proto_req_t *req);
 struct px_proto_req {
     uint8_t kind;
     uint8_t mode;
+    uint8_t rflags;    /* PX_RAIL_F_* traffic class of a send */
     volatile uint8_t done;
     uint8_t cancelled;
     int pending;       /* events still needed before done (send side) */

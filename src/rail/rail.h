@@ -1,8 +1,17 @@
-/* Rail layer: a virtual channel per network peer. Every frame carries a
- * per-channel sequence number and a cumulative acknowledgement (piggybacked
- * on reverse traffic, explicit only after PX_RAIL_ACK_EVERY frames without
- * any). Today a channel has one subchannel (one TCP connection); multi-rail
- * striping, failover and the datagram transport extend this layer. */
+/* Rail layer: a virtual channel per network peer, made of subchannels, one
+ * per (rail, path) pair of addresses the two peers share (see
+ * docs/multirail.md).
+ *
+ * Every frame carries a per-channel sequence number (acknowledgement,
+ * duplicate suppression) and a cumulative acknowledgement piggybacked on
+ * reverse traffic, explicit only after PX_RAIL_ACK_EVERY frames without any.
+ * Ordered frames (everything but rendezvous data) also carry an ordered
+ * sequence number and are handed up in that order whatever subchannel
+ * carried them. Rendezvous data (PX_RAIL_F_STRIPE) may be split into stripes
+ * over several subchannels; each stripe is handed up with its offset as soon
+ * as it arrives and is acknowledged at once, which also times it; the send
+ * completes when every stripe is acknowledged. A policy (PX_RAIL_POLICY)
+ * chooses the subchannel of each frame and the split of each stripeable one. */
 #ifndef PX_RAIL_H
 #define PX_RAIL_H
 
@@ -11,27 +20,52 @@
 typedef struct px_rail px_rail_t;
 typedef struct px_rail_vc px_rail_vc_t;
 
+enum {
+    PX_RAIL_F_STRIPE = 1u << 0, /* offset-addressed data: may be split, delivered in any order */
+    PX_RAIL_F_BLOCKING = 1u << 1, /* traffic of a blocking point-to-point call (policy epc) */
+    PX_RAIL_F_COLL = 1u << 2,     /* traffic of a collective (policy epc) */
+};
+
+/* Upcalls to the layer above: like px_net_rx_ops_t, with the offset of a
+ * stripe inside its frame's payload and the length in rx_done (stripes of
+ * several frames may be in flight at once). */
+typedef struct px_rail_rx_ops {
+    void *(*rx_begin)(void *owner, const void *hdr, size_t hdr_len, size_t off, size_t len,
+                      void **ctx_p);
+    void (*rx_done)(void *owner, void *ctx, size_t len);
+    void (*ep_failed)(void *owner, px_status_t why);
+} px_rail_rx_ops_t;
+
 typedef struct px_rail_sub_stats {
     uint64_t frames_tx, frames_rx, bytes_tx, bytes_rx, acks_tx, acks_rx;
+    uint64_t stripes, stripe_bytes, stripe_ns; /* striped sends: count, bytes, summed times */
 } px_rail_sub_stats_t;
 
-/* Opens the network transports named in `net` (e.g. "tcp"). Frames that
- * arrive are handed to up->rx_begin/rx_done with the owner given to
- * px_rail_vc_create. */
-px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_net_rx_ops_t *up,
+/* Opens the network transport `net` (e.g. "tcp") and checks the policy
+ * parameters. */
+px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_rail_rx_ops_t *up,
                          px_rail_t **rail_p);
 void px_rail_finalize(px_rail_t *rail);
 int px_rail_reachable(px_rail_t *rail, int rank);
+/* Creates the channel and its subchannels (connections are made on first
+ * use). Fails when the peer shares no usable network. */
 px_status_t px_rail_vc_create(px_rail_t *rail, int rank, void *owner, px_rail_vc_t **vc_p);
-/* Same contract as px_net_ops_t.ep_send. */
+/* Same contract as px_net_ops_t.ep_send, plus PX_RAIL_F_* flags. */
 px_status_t px_rail_vc_send(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
-                            const struct iovec *iov, int iovcnt, px_net_send_cb_t cb, void *arg);
+                            const struct iovec *iov, int iovcnt, unsigned flags,
+                            px_net_send_cb_t cb, void *arg);
 size_t px_rail_vc_pending(px_rail_vc_t *vc);
 size_t px_rail_vc_eager_limit(px_rail_vc_t *vc);
 int px_rail_progress(px_rail_t *rail);
 int px_rail_fd(px_rail_t *rail);
 /* Frames sent but not yet acknowledged by the peer. */
 uint32_t px_rail_vc_unacked(px_rail_vc_t *vc);
+
+/* Introspection (tests, pxinfo, PX_PROFILE). */
+int px_rail_vc_nsub(px_rail_vc_t *vc);
+double px_rail_vc_weight(px_rail_vc_t *vc, int sub);
+const px_rail_sub_stats_t *px_rail_vc_stats(px_rail_vc_t *vc, int sub);
+const char *px_rail_policy_name(void);
 void px_rail_print_stats(px_rail_t *rail, int rank);
 
 #endif

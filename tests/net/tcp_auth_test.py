@@ -24,7 +24,7 @@ while time.time() < deadline and (port is None or jobid is None):
     if not line:
         break
     lines.append(line)
-    m = re.search(r"rank 0 debug tcp .*listening on ([\d.]+):(\d+)", line)
+    m = re.search(r"rank 0 debug tcp .*listening on [^,]+,([\d.]+),\d+,(\d+),", line)
     if m:
         host, port = m.group(1), int(m.group(2))
     m = re.search(r"rank 0 debug boot .* job ([0-9a-f]+)", line)

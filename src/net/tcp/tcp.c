@@ -9,6 +9,7 @@
  * Small frames are read through a staging buffer; large payloads are read
  * straight into the destination the layer above returned. */
 #include "../net.h"
+#include "tcp_addr.h"
 #include "../../util/clock.h"
 #include "../../util/list.h"
 #include "../../util/log.h"
@@ -111,8 +112,13 @@ struct px_net_iface {
     uint64_t job_id;
     const uint8_t *secret;
     size_t secret_len;
-    int lfd, epfd;
-    struct sockaddr_in addr;
+    int epfd;
+    int nlocal; /* data addresses, one listening socket each */
+    px_tcp_addr_t local[PX_TCP_MAX_ADDR];
+    int lfd[PX_TCP_MAX_ADDR];
+    int explicit_rails;
+    const int *node_of;
+    px_tcp_peer_t **peers; /* subchannel pairs per rank, computed on first use */
     struct px_net_ep **eps; /* [rank * PX_TCP_MAX_SUB + sub] */
     px_list_t conns;
     int nconns;
@@ -127,24 +133,9 @@ static void px_tcp_free_dead(struct px_net_iface *s);
 
 /* ---------- address selection ---------- */
 
-static int px_tcp_iface_addr(const char *spec, struct in_addr *out)
-{
-    struct ifaddrs *ifa, *i;
-    if (inet_pton(AF_INET, spec, out) == 1)
-        return 0;
-    if (getifaddrs(&ifa) < 0)
-        return -1;
-    int found = -1;
-    for (i = ifa; i; i = i->ifa_next) {
-        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && !strcmp(i->ifa_name, spec)) {
-            *out = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
-            found = 0;
-            break;
-        }
-    }
-    freeifaddrs(ifa);
-    return found;
-}
+/* Listening sockets are tagged with small integers in epoll, connections
+ * with their (aligned) pointers. */
+#define PX_TCP_IS_LISTENER(p) ((uintptr_t)(p) <= PX_TCP_MAX_ADDR)
 
 /* The local address that routes towards host (no packet is sent). */
 static int px_tcp_route_addr(const char *host, struct in_addr *out)
@@ -187,8 +178,7 @@ static px_status_t px_tcp_iface_open(const px_boot_info_t *boot, const px_net_rx
                                      px_net_iface_t **iface_p)
 {
     struct px_net_iface *s = calloc(1, sizeof(*s));
-    char val[64];
-    socklen_t len = sizeof(s->addr);
+    char val[PX_BOOT_VAL_MAX];
     px_status_t st;
 
     if (!s)
@@ -198,7 +188,9 @@ static px_status_t px_tcp_iface_open(const px_boot_info_t *boot, const px_net_rx
     s->nranks = boot->size;
     s->job_id = boot->job_id;
     s->secret = px_boot_secret(&s->secret_len);
-    s->lfd = s->epfd = -1;
+    s->epfd = -1;
+    for (int i = 0; i < PX_TCP_MAX_ADDR; i++)
+        s->lfd[i] = -1;
     px_list_init(&s->conns);
     px_list_init(&s->dead);
     s->eps = calloc((size_t)boot->size * PX_TCP_MAX_SUB, sizeof(*s->eps));
@@ -207,35 +199,49 @@ static px_status_t px_tcp_iface_open(const px_boot_info_t *boot, const px_net_rx
         goto err_free;
     }
 
-    s->addr.sin_family = AF_INET;
-    if (px_params.iface && px_params.iface[0]) {
-        if (px_tcp_iface_addr(px_params.iface, &s->addr.sin_addr) < 0) {
-            px_error("tcp", "PX_IFACE=%s: no such interface with an IPv4 address",
-                     px_params.iface);
-            st = PX_ERR_INVALID_PARAM;
-            goto err_free;
-        }
-    } else if (px_tcp_route_addr(boot->boot_host, &s->addr.sin_addr) < 0) {
-        s->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    s->peers = calloc((size_t)boot->size, sizeof(*s->peers));
+    if (!s->peers) {
+        st = PX_ERR_NO_MEMORY;
+        goto err_free;
     }
+    s->node_of = boot->node_of;
 
-    s->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (s->lfd < 0 || bind(s->lfd, (struct sockaddr *)&s->addr, sizeof(s->addr)) < 0 ||
-        listen(s->lfd, 1024) < 0 || getsockname(s->lfd, (struct sockaddr *)&s->addr, &len) < 0) {
-        px_error("tcp", "cannot listen on %s: %s", inet_ntoa(s->addr.sin_addr), strerror(errno));
-        st = PX_ERR_IO;
-        goto err_sock;
+    struct in_addr boot_addr;
+    const char *bl = px_boot_local_addr();
+    if (!(bl && bl[0] && inet_pton(AF_INET, bl, &boot_addr) == 1) &&
+        px_tcp_route_addr(boot->boot_host, &boot_addr) < 0)
+        boot_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int n = px_tcp_addr_local(boot_addr, &s->explicit_rails, s->local, PX_TCP_MAX_ADDR);
+    if (n < 0) {
+        st = (px_status_t)n;
+        goto err_free;
     }
+    s->nlocal = n;
     s->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (s->epfd < 0) {
         st = PX_ERR_IO;
         goto err_sock;
     }
-    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
-    epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &ev);
+    for (int i = 0; i < n; i++) {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = s->local[i].addr};
+        socklen_t len = sizeof(sa);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        s->lfd[i] = fd;
+        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0 ||
+            getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+            px_error("tcp", "cannot listen on %s (%s): %s", inet_ntoa(s->local[i].addr),
+                     s->local[i].ifname, strerror(errno));
+            st = PX_ERR_IO;
+            goto err_sock;
+        }
+        s->local[i].port = ntohs(sa.sin_port);
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = (void *)(uintptr_t)(i + 1)};
+        epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev);
+    }
 
-    snprintf(val, sizeof(val), "%s:%u", inet_ntoa(s->addr.sin_addr), ntohs(s->addr.sin_port));
-    st = px_boot_put("tcp", val, strlen(val) + 1);
+    st = px_tcp_addr_format(s->local, n, val, sizeof(val));
+    if (st == PX_OK)
+        st = px_boot_put("tcp", val, strlen(val) + 1);
     if (st != PX_OK)
         goto err_sock;
     px_debug("tcp", "listening on %s", val);
@@ -243,11 +249,13 @@ static px_status_t px_tcp_iface_open(const px_boot_info_t *boot, const px_net_rx
     return PX_OK;
 
 err_sock:
-    if (s->lfd >= 0)
-        close(s->lfd);
+    for (int i = 0; i < s->nlocal; i++)
+        if (s->lfd[i] >= 0)
+            close(s->lfd[i]);
     if (s->epfd >= 0)
         close(s->epfd);
 err_free:
+    free(s->peers);
     free(s->eps);
     free(s);
     return st;
@@ -274,7 +282,7 @@ static void px_tcp_iface_close(px_net_iface_t *s)
         int n = epoll_wait(s->epfd, evs, 64, 100);
         for (int i = 0; i < n; i++) {
             px_tcp_conn_t *c = evs[i].data.ptr;
-            if (!c || c->state == PX_TCP_CLOSED)
+            if (PX_TCP_IS_LISTENER(c) || c->state == PX_TCP_CLOSED)
                 continue;
             char buf[4096];
             ssize_t r = read(c->fd, buf, sizeof(buf));
@@ -292,8 +300,12 @@ static void px_tcp_iface_close(px_net_iface_t *s)
         px_list_for_each_safe(e, t, &ep->sendq) free(px_container_of(e, px_tcp_sop_t, link));
         free(ep);
     }
-    close(s->lfd);
+    for (int i = 0; i < s->nlocal; i++)
+        close(s->lfd[i]);
     close(s->epfd);
+    for (int i = 0; i < s->nranks; i++)
+        free(s->peers[i]);
+    free(s->peers);
     free(s->eps);
     free(s);
 }
@@ -313,10 +325,84 @@ static int px_tcp_iface_reachable(px_net_iface_t *s, int rank)
     return rank >= 0 && rank < s->nranks && rank != s->me;
 }
 
+/* The subchannels to `rank`: pairs of addresses on shared subnets. */
+static px_tcp_peer_t *px_tcp_peer(px_net_iface_t *s, int rank, px_status_t *st_p)
+{
+    if (s->peers[rank])
+        return s->peers[rank];
+    char val[PX_BOOT_VAL_MAX];
+    size_t len;
+    px_tcp_addr_t theirs[PX_TCP_MAX_ADDR];
+    int nt;
+    *st_p = PX_ERR_PEER_UNREACHABLE;
+    if (px_boot_get(rank, "tcp", val, sizeof(val), &len) != PX_OK || len == 0 ||
+        val[len - 1] != 0) {
+        px_error("tcp", "no TCP address published by rank %d", rank);
+        return NULL;
+    }
+    nt = px_tcp_addr_parse(val, theirs, PX_TCP_MAX_ADDR);
+    if (nt <= 0) {
+        px_error("tcp", "rank %d published an invalid address list", rank);
+        *st_p = PX_ERR_PROTOCOL;
+        return NULL;
+    }
+    px_tcp_peer_t *p = calloc(1, sizeof(*p));
+    if (!p) {
+        *st_p = PX_ERR_NO_MEMORY;
+        return NULL;
+    }
+    int lo = s->me < rank;
+    int same = s->node_of && s->node_of[rank] == s->node_of[s->me];
+    int n = lo ? px_tcp_addr_pair(s->local, s->nlocal, theirs, nt, 1, same, px_params.paths, p)
+               : px_tcp_addr_pair(theirs, nt, s->local, s->nlocal, 0, same, px_params.paths, p);
+    if (n < 0) {
+        if (s->explicit_rails && !px_params.rail_fallback) {
+            px_error("tcp", "rank %d shares no rail subnet with this rank (PX_RAILS=%s); set "
+                     "PX_RAIL_FALLBACK=1 to use the bootstrap network instead", rank,
+                     px_params.rails && px_params.rails[0] ? px_params.rails : px_params.iface);
+            free(p);
+            return NULL;
+        }
+        static int warned;
+        if (s->explicit_rails && !warned++)
+            px_warn("tcp", "rank %d shares no rail subnet with this rank: using the bootstrap "
+                    "network (%s)", rank, p->pair[0].info.label);
+        else
+            px_debug("tcp", "rank %d shares no rail subnet: using the bootstrap network", rank);
+    } else if (n == 0) {
+        px_error("tcp", "rank %d shares no network with this rank (its addresses: %s)", rank, val);
+        free(p);
+        return NULL;
+    }
+    s->peers[rank] = p;
+    *st_p = PX_OK;
+    return p;
+}
+
+static int px_tcp_ep_subs(px_net_iface_t *s, int rank, px_net_sub_info_t *info, int max)
+{
+    px_status_t st;
+    if (!px_tcp_iface_reachable(s, rank))
+        return PX_ERR_INVALID_PARAM;
+    px_tcp_peer_t *p = px_tcp_peer(s, rank, &st);
+    if (!p)
+        return st;
+    int n = p->n < max ? p->n : max;
+    for (int i = 0; i < n; i++)
+        info[i] = p->pair[i].info;
+    return n;
+}
+
 static px_status_t px_tcp_ep_create(px_net_iface_t *s, int rank, int sub, void *owner,
                                     px_net_ep_t **ep_p)
 {
+    px_status_t st;
     if (!px_tcp_iface_reachable(s, rank) || sub < 0 || sub >= PX_TCP_MAX_SUB)
+        return PX_ERR_INVALID_PARAM;
+    px_tcp_peer_t *p = px_tcp_peer(s, rank, &st);
+    if (!p)
+        return st;
+    if (sub >= p->n)
         return PX_ERR_INVALID_PARAM;
     struct px_net_ep **slot = &s->eps[rank * PX_TCP_MAX_SUB + sub];
     if (!*slot) {
@@ -417,24 +503,18 @@ static void px_tcp_free_dead(struct px_net_iface *s)
 static px_status_t px_tcp_connect(struct px_net_ep *ep)
 {
     struct px_net_iface *s = ep->iface;
-    char val[64], *colon;
-    size_t len;
-    struct sockaddr_in sa = {.sin_family = AF_INET};
+    px_tcp_pair_t *pr = &s->peers[ep->rank]->pair[ep->sub];
+    struct sockaddr_in la = {.sin_family = AF_INET, .sin_addr = s->local[pr->local].addr};
 
-    if (px_boot_get(ep->rank, "tcp", val, sizeof(val), &len) != PX_OK || !(colon = strchr(val, ':'))) {
-        px_error("tcp", "no TCP address published by rank %d", ep->rank);
-        return PX_ERR_PEER_UNREACHABLE;
-    }
-    *colon = 0;
-    if (inet_pton(AF_INET, val, &sa.sin_addr) != 1)
-        return PX_ERR_PROTOCOL;
-    sa.sin_port = htons((uint16_t)atoi(colon + 1));
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return PX_ERR_IO;
     px_tcp_set_opts(fd);
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 && errno != EINPROGRESS) {
-        px_debug("tcp", "connect to rank %d at %s:%s: %s", ep->rank, val, colon + 1,
+    /* leave from this subchannel's own address, so the reply path is its own */
+    if (bind(fd, (struct sockaddr *)&la, sizeof(la)) < 0 ||
+        (connect(fd, (struct sockaddr *)&pr->remote, sizeof(pr->remote)) < 0 &&
+         errno != EINPROGRESS)) {
+        px_debug("tcp", "connect to rank %d over %s: %s", ep->rank, pr->info.label,
                  strerror(errno));
         close(fd);
         return PX_ERR_LINK_UNREACHABLE;
@@ -856,10 +936,10 @@ err:
     px_tcp_conn_close(c, PX_ERR_LINK_RESET);
 }
 
-static void px_tcp_accept(struct px_net_iface *s)
+static void px_tcp_accept(struct px_net_iface *s, int l)
 {
     for (;;) {
-        int fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+        int fd = accept4(s->lfd[l], NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0)
             return;
         px_tcp_set_opts(fd);
@@ -903,8 +983,8 @@ static int px_tcp_iface_progress(px_net_iface_t *s)
     int n = epoll_wait(s->epfd, evs, 32, 0);
     for (int i = 0; i < n; i++) {
         px_tcp_conn_t *c = evs[i].data.ptr;
-        if (!c) {
-            px_tcp_accept(s);
+        if (PX_TCP_IS_LISTENER(c)) {
+            px_tcp_accept(s, (int)(uintptr_t)c - 1);
             continue;
         }
         if (c->state == PX_TCP_CLOSED)
@@ -938,6 +1018,7 @@ const px_net_ops_t px_net_tcp_ops = {
     .iface_close = px_tcp_iface_close,
     .iface_query = px_tcp_iface_query,
     .iface_reachable = px_tcp_iface_reachable,
+    .ep_subs = px_tcp_ep_subs,
     .ep_create = px_tcp_ep_create,
     .ep_send = px_tcp_ep_send,
     .ep_get = px_tcp_ep_get,

@@ -1,0 +1,266 @@
+#include "tcp_addr.h"
+#include "../../util/log.h"
+#include "../../util/param.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <ifaddrs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t px_tcp_mask(int prefix)
+{
+    return prefix <= 0 ? 0 : prefix >= 32 ? 0xffffffffu : ~((1u << (32 - prefix)) - 1);
+}
+
+static int px_tcp_prefix_of(const struct sockaddr *nm)
+{
+    uint32_t m = nm ? ntohl(((const struct sockaddr_in *)nm)->sin_addr.s_addr) : 0xffffffffu;
+    int p = 0;
+    while (p < 32 && (m & (0x80000000u >> p)))
+        p++;
+    return p;
+}
+
+/* Bridges that exist with the same address on every host and lead nowhere. */
+static int px_tcp_ifname_ignored(const char *name)
+{
+    static const char *const skip[] = {"docker", "virbr", "br-", "lxcbr", "cni", "flannel"};
+    for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+        if (!strncmp(name, skip[i], strlen(skip[i])))
+            return 1;
+    return 0;
+}
+
+static int px_tcp_rail_of(px_tcp_addr_t *out, int n, const char *ifname)
+{
+    int rails = 0;
+    for (int i = 0; i < n; i++) {
+        if (out[i].boot)
+            continue;
+        if (!strcmp(out[i].ifname, ifname))
+            return out[i].rail;
+        int seen = 0;
+        for (int j = 0; j < i; j++)
+            if (!out[j].boot && !strcmp(out[j].ifname, out[i].ifname))
+                seen = 1;
+        if (!seen)
+            rails++;
+    }
+    return rails;
+}
+
+static int px_tcp_add(px_tcp_addr_t *out, int n, int max, const char *ifname, struct in_addr a,
+                      int prefix, int boot)
+{
+    for (int i = 0; i < n; i++)
+        if (out[i].addr.s_addr == a.s_addr && out[i].boot == boot)
+            return n;
+    if (n >= max) {
+        px_warn("tcp", "more than %d addresses; ignoring %s on %s", max, inet_ntoa(a), ifname);
+        return n;
+    }
+    memset(&out[n], 0, sizeof(out[n]));
+    snprintf(out[n].ifname, sizeof(out[n].ifname), "%s", ifname);
+    out[n].addr = a;
+    out[n].prefix = prefix;
+    out[n].boot = boot;
+    out[n].rail = boot ? -1 : px_tcp_rail_of(out, n, ifname);
+    return n + 1;
+}
+
+int px_tcp_addr_local(struct in_addr boot_addr, int *explicit_p, px_tcp_addr_t *out, int max)
+{
+    const char *spec = px_params.rails && px_params.rails[0] ? px_params.rails : px_params.iface;
+    struct ifaddrs *ifa, *i;
+    char boot_if[IFNAMSIZ] = "lo";
+    int boot_prefix = 32, n = 0;
+    int loopback_job = (ntohl(boot_addr.s_addr) >> 24) == 127;
+
+    if (getifaddrs(&ifa) < 0) {
+        px_error("tcp", "cannot list network interfaces");
+        return PX_ERR_IO;
+    }
+    for (i = ifa; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+            ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == boot_addr.s_addr) {
+            snprintf(boot_if, sizeof(boot_if), "%s", i->ifa_name);
+            boot_prefix = px_tcp_prefix_of(i->ifa_netmask);
+        }
+
+    *explicit_p = spec && spec[0];
+    if (*explicit_p) {
+        char *copy = strdup(spec), *save = NULL;
+        int bad = 0;
+        for (char *tok = strtok_r(copy, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+            struct in_addr a;
+            int found = 0;
+            int is_addr = inet_pton(AF_INET, tok, &a) == 1;
+            for (i = ifa; i; i = i->ifa_next) {
+                if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+                    continue;
+                struct in_addr ia = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+                if (is_addr ? ia.s_addr == a.s_addr : !strcmp(i->ifa_name, tok)) {
+                    n = px_tcp_add(out, n, max, i->ifa_name, ia, px_tcp_prefix_of(i->ifa_netmask),
+                                   0);
+                    found = 1;
+                }
+            }
+            if (!found) {
+                char have[512] = "";
+                size_t len = 0;
+                for (i = ifa; i; i = i->ifa_next)
+                    if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && len < sizeof(have) - 40)
+                        len += (size_t)snprintf(have + len, sizeof(have) - len, "%s%s(%s)",
+                                                len ? " " : "", i->ifa_name,
+                                                inet_ntoa(((struct sockaddr_in *)i->ifa_addr)->sin_addr));
+                px_error("tcp", "%s=%s: no interface or address '%s' with IPv4 here; this host has: %s",
+                         px_params.rails && px_params.rails[0] ? "PX_RAILS" : "PX_IFACE", spec, tok,
+                         have);
+                bad = 1;
+            }
+        }
+        free(copy);
+        if (bad || n == 0) {
+            freeifaddrs(ifa);
+            return PX_ERR_INVALID_PARAM;
+        }
+    } else if (loopback_job) {
+        n = px_tcp_add(out, n, max, boot_if, boot_addr, boot_prefix, 0);
+    } else {
+        for (i = ifa; i; i = i->ifa_next) {
+            if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP) ||
+                (i->ifa_flags & IFF_LOOPBACK) || !strcmp(i->ifa_name, boot_if) ||
+                px_tcp_ifname_ignored(i->ifa_name))
+                continue;
+            n = px_tcp_add(out, n, max, i->ifa_name, ((struct sockaddr_in *)i->ifa_addr)->sin_addr,
+                           px_tcp_prefix_of(i->ifa_netmask), 0);
+        }
+        if (n == 0) /* the launcher's network is the only one */
+            n = px_tcp_add(out, n, max, boot_if, boot_addr, boot_prefix, 0);
+    }
+    /* the bootstrap network, for peers that share no rail */
+    if (!loopback_job && n < max)
+        n = px_tcp_add(out, n, max, boot_if, boot_addr, boot_prefix, 1);
+    freeifaddrs(ifa);
+    return n;
+}
+
+int px_tcp_addr_format(const px_tcp_addr_t *a, int n, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n; i++) {
+        int k = snprintf(buf + off, len - off, "%s%s,%s,%d,%u,%c", i ? ";" : "", a[i].ifname,
+                         inet_ntoa(a[i].addr), a[i].prefix, a[i].port, a[i].boot ? 'b' : 'r');
+        if (k < 0 || (size_t)k >= len - off)
+            return PX_ERR_TRUNCATED;
+        off += (size_t)k;
+    }
+    return PX_OK;
+}
+
+int px_tcp_addr_parse(const char *s, px_tcp_addr_t *out, int max)
+{
+    int n = 0;
+    char copy[PX_BOOT_VAL_MAX], *save = NULL;
+    snprintf(copy, sizeof(copy), "%s", s);
+    for (char *ent = strtok_r(copy, ";", &save); ent; ent = strtok_r(NULL, ";", &save)) {
+        char *f[5], *save2 = NULL;
+        int k = 0;
+        for (char *t = strtok_r(ent, ",", &save2); t && k < 5; t = strtok_r(NULL, ",", &save2))
+            f[k++] = t;
+        if (k != 5 || n >= max || strlen(f[0]) >= IFNAMSIZ)
+            return PX_ERR_PROTOCOL;
+        char *end;
+        long prefix = strtol(f[2], &end, 10);
+        if (*end || prefix < 0 || prefix > 32)
+            return PX_ERR_PROTOCOL;
+        long port = strtol(f[3], &end, 10);
+        if (*end || port <= 0 || port > 65535 || (f[4][0] != 'r' && f[4][0] != 'b') || f[4][1])
+            return PX_ERR_PROTOCOL;
+        memset(&out[n], 0, sizeof(out[n]));
+        if (inet_pton(AF_INET, f[1], &out[n].addr) != 1)
+            return PX_ERR_PROTOCOL;
+        snprintf(out[n].ifname, sizeof(out[n].ifname), "%s", f[0]);
+        out[n].prefix = (int)prefix;
+        out[n].port = (uint16_t)port;
+        out[n].boot = f[4][0] == 'b';
+        out[n].rail = out[n].boot ? -1 : px_tcp_rail_of(out, n, f[0]);
+        n++;
+    }
+    return n;
+}
+
+static double px_tcp_if_speed(const char *ifname)
+{
+    char path[128];
+    long mbit = 0;
+    snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifname);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fscanf(f, "%ld", &mbit) != 1 || mbit < 0)
+            mbit = 0;
+        fclose(f);
+    }
+    return (double)mbit / 8.0; /* Mbit/s -> MB/s */
+}
+
+static void px_tcp_pair_add(px_tcp_peer_t *out, const px_tcp_addr_t *mine, int mi,
+                            const px_tcp_addr_t *theirs, int path)
+{
+    px_tcp_pair_t *p = &out->pair[out->n++];
+    char la[INET_ADDRSTRLEN], ra[INET_ADDRSTRLEN];
+    memset(p, 0, sizeof(*p));
+    p->local = mi;
+    p->remote.sin_family = AF_INET;
+    p->remote.sin_addr = theirs->addr;
+    p->remote.sin_port = htons(theirs->port);
+    p->info.rail = mine[mi].boot ? 0 : mine[mi].rail;
+    p->info.path = path;
+    p->info.speed_mbs = px_tcp_if_speed(mine[mi].ifname);
+    inet_ntop(AF_INET, &mine[mi].addr, la, sizeof(la));
+    inet_ntop(AF_INET, &theirs->addr, ra, sizeof(ra));
+    snprintf(p->info.label, sizeof(p->info.label), "%s %s>%s", mine[mi].ifname, la, ra);
+}
+
+int px_tcp_addr_pair(const px_tcp_addr_t *lo, int nlo, const px_tcp_addr_t *hi, int nhi,
+                     int me_is_lo, int same_node, int max_paths, px_tcp_peer_t *out)
+{
+    int per_if[PX_TCP_MAX_ADDR] = {0};
+    out->n = 0;
+    for (int a = 0; a < nlo && out->n < PX_NET_MAX_SUB; a++) {
+        if (lo[a].boot)
+            continue;
+        uint32_t m = px_tcp_mask(lo[a].prefix);
+        for (int b = 0; b < nhi; b++) {
+            if (hi[b].boot || hi[b].prefix != lo[a].prefix ||
+                ((ntohl(lo[a].addr.s_addr) ^ ntohl(hi[b].addr.s_addr)) & m) ||
+                (!same_node && lo[a].addr.s_addr == hi[b].addr.s_addr))
+                continue;
+            int r = lo[a].rail >= 0 && lo[a].rail < PX_TCP_MAX_ADDR ? lo[a].rail : 0;
+            if (max_paths <= 0 || per_if[r] < max_paths) {
+                if (me_is_lo)
+                    px_tcp_pair_add(out, lo, a, &hi[b], per_if[r]);
+                else
+                    px_tcp_pair_add(out, hi, b, &lo[a], per_if[r]);
+                per_if[r]++;
+            }
+            break;
+        }
+    }
+    if (out->n)
+        return out->n;
+    /* no common rail: the bootstrap network, if both published one */
+    for (int a = 0; a < nlo; a++)
+        for (int b = 0; b < nhi; b++)
+            if (lo[a].boot && hi[b].boot) {
+                if (me_is_lo)
+                    px_tcp_pair_add(out, lo, a, &hi[b], 0);
+                else
+                    px_tcp_pair_add(out, hi, b, &lo[a], 0);
+                return -out->n; /* negative: a fallback */
+            }
+    return 0;
+}
