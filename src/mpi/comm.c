@@ -149,6 +149,8 @@ PX_WEAK(MPI_Comm_size)
 
 int px_mpi_attr_copy_all(px_mpi_comm_t *old, px_mpi_comm_t *newc); /* attr.c */
 void px_mpi_attr_delete_all(px_mpi_comm_t *c);
+int px_mpi_intercomm_create_sub(px_mpi_comm_t *c, const px_mpi_group_t *g, MPI_Comm *newcomm,
+                                const char *fn); /* intercomm.c */
 
 static int px_comm_dup(px_mpi_comm_t *c, MPI_Comm *newcomm, const char *fn)
 {
@@ -332,9 +334,6 @@ PX_PMPI(MPI_Comm_create)(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
         return px_mpi_error(c, MPI_ERR_GROUP, "MPI_Comm_create", "invalid group");
     if (!newcomm)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_create", "null argument");
-    if (c->is_inter)
-        return px_mpi_error(c, MPI_ERR_COMM, "MPI_Comm_create",
-                            "not supported on inter-communicators");
     for (int i = 0; i < g->size; i++) {
         int found = 0;
         for (int j = 0; j < c->size && !found; j++)
@@ -343,6 +342,8 @@ PX_PMPI(MPI_Comm_create)(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
             return px_mpi_error(c, MPI_ERR_GROUP, "MPI_Comm_create",
                                 "group is not a subset of the communicator's group");
     }
+    if (c->is_inter) /* MPI-3.1 6.4.2: a subset of the local group, see intercomm.c */
+        return px_mpi_intercomm_create_sub(c, g, newcomm, "MPI_Comm_create");
     int rc = px_mpi_comm_alloc_ctx(c, &ctx);
     if (rc != MPI_SUCCESS)
         return px_mpi_error(c, rc, "MPI_Comm_create", "communication failed");

@@ -1,5 +1,5 @@
 /* Inter-communicators: Intercomm_create, Intercomm_merge, remote size and
- * group, and duplication.
+ * group, and duplication, splitting and Comm_create of one.
  *
  * An inter-communicator keeps its local group in `group` (rank, size,
  * Comm_group) and the other side in `remote`: point-to-point ranks are
@@ -387,6 +387,47 @@ int px_mpi_intercomm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newco
         return MPI_SUCCESS;
     }
     rg->rank = MPI_UNDEFINED;
+    px_mpi_comm_t *nc;
+    rc = px_inter_build(c, lg, rg, ctx, c->inter_low, &nc);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, fn, "out of memory");
+    *newcomm = nc->handle;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Comm_create on an inter-communicator (called from comm.c, `g` a
+ * subset of the local group, the same at every local member): the result
+ * joins the members of g with the members the other group chose;
+ * MPI_COMM_NULL when either choice is empty or excludes the caller. */
+int px_mpi_intercomm_create_sub(px_mpi_comm_t *c, const px_mpi_group_t *g, MPI_Comm *newcomm,
+                                const char *fn)
+{
+    int *rem = NULL, rn = 0, dummy;
+    uint32_t ctx;
+    int rc = px_inter_swap_array(c, g->world, g->size, &rem, &rn);
+    if (rc == MPI_SUCCESS)
+        rc = px_inter_agree(c, 4, 0, &dummy, &ctx);
+    if (rc != MPI_SUCCESS) {
+        free(rem);
+        return px_mpi_error(c, rc, fn, "communication between the groups failed");
+    }
+    *newcomm = MPI_COMM_NULL;
+    if (g->size == 0 || rn == 0 || g->rank == MPI_UNDEFINED) {
+        free(rem);
+        return MPI_SUCCESS;
+    }
+    px_mpi_group_t *lg = px_mpi_group_new(g->size), *rg = px_mpi_group_new(rn);
+    if (!lg || !rg) {
+        free(rem);
+        px_mpi_group_release(lg);
+        px_mpi_group_release(rg);
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    memcpy(lg->world, g->world, sizeof(int) * (size_t)g->size);
+    lg->rank = g->rank;
+    memcpy(rg->world, rem, sizeof(int) * (size_t)rn);
+    rg->rank = MPI_UNDEFINED;
+    free(rem);
     px_mpi_comm_t *nc;
     rc = px_inter_build(c, lg, rg, ctx, c->inter_low, &nc);
     if (rc != MPI_SUCCESS)

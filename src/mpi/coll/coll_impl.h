@@ -8,13 +8,6 @@
 
 #include "../mpi_impl.h"
 
-/* Collectives are defined on intra-communicators only (for now). */
-#define PX_GET_INTRA_COMM(var, handle, fn)                                                     \
-    PX_GET_COMM(var, handle, fn);                                                              \
-    if (var->is_inter)                                                                         \
-    return px_mpi_error(var, MPI_ERR_COMM, fn,                                                 \
-                        "collectives on inter-communicators are not supported yet")
-
 /* ---------- collectives ---------- */
 
 typedef enum {

@@ -3,6 +3,7 @@
  * resolution, then one schedule built by the selected algorithm, run to
  * completion or wrapped in a request. */
 #include "coll_impl.h"
+#include "inter/coll_inter.h"
 
 #include <stdlib.h>
 
@@ -132,14 +133,225 @@ static int px_coll_launch(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_
     return px_coll_go(s, px_coll_build_into(s, id, a, c), c, req, fn);
 }
 
+/* ---------- inter-communicators (MPI-3.1 §5.2.2) ----------
+ * Arrays indexed by peer have the remote group's size; a rooted collective
+ * takes MPI_ROOT at the root, MPI_PROC_NULL at the other members of the
+ * root's group and the root's rank in the other group; MPI_IN_PLACE is
+ * defined for intra-communicators only. */
+
+static int px_inter_chk_root(px_mpi_comm_t *c, int root, const char *fn)
+{
+    if (root == MPI_ROOT || root == MPI_PROC_NULL)
+        return MPI_SUCCESS;
+    if (root < 0 || root >= c->remote->size)
+        return px_mpi_error(c, MPI_ERR_ROOT, fn, "invalid root %d (remote size %d)", root,
+                            c->remote->size);
+    return MPI_SUCCESS;
+}
+
+static int px_inter_chk_counts(px_mpi_comm_t *c, int n, const int *counts, const int *displs,
+                               MPI_Datatype dt, const char *fn)
+{
+    if (!counts || (!displs && n > 0))
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null counts or displacements");
+    for (int i = 0; i < n; i++)
+        if (counts[i] < 0)
+            return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d for rank %d", counts[i],
+                                i);
+    return px_chk_type(c, dt, fn);
+}
+
+static int px_inter_chk_inplace(px_mpi_comm_t *c, const void *buf, const char *fn)
+{
+    if (buf == MPI_IN_PLACE)
+        return px_mpi_error(c, MPI_ERR_BUFFER, fn,
+                            "MPI_IN_PLACE is not valid on an inter-communicator");
+    return MPI_SUCCESS;
+}
+
+static int px_inter_launch(px_coll_build_fn build, const px_coll_args_t *a, px_mpi_comm_t *c,
+                           MPI_Request *req, const char *fn)
+{
+    px_coll_sched_t *s = px_coll_inter_sched_new(c);
+    if (!s)
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    return px_coll_go(s, build(s, a, c), c, req, fn);
+}
+
+static int px_inter_bcast(px_mpi_comm_t *c, void *buf, int count, MPI_Datatype dt, int root,
+                          MPI_Request *req, const char *fn)
+{
+    PX_TRY(px_inter_chk_root(c, root, fn));
+    if (root != MPI_PROC_NULL) {
+        PX_TRY(px_chk_buf(c, count, dt, fn));
+        PX_TRY(px_inter_chk_inplace(c, buf, fn));
+    }
+    px_coll_args_t a = {.rbuf = buf, .count = count, .dt = dt, .root = root};
+    return px_inter_launch(px_coll_inter_bcast, &a, c, req, fn);
+}
+
+static int px_inter_reduce(px_coll_id_t id, px_mpi_comm_t *c, const void *sbuf, void *rbuf,
+                           int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Request *req,
+                           const char *fn)
+{
+    if (id == PX_COLL_SCAN || id == PX_COLL_EXSCAN)
+        return px_mpi_error(c, MPI_ERR_COMM, fn, "not defined on inter-communicators");
+    if (id == PX_COLL_REDUCE) {
+        PX_TRY(px_inter_chk_root(c, root, fn));
+        if (root == MPI_PROC_NULL)
+            return px_inter_launch(px_coll_inter_reduce, &(px_coll_args_t){.root = root}, c,
+                                   req, fn);
+    }
+    PX_TRY(px_chk_buf(c, count, dt, fn));
+    px_coll_args_t a = {.sbuf = sbuf, .rbuf = rbuf, .count = count, .dt = dt, .op = op,
+                        .root = root};
+    PX_TRY(px_chk_op(c, op, dt, &a.commute, fn));
+    int sends = id != PX_COLL_REDUCE || root != MPI_ROOT;
+    int recvs = id != PX_COLL_REDUCE || root == MPI_ROOT;
+    if (sends)
+        PX_TRY(px_inter_chk_inplace(c, sbuf, fn));
+    if (recvs)
+        PX_TRY(px_inter_chk_inplace(c, rbuf, fn));
+    if (sends && recvs)
+        PX_TRY(px_chk_alias(c, sbuf, rbuf, px_bytes(count, dt), fn));
+    a.bytes = px_bytes(count, dt);
+    return px_inter_launch(id == PX_COLL_REDUCE ? px_coll_inter_reduce : px_coll_inter_allreduce,
+                           &a, c, req, fn);
+}
+
+static int px_inter_rooted(px_mpi_comm_t *c, int gather, int v, const void *sbuf, int scount,
+                           MPI_Datatype st, const int *scounts, const int *sdispls, void *rbuf,
+                           int rcount, MPI_Datatype rt, const int *rcounts, const int *rdispls,
+                           int root, MPI_Request *req, const char *fn)
+{
+    PX_TRY(px_inter_chk_root(c, root, fn));
+    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .scounts = scounts,
+                        .sdispls = sdispls, .rbuf = rbuf, .rcount = rcount, .rtype = rt,
+                        .rcounts = rcounts, .rdispls = rdispls, .root = root};
+    int rs = c->remote->size;
+    if (root == MPI_ROOT && gather) {
+        PX_TRY(v ? px_inter_chk_counts(c, rs, rcounts, rdispls, rt, fn)
+                 : px_chk_buf(c, rcount, rt, fn));
+        PX_TRY(px_inter_chk_inplace(c, rbuf, fn));
+    } else if (root == MPI_ROOT) {
+        PX_TRY(v ? px_inter_chk_counts(c, rs, scounts, sdispls, st, fn)
+                 : px_chk_buf(c, scount, st, fn));
+        PX_TRY(px_inter_chk_inplace(c, sbuf, fn));
+    } else if (root != MPI_PROC_NULL && gather) {
+        PX_TRY(px_chk_buf(c, scount, st, fn));
+        PX_TRY(px_inter_chk_inplace(c, sbuf, fn));
+    } else if (root != MPI_PROC_NULL) {
+        PX_TRY(px_chk_buf(c, rcount, rt, fn));
+        PX_TRY(px_inter_chk_inplace(c, rbuf, fn));
+    }
+    px_coll_build_fn b = gather ? (v ? px_coll_inter_gatherv : px_coll_inter_gather)
+                                : (v ? px_coll_inter_scatterv : px_coll_inter_scatter);
+    return px_inter_launch(b, &a, c, req, fn);
+}
+
+static int px_inter_allgather(px_mpi_comm_t *c, int v, const void *sbuf, int scount,
+                              MPI_Datatype st, void *rbuf, int rcount, const int *rcounts,
+                              const int *displs, MPI_Datatype rt, MPI_Request *req,
+                              const char *fn)
+{
+    PX_TRY(px_inter_chk_inplace(c, sbuf, fn));
+    PX_TRY(px_inter_chk_inplace(c, rbuf, fn));
+    PX_TRY(px_chk_buf(c, scount, st, fn));
+    PX_TRY(v ? px_inter_chk_counts(c, c->remote->size, rcounts, displs, rt, fn)
+             : px_chk_buf(c, rcount, rt, fn));
+    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
+                        .rcount = rcount, .rtype = rt, .rcounts = rcounts, .rdispls = displs};
+    return px_inter_launch(v ? px_coll_inter_allgatherv : px_coll_inter_allgather, &a, c, req,
+                           fn);
+}
+
+static int px_inter_alltoall(px_mpi_comm_t *c, const void *sbuf, int scount, MPI_Datatype st,
+                             void *rbuf, int rcount, MPI_Datatype rt, MPI_Request *req,
+                             const char *fn)
+{
+    PX_TRY(px_inter_chk_inplace(c, sbuf, fn));
+    PX_TRY(px_inter_chk_inplace(c, rbuf, fn));
+    PX_TRY(px_chk_buf(c, scount, st, fn));
+    PX_TRY(px_chk_buf(c, rcount, rt, fn));
+    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
+                        .rcount = rcount, .rtype = rt};
+    return px_inter_launch(px_coll_inter_alltoall, &a, c, req, fn);
+}
+
+static int px_inter_alltoallw(px_mpi_comm_t *c, int w, const void *sbuf, const int *scounts,
+                              const int *sdispls, const MPI_Datatype *stypes, MPI_Datatype st,
+                              void *rbuf, const int *rcounts, const int *rdispls,
+                              const MPI_Datatype *rtypes, MPI_Datatype rt, MPI_Request *req,
+                              const char *fn)
+{
+    int rs = c->remote->size;
+    PX_TRY(px_inter_chk_inplace(c, sbuf, fn));
+    PX_TRY(px_inter_chk_inplace(c, rbuf, fn));
+    if (w && (!stypes || !rtypes) && rs > 0)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null datatypes");
+    PX_TRY(px_inter_chk_counts(c, rs, scounts, sdispls, w ? MPI_BYTE : st, fn));
+    PX_TRY(px_inter_chk_counts(c, rs, rcounts, rdispls, w ? MPI_BYTE : rt, fn));
+    for (int i = 0; w && i < rs; i++) {
+        PX_TRY(px_chk_type(c, stypes[i], fn));
+        PX_TRY(px_chk_type(c, rtypes[i], fn));
+    }
+    px_coll_args_t a = {.sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .stypes = stypes,
+                        .stype = st, .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
+                        .rtypes = rtypes, .rtype = rt};
+    return px_inter_launch(w ? px_coll_inter_alltoallw : px_coll_inter_alltoallv, &a, c, req,
+                           fn);
+}
+
+static int px_inter_reduce_scatter(px_mpi_comm_t *c, int block, const void *sbuf, void *rbuf,
+                                   const int *rcounts, int rcount, MPI_Datatype dt, MPI_Op op,
+                                   MPI_Request *req, const char *fn)
+{
+    PX_TRY(px_inter_chk_inplace(c, sbuf, fn));
+    PX_TRY(px_inter_chk_inplace(c, rbuf, fn));
+    if (block) {
+        PX_TRY(px_chk_buf(c, rcount, dt, fn));
+    } else {
+        if (!rcounts)
+            return px_mpi_error(c, MPI_ERR_ARG, fn, "null receive counts");
+        for (int i = 0; i < c->size; i++)
+            if (rcounts[i] < 0)
+                return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", rcounts[i]);
+        PX_TRY(px_chk_type(c, dt, fn));
+    }
+    px_coll_args_t a = {.sbuf = sbuf, .rbuf = rbuf, .dt = dt, .op = op};
+    PX_TRY(px_chk_op(c, op, dt, &a.commute, fn));
+    int *cnts = NULL;
+    if (block) {
+        if (!(cnts = malloc(sizeof(int) * (size_t)c->size)))
+            return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+        for (int i = 0; i < c->size; i++)
+            cnts[i] = rcount;
+        rcounts = cnts;
+    }
+    size_t total = 0;
+    for (int i = 0; i < c->size; i++)
+        total += (size_t)rcounts[i];
+    int rc = total > (size_t)0x7fffffff ? px_mpi_error(c, MPI_ERR_COUNT, fn, "count overflow")
+                                        : px_chk_alias(c, sbuf, rbuf, total, fn);
+    if (rc == MPI_SUCCESS) {
+        a.rcounts = rcounts; /* copied while the schedule is built */
+        a.bytes = px_bytes((int)total, dt);
+        rc = px_inter_launch(px_coll_inter_reduce_scatter, &a, c, req, fn);
+    }
+    free(cnts);
+    return rc;
+}
+
 /* ---------- implementations shared by blocking and nonblocking ---------- */
 
 static int px_barrier(MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     PX_CHECK_INIT(fn);
-    PX_GET_INTRA_COMM(c, comm, fn);
+    PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
     px_coll_args_t a = {0};
+    if (c->is_inter)
+        return px_inter_launch(px_coll_inter_barrier, &a, c, req, fn);
     return px_coll_launch(PX_COLL_BARRIER, &a, c, req, fn);
 }
 
@@ -147,8 +359,10 @@ static int px_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
                     MPI_Request *req, const char *fn)
 {
     PX_CHECK_INIT(fn);
-    PX_GET_INTRA_COMM(c, comm, fn);
+    PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    if (c->is_inter)
+        return px_inter_bcast(c, buf, count, dt, root, req, fn);
     PX_TRY(px_chk_buf(c, count, dt, fn));
     PX_TRY(px_chk_root(c, root, fn));
     if (buf == MPI_IN_PLACE)
@@ -164,8 +378,10 @@ static int px_reduce_common(px_coll_id_t id, const void *sbuf, void *rbuf, int c
                             const char *fn)
 {
     PX_CHECK_INIT(fn);
-    PX_GET_INTRA_COMM(c, comm, fn);
+    PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    if (c->is_inter)
+        return px_inter_reduce(id, c, sbuf, rbuf, count, dt, op, root, req, fn);
     PX_TRY(px_chk_buf(c, count, dt, fn));
     px_coll_args_t a = {.count = count, .dt = dt, .op = op, .root = root, .rbuf = rbuf};
     PX_TRY(px_chk_op(c, op, dt, &a.commute, fn));
@@ -190,8 +406,11 @@ static int px_gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, 
 {
     int v = strstr(fn, "atherv") != NULL;
     PX_CHECK_INIT(fn);
-    PX_GET_INTRA_COMM(c, comm, fn);
+    PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    if (c->is_inter)
+        return px_inter_rooted(c, 1, v, sbuf, scount, st, NULL, NULL, rbuf, rcount, rt, rcounts,
+                               displs, root, req, fn);
     PX_TRY(px_chk_root(c, root, fn));
     px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
                         .rcount = rcount, .rtype = rt, .rcounts = rcounts, .rdispls = displs,
@@ -223,8 +442,11 @@ static int px_scatter(const void *sbuf, int scount, const int *scounts, const in
 {
     int v = strstr(fn, "atterv") != NULL;
     PX_CHECK_INIT(fn);
-    PX_GET_INTRA_COMM(c, comm, fn);
+    PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    if (c->is_inter)
+        return px_inter_rooted(c, 0, v, sbuf, scount, st, scounts, displs, rbuf, rcount, rt,
+                               NULL, NULL, root, req, fn);
     PX_TRY(px_chk_root(c, root, fn));
     px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
                         .rcount = rcount, .rtype = rt, .scounts = scounts, .sdispls = displs,
@@ -256,8 +478,11 @@ static int px_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbu
 {
     int v = strstr(fn, "atherv") != NULL;
     PX_CHECK_INIT(fn);
-    PX_GET_INTRA_COMM(c, comm, fn);
+    PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    if (c->is_inter)
+        return px_inter_allgather(c, v, sbuf, scount, st, rbuf, rcount, rcounts, displs, rt, req,
+                                  fn);
     if (v)
         PX_TRY(px_chk_counts(c, rcounts, displs, rt, fn));
     else
@@ -280,8 +505,10 @@ static int px_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf
                        MPI_Datatype rt, MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     PX_CHECK_INIT(fn);
-    PX_GET_INTRA_COMM(c, comm, fn);
+    PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    if (c->is_inter)
+        return px_inter_alltoall(c, sbuf, scount, st, rbuf, rcount, rt, req, fn);
     PX_TRY(px_chk_buf(c, rcount, rt, fn));
     if (rbuf == MPI_IN_PLACE)
         return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
@@ -306,8 +533,11 @@ static int px_alltoallw(const void *sbuf, const int *scounts, const int *sdispls
 {
     int w = strstr(fn, "lltoallw") != NULL;
     PX_CHECK_INIT(fn);
-    PX_GET_INTRA_COMM(c, comm, fn);
+    PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    if (c->is_inter)
+        return px_inter_alltoallw(c, w, sbuf, scounts, sdispls, stypes, st, rbuf, rcounts,
+                                  rdispls, rtypes, rt, req, fn);
     if (rbuf == MPI_IN_PLACE)
         return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
     if (w && !rtypes)
@@ -338,8 +568,10 @@ static int px_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
 {
     int block = strstr(fn, "_block") != NULL;
     PX_CHECK_INIT(fn);
-    PX_GET_INTRA_COMM(c, comm, fn);
+    PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    if (c->is_inter)
+        return px_inter_reduce_scatter(c, block, sbuf, rbuf, rcounts, rcount, dt, op, req, fn);
     px_coll_args_t a = {.dt = dt, .op = op, .rbuf = rbuf};
     if (block) {
         PX_TRY(px_chk_buf(c, rcount, dt, fn));
