@@ -19,6 +19,7 @@
 #                     launcher traffic go there
 #   --rails R0[,R1]   with --nodes: data interfaces inside the nodes (default rail0)
 #   --osu-dir DIR     OSU build tree (default bench/.cache/osu-<mpi>/src)
+#   --env VAR=VALUE   environment for the ranks (repeatable), e.g. PX_RAIL_POLICY=even
 #   --timeout S       kill the job after S seconds (default 300)
 #   --dry-run         print the command, do not run it
 #   -v, --verbose     print the command on stderr before running it
@@ -45,6 +46,7 @@ osu_dir=""
 timeout_s=300
 dry=0
 verbose=0
+rank_env=()
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -56,6 +58,7 @@ while [ $# -gt 0 ]; do
         --mgmt) mgmt=${2:-}; shift 2 ;;
         --rails) rails=${2:-}; shift 2 ;;
         --osu-dir) osu_dir=${2:-}; shift 2 ;;
+        --env) rank_env+=("${2:-}"); shift 2 ;;
         --timeout) timeout_s=${2:-}; shift 2 ;;
         --dry-run) dry=1; shift ;;
         -v|--verbose) verbose=1; shift ;;
@@ -213,8 +216,7 @@ else
             [ "$local_tcp" -eq 1 ] || pxnet=shm,tcp
             cmd=("$ROOT/build/bin/pxrun" -n "$np" --hosts "$nodes" --ppn "$ppn"
                  --launcher 'ip netns exec {host}' --bootstrap-iface "$mgmt"
-                 --env PX_NET="$pxnet" --env PX_IFACE="${rails%%,*}")
-            # one data interface until multi-rail striping lands in src/rail
+                 --env PX_NET="$pxnet" --env PX_RAILS="$rails")
             ;;
     esac
 fi
@@ -223,6 +225,13 @@ if [ "$mpi" = openmpi ] && [ "$(id -u)" -eq 0 ]; then
     envs+=(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
 fi
 
+for e in "${rank_env[@]}"; do
+    case "$mpi" in
+        mpich) cmd+=(-genv "${e%%=*}" "${e#*=}") ;;
+        openmpi) cmd+=(-x "$e") ;;
+        plexus) cmd+=(--env "$e") ;;
+    esac
+done
 cmd+=("$prog" "$@")
 
 # Printable form, relative to the repository root where possible.

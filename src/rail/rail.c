@@ -4,8 +4,11 @@
 #include "../util/log.h"
 #include "../util/param.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,7 +108,8 @@ typedef struct px_rail_sub {
     int probing;            /* bss: its next measurement replaces the estimate */
     int warm;
     double wrr_cur;
-    px_rail_sub_stats_t st;
+    px_rail_sub_stats_t *st; /* in the job's stats segment (PX_STATS) or st_own */
+    px_rail_sub_stats_t st_own;
 } px_rail_sub_t;
 
 struct px_rail_vc {
@@ -141,9 +145,52 @@ struct px_rail {
     double rail_weight[PX_NET_MAX_SUB];
     int nrail_weight;
     int bind_list[64], nbind; /* explicit binding by local rank; -1 bunch, -2 scatter */
+    px_rail_stats_seg_t *seg;  /* PX_STATS: counters other processes can read */
+    size_t seg_len;
+    char seg_name[64];
 };
 
 static px_rail_policy_t px_rail_pol = PX_POL_ADAPTIVE;
+
+/* ---------- counters a running job exposes (PX_STATS=1, read by pxinfo --stats) ---------- */
+
+static void px_rail_stats_open(px_rail_t *r, const px_boot_info_t *boot)
+{
+    snprintf(r->seg_name, sizeof(r->seg_name), "/plexus-%016llx-stats-%d",
+             (unsigned long long)boot->job_id, boot->rank);
+    r->seg_len = sizeof(px_rail_stats_seg_t) +
+                 (size_t)boot->size * PX_NET_MAX_SUB * sizeof(px_rail_stats_entry_t);
+    int fd = shm_open(r->seg_name, O_CREAT | O_RDWR | O_TRUNC, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)r->seg_len) < 0) {
+        px_warn("rail", "PX_STATS: cannot create %s; counters only at finalize", r->seg_name);
+        if (fd >= 0) {
+            close(fd);
+            shm_unlink(r->seg_name);
+        }
+        return;
+    }
+    void *p = mmap(NULL, r->seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        shm_unlink(r->seg_name);
+        return;
+    }
+    r->seg = p;
+    r->seg->magic = PX_RAIL_STATS_MAGIC;
+    r->seg->rank = boot->rank;
+    r->seg->nranks = boot->size;
+    r->seg->max_sub = PX_NET_MAX_SUB;
+    snprintf(r->seg->policy, sizeof(r->seg->policy), "%s", px_rail_policy_names[r->policy]);
+}
+
+static void px_rail_stats_close(px_rail_t *r)
+{
+    if (!r->seg)
+        return;
+    munmap(r->seg, r->seg_len);
+    shm_unlink(r->seg_name);
+    r->seg = NULL;
+}
 
 static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payload_len,
                               void **ctx_p);
@@ -250,6 +297,8 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
         return st;
     }
     r->ops->iface_query(r->iface, &r->attr);
+    if (px_params.stats)
+        px_rail_stats_open(r, boot);
     *rail_p = r;
     return PX_OK;
 }
@@ -284,6 +333,7 @@ void px_rail_finalize(px_rail_t *r)
     if (!r)
         return;
     r->ops->iface_close(r->iface);
+    px_rail_stats_close(r);
     for (int i = 0; i < r->nranks; i++)
         if (r->vcs[i])
             px_rail_vc_free(r->vcs[i]);
@@ -338,6 +388,15 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
             s->vc = vc;
             s->idx = i;
             s->info = info[i];
+            s->st = &s->st_own;
+            if (r->seg) {
+                px_rail_stats_entry_t *e = &r->seg->e[rank * PX_NET_MAX_SUB + i];
+                e->peer = rank;
+                e->sub = i;
+                snprintf(e->label, sizeof(e->label), "%s", info[i].label);
+                s->st = &e->st;
+                __atomic_store_n(&e->in_use, 1, __ATOMIC_RELEASE);
+            }
             s->weight = px_rail_static_weight(r, &info[i]);
             s->est_mbs = s->weight;
             total += s->weight;
@@ -347,8 +406,10 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
                 return st;
             }
         }
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
             vc->sub[i].weight = r->policy == PX_POL_EVEN ? 1.0 / n : vc->sub[i].weight / total;
+            vc->sub[i].st->weight = vc->sub[i].weight;
+        }
         px_rail_set_primary(vc);
         /* binding: one rail per local rank */
         int nrails = 0;
@@ -410,7 +471,7 @@ static void px_rail_send_ack(px_rail_vc_t *vc, int sack, uint32_t seq, uint64_t 
     h.off = dur_ns; /* how long the stripe took to arrive, header to last byte */
     px_rail_hdr_fill(vc, &h, PX_RAIL_ACK, sack ? PX_RAIL_H_SACK : 0, best);
     if (vc->rail->ops->ep_send(s->ep, &h, sizeof(h), NULL, 0, NULL, NULL) >= 0)
-        s->st.acks_tx++;
+        s->st->acks_tx++;
 }
 
 /* Subchannel of a frame that goes whole. */
@@ -489,8 +550,8 @@ static px_status_t px_rail_send_frame(px_rail_vc_t *vc, int si, const void *hdr,
         vc->tx_seq++;
         if (!(hflags & PX_RAIL_H_UNORD))
             vc->tx_oseq++;
-        s->st.frames_tx++;
-        s->st.bytes_tx += px_net_iov_len(iov, iovcnt);
+        s->st->frames_tx++;
+        s->st->bytes_tx += px_net_iov_len(iov, iovcnt);
     }
     return st;
 }
@@ -657,8 +718,8 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
         } else {
             if (st == PX_OK)
                 px_rail_stripe_sent(s, PX_OK);
-            vc->sub[i].st.stripes++;
-            vc->sub[i].st.stripe_bytes += bytes[i];
+            vc->sub[i].st->stripes++;
+            vc->sub[i].st->stripe_bytes += bytes[i];
             vc->stripe_inflight += bytes[i];
             vc->sub[i].last_use_ns = now;
         }
@@ -750,7 +811,7 @@ static void px_rail_stripe_acked(px_rail_vc_t *vc, uint32_t seq, uint64_t now, u
         sub->ew_bytes = 0.9 * sub->ew_bytes + 0.1 * (double)s->bytes;
         sub->ew_ns = 0.9 * sub->ew_ns + 0.1 * (double)s->t_ns;
     }
-    sub->st.stripe_ns += s->t_ns;
+    sub->st->stripe_ns += s->t_ns;
     s->acked = 1;
     px_rail_msg_t *m = s->msg;
     int all = 1;
@@ -758,6 +819,8 @@ static void px_rail_stripe_acked(px_rail_vc_t *vc, uint32_t seq, uint64_t now, u
         all &= m->stripe[k].acked;
     if (all) {
         px_rail_learn(vc, m);
+        for (int i = 0; i < vc->nsub; i++)
+            vc->sub[i].st->weight = px_rail_vc_weight(vc, i);
         for (int k = 0; k < m->nstripes; k++)
             vc->sub[m->stripe[k].sub].warm = 1;
     }
@@ -910,7 +973,7 @@ double px_rail_vc_weight(px_rail_vc_t *vc, int i)
     return vc->sub[i].weight;
 }
 
-const px_rail_sub_stats_t *px_rail_vc_stats(px_rail_vc_t *vc, int i) { return &vc->sub[i].st; }
+const px_rail_sub_stats_t *px_rail_vc_stats(px_rail_vc_t *vc, int i) { return vc->sub[i].st; }
 
 /* ---------- receiving ---------- */
 
@@ -966,7 +1029,7 @@ static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size
     memcpy(&h, hdr, sizeof(h));
     px_rail_ack_in(vc, h.ack);
     if (h.type == PX_RAIL_ACK) {
-        s->st.acks_rx++;
+        s->st->acks_rx++;
         if (h.flags & PX_RAIL_H_SACK) {
             px_rail_stripe_acked(vc, h.seq, px_time_ns(), h.off);
             if (!px_list_empty(&vc->deferred))
@@ -995,8 +1058,8 @@ static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size
         vc->rx_next++;
     }
     vc->rx_unacked++;
-    s->st.frames_rx++;
-    s->st.bytes_rx += payload_len;
+    s->st->frames_rx++;
+    s->st->bytes_rx += payload_len;
     s->rx_seq = h.seq;
     s->rx_len = payload_len;
     s->rx_sack = (h.flags & PX_RAIL_H_SACK) != 0;
@@ -1086,7 +1149,7 @@ void px_rail_print_stats(px_rail_t *r, int rank)
         if (!vc)
             continue;
         for (int k = 0; k < vc->nsub; k++) {
-            px_rail_sub_stats_t *s = &vc->sub[k].st;
+            px_rail_sub_stats_t *s = vc->sub[k].st;
             if (!s->frames_tx && !s->frames_rx)
                 continue;
             fprintf(stderr,

@@ -39,7 +39,26 @@ typedef struct px_rail_rx_ops {
 typedef struct px_rail_sub_stats {
     uint64_t frames_tx, frames_rx, bytes_tx, bytes_rx, acks_tx, acks_rx;
     uint64_t stripes, stripe_bytes, stripe_ns; /* striped sends: count, bytes, summed times */
+    double weight;                             /* current share of striped blocks */
 } px_rail_sub_stats_t;
+
+/* With PX_STATS=1 each rank keeps its counters in a shared-memory segment
+ * /dev/shm/plexus-<job>-stats-<rank> (mode 0600, removed at finalize) that
+ * `pxinfo --stats` reads while the job runs. Entry [peer * max_sub + sub]. */
+#define PX_RAIL_STATS_MAGIC 0x50585354u /* "PXST" */
+typedef struct px_rail_stats_entry {
+    uint32_t in_use;
+    int32_t peer, sub;
+    char label[64];
+    px_rail_sub_stats_t st;
+} px_rail_stats_entry_t;
+
+typedef struct px_rail_stats_seg {
+    uint32_t magic;
+    int32_t rank, nranks, max_sub;
+    char policy[16];
+    px_rail_stats_entry_t e[];
+} px_rail_stats_seg_t;
 
 /* Opens the network transport `net` (e.g. "tcp") and checks the policy
  * parameters. */

@@ -1,8 +1,14 @@
 /* pxinfo: what this Plexus build is and how it is configured. */
 #include "net/net.h"
+#include "net/tcp/tcp_addr.h"
+#include "rail/rail.h"
 #include "util/param.h"
 
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,9 +18,12 @@ void px_mpi_coll_print_table(FILE *f); /* src/mpi/coll/coll_select.c */
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: pxinfo [--params [--markdown]] [--coll] [--version] [-h]\n"
+    fprintf(out, "usage: pxinfo [--params [--markdown]] [--coll] [--rails] [--stats [JOB]] [--version] [-h]\n"
                  "  (no option)  version, transports and the main settings\n"
                  "  --coll       collective algorithms and the table that selects them\n"
+                 "  --rails      the rails and paths this host offers, the rail policy and its thresholds\n"
+                 "  --stats      per-subchannel counters of running jobs started with PX_STATS=1\n"
+                 "               (JOB: a job id as in /dev/shm/plexus-<JOB>-*, default all)\n"
                  "  --params     every parameter with its default and documentation\n"
                  "  --markdown   with --params: the reference page docs/params.md\n");
 }
@@ -32,12 +41,103 @@ static const char *cma_state(void)
                   : "restricted by ptrace_scope; large intra-node messages are copied";
 }
 
+static int print_rails(void)
+{
+    px_tcp_addr_t a[PX_TCP_MAX_ADDR];
+    int explicit_rails;
+    struct in_addr remote = {0}; /* as seen by a launcher on another host */
+    int n = px_tcp_addr_local(remote, &explicit_rails, a, PX_TCP_MAX_ADDR);
+    if (n < 0)
+        return 1;
+    printf("Rails of this host (%s):\n", explicit_rails ? "PX_RAILS" : "discovered");
+    for (int i = 0; i < n; i++)
+        if (!a[i].boot)
+            printf("  rail %d  %-10s %s/%d\n", a[i].rail, a[i].ifname, inet_ntoa(a[i].addr),
+                   a[i].prefix);
+    printf("  (the interface that reaches the launcher is left out when there are others;\n"
+           "   two ranks use every address pair on a shared subnet, at most PX_PATHS=%ld per rail)\n",
+           px_params.paths);
+    printf("\nPolicy: PX_RAIL_POLICY=%s\n", px_params.rail_policy);
+    printf("  striped from %zu bytes (PX_RAIL_STRIPE_MIN), in units of %zu bytes\n",
+           px_params.rail_stripe_min, px_params.rail_stripe_unit);
+    printf("  at most %zu striped bytes in flight per peer before a block waits (PX_RAIL_INFLIGHT)\n",
+           px_params.rail_inflight);
+    printf("  adaptive: alpha %.2f, minimum share %.2f; bss: batch %ld, retry after %.2f s\n",
+           px_params.rail_alpha, px_params.rail_min_share, px_params.rail_bss_batch,
+           px_params.rail_bss_retry);
+    printf("  window: %ld messages per subchannel; bind: %s; weights: %s\n", px_params.rail_window,
+           px_params.rail_bind, px_params.rail_weights[0] ? px_params.rail_weights : "link speeds");
+    return 0;
+}
+
+static int print_stats(const char *job)
+{
+    DIR *d = opendir("/dev/shm");
+    struct dirent *de;
+    int found = 0;
+    if (!d) {
+        perror("pxinfo: /dev/shm");
+        return 1;
+    }
+    while ((de = readdir(d))) {
+        char j[64];
+        int rank;
+        if (sscanf(de->d_name, "plexus-%63[0-9a-f]-stats-%d", j, &rank) != 2 ||
+            (job && strcmp(job, j)))
+            continue;
+        char path[300];
+        snprintf(path, sizeof(path), "/dev/shm/%s", de->d_name);
+        int fd = open(path, O_RDONLY);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || (size_t)st.st_size < sizeof(px_rail_stats_seg_t)) {
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
+        const px_rail_stats_seg_t *seg = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        close(fd);
+        if (seg == MAP_FAILED)
+            continue;
+        size_t n = ((size_t)st.st_size - sizeof(*seg)) / sizeof(seg->e[0]);
+        if (seg->magic == PX_RAIL_STATS_MAGIC) {
+            found++;
+            printf("job %s rank %d (policy %.15s):\n", j, seg->rank, seg->policy);
+            for (size_t i = 0; i < n; i++) {
+                const px_rail_stats_entry_t *e = &seg->e[i];
+                if (!__atomic_load_n(&e->in_use, __ATOMIC_ACQUIRE))
+                    continue;
+                printf("  -> %d sub %d %-40.64s weight %.3f tx %llu B/%llu frames rx %llu B/%llu "
+                       "frames stripes %llu mean %.1f us\n",
+                       e->peer, e->sub, e->label, e->st.weight,
+                       (unsigned long long)e->st.bytes_tx, (unsigned long long)e->st.frames_tx,
+                       (unsigned long long)e->st.bytes_rx, (unsigned long long)e->st.frames_rx,
+                       (unsigned long long)e->st.stripes,
+                       e->st.stripes ? (double)e->st.stripe_ns / (double)e->st.stripes / 1e3 : 0.0);
+            }
+        }
+        munmap((void *)seg, (size_t)st.st_size);
+    }
+    closedir(d);
+    if (!found)
+        printf("no running job publishes counters%s%s (start it with PX_STATS=1)\n",
+               job ? " for job " : "", job ? job : "");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int params = 0, markdown = 0, coll = 0;
+    int params = 0, markdown = 0, coll = 0, rails = 0, stats = 0;
+    const char *job = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--params"))
             params = 1;
+        else if (!strcmp(argv[i], "--rails"))
+            rails = 1;
+        else if (!strcmp(argv[i], "--stats")) {
+            stats = 1;
+            if (i + 1 < argc && argv[i + 1][0] != '-')
+                job = argv[++i];
+        }
         else if (!strcmp(argv[i], "--coll"))
             coll = 1;
         else if (!strcmp(argv[i], "--markdown"))
@@ -63,6 +163,10 @@ int main(int argc, char **argv)
         px_mpi_coll_print_table(stdout);
         return 0;
     }
+    if (rails)
+        return print_rails();
+    if (stats)
+        return print_stats(job);
     printf("Plexus %s (MPI 3.1, MPICH ABI)\n\nTransports:\n", PX_VERSION);
     for (const px_net_ops_t *const *t = px_net_all(); *t; t++) {
         const char *note = "";
@@ -81,6 +185,7 @@ int main(int argc, char **argv)
            px_params.tcp_eager_limit);
     printf("Progress: PX_PROGRESS_MODE=%s, PX_SPIN_COUNT=%ld\n", px_params.progress_mode,
            px_params.spin_count);
+    printf("Rails: PX_RAIL_POLICY=%s (`pxinfo --rails`)\n", px_params.rail_policy);
     printf("\n`pxinfo --params` lists every parameter, `pxinfo --coll` the collective algorithms.\n");
     return 0;
 }

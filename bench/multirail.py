@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""Multi-rail and multi-path benchmarks on pxfab fabrics (root).
+
+Scenarios (each builds its own fabric with pxfab and takes it down after):
+  rails2x1g   two 1 Gbit/s rails: osu_bw, osu_bibw, osu_mbw_mr, osu_latency,
+              osu_alltoall with MPICH (UCX on both rails), Open MPI (TCP BTL on
+              both rails) and Plexus; single-rail references.
+  rails1g250m rails of 1 Gbit/s and 250 Mbit/s: osu_bw, osu_bibw.
+  hotspot     fat-tree, 2 leaves x 2 spines, 2 paths; 4 background TCP flows
+              load one spine; Plexus node0 -> node2 osu_bw 1-4 MB under the
+              policies even, adaptive and bss.
+  fattree4    4 nodes on a 2-leaf, 2-spine fat-tree with 2 paths: displaced
+              ring (bench/multirail/ring.c) and osu_alltoall, Plexus with one
+              path (PX_PATHS=1) and with two.
+
+Every case runs --reps times per library, interleaved; medians with [min-max]
+and the exact commands are printed as Markdown. Benchmarks print figures, they
+never fail a build. Prerequisites: bench/osu/build.sh OSU_SRC all, Plexus built.
+"""
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import compare  # noqa: E402  (run, parse_osu, available_mpis, machine, fmt)
+
+RUN_SH = os.path.join(HERE, "osu", "run.sh")
+PXFAB = [sys.executable, "-m", "plexus.fab"]
+ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
+RING_SRC = os.path.join(HERE, "multirail", "ring.c")
+RING = os.path.join(HERE, ".cache", "multirail", "ring")
+
+
+def fab(*args, check=True):
+    p = subprocess.run(PXFAB + [str(a) for a in args], capture_output=True, text=True, env=ENV)
+    if check and p.returncode != 0:
+        raise RuntimeError("pxfab %s: %s" % (" ".join(map(str, args)), p.stderr.strip()))
+    return p
+
+
+def osu(mpi, bench, args, nodes="node0,node1", rails="rail0,rail1", np=2, env=(), ppn=None):
+    a = [RUN_SH, "--mpi", mpi, "--np", str(np), "--nodes", nodes, "--mgmt", "pxf-mgmt",
+         "--rails", rails, "--timeout", "240"]
+    if ppn:
+        a += ["--ppn", str(ppn)]
+    for e in env:
+        a += ["--env", e]
+    return a + [bench] + list(args)
+
+
+def plexus_prog(prog, args, nodes, env=(), ppn=1):
+    a = [os.path.join(ROOT, "build", "bin", "pxrun"), "--hosts", nodes, "--ppn", str(ppn),
+         "--launcher", "ip netns exec {host}", "--bootstrap-iface", "pxf-mgmt", "--timeout", "240",
+         "--env", "PX_NET=shm,tcp"]
+    for e in env:
+        a += ["--env", e]
+    return a + [prog] + [str(x) for x in args]
+
+
+def value(out, size):
+    if size == "ring":
+        m = re.search(r"([\d.]+) MB/s per rank", out)
+        return float(m.group(1)) if m else None
+    return compare.parse_osu(out, size)
+
+
+def measure(rows, reps, log):
+    """rows: list of (label, argv, size). Interleaved reps; returns {label: [values]}."""
+    res = {r[0]: [] for r in rows}
+    for rep in range(reps):
+        for label, argv, size in rows:
+            t0 = time.time()
+            rc, out = compare.run(argv, 300)
+            v = value(out, size) if rc == 0 else None
+            if v is not None:
+                res[label].append(v)
+            log("  %-34s run %d/%d: %s (%.0f s)" % (label, rep + 1, reps,
+                                                   "%.2f" % v if v is not None else "FAILED rc=%d" % rc,
+                                                   time.time() - t0))
+            if v is None:
+                log("    " + "\n    ".join(out.strip().splitlines()[-6:]))
+    return res
+
+
+def med(vals):
+    if not vals:
+        return "failed", None
+    m = statistics.median(vals)
+    return ("%.1f [%.1f–%.1f]" % (m, min(vals), max(vals)) if len(vals) > 1 else "%.1f" % m), m
+
+
+def table(title, rows, res, ref=None, ref_label="ratio"):
+    out = ["", "#### " + title, "", "| case | median [min–max] | %s |" % ref_label, "|---|---|---|"]
+    for label, argv, size in rows:
+        s, m = med(res[label])
+        r = ""
+        if ref and m is not None:
+            base = ref(label, res)
+            r = "%.2f" % (m / base) if base else ""
+        out.append("| %s | %s | %s |" % (label, s, r))
+    out.append("")
+    out.append("Commands:")
+    out.append("")
+    seen = set()
+    for label, argv, size in rows:
+        c = compare.show_cmd(argv)
+        if c not in seen:
+            seen.add(c)
+            out.append("    " + c)
+    return out
+
+
+def peers_and_plexus(mpis, bench, args, rails, np=2, ppn=None, extra_plexus=()):
+    rows = []
+    for m in mpis:
+        rows.append(("%s %s %s" % (compare.MPIS[m], bench.split("/")[-1], rails), osu(m, bench, args, rails=rails, np=np, ppn=ppn), None))
+    for label, env in extra_plexus:
+        rows.append(("Plexus %s %s %s" % (bench.split("/")[-1], rails, label),
+                     osu("plexus", bench, args, rails=rails, np=np, ppn=ppn, env=env), None))
+    return rows
+
+
+def scenario_rails(mpis, reps, log, slow):
+    title = "two rails, 1 Gbit/s + 250 Mbit/s" if slow else "two rails of 1 Gbit/s"
+    fab("up", "--nodes", 2, "--rails", 2, "--rate", "1gbit")
+    out = []
+    try:
+        if slow:
+            fab("fault", "rate", "node0:rail1", "250mbit")
+            fab("fault", "rate", "node1:rail1", "250mbit")
+        size = 4194304
+        bw = ["-m", "%d:%d" % (size, size), "-i", "10", "-x", "2"]
+        benches = [("pt2pt/osu_bw", bw, 2, None), ("pt2pt/osu_bibw", bw, 2, None)]
+        if not slow:
+            benches += [("pt2pt/osu_mbw_mr", ["-m", "%d:%d" % (size, size), "-i", "10", "-x", "2"], 2, None),
+                        ("pt2pt/osu_latency", ["-m", "8:8", "-i", "5000", "-x", "500"], 2, None),
+                        ("collective/osu_alltoall", ["-m", "1048576:1048576", "-i", "10", "-x", "2"], 4, 2)]
+        for bench, args, np, ppn in benches:
+            sz = int(args[1].split(":")[0])
+            rows = []
+            for rails in ("rail0", "rail1", "rail0,rail1") if bench.endswith(("osu_bw", "osu_latency")) else ("rail0,rail1",):
+                for m in mpis:
+                    rows.append(("%s %s" % (compare.MPIS[m], rails), osu(m, bench, args, rails=rails, np=np, ppn=ppn), sz))
+            if "plexus" in mpis and not bench.endswith("osu_latency"):
+                for pol in ("even", "adaptive"):
+                    rows.append(("Plexus rail0,rail1 %s" % pol,
+                                 osu("plexus", bench, args, rails="rail0,rail1", np=np, ppn=ppn,
+                                     env=["PX_RAIL_POLICY=" + pol]), sz))
+            log("%s: %s" % (title, bench))
+            res = measure(rows, reps, log)
+
+            def ref(label, res):
+                # bandwidth against the sum of the same library's single rails
+                lib = label.split(" rail")[0]
+                r0, r1 = res.get(lib + " rail0"), res.get(lib + " rail1")
+                if not r0 or not r1 or label.endswith((" rail0", " rail1")):
+                    return None
+                return statistics.median(r0) + statistics.median(r1)
+
+            has_single = bench.endswith("osu_bw")
+            out += table("%s — %s, %d B (MB/s%s)" % (title, bench.split("/")[-1], sz,
+                                                      "" if not bench.endswith("osu_latency") else "; µs"),
+                         rows, res, ref if has_single else None,
+                         "of the library's rail0 + rail1" if has_single else "")
+    finally:
+        fab("down", check=False)
+    return out
+
+
+def background(src, dst_node, dst_addr, flows, seconds):
+    rx = subprocess.Popen(["ip", "netns", "exec", dst_node, sys.executable, "-m", "plexus.fab.probe",
+                           "tcp-recv", "--port", "9555", "--flows", str(flows)],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=ENV)
+    rx.stdout.readline()
+    tx = subprocess.Popen(["ip", "netns", "exec", src, sys.executable, "-m", "plexus.fab.probe",
+                           "tcp-send", dst_addr, "--port", "9555", "--time", str(seconds),
+                           "--flows", str(flows)],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    return rx, tx
+
+
+def scenario_hotspot(reps, log):
+    fab("up", "--leaves", 2, "--spines", 2, "--nodes-per-leaf", 2, "--rails", 1, "--paths", 2,
+        "--rate", "1gbit")
+    out = []
+    try:
+        # node3's path-0 address is reached over spine (3 + 0) mod 2 = 1: the
+        # background flows node1 -> node3 load leaf0 -> spine1, which is
+        # Plexus's path 1 from node0 to node2 (path 0 goes over spine0).
+        rows = []
+        for size in (1048576, 2097152, 4194304):
+            for pol in ("even", "adaptive", "bss"):
+                rows.append(("%d B %s" % (size, pol),
+                             osu("plexus", "pt2pt/osu_bw", ["-m", "%d:%d" % (size, size), "-i", "10", "-x", "2"],
+                                 nodes="node0,node2", rails="rail0", env=["PX_RAIL_POLICY=" + pol]), size))
+        rx, tx = background("node1", "node3", "10.100.0.4", 4, 3600)
+        time.sleep(1)
+        try:
+            log("hotspot: osu_bw node0 -> node2 with 4 background flows on spine1")
+            res = measure(rows, reps, log)
+        finally:
+            tx.kill()
+            rx.kill()
+
+        def ref(label, res):
+            e = res.get(label.rsplit(" ", 1)[0] + " even")
+            return statistics.median(e) if e else None
+        out += table("hot spot: osu_bw node0 -> node2 over 2 paths, one spine loaded by 4 TCP flows (MB/s)",
+                     rows, res, ref, "vs even striping")
+        out.append("")
+        out.append("Background: `ip netns exec node1 python3 -m plexus.fab.probe tcp-send 10.100.0.4 "
+                   "--port 9555 --flows 4 --time 3600` (receiver `tcp-recv` in node3).")
+    finally:
+        fab("down", check=False)
+    return out
+
+
+def scenario_fattree4(reps, log):
+    os.makedirs(os.path.dirname(RING), exist_ok=True)
+    subprocess.run([os.path.join(ROOT, "build", "bin", "mpicc"), "-O2", RING_SRC, "-o", RING], check=True)
+    fab("up", "--leaves", 2, "--spines", 2, "--nodes-per-leaf", 2, "--rails", 1, "--paths", 2,
+        "--rate", "1gbit")
+    out = []
+    try:
+        nodes = "node0,node1,node2,node3"
+        rows = []
+        for paths in (1, 2):
+            env = ["PX_PATHS=%d" % paths]
+            rows.append(("ring, displacement 2, 4 MB, %d path%s" % (paths, "s" if paths > 1 else ""),
+                         plexus_prog(RING, [4194304, 20, 2], nodes, env), "ring"))
+        for paths in (1, 2):
+            rows.append(("osu_alltoall 1 MB, %d path%s (µs)" % (paths, "s" if paths > 1 else ""),
+                         osu("plexus", "collective/osu_alltoall", ["-m", "1048576:1048576", "-i", "10", "-x", "2"],
+                             nodes=nodes, rails="rail0", np=4, env=["PX_PATHS=%d" % paths]), 1048576))
+        log("fattree4: displaced ring and alltoall, 1 vs 2 paths")
+        res = measure(rows, reps, log)
+
+        def ref(label, res):
+            one = res.get(label.replace("2 paths", "1 path"))
+            if not one or "1 path" in label:
+                return None
+            return statistics.median(one)
+        out += table("4 nodes, 2 leaves, 2 spines, 2 paths: one path vs two (ring: MB/s per rank; alltoall: µs)",
+                     rows, res, ref, "2 paths / 1 path")
+    finally:
+        fab("down", check=False)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--mpis", default="mpich,openmpi,plexus")
+    ap.add_argument("--scenarios", default="rails2x1g,rails1g250m,hotspot,fattree4")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("multirail: needs root (pxfab)", file=sys.stderr)
+        return 1
+    if os.path.exists("/run/pxfab/state.json"):
+        print("multirail: a pxfab fabric is up; 'pxfab down' first", file=sys.stderr)
+        return 1
+    mpis = compare.available_mpis([m for m in args.mpis.split(",") if m])
+
+    def log(msg):
+        print(msg, file=sys.stderr, flush=True)
+
+    out = ["Run %s; median of %d runs." % (time.strftime("%Y-%m-%d %H:%M"), args.reps)]
+    for sc in args.scenarios.split(","):
+        if sc == "rails2x1g":
+            out += scenario_rails(mpis, args.reps, log, slow=False)
+        elif sc == "rails1g250m":
+            out += scenario_rails(mpis, args.reps, log, slow=True)
+        elif sc == "hotspot":
+            out += scenario_hotspot(args.reps, log)
+        elif sc == "fattree4":
+            out += scenario_fattree4(args.reps, log)
+        else:
+            log("unknown scenario " + sc)
+    print("\n".join(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
