@@ -9,9 +9,9 @@ Scenarios (each builds its own fabric with pxfab and takes it down after):
   hotspot     fat-tree, 2 leaves x 2 spines, 2 paths; 4 background TCP flows
               load one spine; Plexus node0 -> node2 osu_bw 1-4 MB under the
               policies even, adaptive and bss.
-  fattree4    4 nodes on a 2-leaf, 2-spine fat-tree with 2 paths: displaced
-              ring (bench/multirail/ring.c) and osu_alltoall, Plexus with one
-              path (PX_PATHS=1) and with two.
+  fattree4    4 nodes on a 2-leaf, 2-spine fat-tree with 2 paths routed by
+              path index: displaced ring (bench/multirail/ring.c) and
+              osu_alltoall, Plexus with one path (PX_PATHS=1) and with two.
 
 Every case runs --reps times per library, interleaved; medians with [min-max]
 and the exact commands are printed as Markdown. Benchmarks print figures, they
@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -137,10 +138,11 @@ def scenario_rails(mpis, reps, log, slow):
             fab("fault", "rate", "node0:rail1", "250mbit")
             fab("fault", "rate", "node1:rail1", "250mbit")
         size = 4194304
-        bw = ["-m", "%d:%d" % (size, size), "-i", "10", "-x", "2"]
+        # window of 16 messages: 6 x 16 x 4 MB per run, seconds even on the 250 Mbit/s rail
+        bw = ["-m", "%d:%d" % (size, size), "-i", "5", "-x", "1", "-W", "16"]
         benches = [("pt2pt/osu_bw", bw, 2, None), ("pt2pt/osu_bibw", bw, 2, None)]
         if not slow:
-            benches += [("pt2pt/osu_mbw_mr", ["-m", "%d:%d" % (size, size), "-i", "10", "-x", "2"], 2, None),
+            benches += [("pt2pt/osu_mbw_mr", bw, 2, None),
                         ("pt2pt/osu_latency", ["-m", "8:8", "-i", "5000", "-x", "500"], 2, None),
                         ("collective/osu_alltoall", ["-m", "1048576:1048576", "-i", "10", "-x", "2"], 4, 2)]
         for bench, args, np, ppn in benches:
@@ -199,7 +201,7 @@ def scenario_hotspot(reps, log):
         for size in (1048576, 2097152, 4194304):
             for pol in ("even", "adaptive", "bss"):
                 rows.append(("%d B %s" % (size, pol),
-                             osu("plexus", "pt2pt/osu_bw", ["-m", "%d:%d" % (size, size), "-i", "10", "-x", "2"],
+                             osu("plexus", "pt2pt/osu_bw", ["-m", "%d:%d" % (size, size), "-i", "5", "-x", "1", "-W", "16"],
                                  nodes="node0,node2", rails="rail0", env=["PX_RAIL_POLICY=" + pol]), size))
         rx, tx = background("node1", "node3", "10.100.0.4", 4, 3600)
         time.sleep(1)
@@ -226,8 +228,11 @@ def scenario_hotspot(reps, log):
 def scenario_fattree4(reps, log):
     os.makedirs(os.path.dirname(RING), exist_ok=True)
     subprocess.run([os.path.join(ROOT, "build", "bin", "mpicc"), "-O2", RING_SRC, "-o", RING], check=True)
+    # routing by path index (as with one LID per path): every flow's path 0
+    # crosses spine0, so one path makes the two flows leaving a leaf share an
+    # uplink while the other spine idles
     fab("up", "--leaves", 2, "--spines", 2, "--nodes-per-leaf", 2, "--rails", 1, "--paths", 2,
-        "--rate", "1gbit")
+        "--rate", "1gbit", "--routing", "path")
     out = []
     try:
         nodes = "node0,node1,node2,node3"
@@ -269,22 +274,27 @@ def main():
         return 1
     mpis = compare.available_mpis([m for m in args.mpis.split(",") if m])
 
+    def on_signal(signum, _frame):  # take running jobs and the fabric down with us
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_signal)
+
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    out = ["Run %s; median of %d runs." % (time.strftime("%Y-%m-%d %H:%M"), args.reps)]
+    print("Run %s; median of %d runs." % (time.strftime("%Y-%m-%d %H:%M"), args.reps), flush=True)
     for sc in args.scenarios.split(","):
         if sc == "rails2x1g":
-            out += scenario_rails(mpis, args.reps, log, slow=False)
+            out = scenario_rails(mpis, args.reps, log, slow=False)
         elif sc == "rails1g250m":
-            out += scenario_rails(mpis, args.reps, log, slow=True)
+            out = scenario_rails(mpis, args.reps, log, slow=True)
         elif sc == "hotspot":
-            out += scenario_hotspot(args.reps, log)
+            out = scenario_hotspot(args.reps, log)
         elif sc == "fattree4":
-            out += scenario_fattree4(args.reps, log)
+            out = scenario_fattree4(args.reps, log)
         else:
             log("unknown scenario " + sc)
-    print("\n".join(out))
+            continue
+        print("\n".join(out), flush=True)
     return 0
 
 

@@ -1,39 +1,53 @@
 #!/bin/sh
 # Build the OSU Micro-Benchmarks against one or several MPI libraries.
 #
-#   bench/osu/build.sh SRC_DIR [mpich|openmpi|plexus|all] [--force]
+#   bench/osu/build.sh SRC_DIR [mpich|openmpi|plexus|all] [--force] [--dest DIR]
 #
 # SRC_DIR is an unpacked OSU Micro-Benchmarks 7.4 source tree kept outside the
 # repository (see docs/performance.md for how to obtain it). Each build goes to
 # bench/.cache/osu-<mpi>/src, which git ignores. A build is skipped when the
 # source, the compiler wrapper and its mpi.h are unchanged since the last one.
 #
-# Plexus is built with <repo>/build/bin/mpicc; when that does not exist yet the
-# Plexus build is skipped with a message (not an error).
+# Plexus is built with $PLEXUS_BUILD/bin/mpicc (default <repo>/build); when that
+# does not exist yet the Plexus build is skipped with a message (not an error).
+# --dest DIR puts a single MPI's build in DIR/src instead of bench/.cache/osu-<mpi>,
+# e.g. to keep a build against another Plexus build directory apart.
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 CACHE="$ROOT/bench/.cache"
 JOBS=${JOBS:-2}
+PLEXUS_BUILD=${PLEXUS_BUILD:-$ROOT/build}
 
 usage() {
     cat >&2 <<EOF
-usage: $0 SRC_DIR [mpich|openmpi|plexus|all] [--force]
+usage: $0 SRC_DIR [mpich|openmpi|plexus|all] [--force] [--dest DIR]
 
-SRC_DIR  OSU Micro-Benchmarks 7.4 source tree (the directory holding configure.ac)
---force  rebuild even when nothing changed
-Environment: JOBS (make parallelism, default 2)
+SRC_DIR     OSU Micro-Benchmarks 7.4 source tree (the directory holding configure.ac)
+--force     rebuild even when nothing changed
+--dest DIR  build directory for a single MPI (default bench/.cache/osu-<mpi>)
+Environment: JOBS (make parallelism, default 2),
+             PLEXUS_BUILD (Plexus build directory holding bin/mpicc, default <repo>/build)
 EOF
 }
 
 src=""
 which_mpi="all"
 force=0
+dest_opt=""
+want_dest=0
 for arg in "$@"; do
+    if [ "$want_dest" -eq 1 ]; then
+        dest_opt=$arg
+        want_dest=0
+        continue
+    fi
     case "$arg" in
         -h|--help) usage; exit 0 ;;
         --force) force=1 ;;
+        --dest) want_dest=1 ;;
+        --dest=*) dest_opt=${arg#--dest=} ;;
         mpich|openmpi|plexus|all) which_mpi=$arg ;;
         -*) echo "build.sh: unknown option '$arg'" >&2; usage; exit 2 ;;
         *)
@@ -44,10 +58,18 @@ for arg in "$@"; do
     esac
 done
 
-if [ -z "$src" ]; then
+if [ -z "$src" ] || [ "$want_dest" -eq 1 ]; then
     usage
     exit 2
 fi
+if [ -n "$dest_opt" ] && [ "$which_mpi" = all ]; then
+    echo "build.sh: --dest needs one MPI (mpich, openmpi or plexus), not all" >&2
+    exit 2
+fi
+case "$dest_opt" in
+    ""|/*) ;;
+    *) dest_opt="$PWD/$dest_opt" ;;
+esac
 
 if [ ! -f "$src/configure.ac" ] || [ ! -d "$src/c/mpi" ]; then
     cat >&2 <<EOF
@@ -70,7 +92,7 @@ wrappers() {
     case "$1" in
         mpich) echo "mpicc.mpich mpicxx.mpich" ;;
         openmpi) echo "mpicc.openmpi mpicxx.openmpi" ;;
-        plexus) echo "$ROOT/build/bin/mpicc $ROOT/build/bin/mpicxx" ;;
+        plexus) echo "$PLEXUS_BUILD/bin/mpicc $PLEXUS_BUILD/bin/mpicxx" ;;
     esac
 }
 
@@ -110,7 +132,7 @@ build_one() {
         cxx=$cc
     fi
 
-    dest="$CACHE/osu-$mpi"
+    dest=${dest_opt:-$CACHE/osu-$mpi}
     fp=$(fingerprint "$cc")
     if [ "$force" -eq 0 ] && [ -f "$dest/.stamp" ] && [ "$(cat "$dest/.stamp")" = "$fp" ] \
             && [ -x "$dest/src/c/mpi/pt2pt/standard/osu_latency" ]; then
@@ -135,6 +157,10 @@ build_one() {
         # not prevent the benchmarks it can link from being built.
         echo "== make -k -j$JOBS"
         make -k -j"$JOBS"
+        # OSU's configure only builds these two when MPI_Accumulate exists
+        # (its MPI-2 probe), although neither uses one-sided calls.
+        echo "== make -k osu_latency_mt osu_latency_mp"
+        make -k -C c/mpi/pt2pt/standard osu_latency_mt osu_latency_mp
         exit 0
     ) >"$log" 2>&1
     rc=$?
