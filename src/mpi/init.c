@@ -106,6 +106,9 @@ PX_PMPI(MPI_Finalize)(void)
     px_proto_flush();
     /* everyone has sent everything before anyone closes a connection */
     px_mpi_coll_barrier(px_mpi_comm_world);
+    /* the barrier's own last messages may still be queued (a small send
+     * completes once its data is copied, not when it is on the wire) */
+    px_proto_flush();
     if (px_params.profile)
         px_proto_print_stats();
     px_proto_finalize();

@@ -37,6 +37,7 @@
 #define PX_TCP_VERSION 1
 #define PX_TCP_RXBUF (64 * 1024)
 #define PX_TCP_DIRECT_MIN 8192 /* read payloads this large straight into place */
+#define PX_TCP_COPY_MAX 4096   /* queued payloads this small are copied */
 
 typedef struct __attribute__((packed)) px_tcp_hello {
     uint32_t magic;
@@ -794,17 +795,34 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
             return PX_OK;
     }
 
-    /* Queue what is left (all of it when not connected yet). */
-    px_tcp_sop_t *op = malloc(sizeof(*op) + sizeof(struct iovec) * (size_t)(iovcnt + 1));
+    /* Queue what is left (all of it when not connected yet). A small payload
+     * is copied, so the caller's buffer is free at once, as with the other
+     * MPI libraries (programs that reuse the buffer of a pending small Isend
+     * too early still send what they meant). */
+    int copy = total <= PX_TCP_COPY_MAX;
+    int nv = copy ? 2 : iovcnt + 1; /* the frame header, then the payload */
+    px_tcp_sop_t *op = malloc(sizeof(*op) + sizeof(struct iovec) * (size_t)nv + (copy ? total : 0));
     if (!op)
         return PX_ERR_NO_MEMORY;
     memcpy(op->fh, &fr, sizeof(fr));
     memcpy(op->fh + sizeof(fr), hdr, hdr_len);
     op->iov[0].iov_base = op->fh;
     op->iov[0].iov_len = sizeof(fr) + hdr_len;
-    if (iovcnt)
+    if (copy) {
+        char *data = (char *)(op->iov + nv);
+        size_t o = 0;
+        for (int i = 0; i < iovcnt; i++) {
+            memcpy(data + o, iov[i].iov_base, iov[i].iov_len);
+            o += iov[i].iov_len;
+        }
+        op->iov[1].iov_base = data;
+        op->iov[1].iov_len = total;
+        op->iovcnt = total ? 2 : 1;
+        cb = NULL;
+    } else {
         memcpy(op->iov + 1, iov, sizeof(*iov) * (size_t)iovcnt);
-    op->iovcnt = iovcnt + 1;
+        op->iovcnt = iovcnt + 1;
+    }
     op->idx = 0;
     op->cb = cb;
     op->arg = arg;
@@ -825,7 +843,7 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     } else if (ep->conn->state == PX_TCP_ESTABLISHED) {
         px_tcp_arm_out(ep->conn, 1);
     }
-    return PX_INPROGRESS;
+    return copy ? PX_OK : PX_INPROGRESS;
 }
 
 static px_status_t px_tcp_ep_get(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len)
