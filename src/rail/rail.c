@@ -933,7 +933,8 @@ static px_status_t px_rail_enqueue(px_rail_vc_t *vc, px_list_t *q, const void *h
             }
             size_t o = 0;
             for (int i = 0; i < iovcnt; i++) {
-                memcpy((char *)b->copy + o, iov[i].iov_base, iov[i].iov_len);
+                if (iov[i].iov_len)
+                    memcpy((char *)b->copy + o, iov[i].iov_base, iov[i].iov_len);
                 o += iov[i].iov_len;
             }
             b->iov[0].iov_base = b->copy;

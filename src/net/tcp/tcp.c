@@ -812,7 +812,8 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
         char *data = (char *)(op->iov + nv);
         size_t o = 0;
         for (int i = 0; i < iovcnt; i++) {
-            memcpy(data + o, iov[i].iov_base, iov[i].iov_len);
+            if (iov[i].iov_len) /* a zero-byte message may come with a NULL buffer */
+                memcpy(data + o, iov[i].iov_base, iov[i].iov_len);
             o += iov[i].iov_len;
         }
         op->iov[1].iov_base = data;
