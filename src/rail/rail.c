@@ -827,7 +827,7 @@ static void px_rail_stripe_acked(px_rail_vc_t *vc, uint32_t seq, uint64_t now, u
     px_rail_msg_event(m);
 }
 
-static px_status_t px_rail_enqueue(px_rail_vc_t *vc, px_list_t *q, const void *hdr, size_t hdr_len,
+static px_status_t px_rail_enqueue(px_list_t *q, const void *hdr, size_t hdr_len,
                                    const struct iovec *iov, int iovcnt, unsigned flags,
                                    px_net_send_cb_t cb, void *arg);
 
@@ -844,7 +844,7 @@ static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hd
          * frames never wait behind it. */
         if (vc->stripe_inflight && (vc->stripe_inflight + len > px_params.rail_inflight ||
                                     !px_list_empty(&vc->deferred)))
-            return px_rail_enqueue(vc, &vc->deferred, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
+            return px_rail_enqueue(&vc->deferred, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
         return px_rail_send_striped(vc, hdr, hdr_len, iov, iovcnt, len, cb, arg);
     }
     return px_rail_send_frame(vc, px_rail_pick(vc, flags), hdr, hdr_len, iov, iovcnt,
@@ -903,50 +903,47 @@ px_status_t px_rail_vc_send(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
         return PX_ERR_PEER_UNREACHABLE;
     /* a striped block takes up to one sequence number per subchannel */
     if (__builtin_expect(!px_list_empty(&vc->backlog) || px_rail_window_full(vc, PX_NET_MAX_SUB), 0))
-        return px_rail_enqueue(vc, &vc->backlog, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
+        return px_rail_enqueue(&vc->backlog, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
     return px_rail_send_now(vc, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
 }
 
 /* Queues a frame for later (window full, or too many stripe bytes in flight). */
-static px_status_t px_rail_enqueue(px_rail_vc_t *vc, px_list_t *q, const void *hdr, size_t hdr_len,
+static px_status_t px_rail_enqueue(px_list_t *q, const void *hdr, size_t hdr_len,
                                    const struct iovec *iov, int iovcnt, unsigned flags,
                                    px_net_send_cb_t cb, void *arg)
 {
-    (void)vc;
-    {
-        size_t len = px_net_iov_len(iov, iovcnt);
-        if (hdr_len > PX_NET_HDR_MAX)
-            return PX_ERR_INVALID_PARAM;
-        px_rail_backlog_t *b = calloc(1, sizeof(*b) + (size_t)(iovcnt ? iovcnt : 1) * sizeof(struct iovec));
-        if (!b)
+    size_t len = px_net_iov_len(iov, iovcnt);
+    if (hdr_len > PX_NET_HDR_MAX)
+        return PX_ERR_INVALID_PARAM;
+    px_rail_backlog_t *b = calloc(1, sizeof(*b) + (size_t)(iovcnt ? iovcnt : 1) * sizeof(struct iovec));
+    if (!b)
+        return PX_ERR_NO_MEMORY;
+    b->flags = flags;
+    b->cb = cb;
+    b->arg = arg;
+    b->hdr_len = hdr_len;
+    memcpy(b->hdr, hdr, hdr_len);
+    if (!cb && len) { /* the caller keeps nothing for us: copy */
+        b->copy = malloc(len);
+        if (!b->copy) {
+            free(b);
             return PX_ERR_NO_MEMORY;
-        b->flags = flags;
-        b->cb = cb;
-        b->arg = arg;
-        b->hdr_len = hdr_len;
-        memcpy(b->hdr, hdr, hdr_len);
-        if (!cb && len) { /* the caller keeps nothing for us: copy */
-            b->copy = malloc(len);
-            if (!b->copy) {
-                free(b);
-                return PX_ERR_NO_MEMORY;
-            }
-            size_t o = 0;
-            for (int i = 0; i < iovcnt; i++) {
-                if (iov[i].iov_len)
-                    memcpy((char *)b->copy + o, iov[i].iov_base, iov[i].iov_len);
-                o += iov[i].iov_len;
-            }
-            b->iov[0].iov_base = b->copy;
-            b->iov[0].iov_len = len;
-            b->iovcnt = 1;
-        } else {
-            memcpy(b->iov, iov, (size_t)iovcnt * sizeof(*iov));
-            b->iovcnt = iovcnt;
         }
-        px_list_insert_tail(q, &b->link);
-        return cb ? PX_INPROGRESS : PX_OK;
+        size_t o = 0;
+        for (int i = 0; i < iovcnt; i++) {
+            if (iov[i].iov_len)
+                memcpy((char *)b->copy + o, iov[i].iov_base, iov[i].iov_len);
+            o += iov[i].iov_len;
+        }
+        b->iov[0].iov_base = b->copy;
+        b->iov[0].iov_len = len;
+        b->iovcnt = 1;
+    } else {
+        memcpy(b->iov, iov, (size_t)iovcnt * sizeof(*iov));
+        b->iovcnt = iovcnt;
     }
+    px_list_insert_tail(q, &b->link);
+    return cb ? PX_INPROGRESS : PX_OK;
 }
 
 size_t px_rail_vc_pending(px_rail_vc_t *vc)
