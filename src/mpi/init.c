@@ -103,12 +103,15 @@ PX_PMPI(MPI_Finalize)(void)
 {
     PX_CHECK_INIT("MPI_Finalize");
     px_mpi_bsend_finalize();
-    px_proto_flush();
+    /* everything sent has reached its peer (acknowledged: a rail failing
+     * now still cannot lose it) */
+    px_proto_flush(1);
     /* everyone has sent everything before anyone closes a connection */
     px_mpi_coll_barrier(px_mpi_comm_world);
     /* the barrier's own last messages may still be queued (a small send
-     * completes once its data is copied, not when it is on the wire) */
-    px_proto_flush();
+     * completes once its data is copied, not when it is on the wire); its
+     * acknowledgements are not waited for, the peer may have left */
+    px_proto_flush(0);
     if (px_params.profile)
         px_proto_print_stats();
     px_proto_finalize();

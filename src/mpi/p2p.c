@@ -160,9 +160,11 @@ static int px_send_blocking(const void *buf, int count, MPI_Datatype dt, int des
         return px_mpi_error(c, rc, fn, "cannot send to rank %d", dest);
     if (!r.p.done)
         px_proto_wait(&r.p);
+    px_status_t why = r.p.st_error;
     rc = px_mpi_req_complete(&r, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
-        return px_mpi_error(c, rc, fn, "send to rank %d failed", dest);
+        return px_mpi_error(c, rc, fn, "send to rank %d failed%s", dest,
+                            why == PX_ERR_PEER_UNREACHABLE ? ": no network path to it is left" : "");
     return MPI_SUCCESS;
 }
 
@@ -244,7 +246,11 @@ PX_PMPI(MPI_Recv)(void *buf, int count, MPI_Datatype dt, int source, int tag, MP
         return px_mpi_error(c, rc, "MPI_Recv", "cannot post the receive");
     if (r.kind == PX_MPI_REQ_RECV && !r.p.done)
         px_proto_wait(&r.p);
+    px_status_t why = r.p.st_error;
     rc = px_mpi_req_complete(&r, status);
+    if (rc != MPI_SUCCESS && why == PX_ERR_PEER_UNREACHABLE)
+        return px_mpi_error(c, rc, "MPI_Recv", "receive from rank %d failed: no network path to "
+                            "it is left", source);
     if (rc != MPI_SUCCESS)
         return px_mpi_error(c, rc, "MPI_Recv", "receive from rank %d failed (message of %zu bytes into %d x %ld-byte buffer)",
                             r.p.st_source, r.p.st_count, count, (long)d->size);

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include "../boot/boot.h"
@@ -85,6 +86,13 @@ typedef struct px_net_ops {
     px_status_t (*ep_get)(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len);
     /* Bytes queued but not yet written. */
     size_t (*ep_pending)(px_net_ep_t *ep);
+    /* Drops the endpoint's connection and everything queued on it (their
+     * callbacks run with an error) without reporting ep_failed; the next
+     * ep_send connects afresh. NULL: not supported. */
+    void (*ep_reset)(px_net_ep_t *ep);
+    /* Discards the rest of the payload of the frame being received (rx_done
+     * still runs); the layer above got the same frame another way. */
+    void (*ep_rx_cancel)(px_net_ep_t *ep);
     /* Polls; returns the number of events handled. */
     int (*iface_progress)(px_net_iface_t *iface);
     /* A descriptor the engine may block on when idle, or -1. */
@@ -105,6 +113,17 @@ static inline size_t px_net_iov_len(const struct iovec *iov, int iovcnt)
     for (int i = 0; i < iovcnt; i++)
         n += iov[i].iov_len;
     return n;
+}
+
+/* Copies the iovec's bytes into dst, one after the other. */
+static inline void px_net_iov_gather(void *dst, const struct iovec *iov, int iovcnt)
+{
+    size_t o = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        if (iov[i].iov_len) /* a zero-byte message may come with a NULL buffer */
+            memcpy((char *)dst + o, iov[i].iov_base, iov[i].iov_len);
+        o += iov[i].iov_len;
+    }
 }
 
 #endif

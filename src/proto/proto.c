@@ -466,17 +466,41 @@ static void px_proto_rx_done_len(void *owner, void *ctx, size_t len)
     }
 }
 
+/* Everything that waits for `rank` ends with `why`: receives naming it,
+ * rendezvous transfers and synchronous sends it was to answer (the channel
+ * has already ended its queued sends). Receives from any source stay. */
+static void px_proto_fail_peer(int rank, px_status_t why)
+{
+    px_list_t *e, *t;
+    px_list_for_each_safe(e, t, &px_p.posted)
+    {
+        px_proto_req_t *r = px_container_of(e, px_proto_req_t, link);
+        if (r->rank != PX_ANY_SOURCE && r->peer == rank) {
+            px_list_del(e);
+            r->st_error = why;
+            px_proto_complete(r);
+        }
+    }
+    for (uint32_t i = 0; i < px_p.nids; i++) {
+        px_proto_req_t *r = px_p.ids[i];
+        /* free slots hold small indices */
+        if ((uintptr_t)r <= px_p.nids || (uintptr_t)r == PX_ID_NONE || r->done || r->peer != rank)
+            continue;
+        r->st_error = why;
+        r->pending = 0;
+        px_proto_complete(r);
+    }
+}
+
 static void px_proto_ep_failed(void *owner, px_status_t why)
 {
     px_proto_peer_t *p = owner;
-    char msg[160];
     p->failed = 1;
     if (px_p.finalizing)
         return;
-    snprintf(msg, sizeof(msg), "lost the connection to rank %d (%s); ending the job", p->rank,
-             px_status_string(why));
-    px_error("proto", "%s", msg);
-    px_boot_abort(1, msg);
+    px_error("proto", "rank %d is lost (%s): operations with it fail through their "
+             "communicator's error handler", p->rank, px_status_string(why));
+    px_proto_fail_peer(p->rank, PX_ERR_PEER_UNREACHABLE);
 }
 
 /* Shared memory and self deliver one frame at a time per peer. */
@@ -579,7 +603,6 @@ px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int 
                            void *buf, size_t len)
 {
     px_list_t *e;
-    (void)src_peer;
     req->kind = PX_PROTO_REQ_RECV;
     req->done = 0;
     req->cancelled = 0;
@@ -587,6 +610,7 @@ px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int 
     req->st_count = 0;
     req->ctx = ctx;
     req->rank = src_rank;
+    req->peer = src_peer; /* until matched: the source's world rank, if one is named */
     req->tag = tag;
     req->buf = buf;
     req->len = len;
@@ -599,6 +623,11 @@ px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int 
             px_proto_take_unexp(req, u);
             return PX_OK;
         }
+    }
+    if (src_peer >= 0 && src_rank != PX_ANY_SOURCE && px_p.peers[src_peer].failed) {
+        req->st_error = PX_ERR_PEER_UNREACHABLE; /* nothing more will come from it */
+        px_proto_complete(req);
+        return PX_OK;
     }
     px_list_insert_tail(&px_p.posted, &req->link);
     return PX_OK;
@@ -875,7 +904,7 @@ err:
     return st;
 }
 
-px_status_t px_proto_flush(void)
+px_status_t px_proto_flush(int acks)
 {
     unsigned idle = 0;
     uint64_t deadline = px_time_ns() + 60000000000ull;
@@ -886,12 +915,14 @@ px_status_t px_proto_flush(void)
             if (p->failed)
                 continue;
             if (p->kind == PX_CHAN_RAIL)
-                busy = px_rail_vc_pending(p->vc) != 0;
+                busy = px_rail_vc_pending(p->vc) != 0 || (acks && px_rail_vc_unacked(p->vc));
             else if (p->kind == PX_CHAN_SHM)
                 busy = p->ops->ep_pending(p->ep) != 0;
         }
         if (!busy)
             return PX_OK;
+        if (acks && px_p.rail)
+            px_rail_ack_all(px_p.rail); /* peers in the same loop wait for ours */
         if (px_time_ns() > deadline) {
             px_warn("proto", "data still queued after 60 s at finalize");
             return PX_ERR_TIMEOUT;

@@ -64,7 +64,9 @@ typedef struct px_proto_unexp px_proto_unexp_t;
 
 px_status_t px_proto_init(const px_boot_info_t *boot);
 /* Sends what is still queued and waits until every channel is idle. */
-px_status_t px_proto_flush(void);
+/* Waits until nothing is queued to any peer; with acks, until every peer
+ * has acknowledged everything sent to it. */
+px_status_t px_proto_flush(int acks);
 void px_proto_finalize(void);
 
 px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,

@@ -12,12 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PX_RAIL_DATA = 1, PX_RAIL_ACK = 2 };
+/* frame types; SUBDOWN tells the peer (over a working subchannel) that
+ * subchannel `seq` timed out here, so its side stops waiting for its own
+ * timeout */
+enum { PX_RAIL_DATA = 1, PX_RAIL_ACK = 2, PX_RAIL_PING = 3, PX_RAIL_PONG = 4, PX_RAIL_SUBDOWN = 5 };
 
 /* header flags on the wire */
 enum {
     PX_RAIL_H_UNORD = 1, /* deliver at once, outside the ordered sequence */
     PX_RAIL_H_SACK = 2,  /* DATA: acknowledge as soon as it is in; ACK: seq is such a frame */
+    PX_RAIL_H_TIMED = 4, /* DATA: a stripe; its acknowledgement carries the arrival time and
+                          * goes at once (otherwise one goes per progress pass) */
 };
 
 /* Receive window: a sender never has more than this many frames
@@ -41,25 +46,60 @@ typedef enum { PX_POL_BIND, PX_POL_RR, PX_POL_WRR, PX_POL_WINDOW, PX_POL_EVEN, P
 static const char *const px_rail_policy_names[] = {"bind", "rr", "wrr", "window", "even",
                                                    "weighted", "adaptive", "bss", "epc"};
 
+/* Subchannel states. SUSPECT: acknowledgements are overdue, new traffic
+ * avoids it but what it carries stays; DOWN: the transport gave up on it,
+ * its frames moved to the others and it is probed until it answers. */
+enum { PX_SUB_UP, PX_SUB_SUSPECT, PX_SUB_DOWN };
+static const char *const px_rail_state_names[] = {"up", "suspect", "down"};
+
+#define PX_RAIL_INLINE 256   /* payload bytes kept inside a send record */
+#define PX_RAIL_COPY_MAX 4096 /* larger payloads stay in the caller's buffer until acknowledged */
+#define PX_RAIL_IOV 8
+#define PX_RAIL_TICK_NS 1000000ull   /* timers run at most this often */
+#define PX_RAIL_ACK_DELAY_NS 1000000ull /* an arrival is acknowledged within this */
+
 typedef struct px_rail_msg px_rail_msg_t;
 
-typedef struct px_rail_stripe {
-    px_rail_msg_t *msg;
-    int sub;
-    uint32_t seq;
-    size_t bytes;
-    uint64_t t_post;
-    uint64_t t_ns; /* measured time, set on acknowledgement */
-    int sent, acked;
-} px_rail_stripe_t;
+/* A frame sent and not yet acknowledged. With fault tolerance every data
+ * frame has one (payload copied when small, the caller's buffer otherwise,
+ * whose completion then waits for the acknowledgement); without it only
+ * stripes do. */
+typedef struct px_rail_tx {
+    struct px_rail_tx *next; /* free list */
+    px_rail_vc_t *vc;
+    px_rail_msg_t *msg;      /* the striped block it is part of */
+    int part;                /* its index in msg->part */
+    px_net_send_cb_t cb;     /* the caller's completion, once acknowledged */
+    void *arg;
+    uint32_t seq, oseq;
+    uint64_t off, t_sent;
+    size_t len;
+    int sub;                 /* where it was last sent */
+    uint8_t hflags;
+    uint8_t wire;            /* the transport still holds the payload */
+    uint8_t acked, resend;
+    uint16_t uhl;
+    uint8_t uh[PX_NET_HDR_MAX];
+    int iovcnt;
+    struct iovec iov[PX_RAIL_IOV];
+    char *heap;
+    size_t heap_cap;
+    char small[PX_RAIL_INLINE];
+} px_rail_tx_t;
 
+/* A striped block: completes when every part is acknowledged. */
 struct px_rail_msg {
     px_net_send_cb_t cb;
     void *arg;
-    int nstripes, open; /* open: stripe events still to come (sent + acked each) */
+    int nparts, open, nacked;
     px_status_t st;
-    int warm;           /* every subchannel used had carried a stripe before */
-    px_rail_stripe_t stripe[];
+    int warm;   /* every subchannel used had carried a stripe before */
+    int resent; /* a part went again: its times say nothing about rates */
+    struct {
+        int sub;
+        size_t bytes;
+        uint64_t t_ns;
+    } part[PX_NET_MAX_SUB];
 };
 
 /* A frame waiting for window space. */
@@ -86,6 +126,14 @@ typedef struct px_rail_held {
 
 enum { PX_RX_DROP, PX_RX_DELIVER, PX_RX_HOLD };
 
+/* An ordered frame handed up (matched) whose payload was cut by a failing
+ * subchannel: its copy from the sender goes to the same place. */
+typedef struct px_rail_orphan {
+    uint32_t seq;
+    int used;
+    void *dst, *ctx;
+} px_rail_orphan_t;
+
 typedef struct px_rail_sub {
     px_rail_vc_t *vc;
     int idx;
@@ -97,7 +145,7 @@ typedef struct px_rail_sub {
     uint32_t rx_seq;
     uint64_t rx_t0; /* when a stripe's header arrived */
     size_t rx_len;
-    void *rx_ctx;
+    void *rx_ctx, *rx_dst;
     px_rail_held_t *rx_held;
     /* striping */
     double weight;        /* share of a striped block (fraction) */
@@ -108,6 +156,15 @@ typedef struct px_rail_sub {
     int probing;            /* bss: its next measurement replaces the estimate */
     int warm;
     double wrr_cur;
+    /* health */
+    int state;
+    int used;             /* has carried traffic (a connection exists or existed) */
+    uint32_t unacked;     /* frames on it awaiting acknowledgement */
+    uint64_t busy_since;  /* last acknowledgement progress while unacked > 0 */
+    uint64_t last_tx_ns;
+    double srtt, rttvar;  /* acknowledgement times of its frames (ns) */
+    uint64_t down_since, next_probe, up_since;
+    double probe_gap;     /* seconds */
     px_rail_sub_stats_t *st; /* in the job's stats segment (PX_STATS) or st_own */
     px_rail_sub_stats_t st_own;
 } px_rail_sub_t;
@@ -119,17 +176,29 @@ struct px_rail_vc {
     int failed;
     /* send side */
     uint32_t tx_seq, tx_acked, tx_oseq;
-    px_rail_stripe_t *inflight[PX_RAIL_WIN]; /* stripes awaiting acknowledgement, by seq */
+    px_rail_tx_t *tx[PX_RAIL_WIN]; /* unacknowledged frames, by seq */
     px_list_t backlog;  /* frames waiting for window space, in order */
     px_list_t deferred; /* striped blocks waiting until fewer stripe bytes are in flight */
     size_t stripe_inflight;
     int rr, rr_left, primary, bind_sub;
+    int resend_pending; /* records to send again */
+    int armed;          /* every subchannel connected (alternates ready before a failure) */
+    int nup;            /* subchannels not down */
+    uint64_t part_since; /* every subchannel down since */
+    uint64_t last_activity;
+    uint64_t last_ack_rx; /* when an acknowledgement last made progress */
     /* receive side */
     uint32_t rx_next;  /* every frame below has arrived */
     uint64_t rx_bits[PX_RAIL_WIN / 64]; /* arrivals at or above rx_next, by seq % WIN */
     uint32_t rx_onext; /* next ordered frame to hand up */
     uint32_t rx_unacked;
+    uint64_t last_ack_tx;
+    int ack_due;          /* on r->due: acknowledge at the end of this progress pass */
+    int nsack_due;
+    uint32_t sack_due[8]; /* frames whose sender waits, maybe above the cumulative point */
     px_rail_held_t *held; /* sorted by oseq */
+    int norphan;
+    px_rail_orphan_t orphan[PX_NET_MAX_SUB];
     int nsub;
     px_rail_sub_t sub[PX_NET_MAX_SUB];
 };
@@ -140,11 +209,19 @@ struct px_rail {
     px_net_iface_t *iface;
     px_net_attr_t attr;
     px_rail_vc_t **vcs;
-    int nranks, local_rank;
+    px_rail_vc_t **vlist; /* the channels that exist, densely */
+    int nvc;
+    px_rail_vc_t **due;   /* channels with acknowledgements to send this pass */
+    int ndue;
+    int nranks, local_rank, me;
     px_rail_policy_t policy;
+    int ft;
     double rail_weight[PX_NET_MAX_SUB];
     int nrail_weight;
     int bind_list[64], nbind; /* explicit binding by local rank; -1 bunch, -2 scatter */
+    px_rail_tx_t *txfree;
+    uint64_t now, next_tick;
+    uint64_t partitions, partition_ns;
     px_rail_stats_seg_t *seg;  /* PX_STATS: counters other processes can read */
     size_t seg_len;
     char seg_name[64];
@@ -272,8 +349,10 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
     if (!r)
         return PX_ERR_NO_MEMORY;
     r->up = up;
+    r->now = px_time_ns();
     r->nranks = boot->size;
     r->local_rank = boot->local_rank;
+    r->me = boot->rank;
     st = px_rail_parse_params(r);
     if (st != PX_OK) {
         free(r);
@@ -285,14 +364,28 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
         free(r);
         return PX_ERR_INVALID_PARAM;
     }
+    r->ft = px_params.rail_ft && r->ops->ep_reset && r->ops->ep_rx_cancel;
+    if (px_params.rail_detect <= 0 || px_params.partition_timeout < 0 || px_params.rail_probe_max <= 0) {
+        px_error("rail", "PX_RAIL_DETECT and PX_RAIL_PROBE_MAX must be positive, "
+                 "PX_PARTITION_TIMEOUT at least 0");
+        free(r);
+        return PX_ERR_INVALID_PARAM;
+    }
     r->vcs = calloc((size_t)boot->size, sizeof(*r->vcs));
-    if (!r->vcs) {
+    r->vlist = calloc((size_t)boot->size, sizeof(*r->vlist));
+    r->due = calloc((size_t)boot->size, sizeof(*r->due));
+    if (!r->vcs || !r->vlist || !r->due) {
+        free(r->vcs);
+        free(r->vlist);
+        free(r->due);
         free(r);
         return PX_ERR_NO_MEMORY;
     }
     st = r->ops->iface_open(boot, &px_rail_rx_ops, &r->iface);
     if (st != PX_OK) {
         free(r->vcs);
+        free(r->vlist);
+        free(r->due);
         free(r);
         return st;
     }
@@ -314,9 +407,13 @@ static void px_rail_vc_free(px_rail_vc_t *vc)
     }
     px_list_for_each_safe(e, t, &vc->deferred) free(px_container_of(e, px_rail_backlog_t, link));
     for (int i = 0; i < PX_RAIL_WIN; i++) {
-        px_rail_stripe_t *s = vc->inflight[i];
-        if (s && --s->msg->open == 0)
-            free(s->msg);
+        px_rail_tx_t *x = vc->tx[i];
+        if (!x)
+            continue;
+        if (x->msg && --x->msg->open == 0)
+            free(x->msg);
+        free(x->heap);
+        free(x);
     }
     while (vc->held) {
         px_rail_held_t *h = vc->held;
@@ -337,7 +434,15 @@ void px_rail_finalize(px_rail_t *r)
     for (int i = 0; i < r->nranks; i++)
         if (r->vcs[i])
             px_rail_vc_free(r->vcs[i]);
+    while (r->txfree) {
+        px_rail_tx_t *x = r->txfree;
+        r->txfree = x->next;
+        free(x->heap);
+        free(x);
+    }
     free(r->vcs);
+    free(r->vlist);
+    free(r->due);
     free(r);
 }
 
@@ -380,6 +485,7 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
         vc->rail = r;
         vc->rank = rank;
         vc->nsub = n;
+        vc->nup = n;
         px_list_init(&vc->backlog);
         px_list_init(&vc->deferred);
         double total = 0;
@@ -434,10 +540,183 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
             px_debug("rail", "rank %d subchannel %d: %s (weight %.3f)", rank, i, info[i].label,
                      vc->sub[i].weight);
         r->vcs[rank] = vc;
+        r->vlist[r->nvc++] = vc;
     }
     vc->owner = owner;
     *vc_p = vc;
     return PX_OK;
+}
+
+/* ---------- subchannel health ---------- */
+
+static void px_rail_sub_up(px_rail_sub_t *s);
+static void px_rail_resend(px_rail_vc_t *vc);
+static void px_rail_send_ctl(px_rail_vc_t *vc, int si, uint8_t type, uint8_t flags, uint32_t seq,
+                             uint64_t val);
+static void px_rail_backlog_flush(px_rail_vc_t *vc);
+static void px_rail_deferred_flush(px_rail_vc_t *vc);
+
+static inline int px_rail_usable(const px_rail_sub_t *s) { return s->state == PX_SUB_UP; }
+
+/* Time from t to now; 0 when t was taken after now (now is read once per
+ * progress call, some stamps are fresher). */
+static inline uint64_t px_since(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
+
+/* The best subchannel by weight among those in the given state or better,
+ * or -1. */
+static int px_rail_best(px_rail_vc_t *vc, int worst_state)
+{
+    int best = -1;
+    for (int i = 0; i < vc->nsub; i++)
+        if (vc->sub[i].state <= worst_state &&
+            (best < 0 || vc->sub[i].weight > vc->sub[best].weight * 1.001))
+            best = i;
+    return best;
+}
+
+static void px_rail_set_state(px_rail_sub_t *s, int state)
+{
+    s->state = state;
+    s->st->state = state;
+}
+
+static void px_rail_count_up(px_rail_vc_t *vc)
+{
+    int n = 0;
+    for (int i = 0; i < vc->nsub; i++)
+        n += vc->sub[i].state != PX_SUB_DOWN;
+    vc->nup = n;
+}
+
+/* What was arriving on s when it failed: a matched ordered frame keeps its
+ * destination for the copy the sender will send again; the rest is
+ * forgotten (stripes are written again at their offset, early frames held
+ * again). */
+static void px_rail_rx_abandon(px_rail_sub_t *s)
+{
+    px_rail_vc_t *vc = s->vc;
+    if (s->rx_state == PX_RX_DELIVER && s->rx_ordered) {
+        for (int i = 0; i < PX_NET_MAX_SUB; i++)
+            if (!vc->orphan[i].used) {
+                vc->orphan[i] = (px_rail_orphan_t){.seq = s->rx_seq, .used = 1,
+                                                   .dst = s->rx_dst, .ctx = s->rx_ctx};
+                vc->norphan++;
+                break;
+            }
+    } else if (s->rx_state == PX_RX_HOLD) {
+        free(s->rx_held);
+        s->rx_held = NULL;
+    }
+    s->rx_state = PX_RX_DROP;
+}
+
+static void px_rail_vc_cancel(px_rail_vc_t *vc, px_status_t why);
+
+/* The peer is gone for good: every send to it ends with an error, then the
+ * layer above fails what waits for it. */
+static void px_rail_vc_fail(px_rail_vc_t *vc, px_status_t why)
+{
+    if (vc->failed)
+        return;
+    vc->failed = 1;
+    px_rail_vc_cancel(vc, why);
+    if (vc->rail->up->ep_failed)
+        vc->rail->up->ep_failed(vc->owner, why);
+}
+
+/* The transport gave up on s: everything it had not delivered goes to the
+ * other subchannels (at the next progress), and s is probed until it works. */
+static void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
+{
+    px_rail_vc_t *vc = s->vc;
+    px_rail_t *r = vc->rail;
+    uint64_t now = r->now = px_time_ns();
+
+    if (!r->ft) {
+        px_error("rail", "subchannel %s to rank %d failed: %s", s->info.label, vc->rank,
+                 px_status_string(why));
+        px_rail_vc_fail(vc, why);
+        return;
+    }
+    if (s->state == PX_SUB_DOWN)
+        return;
+    uint32_t moved = 0;
+    for (uint32_t q = vc->tx_acked; q != vc->tx_seq; q++) {
+        px_rail_tx_t *x = vc->tx[q % PX_RAIL_WIN];
+        if (x && x->sub == s->idx && !x->acked && !x->resend) {
+            x->resend = 1;
+            moved++;
+        }
+    }
+    px_rail_set_state(s, PX_SUB_DOWN);
+    s->st->downs++;
+    s->down_since = now;
+    s->unacked = 0;
+    s->probe_gap = 0.1;
+    s->next_probe = now + 100000000ull;
+    px_rail_count_up(vc);
+    px_warn("rail", "subchannel %s to rank %d DOWN (%s); %u unacknowledged frame(s) move to %d "
+            "other subchannel(s)", s->info.label, vc->rank, px_status_string(why), moved,
+            vc->nup);
+    /* drop the connection and what is queued on it: those frames go again */
+    r->ops->ep_reset(s->ep);
+    px_rail_rx_abandon(s);
+    vc->resend_pending = 1;
+    if (why == PX_ERR_TIMEOUT || why == PX_ERR_LINK_UNREACHABLE) {
+        /* the peer's side of a dead link only times out when it has data
+         * on it too: tell it over a working subchannel */
+        int o = px_rail_best(vc, PX_SUB_SUSPECT);
+        if (o >= 0)
+            px_rail_send_ctl(vc, o, PX_RAIL_SUBDOWN, 0, (uint32_t)s->idx, 0);
+    }
+    if (vc->nup == 0 && !vc->part_since) {
+        vc->part_since = now;
+        r->partitions++;
+        px_warn("rail", "rank %d unreachable on every subchannel; waiting up to %g s for a path "
+                "(PX_PARTITION_TIMEOUT)", vc->rank, px_params.partition_timeout);
+    }
+}
+
+static void px_rail_sub_up(px_rail_sub_t *s)
+{
+    px_rail_vc_t *vc = s->vc;
+    px_rail_t *r = vc->rail;
+    uint64_t now = r->now = px_time_ns();
+    s->st->down_ns += now - s->down_since;
+    s->st->recoveries++;
+    px_rail_set_state(s, PX_SUB_UP);
+    s->up_since = now;
+    /* re-join with a fresh share: the mean of the others' */
+    double sum = 0;
+    int k = 0;
+    for (int i = 0; i < vc->nsub; i++)
+        if (i != s->idx && vc->sub[i].state != PX_SUB_DOWN) {
+            sum += vc->sub[i].weight;
+            k++;
+        }
+    s->weight = k ? sum / k : 1.0;
+    if (s->weight < px_params.rail_min_share)
+        s->weight = px_params.rail_min_share;
+    double total = 0;
+    for (int i = 0; i < vc->nsub; i++)
+        total += vc->sub[i].weight;
+    for (int i = 0; i < vc->nsub; i++)
+        vc->sub[i].weight /= total;
+    s->ew_bytes = s->ew_ns = 0;
+    s->est_mbs = s->est_mbs > 0 ? s->est_mbs : 1;
+    s->probing = 1;
+    s->warm = 0;
+    s->srtt = s->rttvar = 0;
+    px_rail_count_up(vc);
+    px_warn("rail", "subchannel %s to rank %d recovered after %.2f s", s->info.label, vc->rank,
+            (double)(now - s->down_since) / 1e9);
+    if (vc->part_since) {
+        r->partition_ns += now - vc->part_since;
+        px_warn("rail", "rank %d reachable again after %.2f s", vc->rank,
+                (double)(now - vc->part_since) / 1e9);
+        vc->part_since = 0;
+    }
+    vc->resend_pending = 1;
 }
 
 /* ---------- sending ---------- */
@@ -450,69 +729,103 @@ static inline void px_rail_hdr_fill(px_rail_vc_t *vc, px_rail_hdr_t *h, uint8_t 
     h->flags = flags;
     h->sub = (uint16_t)sub;
     vc->rx_unacked = 0;
+    vc->last_ack_tx = vc->rail->now;
 }
 
-static void px_rail_send_ack(px_rail_vc_t *vc, int sack, uint32_t seq, uint64_t dur_ns)
+/* A header-only control frame (ACK, PING, PONG) on subchannel si. */
+static void px_rail_send_ctl(px_rail_vc_t *vc, int si, uint8_t type, uint8_t flags, uint32_t seq,
+                             uint64_t val)
 {
     px_rail_hdr_t h;
-    /* the subchannel with the least queued, so the ack is not stuck behind data */
-    int best = 0;
+    px_rail_sub_t *s = &vc->sub[si];
+    memset(&h, 0, sizeof(h));
+    h.seq = seq;
+    h.off = val;
+    px_rail_hdr_fill(vc, &h, type, flags, si);
+    px_status_t st = vc->rail->ops->ep_send(s->ep, &h, sizeof(h), NULL, 0, NULL, NULL);
+    if (st >= 0) {
+        s->last_tx_ns = vc->rail->now;
+        if (type == PX_RAIL_ACK)
+            s->st->acks_tx++;
+    } else if (s->state != PX_SUB_DOWN) {
+        px_rail_sub_down(s, st);
+    }
+}
+
+static void px_rail_send_ack(px_rail_vc_t *vc, int sack, uint32_t seq, uint64_t dur_ns, int pref)
+{
+    /* the working subchannel with the least queued, so the ack is not stuck
+     * behind data; on a tie the one the frame came on */
+    int best = -1;
     size_t least = (size_t)-1;
     for (int i = 0; i < vc->nsub; i++) {
-        size_t q = vc->sub[i].ep ? vc->rail->ops->ep_pending(vc->sub[i].ep) : (size_t)-1;
-        if (q < least) {
+        if (vc->sub[i].state != PX_SUB_UP && vc->nsub > 1)
+            continue;
+        size_t q = vc->rail->ops->ep_pending(vc->sub[i].ep);
+        if (q < least || (q == least && i == pref)) {
             least = q;
             best = i;
         }
     }
-    px_rail_sub_t *s = &vc->sub[best];
-    memset(&h, 0, sizeof(h));
-    h.seq = seq;
-    h.off = dur_ns; /* how long the stripe took to arrive, header to last byte */
-    px_rail_hdr_fill(vc, &h, PX_RAIL_ACK, sack ? PX_RAIL_H_SACK : 0, best);
-    if (vc->rail->ops->ep_send(s->ep, &h, sizeof(h), NULL, 0, NULL, NULL) >= 0)
-        s->st->acks_tx++;
+    if (best < 0)
+        best = px_rail_best(vc, PX_SUB_SUSPECT);
+    if (best < 0)
+        return; /* nothing works: the cumulative ack goes with the next frame */
+    px_rail_send_ctl(vc, best, PX_RAIL_ACK, sack ? PX_RAIL_H_SACK : 0, seq, dur_ns);
 }
 
-/* Subchannel of a frame that goes whole. */
+/* Subchannel of a frame that goes whole, or -1 when none works. */
 static int px_rail_pick(px_rail_vc_t *vc, unsigned flags)
 {
-    int n = vc->nsub;
+    int n = vc->nsub, si;
     if (n == 1)
-        return 0;
+        return vc->sub[0].state == PX_SUB_DOWN ? -1 : 0;
     switch (vc->rail->policy) {
     case PX_POL_BIND:
-        return vc->bind_sub;
+        si = vc->bind_sub;
+        break;
     case PX_POL_RR:
         vc->rr = (vc->rr + 1) % n;
-        return vc->rr;
+        si = vc->rr;
+        break;
     case PX_POL_WINDOW:
         if (vc->rr_left <= 0) {
             vc->rr = (vc->rr + 1) % n;
             vc->rr_left = px_params.rail_window;
         }
         vc->rr_left--;
-        return vc->rr;
+        si = vc->rr;
+        break;
     case PX_POL_WRR: { /* smooth weighted round-robin */
-        int best = 0;
+        int best = -1;
         for (int i = 0; i < n; i++) {
+            if (!px_rail_usable(&vc->sub[i]))
+                continue;
             vc->sub[i].wrr_cur += vc->sub[i].weight;
-            if (vc->sub[i].wrr_cur > vc->sub[best].wrr_cur)
+            if (best < 0 || vc->sub[i].wrr_cur > vc->sub[best].wrr_cur)
                 best = i;
         }
-        vc->sub[best].wrr_cur -= 1.0;
-        return best;
+        if (best >= 0)
+            vc->sub[best].wrr_cur -= 1.0;
+        si = best;
+        break;
     }
     case PX_POL_EPC:
         /* nonblocking point-to-point data goes round-robin, the rest on the best */
         if ((flags & PX_RAIL_F_STRIPE) && !(flags & (PX_RAIL_F_BLOCKING | PX_RAIL_F_COLL))) {
             vc->rr = (vc->rr + 1) % n;
-            return vc->rr;
+            si = vc->rr;
+        } else {
+            si = vc->primary;
         }
-        return vc->primary;
+        break;
     default:
-        return vc->primary;
+        si = vc->primary;
     }
+    if (si >= 0 && px_rail_usable(&vc->sub[si]))
+        return si;
+    si = px_rail_best(vc, PX_SUB_UP);
+    return si >= 0 ? si : px_rail_best(vc, PX_SUB_SUSPECT);
 }
 
 static int px_rail_stripes(px_rail_vc_t *vc, unsigned flags)
@@ -530,9 +843,11 @@ static int px_rail_stripes(px_rail_vc_t *vc, unsigned flags)
     }
 }
 
+/* Without fault tolerance: a frame goes straight to the transport with the
+ * caller's completion and is forgotten once written. */
 static px_status_t px_rail_send_frame(px_rail_vc_t *vc, int si, const void *hdr, size_t hdr_len,
                                       const struct iovec *iov, int iovcnt, uint8_t hflags,
-                                      uint64_t off, px_net_send_cb_t cb, void *arg)
+                                      px_net_send_cb_t cb, void *arg)
 {
     uint8_t buf[PX_NET_HDR_MAX];
     px_rail_hdr_t *h = (px_rail_hdr_t *)buf;
@@ -542,7 +857,7 @@ static px_status_t px_rail_send_frame(px_rail_vc_t *vc, int si, const void *hdr,
         return PX_ERR_INVALID_PARAM;
     h->seq = vc->tx_seq;
     h->oseq = (hflags & PX_RAIL_H_UNORD) ? 0 : vc->tx_oseq;
-    h->off = off;
+    h->off = 0;
     px_rail_hdr_fill(vc, h, PX_RAIL_DATA, hflags, si);
     memcpy(buf + sizeof(*h), hdr, hdr_len);
     px_status_t st = vc->rail->ops->ep_send(s->ep, buf, sizeof(*h) + hdr_len, iov, iovcnt, cb, arg);
@@ -552,8 +867,63 @@ static px_status_t px_rail_send_frame(px_rail_vc_t *vc, int si, const void *hdr,
             vc->tx_oseq++;
         s->st->frames_tx++;
         s->st->bytes_tx += px_net_iov_len(iov, iovcnt);
+        s->used = 1;
     }
     return st;
+}
+
+static px_rail_tx_t *px_rail_tx_get(px_rail_vc_t *vc)
+{
+    px_rail_t *r = vc->rail;
+    px_rail_tx_t *x = r->txfree;
+    if (x) {
+        r->txfree = x->next;
+    } else {
+        x = malloc(sizeof(*x));
+        if (!x)
+            return NULL;
+        x->heap = NULL;
+        x->heap_cap = 0;
+    }
+    x->vc = vc;
+    x->msg = NULL;
+    x->cb = NULL;
+    x->wire = x->acked = x->resend = 0;
+    x->off = 0;
+    x->sub = -1;
+    return x;
+}
+
+static void px_rail_tx_put(px_rail_t *r, px_rail_tx_t *x)
+{
+    if (x->heap_cap > 65536) { /* keep only modest buffers around */
+        free(x->heap);
+        x->heap = NULL;
+        x->heap_cap = 0;
+    }
+    x->next = r->txfree;
+    r->txfree = x;
+}
+
+/* Copies the payload into the record (the caller's buffer is free at once). */
+static int px_rail_tx_copy(px_rail_tx_t *x, const struct iovec *iov, int iovcnt, size_t len)
+{
+    char *d = x->small;
+    if (len > PX_RAIL_INLINE) {
+        if (x->heap_cap < len) {
+            char *h = realloc(x->heap, len);
+            if (!h)
+                return -1;
+            x->heap = h;
+            x->heap_cap = len;
+        }
+        d = x->heap;
+    }
+    px_net_iov_gather(d, iov, iovcnt);
+    x->iov[0].iov_base = d;
+    x->iov[0].iov_len = len;
+    x->iovcnt = len ? 1 : 0;
+    return 0;
 }
 
 static void px_rail_msg_event(px_rail_msg_t *m)
@@ -564,13 +934,180 @@ static void px_rail_msg_event(px_rail_msg_t *m)
     free(m);
 }
 
-static void px_rail_stripe_sent(void *arg, px_status_t st)
+/* A record is done when acknowledged and no longer held by a transport. */
+static void px_rail_tx_finish(px_rail_tx_t *x)
 {
-    px_rail_stripe_t *s = arg;
-    if (st != PX_OK)
-        s->msg->st = st;
-    s->sent = 1;
-    px_rail_msg_event(s->msg);
+    px_rail_t *r = x->vc->rail;
+    px_rail_msg_t *m = x->msg;
+    px_net_send_cb_t cb = x->cb;
+    void *arg = x->arg;
+    px_status_t st = x->vc->failed ? PX_ERR_PEER_UNREACHABLE : PX_OK;
+    px_rail_tx_put(r, x);
+    if (m) {
+        if (st != PX_OK)
+            m->st = st;
+        px_rail_msg_event(m);
+    } else if (cb) {
+        cb(arg, st);
+    }
+}
+
+static void px_rail_vc_cancel(px_rail_vc_t *vc, px_status_t why)
+{
+    px_rail_t *r = vc->rail;
+    px_list_t *e, *t;
+    px_rail_tx_t *done = NULL;
+    for (uint32_t q = vc->tx_acked; q != vc->tx_seq; q++) {
+        px_rail_tx_t *x = vc->tx[q % PX_RAIL_WIN];
+        if (!x)
+            continue;
+        vc->tx[q % PX_RAIL_WIN] = NULL;
+        x->acked = 1; /* nothing more will come for it */
+        if (!x->wire) {
+            x->next = done;
+            done = x;
+        }
+    }
+    vc->tx_acked = vc->tx_seq;
+    for (int i = 0; i < vc->nsub; i++) /* records the transports hold end in their callbacks */
+        if (r->ops->ep_reset)
+            r->ops->ep_reset(vc->sub[i].ep);
+    while (done) {
+        px_rail_tx_t *x = done;
+        done = x->next;
+        px_rail_tx_finish(x);
+    }
+    px_list_for_each_safe(e, t, &vc->backlog)
+    {
+        px_rail_backlog_t *b = px_container_of(e, px_rail_backlog_t, link);
+        px_list_del(e);
+        if (b->copy)
+            free(b->copy);
+        else if (b->cb)
+            b->cb(b->arg, why);
+        free(b);
+    }
+    px_list_for_each_safe(e, t, &vc->deferred)
+    {
+        px_rail_backlog_t *b = px_container_of(e, px_rail_backlog_t, link);
+        px_list_del(e);
+        b->cb(b->arg, why);
+        free(b);
+    }
+    vc->resend_pending = 0;
+}
+
+static void px_rail_wire_cb(void *arg, px_status_t st)
+{
+    px_rail_tx_t *x = arg;
+    x->wire = 0;
+    if (x->acked) {
+        px_rail_tx_finish(x);
+        return;
+    }
+    if (st != PX_OK) {
+        /* the transport dropped it (failing subchannel): send it again */
+        px_rail_vc_t *vc = x->vc;
+        if (!vc->rail->ft) {
+            if (x->msg)
+                x->msg->st = st;
+            return;
+        }
+        if (!x->resend) {
+            x->resend = 1;
+            if (x->sub >= 0 && vc->sub[x->sub].unacked)
+                vc->sub[x->sub].unacked--;
+        }
+        vc->resend_pending = 1;
+    }
+}
+
+/* Sends (or sends again) record x on subchannel si. */
+static void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
+{
+    uint8_t buf[PX_NET_HDR_MAX];
+    px_rail_hdr_t *h = (px_rail_hdr_t *)buf;
+    px_rail_sub_t *s = &vc->sub[si];
+    uint64_t now = vc->rail->now;
+
+    h->seq = x->seq;
+    h->oseq = x->oseq;
+    h->off = x->off;
+    px_rail_hdr_fill(vc, h, PX_RAIL_DATA, x->hflags, si);
+    memcpy(buf + sizeof(*h), x->uh, x->uhl);
+    x->sub = si;
+    x->wire = 1;
+    x->resend = 0;
+    /* stripes are timed: a fresh clock; others make do with the progress one */
+    x->t_sent = (x->hflags & PX_RAIL_H_TIMED) ? px_time_ns() : now;
+    if (s->unacked++ == 0)
+        s->busy_since = x->t_sent;
+    s->last_tx_ns = now;
+    s->used = 1;
+    s->st->frames_tx++;
+    s->st->bytes_tx += x->len;
+    if (__builtin_expect(!vc->armed, 0)) {
+        /* first traffic to this peer: connect the alternates now (a ping
+         * each), so a failover finds them ready and verified */
+        vc->armed = 1;
+        for (int i = 0; i < vc->nsub && vc->rail->ft; i++)
+            if (i != si && vc->sub[i].state == PX_SUB_UP && !vc->sub[i].used) {
+                vc->sub[i].used = 1;
+                px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
+            }
+    }
+    px_status_t st = vc->rail->ops->ep_send(s->ep, buf, sizeof(*h) + x->uhl, x->iov, x->iovcnt,
+                                            px_rail_wire_cb, x);
+    if (st == PX_OK) {
+        x->wire = 0;
+    } else if (st < 0) {
+        x->wire = 0;
+        x->resend = 1;
+        s->unacked--;
+        vc->resend_pending = 1;
+        px_rail_sub_down(s, st);
+    }
+}
+
+/* With fault tolerance: a whole frame with its record. */
+static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
+                                    const struct iovec *iov, int iovcnt, unsigned flags,
+                                    px_net_send_cb_t cb, void *arg)
+{
+    size_t len = px_net_iov_len(iov, iovcnt);
+    px_status_t ret = PX_OK;
+    if (hdr_len + sizeof(px_rail_hdr_t) > PX_NET_HDR_MAX)
+        return PX_ERR_INVALID_PARAM;
+    px_rail_tx_t *x = px_rail_tx_get(vc);
+    if (!x)
+        return PX_ERR_NO_MEMORY;
+    x->hflags = (flags & PX_RAIL_F_STRIPE) ? PX_RAIL_H_UNORD : 0;
+    if (cb && len > PX_RAIL_COPY_MAX && iovcnt <= PX_RAIL_IOV) {
+        /* the caller's buffer is kept until the peer has it all */
+        memcpy(x->iov, iov, (size_t)iovcnt * sizeof(*iov));
+        x->iovcnt = iovcnt;
+        x->cb = cb;
+        x->arg = arg;
+        x->hflags |= PX_RAIL_H_SACK;
+        ret = PX_INPROGRESS;
+    } else if (px_rail_tx_copy(x, iov, iovcnt, len) < 0) {
+        px_rail_tx_put(vc->rail, x);
+        return PX_ERR_NO_MEMORY;
+    }
+    x->len = len;
+    x->uhl = (uint16_t)hdr_len;
+    memcpy(x->uh, hdr, hdr_len);
+    x->seq = vc->tx_seq++;
+    x->oseq = (x->hflags & PX_RAIL_H_UNORD) ? 0 : vc->tx_oseq++;
+    vc->tx[x->seq % PX_RAIL_WIN] = x;
+    int si = px_rail_pick(vc, flags);
+    if (si < 0) {
+        x->resend = 1; /* sent when a subchannel comes back */
+        vc->resend_pending = 1;
+    } else {
+        px_rail_xmit(vc, x, si);
+    }
+    return ret;
 }
 
 /* Cuts iov (total len) at [off, off+len) into out; returns the count. */
@@ -595,38 +1132,50 @@ static int px_rail_iov_slice(const struct iovec *iov, int iovcnt, size_t off, si
     return k;
 }
 
-/* The share of each subchannel in a striped block (0 for those left out). */
+/* The share of each subchannel in a striped block (0 for those left out or
+ * not working); returns how many get a share. */
 static int px_rail_split(px_rail_vc_t *vc, double *share)
 {
-    int n = vc->nsub;
+    int n = vc->nsub, worst = PX_SUB_UP;
     px_rail_t *r = vc->rail;
-    if (r->policy == PX_POL_BSS) {
-        int order[PX_NET_MAX_SUB], batch = px_params.rail_bss_batch;
-        uint64_t now = px_time_ns(), retry = (uint64_t)(px_params.rail_bss_retry * 1e9);
+    int ok = 0;
+    for (int i = 0; i < n; i++)
+        ok += px_rail_usable(&vc->sub[i]);
+    if (!ok) { /* only suspects left: better than waiting */
+        worst = PX_SUB_SUSPECT;
         for (int i = 0; i < n; i++)
-            order[i] = i;
-        for (int i = 1; i < n; i++)
+            ok += vc->sub[i].state == PX_SUB_SUSPECT;
+        if (!ok)
+            return 0;
+    }
+    if (r->policy == PX_POL_BSS) {
+        int order[PX_NET_MAX_SUB], m = 0, batch = px_params.rail_bss_batch;
+        uint64_t now = px_time_ns(), retry = (uint64_t)(px_params.rail_bss_retry * 1e9);
+        for (int i = 0; i < n; i++) {
+            share[i] = 0;
+            if (vc->sub[i].state <= worst)
+                order[m++] = i;
+        }
+        for (int i = 1; i < m; i++)
             for (int j = i; j > 0 && vc->sub[order[j]].est_mbs > vc->sub[order[j - 1]].est_mbs; j--) {
                 int t = order[j];
                 order[j] = order[j - 1];
                 order[j - 1] = t;
             }
-        if (batch > n)
-            batch = n;
+        if (batch > m)
+            batch = m;
         double sum = 0;
-        for (int i = 0; i < n; i++)
-            share[i] = 0;
         for (int i = 0; i < batch; i++)
             sum += vc->sub[order[i]].est_mbs;
         for (int i = 0; i < batch; i++)
-            share[order[i]] = vc->sub[order[i]].est_mbs / sum;
+            share[order[i]] = sum > 0 ? vc->sub[order[i]].est_mbs / sum : 1.0 / batch;
         /* One subchannel left out for PX_RAIL_BSS_RETRY gets a small probe
          * stripe; what it measures replaces its old estimate, so a path that
          * has recovered climbs back into the batch. */
-        for (int k = batch; k < n; k++) {
+        for (int k = batch; k < m; k++) {
             px_rail_sub_t *c = &vc->sub[order[k]];
             uint64_t last = c->last_use_ns > c->last_ack_ns ? c->last_use_ns : c->last_ack_ns;
-            if (c->warm && now - last > retry) {
+            if ((c->warm || c->probing) && px_since(now, last) > retry) {
                 double probe = px_params.rail_min_share > 0 ? px_params.rail_min_share : 0.05;
                 for (int i = 0; i < batch; i++)
                     share[order[i]] *= 1 - probe;
@@ -638,9 +1187,14 @@ static int px_rail_split(px_rail_vc_t *vc, double *share)
         }
         return batch;
     }
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        share[i] = vc->sub[i].state > worst ? 0 : r->policy == PX_POL_EVEN ? 1.0 : vc->sub[i].weight;
+        sum += share[i];
+    }
     for (int i = 0; i < n; i++)
-        share[i] = r->policy == PX_POL_EVEN ? 1.0 / n : vc->sub[i].weight;
-    return n;
+        share[i] = sum > 0 ? share[i] / sum : 0;
+    return ok;
 }
 
 static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
@@ -652,7 +1206,13 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
     int n = vc->nsub, used = 0;
     size_t unit = px_params.rail_stripe_unit ? px_params.rail_stripe_unit : 1;
 
-    px_rail_split(vc, share);
+    if (hdr_len + sizeof(px_rail_hdr_t) > PX_NET_HDR_MAX)
+        return PX_ERR_INVALID_PARAM;
+    if (!px_rail_split(vc, share)) {
+        /* nothing works: one part, sent when a subchannel comes back */
+        for (int i = 0; i < n; i++)
+            share[i] = i == 0;
+    }
     size_t left = len;
     int last = -1;
     for (int i = 0; i < n; i++) {
@@ -675,53 +1235,65 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
     bytes[big] += left;
     for (int i = 0; i < n; i++)
         used += bytes[i] > 0;
+    if (!used) { /* an empty block still needs one frame */
+        bytes[big] = 0;
+        used = 1;
+    }
     if (PX_LOG_ON(PX_LOG_TRACE))
         for (int i = 0; i < n; i++)
             px_trace("rail", "stripe to rank %d sub %d: %zu of %zu bytes (share %.3f)", vc->rank,
                      i, bytes[i], len, share[i]);
 
-    px_rail_msg_t *m = malloc(sizeof(*m) + (size_t)used * sizeof(px_rail_stripe_t));
+    px_rail_msg_t *m = malloc(sizeof(*m));
     if (!m)
         return PX_ERR_NO_MEMORY;
     m->cb = cb;
     m->arg = arg;
-    m->nstripes = used;
-    m->open = 2 * used + 1; /* sent + acknowledged per stripe, + this function */
+    m->nparts = used;
+    m->nacked = 0;
+    m->open = used + 1; /* a record per part, + this function */
     m->st = PX_OK;
     m->warm = 1;
-    uint64_t now = px_time_ns();
+    m->resent = 0;
+    uint64_t now = vc->rail->now = px_time_ns();
     size_t off = 0;
     int k = 0;
-    for (int i = 0; i < n; i++) {
-        if (!bytes[i])
+    for (int i = 0; i < n && k < used; i++) {
+        if (!bytes[i] && !(len == 0 && i == big))
             continue;
-        px_rail_stripe_t *s = &m->stripe[k++];
-        struct iovec sl[8];
-        int cnt = px_rail_iov_slice(iov, iovcnt, off, bytes[i], sl, 8);
-        s->msg = m;
-        s->sub = i;
-        s->seq = vc->tx_seq;
-        s->bytes = bytes[i];
-        s->t_post = now;
-        s->t_ns = 0;
-        s->sent = s->acked = 0;
+        px_rail_tx_t *x = px_rail_tx_get(vc);
+        if (!x) {
+            /* cannot happen often; the block fails as a whole */
+            m->st = PX_ERR_NO_MEMORY;
+            m->open -= used - k;
+            break;
+        }
+        x->msg = m;
+        x->part = k;
+        m->part[k].sub = i;
+        m->part[k].bytes = bytes[i];
+        m->part[k].t_ns = 0;
+        k++;
+        x->iovcnt = px_rail_iov_slice(iov, iovcnt, off, bytes[i], x->iov, PX_RAIL_IOV);
+        x->len = bytes[i];
+        x->off = off;
+        x->hflags = PX_RAIL_H_UNORD | PX_RAIL_H_SACK | PX_RAIL_H_TIMED;
+        x->uhl = (uint16_t)hdr_len;
+        memcpy(x->uh, hdr, hdr_len);
+        x->seq = vc->tx_seq++;
+        x->oseq = 0;
+        vc->tx[x->seq % PX_RAIL_WIN] = x;
         if (!vc->sub[i].warm)
             m->warm = 0;
-        vc->inflight[s->seq % PX_RAIL_WIN] = s;
-        px_status_t st = px_rail_send_frame(vc, i, hdr, hdr_len, sl, cnt,
-                                            PX_RAIL_H_UNORD | PX_RAIL_H_SACK, off, px_rail_stripe_sent, s);
-        if (st < 0) {
-            /* the channel is failing: nothing will acknowledge this stripe */
-            vc->inflight[s->seq % PX_RAIL_WIN] = NULL;
-            m->st = st;
-            m->open -= 2;
+        vc->stripe_inflight += bytes[i];
+        if (vc->sub[i].state == PX_SUB_DOWN) {
+            x->resend = 1;
+            vc->resend_pending = 1;
         } else {
-            if (st == PX_OK)
-                px_rail_stripe_sent(s, PX_OK);
             vc->sub[i].st->stripes++;
             vc->sub[i].st->stripe_bytes += bytes[i];
-            vc->stripe_inflight += bytes[i];
             vc->sub[i].last_use_ns = now;
+            px_rail_xmit(vc, x, i);
         }
         off += bytes[i];
     }
@@ -735,15 +1307,15 @@ static void px_rail_learn(px_rail_vc_t *vc, px_rail_msg_t *m)
     px_rail_t *r = vc->rail;
     double a = px_params.rail_alpha, rate[PX_NET_MAX_SUB], sum_rate = 0, sum_w = 0;
     int n = vc->nsub;
-    if (!m->warm || m->nstripes < 1)
+    if (!m->warm || m->resent || m->nparts < 1)
         return;
     for (int i = 0; i < n; i++)
         rate[i] = -1;
-    for (int k = 0; k < m->nstripes; k++) {
-        px_rail_sub_t *sub = &vc->sub[m->stripe[k].sub];
+    for (int k = 0; k < m->nparts; k++) {
+        px_rail_sub_t *sub = &vc->sub[m->part[k].sub];
         /* a ratio of averages: acknowledgements that arrive in bursts (a
          * short interval after a long one) do not skew it */
-        rate[m->stripe[k].sub] = sub->ew_bytes / (sub->ew_ns > 1000 ? sub->ew_ns : 1000) * 1e3;
+        rate[m->part[k].sub] = sub->ew_bytes / (sub->ew_ns > 1000 ? sub->ew_ns : 1000) * 1e3;
     }
     if (r->policy == PX_POL_BSS) {
         for (int i = 0; i < n; i++)
@@ -760,7 +1332,7 @@ static void px_rail_learn(px_rail_vc_t *vc, px_rail_msg_t *m)
     }
     if (r->policy != PX_POL_ADAPTIVE && r->policy != PX_POL_EPC)
         return;
-    if (m->nstripes < 2)
+    if (m->nparts < 2)
         return;
     for (int i = 0; i < n; i++)
         if (rate[i] >= 0) {
@@ -787,44 +1359,67 @@ static void px_rail_learn(px_rail_vc_t *vc, px_rail_msg_t *m)
                      rate[i], vc->sub[i].weight);
 }
 
-static void px_rail_stripe_acked(px_rail_vc_t *vc, uint32_t seq, uint64_t now, uint64_t rx_ns)
+/* The peer has all of record x (rx_ns: its header-to-last-byte time, or 0). */
+static void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t rx_ns)
 {
-    px_rail_stripe_t *s = vc->inflight[seq % PX_RAIL_WIN];
-    if (!s || s->seq != seq || s->acked)
-        return;
-    vc->inflight[seq % PX_RAIL_WIN] = NULL;
-    vc->stripe_inflight -= s->bytes;
-    px_rail_sub_t *sub = &vc->sub[s->sub];
-    uint64_t start = s->t_post > sub->last_ack_ns ? s->t_post : sub->last_ack_ns;
-    s->t_ns = now - start;
-    /* the receiver's view (header to last byte) excludes queueing and the
-     * acknowledgement's trip; it cannot be longer than what we saw */
-    if (rx_ns && rx_ns < s->t_ns)
-        s->t_ns = rx_ns;
-    sub->last_ack_ns = now;
-    if (!sub->warm) {
-        /* the first stripe also paid for the connection: not a sample */
-    } else if (sub->ew_ns == 0) {
-        sub->ew_bytes = (double)s->bytes;
-        sub->ew_ns = (double)s->t_ns;
-    } else {
-        sub->ew_bytes = 0.9 * sub->ew_bytes + 0.1 * (double)s->bytes;
-        sub->ew_ns = 0.9 * sub->ew_ns + 0.1 * (double)s->t_ns;
+    vc->tx[x->seq % PX_RAIL_WIN] = NULL;
+    x->acked = 1;
+    vc->last_ack_rx = now;
+    if (!x->resend && x->sub >= 0) {
+        px_rail_sub_t *sub = &vc->sub[x->sub];
+        if (sub->unacked)
+            sub->unacked--;
+        sub->busy_since = now;
+        if (x->hflags & PX_RAIL_H_SACK) { /* acknowledged at once: a round-trip sample */
+            double rtt = (double)px_since(now, x->t_sent);
+            if (sub->srtt == 0) {
+                sub->srtt = rtt;
+                sub->rttvar = rtt / 2;
+            } else {
+                sub->rttvar = 0.75 * sub->rttvar + 0.25 * fabs(sub->srtt - rtt);
+                sub->srtt = 0.875 * sub->srtt + 0.125 * rtt;
+            }
+        }
+        if (sub->state == PX_SUB_SUSPECT && sub->unacked == 0) {
+            px_info("rail", "subchannel %s to rank %d answers again", sub->info.label, vc->rank);
+            px_rail_set_state(sub, PX_SUB_UP);
+        }
     }
-    sub->st->stripe_ns += s->t_ns;
-    s->acked = 1;
-    px_rail_msg_t *m = s->msg;
-    int all = 1;
-    for (int k = 0; k < m->nstripes; k++)
-        all &= m->stripe[k].acked;
-    if (all) {
-        px_rail_learn(vc, m);
-        for (int i = 0; i < vc->nsub; i++)
-            vc->sub[i].st->weight = px_rail_vc_weight(vc, i);
-        for (int k = 0; k < m->nstripes; k++)
-            vc->sub[m->stripe[k].sub].warm = 1;
+    px_rail_msg_t *m = x->msg;
+    if (m) {
+        vc->stripe_inflight -= x->len;
+        px_rail_sub_t *sub = &vc->sub[m->part[x->part].sub];
+        if (x->resend || x->sub != m->part[x->part].sub) {
+            m->resent = 1;
+        } else {
+            uint64_t start = x->t_sent > sub->last_ack_ns ? x->t_sent : sub->last_ack_ns;
+            /* the sender's view; the receiver's (rx_ns, header to last byte)
+             * is no measure of a stripe it read in one go */
+            uint64_t t = px_since(now, start);
+            (void)rx_ns;
+            m->part[x->part].t_ns = t;
+            sub->last_ack_ns = now;
+            if (!sub->warm) {
+                /* the first stripe also paid for the connection: not a sample */
+            } else if (sub->ew_ns == 0) {
+                sub->ew_bytes = (double)x->len;
+                sub->ew_ns = (double)t;
+            } else {
+                sub->ew_bytes = 0.9 * sub->ew_bytes + 0.1 * (double)x->len;
+                sub->ew_ns = 0.9 * sub->ew_ns + 0.1 * (double)t;
+            }
+            sub->st->stripe_ns += t;
+        }
+        if (++m->nacked == m->nparts) {
+            px_rail_learn(vc, m);
+            for (int i = 0; i < vc->nsub; i++)
+                vc->sub[i].st->weight = px_rail_vc_weight(vc, i);
+            for (int k = 0; k < m->nparts; k++)
+                vc->sub[m->part[k].sub].warm = 1;
+        }
     }
-    px_rail_msg_event(m);
+    if (!x->wire)
+        px_rail_tx_finish(x);
 }
 
 static px_status_t px_rail_enqueue(px_list_t *q, const void *hdr, size_t hdr_len,
@@ -847,8 +1442,10 @@ static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hd
             return px_rail_enqueue(&vc->deferred, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
         return px_rail_send_striped(vc, hdr, hdr_len, iov, iovcnt, len, cb, arg);
     }
+    if (vc->rail->ft)
+        return px_rail_send_rec(vc, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
     return px_rail_send_frame(vc, px_rail_pick(vc, flags), hdr, hdr_len, iov, iovcnt,
-                              (flags & PX_RAIL_F_STRIPE) ? PX_RAIL_H_UNORD : 0, 0, cb, arg);
+                              (flags & PX_RAIL_F_STRIPE) ? PX_RAIL_H_UNORD : 0, cb, arg);
 }
 
 static inline int px_rail_window_full(px_rail_vc_t *vc, int need)
@@ -901,6 +1498,7 @@ px_status_t px_rail_vc_send(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
 {
     if (__builtin_expect(vc->failed, 0))
         return PX_ERR_PEER_UNREACHABLE;
+    vc->last_activity = vc->rail->now;
     /* a striped block takes up to one sequence number per subchannel */
     if (__builtin_expect(!px_list_empty(&vc->backlog) || px_rail_window_full(vc, PX_NET_MAX_SUB), 0))
         return px_rail_enqueue(&vc->backlog, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
@@ -929,12 +1527,7 @@ static px_status_t px_rail_enqueue(px_list_t *q, const void *hdr, size_t hdr_len
             free(b);
             return PX_ERR_NO_MEMORY;
         }
-        size_t o = 0;
-        for (int i = 0; i < iovcnt; i++) {
-            if (iov[i].iov_len)
-                memcpy((char *)b->copy + o, iov[i].iov_base, iov[i].iov_len);
-            o += iov[i].iov_len;
-        }
+        px_net_iov_gather(b->copy, iov, iovcnt);
         b->iov[0].iov_base = b->copy;
         b->iov[0].iov_len = len;
         b->iovcnt = 1;
@@ -949,8 +1542,10 @@ static px_status_t px_rail_enqueue(px_list_t *q, const void *hdr, size_t hdr_len
 size_t px_rail_vc_pending(px_rail_vc_t *vc)
 {
     size_t n = px_list_empty(&vc->backlog) && px_list_empty(&vc->deferred) ? 0 : 1;
+    n += vc->resend_pending;
     for (int i = 0; i < vc->nsub; i++)
-        n += vc->rail->ops->ep_pending(vc->sub[i].ep);
+        if (vc->sub[i].state != PX_SUB_DOWN) /* a down one holds only probes */
+            n += vc->rail->ops->ep_pending(vc->sub[i].ep);
     return n;
 }
 
@@ -973,6 +1568,47 @@ double px_rail_vc_weight(px_rail_vc_t *vc, int i)
 
 const px_rail_sub_stats_t *px_rail_vc_stats(px_rail_vc_t *vc, int i) { return vc->sub[i].st; }
 
+/* Sends again, on working subchannels, every record whose subchannel failed. */
+static void px_rail_resend(px_rail_vc_t *vc)
+{
+    if (vc->failed)
+        return;
+    int any = 0;
+    for (int i = 0; i < vc->nsub; i++)
+        any |= vc->sub[i].state != PX_SUB_DOWN;
+    if (!any)
+        return; /* kept until a subchannel comes back */
+    vc->resend_pending = 0;
+    for (uint32_t q = vc->tx_acked; q != vc->tx_seq; q++) {
+        px_rail_tx_t *x = vc->tx[q % PX_RAIL_WIN];
+        if (!x || !x->resend || x->wire || x->acked)
+            continue;
+        int si = x->msg ? px_rail_best(vc, PX_SUB_UP) : px_rail_pick(vc, 0);
+        if (si < 0)
+            si = px_rail_best(vc, PX_SUB_SUSPECT);
+        if (si < 0) {
+            vc->resend_pending = 1;
+            return;
+        }
+        int from = x->sub;
+        if (from >= 0) {
+            vc->sub[from].st->resent_frames++;
+            vc->sub[from].st->resent_bytes += x->len;
+        }
+        if (x->msg)
+            x->msg->resent = 1;
+        px_debug("rail", "frame %u (%zu bytes) to rank %d again, now on %s", x->seq, x->len,
+                 vc->rank, vc->sub[si].info.label);
+        px_rail_xmit(vc, x, si);
+        if (vc->failed)
+            return;
+    }
+    if (!px_list_empty(&vc->backlog))
+        px_rail_backlog_flush(vc);
+    if (!px_list_empty(&vc->deferred))
+        px_rail_deferred_flush(vc);
+}
+
 /* ---------- receiving ---------- */
 
 static void px_rail_ack_in(px_rail_vc_t *vc, uint32_t ack)
@@ -980,13 +1616,15 @@ static void px_rail_ack_in(px_rail_vc_t *vc, uint32_t ack)
     /* cumulative: only ever moves forward, never past what was sent */
     if ((int32_t)(ack - vc->tx_acked) <= 0 || (int32_t)(ack - vc->tx_seq) > 0)
         return;
-    uint64_t now = 0;
-    for (uint32_t s = vc->tx_acked; s != ack; s++)
-        if (vc->inflight[s % PX_RAIL_WIN]) {
+    uint64_t now = 0; /* a fresh clock: stripes are timed by it */
+    for (uint32_t s = vc->tx_acked; s != ack; s++) {
+        px_rail_tx_t *x = vc->tx[s % PX_RAIL_WIN];
+        if (x) {
             if (!now)
                 now = px_time_ns();
-            px_rail_stripe_acked(vc, s, now, 0);
+            px_rail_tx_acked(vc, x, now, 0);
         }
+    }
     vc->tx_acked = ack;
     if (!px_list_empty(&vc->backlog))
         px_rail_backlog_flush(vc);
@@ -1011,11 +1649,33 @@ static void px_rail_flush_held(px_rail_vc_t *vc)
     }
 }
 
+static inline int px_rail_rx_has(px_rail_vc_t *vc, uint32_t seq)
+{
+    uint32_t d = seq - vc->rx_next;
+    if ((int32_t)d < 0)
+        return 1;
+    if (d >= PX_RAIL_WIN)
+        return 0;
+    return (vc->rx_bits[(seq % PX_RAIL_WIN) / 64] >> (seq % 64)) & 1;
+}
+
+/* Frame seq has arrived whole. */
+static void px_rail_rx_mark(px_rail_vc_t *vc, uint32_t seq)
+{
+    vc->rx_bits[(seq % PX_RAIL_WIN) / 64] |= 1ull << (seq % 64);
+    while (vc->rx_bits[(vc->rx_next % PX_RAIL_WIN) / 64] & (1ull << (vc->rx_next % 64))) {
+        vc->rx_bits[(vc->rx_next % PX_RAIL_WIN) / 64] &= ~(1ull << (vc->rx_next % 64));
+        vc->rx_next++;
+    }
+    vc->rx_unacked++;
+}
+
 static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payload_len,
                               void **ctx_p)
 {
     px_rail_sub_t *s = owner;
     px_rail_vc_t *vc = s->vc;
+    px_rail_t *r = vc->rail;
     px_rail_hdr_t h;
     (void)ctx_p;
 
@@ -1025,47 +1685,101 @@ static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size
         return NULL;
     }
     memcpy(&h, hdr, sizeof(h));
+    if (s->state == PX_SUB_DOWN && r->ft)
+        px_rail_sub_up(s); /* a frame on a fresh connection: it works again */
+    /* the cumulative part first: it usually covers a stripe acknowledged
+     * selectively too, which is then timed by the sender's clock alone (the
+     * receiver's header-to-last-byte time says little about a small stripe
+     * it read in one go) */
     px_rail_ack_in(vc, h.ack);
-    if (h.type == PX_RAIL_ACK) {
+    switch (h.type) {
+    case PX_RAIL_DATA:
+        break;
+    case PX_RAIL_ACK:
         s->st->acks_rx++;
         if (h.flags & PX_RAIL_H_SACK) {
-            px_rail_stripe_acked(vc, h.seq, px_time_ns(), h.off);
+            px_rail_tx_t *x = vc->tx[h.seq % PX_RAIL_WIN];
+            if (x && x->seq == h.seq)
+                px_rail_tx_acked(vc, x, px_time_ns(), h.off);
             if (!px_list_empty(&vc->deferred))
                 px_rail_deferred_flush(vc);
         }
         return NULL;
+    case PX_RAIL_PING:
+        px_rail_send_ctl(vc, s->idx, PX_RAIL_PONG, 0, 0, 0);
+        return NULL;
+    case PX_RAIL_PONG:
+        return NULL;
+    case PX_RAIL_SUBDOWN:
+        /* not when it has just come back: the notice may predate that */
+        if (r->ft && h.seq < (uint32_t)vc->nsub && vc->sub[h.seq].state != PX_SUB_DOWN &&
+            px_since(r->now, vc->sub[h.seq].up_since) >
+                (uint64_t)(2e9 * px_params.rail_detect)) {
+            px_rail_sub_t *d = &vc->sub[h.seq];
+            px_info("rail", "rank %d reports subchannel %s dead", vc->rank, d->info.label);
+            px_rail_sub_down(d, PX_ERR_LINK_DOWN);
+        }
+        return NULL;
+    default:
+        px_warn("rail", "dropping frame of unknown type %u from rank %d", h.type, vc->rank);
+        return NULL;
     }
     uint32_t d = h.seq - vc->rx_next;
-    if (h.type != PX_RAIL_DATA || d >= PX_RAIL_WIN) {
-        if ((int32_t)d < 0)
-            px_debug("rail", "duplicate frame %u from rank %d dropped", h.seq, vc->rank);
-        else
-            px_warn("rail", "dropping frame seq %u (type %u) from rank %d, expected %u..%u",
-                    h.seq, h.type, vc->rank, vc->rx_next, vc->rx_next + PX_RAIL_WIN - 1);
+    if ((int32_t)d >= PX_RAIL_WIN) {
+        px_warn("rail", "dropping frame seq %u from rank %d, expected %u..%u", h.seq, vc->rank,
+                vc->rx_next, vc->rx_next + PX_RAIL_WIN - 1);
         return NULL;
     }
-    uint64_t bit = 1ull << (h.seq % 64);
-    uint64_t *word = &vc->rx_bits[(h.seq % PX_RAIL_WIN) / 64];
-    if (*word & bit) {
+    if (px_rail_rx_has(vc, h.seq)) {
+        /* a copy sent again after a failure: the first one made it, so our
+         * acknowledgement may not have */
         px_debug("rail", "duplicate frame %u from rank %d dropped", h.seq, vc->rank);
+        px_rail_send_ack(vc, (h.flags & PX_RAIL_H_SACK) != 0, h.seq, 0, s->idx);
         return NULL;
     }
-    *word |= bit;
-    while (vc->rx_bits[(vc->rx_next % PX_RAIL_WIN) / 64] & (1ull << (vc->rx_next % 64))) {
-        vc->rx_bits[(vc->rx_next % PX_RAIL_WIN) / 64] &= ~(1ull << (vc->rx_next % 64));
-        vc->rx_next++;
-    }
-    vc->rx_unacked++;
+    const char *uh = (const char *)hdr + sizeof(h);
+    size_t uhl = hdr_len - sizeof(h);
     s->st->frames_rx++;
     s->st->bytes_rx += payload_len;
     s->rx_seq = h.seq;
     s->rx_len = payload_len;
-    s->rx_sack = (h.flags & PX_RAIL_H_SACK) != 0;
+    s->rx_sack = h.flags & (PX_RAIL_H_SACK | PX_RAIL_H_TIMED);
     if (s->rx_sack)
-        s->rx_t0 = px_time_ns();
+        s->rx_t0 = r->now;
     s->rx_ordered = !(h.flags & PX_RAIL_H_UNORD);
-    const char *uh = (const char *)hdr + sizeof(h);
-    size_t uhl = hdr_len - sizeof(h);
+    s->rx_ctx = NULL;
+    s->rx_dst = NULL;
+    if (__builtin_expect(r->ft, 1)) {
+        /* the same frame still arriving on another subchannel (it was sent
+         * again when that one looked dead): this copy takes over */
+        for (int i = 0; i < vc->nsub; i++) {
+            px_rail_sub_t *o = &vc->sub[i];
+            if (o == s || o->rx_state == PX_RX_DROP || o->rx_seq != h.seq)
+                continue;
+            r->ops->ep_rx_cancel(o->ep);
+            s->rx_state = o->rx_state;
+            s->rx_ctx = o->rx_ctx;
+            s->rx_dst = o->rx_dst;
+            s->rx_held = o->rx_held;
+            o->rx_held = NULL;
+            o->rx_state = PX_RX_DROP;
+            if (s->rx_state == PX_RX_HOLD)
+                return s->rx_held->data;
+            if (s->rx_ordered)
+                return s->rx_dst;
+            s->rx_state = PX_RX_DROP;
+        }
+        if (vc->norphan && s->rx_ordered)
+            for (int i = 0; i < PX_NET_MAX_SUB; i++)
+                if (vc->orphan[i].used && vc->orphan[i].seq == h.seq) {
+                    vc->orphan[i].used = 0;
+                    vc->norphan--;
+                    s->rx_state = PX_RX_DELIVER;
+                    s->rx_ctx = vc->orphan[i].ctx;
+                    s->rx_dst = vc->orphan[i].dst;
+                    return s->rx_dst;
+                }
+    }
     if (s->rx_ordered && h.oseq != vc->rx_onext) {
         if ((int32_t)(h.oseq - vc->rx_onext) < 0 || uhl > PX_NET_HDR_MAX) {
             px_warn("rail", "stale ordered frame %u from rank %d dropped", h.oseq, vc->rank);
@@ -1088,8 +1802,8 @@ static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size
     if (s->rx_ordered)
         vc->rx_onext++;
     s->rx_state = PX_RX_DELIVER;
-    s->rx_ctx = NULL;
-    return vc->rail->up->rx_begin(vc->owner, uh, uhl, h.off, payload_len, &s->rx_ctx);
+    s->rx_dst = r->up->rx_begin(vc->owner, uh, uhl, h.off, payload_len, &s->rx_ctx);
+    return s->rx_dst;
 }
 
 static void px_rail_rx_done(void *owner, void *ctx)
@@ -1112,55 +1826,213 @@ static void px_rail_rx_done(void *owner, void *ctx)
     }
     default:
         vc->rail->up->rx_done(vc->owner, s->rx_ctx, s->rx_len);
-        if (s->rx_sack) /* time the stripe: acknowledge it now */
-            px_rail_send_ack(vc, 1, s->rx_seq, px_time_ns() - s->rx_t0);
         break;
     }
     s->rx_state = PX_RX_DROP;
+    px_rail_rx_mark(vc, s->rx_seq);
+    if (s->rx_sack & PX_RAIL_H_TIMED) { /* at once: it times the stripe */
+        px_rail_send_ack(vc, 1, s->rx_seq, px_time_ns() - s->rx_t0, s->idx);
+    } else if (s->rx_sack) {
+        /* the sender waits for it: one acknowledgement for everything that
+         * arrives in this progress pass */
+        px_rail_t *r = vc->rail;
+        if (vc->nsack_due < 8)
+            vc->sack_due[vc->nsack_due++] = s->rx_seq;
+        else
+            px_rail_send_ack(vc, 1, s->rx_seq, 0, s->idx);
+        if (!vc->ack_due) {
+            vc->ack_due = 1;
+            r->due[r->ndue++] = vc;
+        }
+    }
     if (vc->held)
         px_rail_flush_held(vc);
     if (vc->rx_unacked >= (uint32_t)px_params.rail_ack_every)
-        px_rail_send_ack(vc, 0, 0, 0);
+        px_rail_send_ack(vc, 0, 0, 0, s->idx);
 }
 
 static void px_rail_ep_failed(void *owner, px_status_t why)
 {
     px_rail_sub_t *s = owner;
-    px_rail_vc_t *vc = s->vc;
-    px_error("rail", "subchannel %s to rank %d failed: %s", s->info.label, vc->rank,
-             px_status_string(why));
-    if (vc->failed)
+    if (s->state == PX_SUB_DOWN && s->vc->rail->ft) {
+        /* a probe that did not get through */
+        px_debug("rail", "probe of %s to rank %d failed: %s", s->info.label, s->vc->rank,
+                 px_status_string(why));
         return;
-    vc->failed = 1;
-    if (vc->rail->up->ep_failed)
-        vc->rail->up->ep_failed(vc->owner, why);
+    }
+    px_rail_sub_down(s, why);
 }
 
-int px_rail_progress(px_rail_t *r) { return r->ops->iface_progress(r->iface); }
+/* ---------- timers: acknowledgements, suspicion, heartbeats, probes, partitions ---------- */
+
+static void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
+{
+    px_rail_t *r = vc->rail;
+    if (vc->rx_unacked && px_since(now, vc->last_ack_tx) >= PX_RAIL_ACK_DELAY_NS)
+        px_rail_send_ack(vc, 0, 0, 0, -1);
+    if (!r->ft)
+        return;
+    uint64_t detect = (uint64_t)(px_params.rail_detect * 1e9);
+    uint64_t hb = detect / 3;
+    int active = px_since(now, vc->last_activity) < 5000000000ull;
+    for (int i = 0; i < vc->nsub && !vc->failed; i++) {
+        px_rail_sub_t *s = &vc->sub[i];
+        if (s->state == PX_SUB_DOWN) {
+            if (now < s->next_probe)
+                continue;
+            /* a fresh connection and a ping; the answer brings it back */
+            r->ops->ep_reset(s->ep);
+            px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
+            s->probe_gap *= 2;
+            if (s->probe_gap > px_params.rail_probe_max)
+                s->probe_gap = px_params.rail_probe_max;
+            s->next_probe = now + (uint64_t)(s->probe_gap * 1e9);
+            continue;
+        }
+        /* acknowledgements overdue while the peer acknowledges what the
+         * other subchannels carry: suspect (new traffic avoids it). A peer
+         * that acknowledges nothing is just busy; only the transport's own
+         * timeout (TCP_USER_TIMEOUT) or an error makes a subchannel DOWN. */
+        uint64_t rto = (uint64_t)(s->srtt + 4 * s->rttvar);
+        if (rto < detect / 4)
+            rto = detect / 4;
+        if (rto > detect)
+            rto = detect;
+        if (s->unacked && px_since(now, s->busy_since) > rto &&
+            vc->last_ack_rx > s->busy_since + rto / 2) {
+            if (s->state == PX_SUB_UP && vc->nsub > 1) {
+                px_info("rail", "subchannel %s to rank %d suspect: %u frame(s) unacknowledged "
+                        "for %.0f ms", s->info.label, vc->rank, s->unacked,
+                        (double)px_since(now, s->busy_since) / 1e6);
+                px_rail_set_state(s, PX_SUB_SUSPECT);
+                s->st->suspects++;
+                px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
+            }
+        } else if (s->state == PX_SUB_SUSPECT) {
+            px_rail_set_state(s, PX_SUB_UP);
+        }
+        /* heartbeat: an idle connection also has something the transport
+         * must get acknowledged, so a dead link shows before it is needed */
+        if (s->state != PX_SUB_DOWN && s->used && active && px_since(now, s->last_tx_ns) > hb)
+            px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
+    }
+    if (vc->failed)
+        return;
+    if (vc->part_since &&
+        px_since(now, vc->part_since) > (uint64_t)(px_params.partition_timeout * 1e9)) {
+        char rails[256];
+        size_t o = 0;
+        rails[0] = 0;
+        for (int i = 0; i < vc->nsub && o < sizeof(rails) - 1; i++)
+            o += (size_t)snprintf(rails + o, sizeof(rails) - o, "%s%s", i ? ", " : "",
+                                  vc->sub[i].info.label);
+        px_error("rail", "rank %d unreachable: every subchannel (%s) down for %.1f s "
+                 "(PX_PARTITION_TIMEOUT=%g)", vc->rank, rails,
+                 (double)(now - vc->part_since) / 1e9, px_params.partition_timeout);
+        r->partition_ns += now - vc->part_since;
+        vc->part_since = 0;
+        px_rail_vc_fail(vc, PX_ERR_PEER_UNREACHABLE);
+        return;
+    }
+    if (vc->resend_pending)
+        px_rail_resend(vc);
+}
+
+/* The acknowledgements asked for during this progress pass: a cumulative one,
+ * and selective ones for what it does not cover. */
+static void px_rail_acks_due(px_rail_t *r)
+{
+    for (int i = 0; i < r->ndue; i++) {
+        px_rail_vc_t *vc = r->due[i];
+        vc->ack_due = 0;
+        if (vc->failed) {
+            vc->nsack_due = 0;
+            continue;
+        }
+        int covered = 1;
+        for (int k = 0; k < vc->nsack_due; k++)
+            covered &= (int32_t)(vc->sack_due[k] - vc->rx_next) < 0;
+        if (covered) {
+            px_rail_send_ack(vc, 0, 0, 0, -1);
+        } else {
+            for (int k = 0; k < vc->nsack_due; k++)
+                px_rail_send_ack(vc, 1, vc->sack_due[k], 0, -1);
+        }
+        vc->nsack_due = 0;
+    }
+    r->ndue = 0;
+}
+
+int px_rail_progress(px_rail_t *r)
+{
+    r->now = px_time_ns();
+    int n = r->ops->iface_progress(r->iface);
+    if (n)
+        r->now = px_time_ns();
+    if (r->ndue)
+        px_rail_acks_due(r);
+    if (r->now >= r->next_tick) {
+        r->next_tick = r->now + PX_RAIL_TICK_NS;
+        for (int i = 0; i < r->nvc; i++)
+            if (!r->vlist[i]->failed)
+                px_rail_vc_tick(r->vlist[i], r->now);
+    } else if (r->ft) {
+        for (int i = 0; i < r->nvc; i++)
+            if (r->vlist[i]->resend_pending)
+                px_rail_resend(r->vlist[i]);
+    }
+    return n;
+}
+
+void px_rail_ack_all(px_rail_t *r)
+{
+    r->now = px_time_ns();
+    for (int i = 0; i < r->nvc; i++)
+        if (r->vlist[i]->rx_unacked && !r->vlist[i]->failed)
+            px_rail_send_ack(r->vlist[i], 0, 0, 0, -1);
+}
 
 int px_rail_fd(px_rail_t *r) { return r->ops->iface_fd(r->iface); }
 
 void px_rail_print_stats(px_rail_t *r, int rank)
 {
+    uint64_t suspects = 0, downs = 0, recoveries = 0, resent = 0, resent_bytes = 0, down_ns = 0;
     for (int i = 0; i < r->nranks; i++) {
         px_rail_vc_t *vc = r->vcs[i];
         if (!vc)
             continue;
         for (int k = 0; k < vc->nsub; k++) {
             px_rail_sub_stats_t *s = vc->sub[k].st;
+            suspects += s->suspects;
+            downs += s->downs;
+            recoveries += s->recoveries;
+            resent += s->resent_frames;
+            resent_bytes += s->resent_bytes;
+            down_ns += s->down_ns;
+            if (vc->sub[k].state == PX_SUB_DOWN)
+                down_ns += px_time_ns() - vc->sub[k].down_since;
             if (!s->frames_tx && !s->frames_rx)
                 continue;
             fprintf(stderr,
                     "[plexus profile] rank %d -> %d sub %d (%s) policy %s weight %.3f frames tx "
                     "%llu rx %llu bytes tx %llu rx %llu stripes %llu stripe_bytes %llu "
-                    "mean_stripe_us %.1f acks tx %llu rx %llu\n",
+                    "mean_stripe_us %.1f acks tx %llu rx %llu state %s down %llu resent %llu\n",
                     rank, i, k, vc->sub[k].info.label, px_rail_policy_names[r->policy],
                     px_rail_vc_weight(vc, k), (unsigned long long)s->frames_tx,
                     (unsigned long long)s->frames_rx, (unsigned long long)s->bytes_tx,
                     (unsigned long long)s->bytes_rx, (unsigned long long)s->stripes,
                     (unsigned long long)s->stripe_bytes,
                     s->stripes ? (double)s->stripe_ns / (double)s->stripes / 1e3 : 0.0,
-                    (unsigned long long)s->acks_tx, (unsigned long long)s->acks_rx);
+                    (unsigned long long)s->acks_tx, (unsigned long long)s->acks_rx,
+                    px_rail_state_names[vc->sub[k].state], (unsigned long long)s->downs,
+                    (unsigned long long)s->resent_frames);
         }
     }
+    fprintf(stderr,
+            "[plexus profile] rank %d faults: suspect %llu down %llu recovered %llu failover "
+            "frames %llu bytes %llu partitioned %llu subchannel_down_s %.2f partition_s %.2f\n",
+            rank, (unsigned long long)suspects, (unsigned long long)downs,
+            (unsigned long long)recoveries, (unsigned long long)resent,
+            (unsigned long long)resent_bytes, (unsigned long long)r->partitions,
+            (double)down_ns / 1e9, (double)r->partition_ns / 1e9);
 }

@@ -40,6 +40,11 @@ typedef struct px_rail_sub_stats {
     uint64_t frames_tx, frames_rx, bytes_tx, bytes_rx, acks_tx, acks_rx;
     uint64_t stripes, stripe_bytes, stripe_ns; /* striped sends: count, bytes, summed times */
     double weight;                             /* current share of striped blocks */
+    /* fault tolerance */
+    uint64_t suspects, downs, recoveries; /* state changes */
+    uint64_t resent_frames, resent_bytes; /* frames of this subchannel sent again on others */
+    uint64_t down_ns;                     /* time spent down (closed intervals) */
+    int32_t state;                        /* 0 up, 1 suspect, 2 down */
 } px_rail_sub_stats_t;
 
 /* With PX_STATS=1 each rank keeps its counters in a shared-memory segment
@@ -73,12 +78,15 @@ px_status_t px_rail_vc_create(px_rail_t *rail, int rank, void *owner, px_rail_vc
 px_status_t px_rail_vc_send(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
                             const struct iovec *iov, int iovcnt, unsigned flags,
                             px_net_send_cb_t cb, void *arg);
+/* Frames queued and not yet handed to the transport or written by it. */
 size_t px_rail_vc_pending(px_rail_vc_t *vc);
 size_t px_rail_vc_eager_limit(px_rail_vc_t *vc);
 int px_rail_progress(px_rail_t *rail);
 int px_rail_fd(px_rail_t *rail);
 /* Frames sent but not yet acknowledged by the peer. */
 uint32_t px_rail_vc_unacked(px_rail_vc_t *vc);
+/* Sends every pending acknowledgement now (the peer waits for them). */
+void px_rail_ack_all(px_rail_t *rail);
 
 /* Introspection (tests, pxinfo, PX_PROFILE). */
 int px_rail_vc_nsub(px_rail_vc_t *vc);

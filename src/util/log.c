@@ -19,6 +19,7 @@ void px_log_init(void)
 {
     const char *lvl = getenv("PX_LOG_LEVEL");
     const char *sub = getenv("PX_LOG_SUBSYS");
+    (void)px_time_sec(); /* log times count from here (start-up), not from the first message */
     if (lvl) {
         for (int i = 0; i < 5; i++)
             if (!strcasecmp(lvl, px_log_names[i]))

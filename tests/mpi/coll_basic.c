@@ -223,21 +223,39 @@ static void bcasts(void)
 }
 
 /* The last rank arrives 200 ms late; nobody may leave before it arrives.
- * Others take t0 after a first barrier, so they can only be later than the
- * sleeper's start, never earlier: elapsed >= delay minus scheduling noise. */
+ * Every rank reads the machine's monotonic clock (all ranks of a test run on
+ * one host) when it leaves; the sleeper reads it when it enters. A rank may
+ * also leave the first barrier late (its last message from the sleeper can
+ * still be waiting for a connection the sleeper finishes only after its
+ * nap), so times are compared with the sleeper's entry, not with t0. */
+static double mono_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void barrier_waits(void)
 {
     const double delay = 0.2;
     int sleeper = px_test_size - 1;
+    double t[2], *all = malloc(sizeof(double) * 2 * (size_t)px_test_size);
     MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
+    double t0 = mono_now();
     if (px_test_rank == sleeper)
         px_sleep_ms((long)(delay * 1000));
+    t[0] = mono_now(); /* entry */
     MPI_Barrier(MPI_COMM_WORLD);
-    double dt = MPI_Wtime() - t0;
-    if (px_test_rank != sleeper)
-        PX_CHECK(dt >= delay * 0.5, "left the barrier after %.3f s while rank %d "
-                 "was still sleeping %.1f s", dt, sleeper, delay);
+    t[1] = mono_now(); /* exit */
+    if (px_test_rank == sleeper)
+        PX_CHECK(t[1] - t0 >= delay * 0.9, "the sleeper left after %.3f s", t[1] - t0);
+    MPI_Gather(t, 2, MPI_DOUBLE, all, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (px_test_rank == 0)
+        for (int r = 0; r < px_test_size; r++)
+            PX_CHECK(all[2 * r + 1] >= all[2 * sleeper],
+                     "rank %d left the barrier %.6f s before rank %d entered it", r,
+                     all[2 * sleeper] - all[2 * r + 1], sleeper);
+    free(all);
     for (int i = 0; i < 20; i++)
         MPI_Barrier(MPI_COMM_WORLD);
 }

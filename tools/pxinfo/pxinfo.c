@@ -67,6 +67,14 @@ static int print_rails(void)
            px_params.rail_bss_retry);
     printf("  window: %ld messages per subchannel; bind: %s; weights: %s\n", px_params.rail_window,
            px_params.rail_bind, px_params.rail_weights[0] ? px_params.rail_weights : "link speeds");
+    if (px_params.rail_ft)
+        printf("\nFault tolerance: on (PX_RAIL_FT); a subchannel is down after %.2f s of "
+               "unacknowledged data\n  (PX_RAIL_DETECT), probed every <= %.2f s "
+               "(PX_RAIL_PROBE_MAX); a peer with no path left fails after %g s\n"
+               "  (PX_PARTITION_TIMEOUT)\n",
+               px_params.rail_detect, px_params.rail_probe_max, px_params.partition_timeout);
+    else
+        printf("\nFault tolerance: off (PX_RAIL_FT=0): a failed subchannel ends the job\n");
     return 0;
 }
 
@@ -106,13 +114,16 @@ static int print_stats(const char *job)
                 const px_rail_stats_entry_t *e = &seg->e[i];
                 if (!__atomic_load_n(&e->in_use, __ATOMIC_ACQUIRE))
                     continue;
-                printf("  -> %d sub %d %-40.64s weight %.3f tx %llu B/%llu frames rx %llu B/%llu "
-                       "frames stripes %llu mean %.1f us\n",
-                       e->peer, e->sub, e->label, e->st.weight,
+                static const char *const states[] = {"up", "suspect", "DOWN"};
+                int stt = e->st.state >= 0 && e->st.state <= 2 ? e->st.state : 0;
+                printf("  -> %d sub %d %-40.64s %-7s weight %.3f tx %llu B/%llu frames rx %llu "
+                       "B/%llu frames stripes %llu mean %.1f us down %llu resent %llu\n",
+                       e->peer, e->sub, e->label, states[stt], e->st.weight,
                        (unsigned long long)e->st.bytes_tx, (unsigned long long)e->st.frames_tx,
                        (unsigned long long)e->st.bytes_rx, (unsigned long long)e->st.frames_rx,
                        (unsigned long long)e->st.stripes,
-                       e->st.stripes ? (double)e->st.stripe_ns / (double)e->st.stripes / 1e3 : 0.0);
+                       e->st.stripes ? (double)e->st.stripe_ns / (double)e->st.stripes / 1e3 : 0.0,
+                       (unsigned long long)e->st.downs, (unsigned long long)e->st.resent_frames);
             }
         }
         munmap((void *)seg, (size_t)st.st_size);

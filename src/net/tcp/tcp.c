@@ -105,6 +105,8 @@ struct px_net_ep {
     size_t queued_bytes;
     uint64_t connect_deadline, next_attempt;
     int failed;
+    int was_up;    /* has had a working connection */
+    int peer_done; /* the peer closed it in order: it is finalizing */
 };
 
 struct px_net_iface {
@@ -126,6 +128,7 @@ struct px_net_iface {
     int closing;
     px_list_t dead; /* closed connections, freed at the end of progress */
     int reconnect;  /* endpoints may have data queued and no connection */
+    uint64_t next_check; /* when to look at them again */
 };
 
 static void px_tcp_conn_close(px_tcp_conn_t *c, px_status_t why);
@@ -170,7 +173,65 @@ static void px_tcp_set_opts(int fd)
         int v = (int)px_params.tcp_rcvbuf;
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
     }
+    if (px_params.rail_detect > 0) {
+        /* data the peer's kernel has not acknowledged for this long (a dead
+         * link) ends the connection instead of leaving it retrying for
+         * minutes; the rail layer moves its frames elsewhere (or, without
+         * fault tolerance, reports the error instead of hanging) */
+        unsigned ms = (unsigned)(px_params.rail_detect * 1000);
+        setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
+    }
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+/* What a failed read or write on an established connection means. */
+static px_status_t px_tcp_errno_status(int err)
+{
+    switch (err) {
+    case ETIMEDOUT: /* TCP_USER_TIMEOUT or retransmissions gave up: a dead path */
+        return PX_ERR_TIMEOUT;
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+    case ENETDOWN:
+        return PX_ERR_LINK_UNREACHABLE;
+    default:
+        return PX_ERR_LINK_RESET;
+    }
+}
+
+static double px_tcp_connect_timeout(void)
+{
+    /* with failover a subchannel that cannot connect is given up on sooner:
+     * the others carry its traffic and it is probed again later */
+    double t = px_params.tcp_connect_timeout;
+    if (px_params.rail_ft) {
+        double ft = 3 * px_params.rail_detect > 2.0 ? 3 * px_params.rail_detect : 2.0;
+        if (ft < t)
+            t = ft;
+    }
+    return t;
+}
+
+/* Ends every queued send of ep with `why` (the rail layer sends them again). */
+static void px_tcp_drop_queue(struct px_net_ep *ep, px_status_t why)
+{
+    px_list_t q, *e, *t;
+    px_list_init(&q);
+    /* detach first: a callback may queue new frames on this endpoint */
+    while (!px_list_empty(&ep->sendq)) {
+        e = ep->sendq.next;
+        px_list_del(e);
+        px_list_insert_tail(&q, e);
+    }
+    ep->queued_bytes = 0;
+    px_list_for_each_safe(e, t, &q)
+    {
+        px_tcp_sop_t *op = px_container_of(e, px_tcp_sop_t, link);
+        px_list_del(e);
+        if (op->cb)
+            op->cb(op->arg, why);
+        free(op);
+    }
 }
 
 /* ---------- interface ---------- */
@@ -476,10 +537,25 @@ static void px_tcp_conn_close(px_tcp_conn_t *c, px_status_t why)
              * retry soon; only the connect deadline makes it a failure */
             ep->next_attempt = px_time_ns() + 10000000ull;
             s->reconnect = 1;
+            s->next_check = ep->next_attempt;
         } else if (why != PX_OK && !s->closing) {
             px_debug("tcp", "connection to rank %d (sub %d) closed: %s", ep->rank, ep->sub,
                      px_status_string(why));
-            if (!px_list_empty(&ep->sendq) || c->rx_in_payload) {
+            int lost = !px_list_empty(&ep->sendq) || c->rx_in_payload ||
+                       (px_params.rail_ft && why != PX_ERR_LINK_DOWN);
+            /* Only finalize closes a connection in order (a failing or
+             * reset one ends with an error), so a clean end means the peer
+             * is leaving: what is still sent to it (late acknowledgements)
+             * is dropped rather than reconnecting. */
+            if (!lost)
+                ep->peer_done = 1;
+            if (px_params.rail_ft) {
+                /* what was queued cannot continue on another connection
+                 * mid-frame: the rail layer has it and sends it again */
+                px_tcp_drop_queue(ep, why);
+                ep->connect_deadline = 0;
+            }
+            if (lost) {
                 ep->failed = 1;
                 if (s->rx->ep_failed)
                     s->rx->ep_failed(ep->owner, why);
@@ -530,7 +606,7 @@ static px_status_t px_tcp_connect(struct px_net_ep *ep)
     c->sub = ep->sub;
     ep->conn = c;
     if (!ep->connect_deadline)
-        ep->connect_deadline = px_time_ns() + (uint64_t)(px_params.tcp_connect_timeout * 1e9);
+        ep->connect_deadline = px_time_ns() + (uint64_t)(px_tcp_connect_timeout() * 1e9);
     return PX_OK;
 }
 
@@ -589,9 +665,15 @@ static int px_tcp_bind_incoming(px_tcp_conn_t *c)
         return -1;
     }
     if (ep->conn && ep->conn != c) {
-        /* an unauthenticated newcomer never displaces a working connection */
-        if (ep->conn->state == PX_TCP_ESTABLISHED)
-            return -1;
+        if (ep->conn->state == PX_TCP_ESTABLISHED) {
+            /* the peer found this connection dead and made a new one; an
+             * unauthenticated newcomer never displaces a working connection,
+             * so the switch waits for its authentication */
+            if (!px_params.rail_ft)
+                return -1;
+            c->ep = ep;
+            return 0;
+        }
         if (s->me < c->peer_rank && ep->conn->initiator)
             return -1; /* ours wins */
         px_tcp_conn_close(ep->conn, PX_OK);
@@ -603,6 +685,20 @@ static int px_tcp_bind_incoming(px_tcp_conn_t *c)
 
 static void px_tcp_established(px_tcp_conn_t *c)
 {
+    struct px_net_ep *ep = c->ep;
+    if (ep->conn != c) {
+        /* authenticated replacement of a connection the peer gave up on */
+        if (ep->conn) {
+            px_debug("tcp", "rank %d replaced subchannel %d's connection", c->peer_rank, c->sub);
+            px_tcp_conn_close(ep->conn, PX_ERR_LINK_RESET);
+        }
+        if (ep->conn && ep->conn != c) { /* a newer one got in meanwhile */
+            px_tcp_conn_close(c, PX_OK);
+            return;
+        }
+        ep->conn = c;
+    }
+    ep->was_up = 1;
     c->state = PX_TCP_ESTABLISHED;
     c->rxbuf = malloc(PX_TCP_RXBUF);
     if (!c->rxbuf) {
@@ -749,7 +845,7 @@ static void px_tcp_conn_flush(px_tcp_conn_t *c)
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR)
                 break;
-            px_tcp_conn_close(c, PX_ERR_LINK_RESET);
+            px_tcp_conn_close(c, px_tcp_errno_status(errno));
             return;
         }
         ep->queued_bytes -= (size_t)n;
@@ -775,6 +871,8 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
         return PX_ERR_INVALID_PARAM;
     if (ep->failed)
         return PX_ERR_LINK_DOWN;
+    if (ep->peer_done)
+        return PX_OK;
 
     if (c && c->state == PX_TCP_ESTABLISHED && px_list_empty(&ep->sendq) && iovcnt < 15) {
         uint8_t fh[sizeof(fr) + PX_NET_HDR_MAX];
@@ -787,8 +885,9 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
             memcpy(v + 1, iov, sizeof(*iov) * (size_t)iovcnt);
         ssize_t n = writev(c->fd, v, iovcnt + 1);
         if (n < 0 && errno != EAGAIN && errno != EINTR) {
-            px_tcp_conn_close(c, PX_ERR_LINK_RESET);
-            return PX_ERR_LINK_RESET;
+            px_status_t why = px_tcp_errno_status(errno);
+            px_tcp_conn_close(c, why);
+            return why;
         }
         written = n > 0 ? (size_t)n : 0;
         if (written == sizeof(fr) + hdr_len + total)
@@ -810,12 +909,7 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     op->iov[0].iov_len = sizeof(fr) + hdr_len;
     if (copy) {
         char *data = (char *)(op->iov + nv);
-        size_t o = 0;
-        for (int i = 0; i < iovcnt; i++) {
-            if (iov[i].iov_len) /* a zero-byte message may come with a NULL buffer */
-                memcpy(data + o, iov[i].iov_base, iov[i].iov_len);
-            o += iov[i].iov_len;
-        }
+        px_net_iov_gather(data, iov, iovcnt);
         op->iov[1].iov_base = data;
         op->iov[1].iov_len = total;
         op->iovcnt = total ? 2 : 1;
@@ -840,7 +934,7 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
             return st;
         }
         if (!ep->connect_deadline)
-            ep->connect_deadline = px_time_ns() + (uint64_t)(px_params.tcp_connect_timeout * 1e9);
+            ep->connect_deadline = px_time_ns() + (uint64_t)(px_tcp_connect_timeout() * 1e9);
     } else if (ep->conn->state == PX_TCP_ESTABLISHED) {
         px_tcp_arm_out(ep->conn, 1);
     }
@@ -857,6 +951,29 @@ static px_status_t px_tcp_ep_get(px_net_ep_t *ep, void *local, uint64_t raddr, s
 }
 
 static size_t px_tcp_ep_pending(px_net_ep_t *ep) { return ep->queued_bytes; }
+
+static void px_tcp_ep_reset(px_net_ep_t *ep)
+{
+    px_tcp_conn_t *c = ep->conn;
+    if (c) {
+        /* an abortive close: the peer sees a reset, not the orderly end
+         * that means "finalizing" */
+        struct linger lg = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        ep->conn = NULL; /* closes quietly: no ep_failed for it */
+        px_tcp_conn_close(c, PX_OK);
+    }
+    px_tcp_drop_queue(ep, PX_ERR_LINK_DOWN);
+    ep->failed = 0;
+    ep->connect_deadline = 0;
+    ep->next_attempt = 0;
+}
+
+static void px_tcp_ep_rx_cancel(px_net_ep_t *ep)
+{
+    if (ep->conn && ep->conn->rx_in_payload)
+        ep->conn->rx_dest = NULL;
+}
 
 /* ---------- receiving ---------- */
 
@@ -886,6 +1003,8 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
                                                  c->rxbuf + c->rx_start + sizeof(px_tcp_frame_t),
                                                  c->rx_frame.hdr_len, c->rx_frame.payload_len,
                                                  &c->rx_ctx);
+                    if (c->state == PX_TCP_CLOSED) /* the layer above reset it */
+                        return;
                     c->rx_start += need;
                     c->rx_got = 0;
                     c->rx_in_payload = 1;
@@ -952,7 +1071,7 @@ eof:
                                                                        : PX_ERR_LINK_DOWN);
     return;
 err:
-    px_tcp_conn_close(c, PX_ERR_LINK_RESET);
+    px_tcp_conn_close(c, px_tcp_errno_status(errno));
 }
 
 static void px_tcp_accept(struct px_net_iface *s, int l)
@@ -982,8 +1101,9 @@ static void px_tcp_check_connects(struct px_net_iface *s)
             continue;
         s->reconnect = 1;
         if (ep->connect_deadline && now > ep->connect_deadline) {
-            px_error("tcp", "cannot connect to rank %d within %.0f s", ep->rank,
-                     px_params.tcp_connect_timeout);
+            px_tcp_pair_t *pr = &s->peers[ep->rank]->pair[ep->sub];
+            px_error("tcp", "cannot connect to rank %d over %s within %.1f s", ep->rank,
+                     pr->info.label, px_tcp_connect_timeout());
             ep->failed = 1;
             if (s->rx->ep_failed)
                 s->rx->ep_failed(ep->owner, PX_ERR_PEER_UNREACHABLE);
@@ -1019,10 +1139,15 @@ static int px_tcp_iface_progress(px_net_iface_t *s)
         if (c->state == PX_TCP_ESTABLISHED && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
             px_tcp_conn_read(c);
     }
-    /* rare: endpoints whose connection failed and still have data queued */
-    static unsigned tick;
-    if (s->reconnect && (++tick & 63) == 0)
-        px_tcp_check_connects(s);
+    /* rare: endpoints whose connection failed and still have data queued
+     * (a lost head-to-head race retries within milliseconds) */
+    if (s->reconnect) {
+        uint64_t now = px_time_ns();
+        if (now >= s->next_check) {
+            s->next_check = now + 5000000ull;
+            px_tcp_check_connects(s);
+        }
+    }
     if (!px_list_empty(&s->dead))
         px_tcp_free_dead(s);
     return n;
@@ -1042,6 +1167,8 @@ const px_net_ops_t px_net_tcp_ops = {
     .ep_send = px_tcp_ep_send,
     .ep_get = px_tcp_ep_get,
     .ep_pending = px_tcp_ep_pending,
+    .ep_reset = px_tcp_ep_reset,
+    .ep_rx_cancel = px_tcp_ep_rx_cancel,
     .iface_progress = px_tcp_iface_progress,
     .iface_fd = px_tcp_iface_fd,
 };
