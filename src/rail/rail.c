@@ -53,7 +53,14 @@ enum { PX_SUB_UP, PX_SUB_SUSPECT, PX_SUB_DOWN };
 static const char *const px_rail_state_names[] = {"up", "suspect", "down"};
 
 #define PX_RAIL_INLINE 256   /* payload bytes kept inside a send record */
-#define PX_RAIL_COPY_MAX 4096 /* larger payloads stay in the caller's buffer until acknowledged */
+/* Payloads up to 4 KB, and those of blocking sends up to the transport's
+ * eager limit (at most PX_RAIL_COPY_MAX), are copied into their record so
+ * the sender completes at once as without fault tolerance (a blocking send
+ * would otherwise wait a round trip). The rest (nonblocking eager sends,
+ * rendezvous data) stay in the caller's buffer until acknowledged: a stream
+ * of them pays one acknowledgement per progress pass instead of a copy. */
+#define PX_RAIL_COPY_SMALL 4096
+#define PX_RAIL_COPY_MAX (256 * 1024)
 #define PX_RAIL_IOV 8
 #define PX_RAIL_TICK_NS 1000000ull   /* timers run at most this often */
 #define PX_RAIL_ACK_DELAY_NS 1000000ull /* an arrival is acknowledged within this */
@@ -216,6 +223,7 @@ struct px_rail {
     int nranks, local_rank, me;
     px_rail_policy_t policy;
     int ft;
+    size_t copy_max; /* payloads copied into their send record */
     double rail_weight[PX_NET_MAX_SUB];
     int nrail_weight;
     int bind_list[64], nbind; /* explicit binding by local rank; -1 bunch, -2 scatter */
@@ -390,6 +398,9 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
         return st;
     }
     r->ops->iface_query(r->iface, &r->attr);
+    r->copy_max = r->attr.eager_limit > PX_RAIL_COPY_SMALL ? r->attr.eager_limit : PX_RAIL_COPY_SMALL;
+    if (r->copy_max > PX_RAIL_COPY_MAX)
+        r->copy_max = PX_RAIL_COPY_MAX;
     if (px_params.stats)
         px_rail_stats_open(r, boot);
     *rail_p = r;
@@ -896,7 +907,7 @@ static px_rail_tx_t *px_rail_tx_get(px_rail_vc_t *vc)
 
 static void px_rail_tx_put(px_rail_t *r, px_rail_tx_t *x)
 {
-    if (x->heap_cap > 65536) { /* keep only modest buffers around */
+    if (x->heap_cap > x->vc->rail->copy_max) { /* keep only eager-sized buffers around */
         free(x->heap);
         x->heap = NULL;
         x->heap_cap = 0;
@@ -1082,7 +1093,8 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
     if (!x)
         return PX_ERR_NO_MEMORY;
     x->hflags = (flags & PX_RAIL_F_STRIPE) ? PX_RAIL_H_UNORD : 0;
-    if (cb && len > PX_RAIL_COPY_MAX && iovcnt <= PX_RAIL_IOV) {
+    size_t copy_max = (flags & PX_RAIL_F_BLOCKING) ? vc->rail->copy_max : PX_RAIL_COPY_SMALL;
+    if (cb && len > copy_max && iovcnt <= PX_RAIL_IOV) {
         /* the caller's buffer is kept until the peer has it all */
         memcpy(x->iov, iov, (size_t)iovcnt * sizeof(*iov));
         x->iovcnt = iovcnt;
@@ -1426,6 +1438,26 @@ static px_status_t px_rail_enqueue(px_list_t *q, const void *hdr, size_t hdr_len
                                    const struct iovec *iov, int iovcnt, unsigned flags,
                                    px_net_send_cb_t cb, void *arg);
 
+/* Striped bytes allowed in flight to a peer: about 40 ms of what the working
+ * subchannels carry (so a failing one has little to send again and weights
+ * stay fresh on slow links), between 1 MB and PX_RAIL_INFLIGHT. */
+static size_t px_rail_inflight_max(px_rail_vc_t *vc)
+{
+    double rate = 0; /* bytes per ns */
+    for (int i = 0; i < vc->nsub; i++) {
+        px_rail_sub_t *s = &vc->sub[i];
+        if (s->state == PX_SUB_DOWN)
+            continue;
+        if (s->ew_ns <= 0)
+            return px_params.rail_inflight; /* not measured yet */
+        rate += s->ew_bytes / s->ew_ns;
+    }
+    size_t lim = (size_t)(rate * 40e6);
+    if (lim < (1u << 20))
+        lim = 1u << 20;
+    return lim < px_params.rail_inflight ? lim : px_params.rail_inflight;
+}
+
 static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
                                     const struct iovec *iov, int iovcnt, unsigned flags,
                                     px_net_send_cb_t cb, void *arg)
@@ -1437,7 +1469,7 @@ static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hd
         /* Split late: a block waits while enough stripe bytes are in flight,
          * so its split uses weights learnt from the blocks before it. Ordered
          * frames never wait behind it. */
-        if (vc->stripe_inflight && (vc->stripe_inflight + len > px_params.rail_inflight ||
+        if (vc->stripe_inflight && (vc->stripe_inflight + len > px_rail_inflight_max(vc) ||
                                     !px_list_empty(&vc->deferred)))
             return px_rail_enqueue(&vc->deferred, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
         return px_rail_send_striped(vc, hdr, hdr_len, iov, iovcnt, len, cb, arg);
@@ -1464,7 +1496,7 @@ static void px_rail_deferred_flush(px_rail_vc_t *vc)
     while (!px_list_empty(&vc->deferred) && !px_rail_window_full(vc, PX_NET_MAX_SUB)) {
         px_rail_backlog_t *b = px_container_of(vc->deferred.next, px_rail_backlog_t, link);
         size_t len = px_net_iov_len(b->iov, b->iovcnt);
-        if (vc->stripe_inflight && vc->stripe_inflight + len > px_params.rail_inflight)
+        if (vc->stripe_inflight && vc->stripe_inflight + len > px_rail_inflight_max(vc))
             return;
         px_list_del(&b->link);
         px_status_t st = px_rail_send_striped(vc, b->hdr, b->hdr_len, b->iov, b->iovcnt, len,
@@ -1910,6 +1942,14 @@ static void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
             }
         } else if (s->state == PX_SUB_SUSPECT) {
             px_rail_set_state(s, PX_SUB_UP);
+        }
+        /* still nothing after PX_RAIL_DETECT while the peer keeps
+         * acknowledging the others: the path is dead even if the transport
+         * has not noticed yet (its retransmission timer may be long) */
+        if (s->state == PX_SUB_SUSPECT && px_since(now, s->busy_since) > detect &&
+            vc->last_ack_rx > s->busy_since + detect / 2) {
+            px_rail_sub_down(s, PX_ERR_TIMEOUT);
+            continue;
         }
         /* heartbeat: an idle connection also has something the transport
          * must get acknowledged, so a dead link shows before it is needed */

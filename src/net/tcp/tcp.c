@@ -541,8 +541,9 @@ static void px_tcp_conn_close(px_tcp_conn_t *c, px_status_t why)
         } else if (why != PX_OK && !s->closing) {
             px_debug("tcp", "connection to rank %d (sub %d) closed: %s", ep->rank, ep->sub,
                      px_status_string(why));
-            int lost = !px_list_empty(&ep->sendq) || c->rx_in_payload ||
-                       (px_params.rail_ft && why != PX_ERR_LINK_DOWN);
+            /* an error (not an orderly end) may have taken written but
+             * undelivered frames with it */
+            int lost = !px_list_empty(&ep->sendq) || c->rx_in_payload || why != PX_ERR_LINK_DOWN;
             /* Only finalize closes a connection in order (a failing or
              * reset one ends with an error), so a clean end means the peer
              * is leaving: what is still sent to it (late acknowledgements)

@@ -1,0 +1,414 @@
+#!/usr/bin/env python3
+"""Rail failures under a running job: Plexus against MPICH/UCX, Open MPI and
+Open MPI over MPTCP, on a pxfab fabric of 2 nodes x 2 rails (root).
+
+Every library runs the same program, tests/mpi/ft_stream.c (numbered,
+checksummed messages of 1 KiB to 4 MiB from node0 to node1, nonblocking
+windows, blocking sends and allreduces), built with its own compiler wrapper
+into bench/.cache/fault/. A run streams a fixed number of bytes while a timer
+breaks the fabric; each run has a hard time limit and a job still running
+then is recorded as hung and killed.
+
+Scenarios (numbers as in the fault-tolerance tests):
+  base  no fault (reference completion time and rate)
+  1     node0:rail1 down for good, 5 s in
+  2     node0:rail1 down 20 s (3 s to 23 s), then up
+  3     node0:rail1 flapping: down/up every second for 30 s from 3 s in
+  4     5% random loss on node0:rail1 from 1 s in
+
+Libraries (--mpis): mpich (UCX over tcp on rail0,rail1), openmpi (ob1 + TCP
+BTL on rail0,rail1), mptcp (Open MPI on rail0 only, its sockets made MPTCP by
+mptcpize, with a subflow endpoint on rail1 in each node), plexus (pxrun, the
+build in --plexus-build). Peers are launched through bench/osu/run.sh as in
+bench/multirail.py.
+
+Output: one Markdown table per scenario (outcome, completion time, longest
+stall, rates during and after the fault, lost/dup/corrupt; for scenario 2 also
+when rail1 carried traffic again) on stdout and in --out; raw results as JSON
+under bench/.cache/fault/. Benchmarks print figures; they never fail a build.
+
+  sudo bench/fault.py --mpis mpich,openmpi,mptcp --out /tmp/fault_peers.md
+  sudo bench/fault.py --mpis plexus --plexus-build build
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import multirail  # noqa: E402  (osu(): peer launch through run.sh on pxfab nodes; fab())
+
+CACHE = os.path.join(HERE, ".cache", "fault")
+SRC = os.path.join(ROOT, "tests", "mpi", "ft_stream.c")
+MPTCP_LIB = "/usr/lib/x86_64-linux-gnu/mptcpize/libmptcpwrap.so.0"
+CC = {"mpich": "mpicc.mpich", "openmpi": "mpicc.openmpi", "mptcp": "mpicc.openmpi"}
+LABEL = {"mpich": "MPICH/UCX", "openmpi": "Open MPI (ob1/tcp)", "mptcp": "Open MPI over MPTCP",
+         "plexus": "Plexus"}
+CUT = "node0:rail1"
+NODE_ADDR = {"node0": 1, "node1": 2}
+
+# name: (title, bytes, fault time, fault end (None: permanent), timeout slack)
+SCENARIOS = {
+    "base": ("no fault", "3g", None, None),
+    "1": ("node0:rail1 down for good 5 s into the transfer", "3g", 5, None),
+    "2": ("node0:rail1 down for 20 s (3 s to 23 s), then up", "4g", 3, 23),
+    "3": ("node0:rail1 flapping, period 2 s, for 30 s from 3 s in", "4g", 3, 33),
+    "4": ("5% random loss on node0:rail1 from 1 s in", "1g", 1, None),
+}
+HARD_LIMIT_SLACK = 60   # seconds on top of the scenario's outage and expected run
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def build(mpi, plexus_build):
+    if mpi == "plexus":
+        return os.path.join(plexus_build, "tests", "mpi", "ft_stream")
+    os.makedirs(CACHE, exist_ok=True)
+    exe = os.path.join(CACHE, "ft_stream-" + ("openmpi" if mpi == "mptcp" else mpi))
+    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(SRC):
+        subprocess.run([CC[mpi], "-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", SRC, "-o", exe],
+                       check=True)
+    return exe
+
+
+def command(mpi, exe, args, plexus_build):
+    if mpi == "plexus":
+        a = [os.path.join(plexus_build, "bin", "pxrun"), "--hosts", "node0:1,node1:1",
+             "--launcher", "ip netns exec {host}", "--bootstrap-iface", "pxf-mgmt",
+             "--timeout", "600", "--env", "PX_NET=tcp"]
+        return a + [exe] + args
+    if mpi == "mptcp":
+        return multirail.osu("openmpi", exe, args, rails="rail0", env=["LD_PRELOAD=" + MPTCP_LIB])
+    return multirail.osu(mpi, exe, args, rails="rail0,rail1")
+
+
+def mptcp_setup(on):
+    for node, i in NODE_ADDR.items():
+        ex = ["ip", "netns", "exec", node]
+        subprocess.run(ex + ["ip", "mptcp", "endpoint", "flush"], check=False)
+        if on:
+            subprocess.run(ex + ["sysctl", "-qw", "net.mptcp.enabled=1"], check=True)
+            subprocess.run(ex + ["ip", "mptcp", "limits", "set", "subflow", "4",
+                                 "add_addr_accepted", "4"], check=True)
+            subprocess.run(ex + ["ip", "mptcp", "endpoint", "add", "10.101.0.%d" % i, "dev", "rail1",
+                                 "subflow", "signal"], check=True)
+
+
+def kill_leftovers(exe):
+    """Ranks of this run that outlived their launcher (our own binary, by pid)."""
+    p = subprocess.run(["pgrep", "-f", "^" + re.escape(exe) + "( |$)"], capture_output=True, text=True)
+    for pid in p.stdout.split():
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+            log("    killed leftover rank pid %s" % pid)
+        except (ProcessLookupError, ValueError):
+            pass
+
+
+def fault_plan(sc):
+    f = lambda *a: (lambda: multirail.fab("fault", *a))  # noqa: E731
+    if sc == "1":
+        return [(5, "down", f("down", CUT))]
+    if sc == "2":
+        return [(3, "down", f("down", CUT)), (23, "up", f("up", CUT))]
+    if sc == "3":
+        return [(3, "flap", f("flap", CUT, "--period", 2, "--for", 30))]
+    if sc == "4":
+        return [(1, "loss", f("loss", CUT, 5))]
+    return []
+
+
+def run_job(argv, plan, limit, sample_link=None):
+    """Run argv in its own process group; faults from plan at FT_START + t;
+    kill the group after `limit` seconds. Returns a dict of what happened."""
+    from plexus.fab import fabric
+    r = {"rc": None, "hung": False, "t0": None, "events": {}, "prog": [], "samples": [],
+         "json": None}
+    started, done = threading.Event(), threading.Event()
+    out_lines = []
+    t_launch = time.time()
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True, cwd=ROOT)
+
+    def reader():
+        for line in p.stdout:
+            out_lines.append(line)
+            m = re.match(r"FT_START epoch=([\d.]+)", line)
+            if m:
+                r["t0"] = float(m.group(1))
+                started.set()
+            m = re.match(r"PROG t=([\d.]+) bytes=(\d+)", line)
+            if m:
+                r["prog"].append((float(m.group(1)), int(m.group(2))))
+            if line.startswith("{"):
+                try:
+                    r["json"] = json.loads(line)
+                except ValueError:
+                    pass
+
+    def injector():
+        if not started.wait(120):
+            return
+        for at, name, fn in plan:
+            if done.wait(max(0.0, r["t0"] + at - time.time())):
+                return
+            try:
+                fn()
+                r["events"][name] = time.time() - r["t0"]
+            except Exception as e:  # noqa: BLE001
+                log("    fault %s failed: %s" % (name, e))
+
+    def sampler():
+        if not started.wait(120):
+            return
+        while not done.is_set():
+            try:
+                s = fabric.stats([sample_link])["links"][sample_link]["a_to_b"]["bytes"]
+                r["samples"].append((time.time() - r["t0"], s))
+            except Exception:  # noqa: BLE001
+                pass
+            done.wait(0.25)
+
+    ts = [threading.Thread(target=reader), threading.Thread(target=injector)]
+    if sample_link:
+        ts.append(threading.Thread(target=sampler))
+    for t in ts:
+        t.start()
+    try:
+        p.wait(timeout=limit)
+    except subprocess.TimeoutExpired:
+        r["hung"] = True
+    finally:
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
+        done.set()
+        started.set()
+        for t in ts:
+            t.join(timeout=30)
+    r["rc"] = p.returncode
+    r["wall"] = time.time() - t_launch
+    r["t_end"] = time.time() - r["t0"] if r["t0"] else None
+    r["tail"] = "".join(l for l in out_lines if not l.startswith(("PROG", "TIMELINE")))[-2000:]
+    return r
+
+
+def prog_metrics(prog, t_end, a, b):
+    """From rank 1's PROG lines (cumulative bytes every 100 ms while it polls):
+    longest time without new bytes up to t_end, and MB/s within [a, b)."""
+    if not prog:
+        return None, None
+    pts = [(0.0, 0)] + prog + ([(t_end, prog[-1][1])] if t_end else [])
+    stall, last_t, last_b = 0.0, 0.0, 0
+    for t, b_ in pts:
+        if b_ > last_b:
+            stall = max(stall, t - last_t)
+            last_t, last_b = t, b_
+    if t_end:
+        stall = max(stall, t_end - last_t)
+
+    def at(t):
+        v = 0
+        for tt, bb in pts:
+            if tt <= t:
+                v = bb
+        return v
+    rate = (at(b) - at(a)) / (b - a) / 1e6 if b is not None and b > a else None
+    return stall, rate
+
+
+def back_in_use(samples, t_up, min_bytes=1_000_000):
+    base = None
+    for t, b in samples:
+        if t < t_up:
+            continue
+        if base is None:
+            base = b
+        elif b - base >= min_bytes:
+            return t - t_up
+    return None
+
+
+def summarize(mpi, sc, r, limit):
+    title, _, fat, fend = SCENARIOS[sc]
+    j = r["json"]
+    row = {"library": LABEL[mpi], "rc": r["rc"], "hung": r["hung"]}
+    if r["hung"]:
+        prog = r["prog"]
+        t_kill = r["t_end"] or 0
+        recent = [b for t, b in prog if t >= t_kill - 10]
+        if prog and recent and recent[-1] > min(recent):
+            total = parse_bytes(SCENARIOS[sc][1])
+            # rank 1 alone receives in pairs mode, so its count is the job's
+            row["outcome"] = "too slow: killed after %d s, still moving (%d%% done)" % (
+                limit, 100 * prog[-1][1] // total)
+        else:
+            row["outcome"] = "hung (killed after %d s)" % limit
+    elif j is None:
+        row["outcome"] = "failed (exit %s, no result)" % r["rc"]
+    elif j["ok"] and r["rc"] == 0:
+        row["outcome"] = "completed, verified"
+    else:
+        row["outcome"] = "completed with errors (exit %s)" % r["rc"]
+    row["completion_s"] = r["t_end"] if not r["hung"] else None
+    after_start = (fend if fend else (fat + 1 if fat is not None else None))
+    if j is not None:
+        row["max_stall_s"] = j["max_stall_s"]
+        row["during_MBs"] = j.get("rate_during_MBs")
+        row["after_MBs"] = j.get("rate_after_MBs")
+        row["rate_MBs"] = j.get("rate_MBs")
+        row["lost_dup_corrupt"] = "%d/%d/%d" % (j["lost"], j["dup"], j["corrupt"])
+    else:
+        t_end = r["t_end"]
+        stall, during = prog_metrics(r["prog"], t_end, fat or 0, fend if fend else t_end)
+        _, after = prog_metrics(r["prog"], t_end, after_start, t_end) \
+            if after_start is not None and t_end and t_end > after_start else (None, None)
+        row["max_stall_s"] = stall
+        row["during_MBs"] = during
+        row["after_MBs"] = after
+        row["rate_MBs"] = None
+        row["lost_dup_corrupt"] = "–"
+    if sc == "2" and "up" in r["events"]:
+        row["back_s"] = back_in_use(r["samples"], r["events"]["up"])
+    return row
+
+
+def parse_bytes(s):
+    mult = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    return int(float(s[:-1]) * mult[s[-1]]) if s[-1] in mult else int(s)
+
+
+def fmt(v, unit=""):
+    if v is None:
+        return "–"
+    return ("%.1f" % v) + unit
+
+
+def table(sc, rows):
+    title, nbytes, fat, fend = SCENARIOS[sc]
+    out = ["", "#### Scenario %s: %s (%s B, node0 -> node1)" % (sc, title, nbytes), ""]
+    hdr = ["library", "outcome", "completion (s)", "max stall (s)", "rate during fault (MB/s)",
+           "rate after (MB/s)", "lost/dup/corrupt"]
+    if sc == "base":
+        hdr[4] = "rate (MB/s)"
+        hdr[5] = "–"
+    if sc == "2":
+        hdr.append("rail1 in use again after (s)")
+    out.append("| " + " | ".join(hdr) + " |")
+    out.append("|" + "---|" * len(hdr))
+    for w in rows:
+        cells = [w["library"], w["outcome"], fmt(w["completion_s"]), fmt(w["max_stall_s"]),
+                 fmt(w["rate_MBs"] if sc == "base" else w["during_MBs"]),
+                 "–" if sc == "base" else fmt(w["after_MBs"]), w["lost_dup_corrupt"]]
+        if sc == "2":
+            cells.append(fmt(w.get("back_s")) if "back_s" in w else "–")
+        out.append("| " + " | ".join(cells) + " |")
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mpis", default="mpich,openmpi,mptcp,plexus")
+    ap.add_argument("--scenarios", default="base,1,2,4,3")
+    ap.add_argument("--rate", default="1gbit", help="rate of each rail (default 1gbit)")
+    ap.add_argument("--plexus-build", default=os.environ.get("PX_BUILD_DIR", os.path.join(ROOT, "build")))
+    ap.add_argument("--out", help="also write the Markdown here")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        log("fault: needs root (pxfab)")
+        return 1
+    if os.path.exists("/run/pxfab/state.json"):
+        log("fault: a pxfab fabric is up; 'pxfab down' first")
+        return 1
+    mpis = [m for m in args.mpis.split(",") if m]
+    plexus_build = os.path.abspath(args.plexus_build)
+    exes = {}
+    for m in mpis:
+        try:
+            exes[m] = build(m, plexus_build)
+        except (OSError, subprocess.CalledProcessError) as e:
+            log("fault: skipping %s: cannot build ft_stream: %s" % (m, e))
+    mpis = [m for m in mpis if m in exes and os.access(exes[m], os.X_OK)]
+
+    def on_signal(signum, _frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, on_signal)
+
+    lines = ["Run %s; 2 nodes x 2 rails of %s (pxfab), one rank per node, ft_stream "
+             "--mode pairs; faults at FT_START + t." % (time.strftime("%Y-%m-%d %H:%M"), args.rate)]
+    results = []
+    multirail.fab("up", "--nodes", 2, "--rails", 2, "--rate", args.rate)
+    try:
+        for sc in [s for s in args.scenarios.split(",") if s]:
+            if sc not in SCENARIOS:
+                log("fault: unknown scenario " + sc)
+                continue
+            title, nbytes, fat, fend = SCENARIOS[sc]
+            rows = []
+            for m in mpis:
+                fa = ["--seconds", "0", "--bytes", nbytes]
+                if fat is not None:
+                    fa += ["--fault-at", str(fat)]
+                if fend is not None:
+                    fa += ["--fault-end", str(fend)]
+                argv = command(m, exes[m], fa, plexus_build)
+                outage = (fend - fat) if fend else 0
+                limit = 40 + outage + HARD_LIMIT_SLACK
+                if m == "mptcp":
+                    mptcp_setup(True)
+                log("scenario %s, %s: %s" % (sc, LABEL[m], " ".join(shlex.quote(a) for a in argv)))
+                try:
+                    r = run_job(argv, fault_plan(sc), limit, sample_link=CUT if sc == "2" else None)
+                finally:
+                    multirail.fab("fault", "reset", check=False)
+                    if m == "mptcp":
+                        mptcp_setup(False)
+                    kill_leftovers(exes[m])
+                row = summarize(m, sc, r, limit)
+                row["scenario"] = sc
+                row["command"] = " ".join(shlex.quote(a) for a in argv)
+                rows.append(row)
+                results.append(dict(row, raw={k: r[k] for k in ("rc", "hung", "events", "json",
+                                                                 "t_end", "tail")}))
+                log("  -> %s, %s s, stall %s s" % (row["outcome"], fmt(row["completion_s"]),
+                                                  fmt(row["max_stall_s"])))
+                if not r["json"]:
+                    log("    " + "\n    ".join(r["tail"].strip().splitlines()[-6:]))
+            t = table(sc, rows)
+            print("\n".join(t), flush=True)
+            lines += t
+    finally:
+        multirail.fab("down", check=False)
+    lines += ["", "Commands (ft_stream built with each library's mpicc into bench/.cache/fault/):", ""]
+    seen = set()
+    for w in results:
+        c = w["command"].replace(ROOT + "/", "")
+        if c not in seen:
+            seen.add(c)
+            lines.append("    " + c)
+    os.makedirs(CACHE, exist_ok=True)
+    with open(os.path.join(CACHE, "results-%s.json" % time.strftime("%Y%m%d-%H%M%S")), "w") as f:
+        json.dump(results, f, indent=1)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

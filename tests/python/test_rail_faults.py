@@ -1,0 +1,397 @@
+"""Rail and path failures under a running job, on emulated fabrics (root).
+
+Each scenario runs tests/mpi/ft_stream (numbered, checksummed messages of
+1 KiB to 4 MiB, nonblocking windows, blocking exchanges and allreduces)
+between two emulated nodes while a timer thread breaks the fabric, and
+asserts on ft_stream's JSON verdict (nothing lost, duplicated, reordered or
+corrupted), on how long traffic stalled, on the rates before, during and
+after the fault, and on how and when the job ended:
+
+  baseline   no fault: correct, both rails carry traffic;
+  1          one rail down for good: completes, stall <= 1 s, rate afterwards
+             >= 90% of what the surviving rail alone carries;
+  2          one rail down 20 s, then up: continues on the other rail; the
+             rail carries traffic again within 5 s of coming back;
+  3          one rail flapping (down/up every second) for FLAP_FOR seconds;
+  4          5% random loss on one rail for the whole run;
+  5          every rail down 10 s (< PX_PARTITION_TIMEOUT), then up: completes;
+  6          every rail down for good, PX_PARTITION_TIMEOUT=4: a clear error
+             naming the peer within timeout + 2 s, non-zero exit, no process left;
+  7          fat-tree, 2 paths: a leaf-spine link down, the other path carries on;
+  ft-off     PX_RAIL_FT=0 and one rail down: the job fails with a clear error.
+
+Faults are cleared in finally blocks (pxfab fault reset). PX_BUILD_DIR selects
+the build (default: <repo>/build).
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+
+from conftest import ROOT, module_fabric, pxfab, stats
+
+BUILD = os.environ.get("PX_BUILD_DIR", os.path.join(ROOT, "build"))
+PXRUN = os.path.join(BUILD, "bin", "pxrun")
+FT = os.path.join(BUILD, "tests", "mpi", "ft_stream")
+
+RATE = "200mbit"          # per rail: the network, not the 2 cores, is the bottleneck
+UPLINK_RATE = "100mbit"   # fat-tree leaf-spine links (scenario 7)
+PAIR = "node0:1,node1:1"  # rank 0 on node0 streams to rank 1 on node1
+MANY = "node0:2,node1:2"  # 4 ranks, every rank to every other (--mode all)
+CUT = "node0:rail1"       # the rail cable the single-rail scenarios pull
+FLAP_FOR = 30             # seconds of flapping in scenario 3
+MAX_STALL_S = 1.0         # a rail failure may stop traffic this long at most
+PARTITION_TIMEOUT = 4     # scenario 6
+EXIT_SLACK_S = 1.5        # launcher tear-down on top of timeout + 2 s
+# A job that lost every path to a peer must say which one (rank N) and why.
+PEER_LOST_RE = re.compile(r"rank \d+.*\b(unreachable|partition(ed)?)\b"
+                          r"|\b(unreachable|partition(ed)?)\b.*rank \d+", re.I)
+# With failover off, a rail failure must end the job with an error about it.
+FT_OFF_RE = re.compile(r"rank \d+.*\b(rail\d|unreachable|partition|connection|DOWN)\b", re.I)
+
+
+def need_programs():
+    for p in (PXRUN, FT):
+        if not os.access(p, os.X_OK):
+            pytest.skip(f"{p} not built (set PX_BUILD_DIR)")
+
+
+class Run:
+    """One ft_stream job: exit code, output, verdict, timing, link samples."""
+
+    def __init__(self):
+        self.rc = None
+        self.out = self.err = ""
+        self.result = None
+        self.t0 = None          # FT_START (wall clock, shared with the ranks)
+        self.t_exit = None
+        self.events = {}        # name -> wall time an injected fault took effect
+        self.samples = []       # (wall time, {link: bytes the node end sent})
+        self.hung = False
+
+    def rel(self, name):
+        return self.events[name] - self.t0
+
+    def why(self):
+        tail = "\n".join(self.err.strip().splitlines()[-25:])
+        return f"rc={self.rc} result={self.result}\nstdout tail:\n" \
+               f"{self.out.strip()[-1500:]}\nstderr tail:\n{tail}"
+
+
+def ft_stream(hosts, args, env=None, plan=(), sample=(), timeout=None):
+    """Run ft_stream with pxrun; plan: [(seconds after FT_START, name, fn)] run
+    in a timer thread; sample: links whose counters are read every 0.25 s.
+    pxrun ends the job `timeout` seconds after launch (default: the stream's
+    --seconds + 30)."""
+    if timeout is None:
+        timeout = int(float(args[args.index("--seconds") + 1])) + 30
+    cmd = [PXRUN, "--launcher", "ip netns exec {host}", "--hosts", hosts,
+           "--bootstrap-iface", "pxf-mgmt", "--timeout", str(timeout)]
+    for k, v in (env or {}).items():
+        cmd += ["--env", f"{k}={v}"]
+    cmd += [FT] + [str(a) for a in args]
+    r = Run()
+    started = threading.Event()
+    done = threading.Event()
+    errors = []
+    # pxrun hands PX_* variables to the ranks; the test's own is not one of theirs
+    penv = {k: v for k, v in os.environ.items() if k != "PX_BUILD_DIR"}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, env=penv)
+    out_lines, err_lines = [], []
+
+    def read_out():
+        for line in proc.stdout:
+            out_lines.append(line)
+            m = re.match(r"FT_START epoch=([\d.]+)", line)
+            if m:
+                r.t0 = float(m.group(1))
+                started.set()
+
+    def read_err():
+        for line in proc.stderr:
+            err_lines.append(line)
+
+    def inject():
+        if not started.wait(60):
+            return
+        for at, name, fn in sorted(plan, key=lambda x: x[0]):
+            delay = r.t0 + at - time.time()
+            if done.wait(max(0.0, delay)):
+                return
+            try:
+                fn()
+                r.events[name] = time.time()
+            except Exception as e:  # noqa: BLE001  reported by the test
+                errors.append(f"{name}: {e}")
+
+    def sampler():
+        if not started.wait(60):
+            return
+        while not done.is_set():
+            try:
+                s = stats(*sample)
+                r.samples.append((time.time(), {l: s[l]["a_to_b"]["bytes"] for l in sample}))
+            except Exception as e:  # noqa: BLE001
+                errors.append(f"stats: {e}")
+            done.wait(0.25)
+
+    threads = [threading.Thread(target=read_out), threading.Thread(target=read_err),
+               threading.Thread(target=inject)]
+    if sample:
+        threads.append(threading.Thread(target=sampler))
+    for t in threads:
+        t.start()
+    try:
+        try:
+            proc.wait(timeout=timeout + 15)
+        except subprocess.TimeoutExpired:
+            r.hung = True
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        r.t_exit = time.time()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        done.set()
+        started.set()
+        for t in threads:
+            t.join(timeout=60)
+    r.rc = proc.returncode
+    r.out, r.err = "".join(out_lines), "".join(err_lines)
+    for line in out_lines:
+        if line.startswith("{"):
+            r.result = json.loads(line)
+    assert not errors, f"fault injection failed: {errors}"
+    return r
+
+
+def assert_correct(r):
+    """The job finished by itself and ft_stream found nothing wrong."""
+    assert not r.hung and "job timed out" not in r.err, "job hung: " + r.why()
+    assert r.rc == 0 and r.result is not None, r.why()
+    res = r.result
+    assert res["ok"] and res["lost"] == 0 and res["dup"] == 0 and res["corrupt"] == 0 \
+        and res.get("order", 0) == 0 and res.get("coll_bad", 0) == 0, r.why()
+    assert "PASS ft_stream" in r.out, r.why()
+
+
+def leftovers():
+    """Pids of ft_stream ranks still alive (a few moments for them to go)."""
+    pat = "^" + re.escape(FT) + "( |$)"
+    for _ in range(20):
+        p = subprocess.run(["pgrep", "-f", pat], capture_output=True, text=True)
+        if not p.stdout.strip():
+            return []
+        time.sleep(0.1)
+    return p.stdout.split()
+
+
+def fault(*args):
+    return lambda: pxfab("fault", *args)
+
+
+def stream_args(seconds, fault_at=None, fault_end=None, mode="pairs", extra=()):
+    a = ["--seconds", seconds, "--mode", mode]
+    if fault_at is not None:
+        a += ["--fault-at", fault_at]
+    if fault_end is not None:
+        a += ["--fault-end", fault_end]
+    return a + list(extra)
+
+
+# ---------- two nodes, two rails ----------
+
+@pytest.fixture(scope="module")
+def two_rails():
+    need_programs()
+    yield from module_fabric("--nodes", 2, "--rails", 2, "--rate", RATE)
+
+
+@pytest.fixture(scope="module")
+def one_rail_rate(two_rails):
+    """MB/s that rail0 alone carries for ft_stream (after a 1 s ramp)."""
+    r = ft_stream(PAIR, stream_args(5, fault_at=1), env={"PX_RAILS": "rail0"})
+    assert_correct(r)
+    rate = r.result["rate_after_MBs"]
+    assert rate > 5, f"rail0 alone carried {rate} MB/s at {RATE}: {r.why()}"
+    return rate
+
+
+@pytest.fixture(autouse=True)
+def clear_faults():
+    yield
+    if os.path.exists("/run/pxfab/state.json"):
+        pxfab("fault", "reset", check=False)
+
+
+def test_baseline_no_fault(two_rails, one_rail_rate):
+    links = ("node0:rail0", "node0:rail1")
+    r = ft_stream(PAIR, stream_args(6, fault_at=1), sample=links)
+    assert_correct(r)
+    moved = {l: r.samples[-1][1][l] - r.samples[0][1][l] for l in links}
+    for l in links:
+        assert moved[l] > 0.2 * sum(moved.values()), f"{l} idle: {moved}"
+    assert r.result["rate_after_MBs"] >= 1.6 * one_rail_rate, \
+        f"two rails {r.result['rate_after_MBs']} MB/s, one rail {one_rail_rate}: {r.why()}"
+
+
+def test_1_rail_down_for_good(two_rails, one_rail_rate):
+    try:
+        r = ft_stream(PAIR, stream_args(10, fault_at=3), env={"PX_PROFILE": "1"},
+                      plan=[(3, "down", fault("down", CUT))])
+    finally:
+        pxfab("fault", "reset")
+    assert_correct(r)
+    res = r.result
+    assert res["max_stall_s"] <= MAX_STALL_S, r.why()
+    assert res["rate_after_MBs"] >= 0.9 * one_rail_rate, \
+        f"after: {res['rate_after_MBs']} MB/s, rail0 alone: {one_rail_rate}: {r.why()}"
+    assert "DOWN" in r.err, "no subchannel DOWN event logged: " + r.why()
+    assert "faults:" in r.err, "PX_PROFILE=1 printed no fault counters: " + r.why()
+
+
+def first_use_after(r, link, t_from, min_bytes=1_000_000):
+    """Seconds from t_from until link had sent min_bytes more than at t_from."""
+    base = None
+    for t, b in r.samples:
+        if t < t_from:
+            continue
+        if base is None:
+            base = b[link]
+        elif b[link] - base >= min_bytes:
+            return t - t_from
+    return None
+
+
+def test_2_rail_down_20s_then_up(two_rails, one_rail_rate):
+    try:
+        r = ft_stream(PAIR, stream_args(30, fault_at=3, fault_end=23),
+                      plan=[(3, "down", fault("down", CUT)), (23, "up", fault("up", CUT))],
+                      sample=(CUT, "node0:rail0"))
+    finally:
+        pxfab("fault", "reset")
+    assert_correct(r)
+    res = r.result
+    assert res["rate_during_MBs"] >= 0.7 * one_rail_rate, \
+        f"during the outage {res['rate_during_MBs']} MB/s, rail0 alone {one_rail_rate}: {r.why()}"
+    back = first_use_after(r, CUT, r.events["up"])
+    assert back is not None and back <= 5.0, \
+        f"{CUT} back in use {back} s after coming up; samples {r.samples[-8:]}: {r.why()}"
+
+
+def test_3_rail_flapping(two_rails, one_rail_rate):
+    start = 3
+    try:
+        r = ft_stream(MANY, stream_args(start + FLAP_FOR + 4, fault_at=start,
+                                        fault_end=start + FLAP_FOR, mode="all"),
+                      plan=[(start, "flap", fault("flap", CUT, "--period", 2, "--for", FLAP_FOR))])
+    finally:
+        pxfab("fault", "reset")
+    assert_correct(r)
+    # the other rail is always there: traffic keeps moving through the flapping
+    assert r.result["rate_during_MBs"] >= 0.5 * one_rail_rate, r.why()
+
+
+def test_4_loss_on_one_rail(two_rails, one_rail_rate):
+    try:
+        r = ft_stream(MANY, stream_args(10, fault_at=0.5, mode="all"),
+                      plan=[(0.5, "loss", fault("loss", CUT, 5))])
+    finally:
+        pxfab("fault", "reset")
+    assert_correct(r)
+    assert r.result["rate_after_MBs"] >= 0.5 * one_rail_rate, r.why()
+
+
+def test_5_all_rails_down_10s_then_up(two_rails, one_rail_rate):
+    rails = ("node0:rail0", "node0:rail1")
+    plan = [(3, f"down{i}", fault("down", l)) for i, l in enumerate(rails)]
+    plan += [(13, f"up{i}", fault("up", l)) for i, l in enumerate(rails)]
+    try:
+        r = ft_stream(MANY, stream_args(18, fault_at=3, fault_end=13, mode="all"),
+                      env={"PX_PARTITION_TIMEOUT": 30}, plan=plan)
+    finally:
+        pxfab("fault", "reset")
+    assert_correct(r)
+    res = r.result
+    # the outage really stopped the stream, and it came back afterwards
+    assert res["max_stall_s"] >= 5, r.why()
+    assert res["rate_after_MBs"] >= 0.5 * one_rail_rate, r.why()
+
+
+def test_6_all_rails_down_for_good(two_rails):
+    try:
+        r = ft_stream(PAIR, stream_args(40, fault_at=3),
+                      env={"PX_PARTITION_TIMEOUT": PARTITION_TIMEOUT},
+                      plan=[(3, "partition", fault("partition", "node1", "--rails-only"))],
+                      timeout=60)
+    finally:
+        pxfab("fault", "reset")
+    left = leftovers()
+    assert not r.hung and "job timed out" not in r.err, "job hung: " + r.why()
+    assert r.rc != 0, r.why()
+    took = r.t_exit - r.events["partition"]
+    assert took <= PARTITION_TIMEOUT + 2 + EXIT_SLACK_S, f"ended {took:.1f} s after the fault: " + r.why()
+    assert PEER_LOST_RE.search(r.err), "no message naming the unreachable peer: " + r.why()
+    assert not left, f"ft_stream processes left: {left}"
+
+
+def test_ft_off_one_rail_down_fails_cleanly(two_rails):
+    bound = 20
+    try:
+        r = ft_stream(PAIR, stream_args(60, fault_at=2), env={"PX_RAIL_FT": 0},
+                      plan=[(2, "down", fault("down", CUT))], timeout=bound + 10)
+    finally:
+        pxfab("fault", "reset")
+    left = leftovers()
+    assert not r.hung and "job timed out" not in r.err, "job hung: " + r.why()
+    assert r.rc != 0, "PX_RAIL_FT=0 rode through a rail failure: " + r.why()
+    took = r.t_exit - r.events["down"]
+    assert took <= bound, f"ended {took:.1f} s after the fault: " + r.why()
+    assert FT_OFF_RE.search(r.err), "no clear error message: " + r.why()
+    assert not left, f"ft_stream processes left: {left}"
+
+
+# ---------- fat-tree, two paths ----------
+
+@pytest.fixture(scope="module")
+def fat_tree():
+    need_programs()
+    # routed by path index: path p crosses spine p both ways, so one
+    # leaf-spine cable breaks exactly one path; uplinks at half the node
+    # link's rate, so a path alone carries half of what the two do
+    yield from module_fabric("--leaves", 2, "--spines", 2, "--nodes-per-leaf", 1, "--rails", 1,
+                             "--paths", 2, "--rate", RATE, "--uplink-rate", UPLINK_RATE,
+                             "--routing", "path")
+
+
+def test_7_leaf_spine_link_down(fat_tree):
+    r1 = ft_stream(PAIR, stream_args(5, fault_at=1), env={"PX_PATHS": 1})
+    assert_correct(r1)
+    one_path = r1.result["rate_after_MBs"]
+    assert one_path > 3, r1.why()
+    links = ("leaf0:spine0", "leaf0:spine1")
+    try:
+        r = ft_stream(PAIR, stream_args(10, fault_at=3),
+                      plan=[(3, "down", fault("down", "leaf0:spine1"))], sample=links)
+    finally:
+        pxfab("fault", "reset")
+    assert_correct(r)
+    res = r.result
+    # the stall is the longest gap between completed messages: on a path of
+    # a few MB/s one 4 MiB message alone takes a good part of a second
+    bound = MAX_STALL_S + 4.2 / one_path
+    assert res["max_stall_s"] <= bound, f"stall bound {bound:.2f} s: {r.why()}"
+    assert res["rate_after_MBs"] >= 0.9 * one_path, \
+        f"after: {res['rate_after_MBs']} MB/s, one path alone: {one_path}: {r.why()}"
+    # both paths were in use before the cut
+    before = [s for t, s in r.samples if t < r.events["down"]]
+    moved = {l: before[-1][l] - before[0][l] for l in links}
+    assert min(moved.values()) > 1_000_000, f"paths before the cut: {moved}"
