@@ -105,13 +105,14 @@ PX_PMPI(MPI_Finalize)(void)
     px_mpi_bsend_finalize();
     /* everything sent has reached its peer (acknowledged: a rail failing
      * now still cannot lose it) */
-    px_proto_flush(1);
+    px_proto_flush(PX_FLUSH_ACKED);
     /* everyone has sent everything before anyone closes a connection */
     px_mpi_coll_barrier(px_mpi_comm_world);
     /* the barrier's own last messages may still be queued (a small send
-     * completes once its data is copied, not when it is on the wire); its
-     * acknowledgements are not waited for, the peer may have left */
-    px_proto_flush(0);
+     * completes once its data is copied, not when it is on the wire); over
+     * a connection their acknowledgements are not waited for, the peer may
+     * have left; over datagrams the peers wait for each other's last word */
+    px_proto_flush(PX_FLUSH_LAST);
     if (px_params.profile)
         px_proto_print_stats();
     px_proto_finalize();

@@ -6,6 +6,7 @@ static const px_net_ops_t *const px_net_registry[] = {
     &px_net_self_ops,
     &px_net_shm_ops,
     &px_net_tcp_ops,
+    &px_net_udp_ops,
     NULL,
 };
 

@@ -1,4 +1,4 @@
-/* Transports: self, shm, tcp (udp and ofi later). One ops table each.
+/* Transports: self, shm, tcp, udp. One ops table each.
  *
  * A transport carries frames made of a small header (opaque bytes of the
  * layer above, copied by the transport) and a payload (an iovec the caller
@@ -39,6 +39,10 @@ typedef void (*px_net_send_cb_t)(void *arg, px_status_t status);
 
 enum {
     PX_NET_CAP_GET = 1u << 0, /* ep_get: read a peer's memory directly (CMA) */
+    /* Frames may be lost, duplicated or reordered, and ep_failed never says
+     * so: the layer above retransmits (the rail layer does). Frames must not
+     * exceed max_frag payload bytes. */
+    PX_NET_CAP_LOSSY = 1u << 1,
 };
 
 typedef struct px_net_attr {
@@ -102,6 +106,7 @@ typedef struct px_net_ops {
 extern const px_net_ops_t px_net_self_ops;
 extern const px_net_ops_t px_net_shm_ops;
 extern const px_net_ops_t px_net_tcp_ops;
+extern const px_net_ops_t px_net_udp_ops;
 
 /* Registry: every transport, in preference order. */
 const px_net_ops_t *px_net_find(const char *name);

@@ -56,6 +56,7 @@ typedef struct px_proto_peer {
     int failed;
     int can_get;
     size_t eager_limit;
+    size_t chunk;            /* rendezvous data per frame */
     const px_net_ops_t *ops; /* self and shm */
     px_net_ep_t *ep;
     px_rail_vc_t *vc;
@@ -227,7 +228,7 @@ static void px_proto_rndv_start(px_proto_peer_t *p, px_proto_req_t *req, size_t 
 
 static void px_proto_rndv_data(px_proto_peer_t *p, px_proto_req_t *req, size_t n)
 {
-    size_t chunk = px_params.rndv_chunk ? px_params.rndv_chunk : (1u << 20);
+    size_t chunk = p->chunk;
     for (size_t off = 0; off < n; off += chunk) {
         size_t k = n - off < chunk ? n - off : chunk;
         px_am_hdr_t h = {.am = PX_AM_DATA, .a = req->rndv_total, .b = off};
@@ -743,6 +744,8 @@ int px_proto_peer_failed(int peer) { return px_p.peers[peer].failed; }
 const char *px_proto_channel_name(int peer)
 {
     static const char *const names[] = {"self", "shm", "tcp"};
+    if (px_p.peers[peer].kind == PX_CHAN_RAIL)
+        return px_rail_net_name(px_p.rail);
     return names[px_p.peers[peer].kind];
 }
 
@@ -793,7 +796,7 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
 {
     px_status_t st;
     char host[320], hn[256] = "", bootid[64] = "";
-    int use_shm, use_tcp;
+    int use_shm, use_tcp, use_udp;
 
     px_p.boot = *boot;
     px_list_init(&px_p.posted);
@@ -802,8 +805,14 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
     px_p.rail_fd = -1;
     use_shm = px_net_enabled("shm");
     use_tcp = px_net_enabled("tcp");
-    if (!use_shm && !use_tcp && boot->size > 1) {
-        px_error("proto", "PX_NET='%s' names no usable transport (use shm, tcp or both)",
+    use_udp = px_net_enabled("udp");
+    if (!use_shm && !use_tcp && !use_udp && boot->size > 1) {
+        px_error("proto", "PX_NET='%s' names no usable transport (use shm, tcp, udp or a "
+                 "comma-separated combination)", px_params.net);
+        return PX_ERR_INVALID_PARAM;
+    }
+    if (use_tcp && use_udp) {
+        px_error("proto", "PX_NET='%s': tcp and udp together are not supported yet; choose one",
                  px_params.net);
         return PX_ERR_INVALID_PARAM;
     }
@@ -826,8 +835,8 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
             px_p.shm_if = NULL;
         }
     }
-    if (use_tcp && boot->size > 1) {
-        st = px_rail_init(boot, "tcp", &px_proto_rail_rx_ops, &px_p.rail);
+    if ((use_tcp || use_udp) && boot->size > 1) {
+        st = px_rail_init(boot, use_udp ? "udp" : "tcp", &px_proto_rail_rx_ops, &px_p.rail);
         if (st != PX_OK)
             goto err;
         px_p.rail_fd = px_rail_fd(px_p.rail);
@@ -866,6 +875,7 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         px_proto_peer_t *p = &px_p.peers[r];
         px_net_attr_t attr;
         p->rank = r;
+        p->chunk = px_params.rndv_chunk ? px_params.rndv_chunk : (1u << 20);
         if (r == boot->rank) {
             p->kind = PX_CHAN_SELF;
             p->ops = &px_net_self_ops;
@@ -887,6 +897,10 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         if (p->kind == PX_CHAN_RAIL) {
             px_p.rail_peers = 1;
             p->eager_limit = px_rail_vc_eager_limit(p->vc);
+            /* a lossy transport wants frames it can lose cheaply */
+            size_t fm = px_rail_vc_max_frame(p->vc);
+            if (fm && p->chunk > fm)
+                p->chunk = fm;
         } else {
             p->ops->iface_query(p->kind == PX_CHAN_SELF ? px_p.self_if : px_p.shm_if, &attr);
             p->eager_limit = p->kind == PX_CHAN_SELF ? px_params.shm_eager_limit : attr.eager_limit;
@@ -904,9 +918,39 @@ err:
     return st;
 }
 
-px_status_t px_proto_flush(int acks)
+/* Lossy transports at finalize: every frame of ours is acknowledged; stay
+ * (answering) until each peer we talked to says the same, so none is left
+ * waiting for an acknowledgement we would no longer send. */
+static px_status_t px_proto_quiesce(void)
+{
+    uint64_t t0 = px_time_ns(), next = 0, now;
+    unsigned idle = 0;
+    while (!px_rail_peers_done(px_p.rail, NULL, 0)) {
+        now = px_time_ns();
+        if (now >= next) {
+            px_rail_send_done(px_p.rail);
+            px_rail_ack_all(px_p.rail);
+            next = now + 2000000ull;
+        }
+        if (now - t0 > 10000000000ull) {
+            char who[256];
+            px_rail_peers_done(px_p.rail, who, sizeof(who));
+            px_warn("proto", "finalize: rank(s) %s did not confirm their traffic within 10 s",
+                    who);
+            return PX_ERR_TIMEOUT;
+        }
+        px_proto_wait_step(&idle);
+    }
+    for (int i = 0; i < 3; i++) /* our last DONE may be lost: it costs nothing to repeat */
+        px_rail_send_done(px_p.rail);
+    return PX_OK;
+}
+
+px_status_t px_proto_flush(int mode)
 {
     unsigned idle = 0;
+    int lossy = px_p.rail && px_rail_lossy(px_p.rail);
+    int acks = mode == PX_FLUSH_ACKED || (mode == PX_FLUSH_LAST && lossy);
     uint64_t deadline = px_time_ns() + 60000000000ull;
     for (;;) {
         int busy = 0;
@@ -920,7 +964,7 @@ px_status_t px_proto_flush(int acks)
                 busy = p->ops->ep_pending(p->ep) != 0;
         }
         if (!busy)
-            return PX_OK;
+            return mode == PX_FLUSH_LAST && lossy ? px_proto_quiesce() : PX_OK;
         if (acks && px_p.rail)
             px_rail_ack_all(px_p.rail); /* peers in the same loop wait for ours */
         if (px_time_ns() > deadline) {

@@ -63,10 +63,16 @@ struct px_proto_req {
 typedef struct px_proto_unexp px_proto_unexp_t;
 
 px_status_t px_proto_init(const px_boot_info_t *boot);
-/* Sends what is still queued and waits until every channel is idle. */
-/* Waits until nothing is queued to any peer; with acks, until every peer
- * has acknowledged everything sent to it. */
-px_status_t px_proto_flush(int acks);
+/* How far px_proto_flush waits. */
+enum {
+    PX_FLUSH_SENT,  /* nothing is queued to any peer */
+    PX_FLUSH_ACKED, /* every peer has acknowledged everything sent to it */
+    /* the last flush of a job: over a lossy transport, acknowledged and
+     * every peer talked to has said it is done too (it may still need our
+     * acknowledgements until then); elsewhere the same as PX_FLUSH_SENT */
+    PX_FLUSH_LAST,
+};
+px_status_t px_proto_flush(int mode);
 void px_proto_finalize(void);
 
 px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,

@@ -1,5 +1,6 @@
 #include "rail.h"
 #include "../util/clock.h"
+#include "../util/iov.h"
 #include "../util/list.h"
 #include "../util/log.h"
 #include "../util/param.h"
@@ -15,7 +16,8 @@
 /* frame types; SUBDOWN tells the peer (over a working subchannel) that
  * subchannel `seq` timed out here, so its side stops waiting for its own
  * timeout */
-enum { PX_RAIL_DATA = 1, PX_RAIL_ACK = 2, PX_RAIL_PING = 3, PX_RAIL_PONG = 4, PX_RAIL_SUBDOWN = 5 };
+enum { PX_RAIL_DATA = 1, PX_RAIL_ACK = 2, PX_RAIL_PING = 3, PX_RAIL_PONG = 4, PX_RAIL_SUBDOWN = 5,
+       PX_RAIL_DONE = 6 /* at finalize: every frame of the sender is acknowledged */ };
 
 /* header flags on the wire */
 enum {
@@ -23,6 +25,8 @@ enum {
     PX_RAIL_H_SACK = 2,  /* DATA: acknowledge as soon as it is in; ACK: seq is such a frame */
     PX_RAIL_H_TIMED = 4, /* DATA: a stripe; its acknowledgement carries the arrival time and
                           * goes at once (otherwise one goes per progress pass) */
+    PX_RAIL_H_BITMAP = 8, /* ACK (lossy transports): off is a bitmap of the frames ack+1 ..
+                           * ack+64 that have arrived (selective acknowledgement) */
 };
 
 /* Receive window: a sender never has more than this many frames
@@ -85,6 +89,8 @@ typedef struct px_rail_tx {
     uint8_t hflags;
     uint8_t wire;            /* the transport still holds the payload */
     uint8_t acked, resend;
+    uint8_t tries;           /* lossy transports: retransmissions after a timeout */
+    uint8_t fast;            /* lossy: already sent again for a gap since its last send */
     uint16_t uhl;
     uint8_t uh[PX_NET_HDR_MAX];
     int iovcnt;
@@ -194,6 +200,11 @@ struct px_rail_vc {
     uint64_t part_since; /* every subchannel down since */
     uint64_t last_activity;
     uint64_t last_ack_rx; /* when an acknowledgement last made progress */
+    /* lossy transports: congestion window over unacknowledged bytes */
+    size_t inflight, cwnd;
+    uint64_t last_cut;    /* when the window was last halved */
+    int peer_done;        /* the peer sent DONE at finalize */
+    int gap_ack;          /* a frame arrived above a gap: acknowledge in this pass */
     /* receive side */
     uint32_t rx_next;  /* every frame below has arrived */
     uint64_t rx_bits[PX_RAIL_WIN / 64]; /* arrivals at or above rx_next, by seq % WIN */
@@ -223,6 +234,10 @@ struct px_rail {
     int nranks, local_rank, me;
     px_rail_policy_t policy;
     int ft;
+    int lossy;       /* the transport loses frames: retransmission timers, windows */
+    size_t frame_max; /* lossy: largest payload per frame */
+    uint64_t rto_min;
+    uint64_t retx_timeout, retx_fast, rx_out_of_window, rx_dup;
     size_t copy_max; /* payloads copied into their send record */
     double rail_weight[PX_NET_MAX_SUB];
     int nrail_weight;
@@ -398,6 +413,15 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
         return st;
     }
     r->ops->iface_query(r->iface, &r->attr);
+    if (r->attr.caps & PX_NET_CAP_LOSSY) {
+        /* reliability is ours: every frame keeps its record until acknowledged */
+        r->lossy = 1;
+        r->ft = 1;
+        r->frame_max = r->attr.max_frag;
+        r->rto_min = (uint64_t)(px_params.rail_rto_min * 1e9);
+        if (r->rto_min < 100000)
+            r->rto_min = 100000;
+    }
     r->copy_max = r->attr.eager_limit > PX_RAIL_COPY_SMALL ? r->attr.eager_limit : PX_RAIL_COPY_SMALL;
     if (r->copy_max > PX_RAIL_COPY_MAX)
         r->copy_max = PX_RAIL_COPY_MAX;
@@ -499,6 +523,9 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
         vc->nup = n;
         px_list_init(&vc->backlog);
         px_list_init(&vc->deferred);
+        vc->cwnd = px_params.rail_cwnd_max;
+        if (r->lossy && vc->cwnd < 4 * r->frame_max)
+            vc->cwnd = 4 * r->frame_max;
         double total = 0;
         for (int i = 0; i < n; i++) {
             px_rail_sub_t *s = &vc->sub[i];
@@ -763,6 +790,18 @@ static void px_rail_send_ctl(px_rail_vc_t *vc, int si, uint8_t type, uint8_t fla
     }
 }
 
+static inline int px_rail_rx_has(px_rail_vc_t *vc, uint32_t seq);
+
+/* Which of the frames rx_next+1 .. rx_next+64 have arrived (lossy transports). */
+static uint64_t px_rail_rx_bitmap(px_rail_vc_t *vc)
+{
+    uint64_t b = 0;
+    for (uint32_t k = 0; k < 64; k++)
+        if (px_rail_rx_has(vc, vc->rx_next + 1 + k))
+            b |= 1ull << k;
+    return b;
+}
+
 static void px_rail_send_ack(px_rail_vc_t *vc, int sack, uint32_t seq, uint64_t dur_ns, int pref)
 {
     /* the working subchannel with the least queued, so the ack is not stuck
@@ -782,8 +821,15 @@ static void px_rail_send_ack(px_rail_vc_t *vc, int sack, uint32_t seq, uint64_t 
         best = px_rail_best(vc, PX_SUB_SUSPECT);
     if (best < 0)
         return; /* nothing works: the cumulative ack goes with the next frame */
+    if (!sack && vc->rail->lossy) {
+        vc->gap_ack = 0;
+        px_rail_send_ctl(vc, best, PX_RAIL_ACK, PX_RAIL_H_BITMAP, 0, px_rail_rx_bitmap(vc));
+        return;
+    }
     px_rail_send_ctl(vc, best, PX_RAIL_ACK, sack ? PX_RAIL_H_SACK : 0, seq, dur_ns);
 }
+
+static int px_rail_stripes(px_rail_vc_t *vc, unsigned flags);
 
 /* Subchannel of a frame that goes whole, or -1 when none works. */
 static int px_rail_pick(px_rail_vc_t *vc, unsigned flags)
@@ -791,7 +837,10 @@ static int px_rail_pick(px_rail_vc_t *vc, unsigned flags)
     int n = vc->nsub, si;
     if (n == 1)
         return vc->sub[0].state == PX_SUB_DOWN ? -1 : 0;
-    switch (vc->rail->policy) {
+    px_rail_policy_t pol = vc->rail->policy;
+    if (vc->rail->lossy && (flags & PX_RAIL_F_STRIPE) && px_rail_stripes(vc, flags))
+        pol = PX_POL_WRR; /* frames are small: striping spreads whole ones by weight */
+    switch (pol) {
     case PX_POL_BIND:
         si = vc->bind_sub;
         break;
@@ -899,7 +948,7 @@ static px_rail_tx_t *px_rail_tx_get(px_rail_vc_t *vc)
     x->vc = vc;
     x->msg = NULL;
     x->cb = NULL;
-    x->wire = x->acked = x->resend = 0;
+    x->wire = x->acked = x->resend = x->tries = x->fast = 0;
     x->off = 0;
     x->sub = -1;
     return x;
@@ -980,6 +1029,7 @@ static void px_rail_vc_cancel(px_rail_vc_t *vc, px_status_t why)
         }
     }
     vc->tx_acked = vc->tx_seq;
+    vc->inflight = 0;
     for (int i = 0; i < vc->nsub; i++) /* records the transports hold end in their callbacks */
         if (r->ops->ep_reset)
             r->ops->ep_reset(vc->sub[i].ep);
@@ -1049,6 +1099,7 @@ static void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
     x->sub = si;
     x->wire = 1;
     x->resend = 0;
+    x->fast = 0;
     /* stripes are timed: a fresh clock; others make do with the progress one */
     x->t_sent = (x->hflags & PX_RAIL_H_TIMED) ? px_time_ns() : now;
     if (s->unacked++ == 0)
@@ -1107,6 +1158,8 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
         return PX_ERR_NO_MEMORY;
     }
     x->len = len;
+    if (vc->rail->lossy)
+        vc->inflight += len;
     x->uhl = (uint16_t)hdr_len;
     memcpy(x->uh, hdr, hdr_len);
     x->seq = vc->tx_seq++;
@@ -1120,28 +1173,6 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
         px_rail_xmit(vc, x, si);
     }
     return ret;
-}
-
-/* Cuts iov (total len) at [off, off+len) into out; returns the count. */
-static int px_rail_iov_slice(const struct iovec *iov, int iovcnt, size_t off, size_t len,
-                             struct iovec *out, int max)
-{
-    int k = 0;
-    for (int i = 0; i < iovcnt && len && k < max; i++) {
-        if (off >= iov[i].iov_len) {
-            off -= iov[i].iov_len;
-            continue;
-        }
-        size_t take = iov[i].iov_len - off;
-        if (take > len)
-            take = len;
-        out[k].iov_base = (char *)iov[i].iov_base + off;
-        out[k].iov_len = take;
-        k++;
-        len -= take;
-        off = 0;
-    }
-    return k;
 }
 
 /* The share of each subchannel in a striped block (0 for those left out or
@@ -1251,7 +1282,6 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
         bytes[big] = 0;
         used = 1;
     }
-    if (PX_LOG_ON(PX_LOG_TRACE))
         for (int i = 0; i < n; i++)
             px_trace("rail", "stripe to rank %d sub %d: %zu of %zu bytes (share %.3f)", vc->rank,
                      i, bytes[i], len, share[i]);
@@ -1286,7 +1316,7 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
         m->part[k].bytes = bytes[i];
         m->part[k].t_ns = 0;
         k++;
-        x->iovcnt = px_rail_iov_slice(iov, iovcnt, off, bytes[i], x->iov, PX_RAIL_IOV);
+        x->iovcnt = px_iov_slice(iov, iovcnt, off, bytes[i], x->iov, PX_RAIL_IOV);
         x->len = bytes[i];
         x->off = off;
         x->hflags = PX_RAIL_H_UNORD | PX_RAIL_H_SACK | PX_RAIL_H_TIMED;
@@ -1336,10 +1366,9 @@ static void px_rail_learn(px_rail_vc_t *vc, px_rail_msg_t *m)
                 c->est_mbs = c->probing ? rate[i] : (1 - a) * c->est_mbs + a * rate[i];
                 c->probing = 0;
             }
-        if (PX_LOG_ON(PX_LOG_TRACE))
-            for (int i = 0; i < n; i++)
-                px_trace("rail", "rank %d sub %d: measured %.1f MB/s, estimate %.1f MB/s",
-                         vc->rank, i, rate[i], vc->sub[i].est_mbs);
+        for (int i = 0; i < n; i++)
+            px_trace("rail", "rank %d sub %d: measured %.1f MB/s, estimate %.1f MB/s", vc->rank, i,
+                     rate[i], vc->sub[i].est_mbs);
         return;
     }
     if (r->policy != PX_POL_ADAPTIVE && r->policy != PX_POL_EPC)
@@ -1365,7 +1394,6 @@ static void px_rail_learn(px_rail_vc_t *vc, px_rail_msg_t *m)
     for (int i = 0; i < n; i++)
         vc->sub[i].weight /= total;
     px_rail_set_primary(vc);
-    if (PX_LOG_ON(PX_LOG_TRACE))
         for (int i = 0; i < n; i++)
             px_trace("rail", "rank %d sub %d: measured %.1f MB/s, weight %.3f", vc->rank, i,
                      rate[i], vc->sub[i].weight);
@@ -1382,7 +1410,9 @@ static void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, ui
         if (sub->unacked)
             sub->unacked--;
         sub->busy_since = now;
-        if (x->hflags & PX_RAIL_H_SACK) { /* acknowledged at once: a round-trip sample */
+        /* a round-trip sample: frames acknowledged at once, and on lossy
+         * transports every frame sent only once (Karn) */
+        if ((x->hflags & PX_RAIL_H_SACK) || (vc->rail->lossy && !x->tries)) {
             double rtt = (double)px_since(now, x->t_sent);
             if (sub->srtt == 0) {
                 sub->srtt = rtt;
@@ -1396,6 +1426,12 @@ static void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, ui
             px_info("rail", "subchannel %s to rank %d answers again", sub->info.label, vc->rank);
             px_rail_set_state(sub, PX_SUB_UP);
         }
+    }
+    if (vc->rail->lossy) {
+        px_rail_t *r = vc->rail;
+        vc->inflight -= x->len;
+        if (vc->cwnd < px_params.rail_cwnd_max) /* additive increase: a frame per window */
+            vc->cwnd += r->frame_max * (x->len + 64) / vc->cwnd + 1;
     }
     px_rail_msg_t *m = x->msg;
     if (m) {
@@ -1463,7 +1499,7 @@ static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hd
                                     px_net_send_cb_t cb, void *arg)
 {
     size_t len;
-    if (vc->nsub > 1 && (flags & PX_RAIL_F_STRIPE) &&
+    if (vc->nsub > 1 && (flags & PX_RAIL_F_STRIPE) && !vc->rail->lossy &&
         (len = px_net_iov_len(iov, iovcnt)) >= px_params.rail_stripe_min && cb &&
         px_rail_stripes(vc, flags)) {
         /* Split late: a block waits while enough stripe bytes are in flight,
@@ -1483,6 +1519,12 @@ static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hd
 static inline int px_rail_window_full(px_rail_vc_t *vc, int need)
 {
     return vc->tx_seq - vc->tx_acked + (uint32_t)need > PX_RAIL_WIN;
+}
+
+/* Lossy transports: the congestion window is full (one frame always goes). */
+static inline int px_rail_cwnd_full(px_rail_vc_t *vc, size_t len)
+{
+    return vc->rail->lossy && vc->inflight && vc->inflight + len > vc->cwnd;
 }
 
 static void px_rail_free_cb(void *arg, px_status_t st)
@@ -1511,6 +1553,8 @@ static void px_rail_backlog_flush(px_rail_vc_t *vc)
 {
     while (!px_list_empty(&vc->backlog) && !px_rail_window_full(vc, PX_NET_MAX_SUB)) {
         px_rail_backlog_t *b = px_container_of(vc->backlog.next, px_rail_backlog_t, link);
+        if (px_rail_cwnd_full(vc, px_net_iov_len(b->iov, b->iovcnt)))
+            return;
         px_list_del(&b->link);
         px_net_send_cb_t cb = b->copy ? px_rail_free_cb : b->cb;
         void *arg = b->copy ? b->copy : b->arg;
@@ -1532,7 +1576,8 @@ px_status_t px_rail_vc_send(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
         return PX_ERR_PEER_UNREACHABLE;
     vc->last_activity = vc->rail->now;
     /* a striped block takes up to one sequence number per subchannel */
-    if (__builtin_expect(!px_list_empty(&vc->backlog) || px_rail_window_full(vc, PX_NET_MAX_SUB), 0))
+    if (__builtin_expect(!px_list_empty(&vc->backlog) || px_rail_window_full(vc, PX_NET_MAX_SUB) ||
+                             px_rail_cwnd_full(vc, px_net_iov_len(iov, iovcnt)), 0))
         return px_rail_enqueue(&vc->backlog, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
     return px_rail_send_now(vc, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
 }
@@ -1641,6 +1686,90 @@ static void px_rail_resend(px_rail_vc_t *vc)
         px_rail_deferred_flush(vc);
 }
 
+/* Lossy transports: the retransmission timeout of subchannel s. */
+static uint64_t px_rail_rto(px_rail_t *r, const px_rail_sub_t *s)
+{
+    uint64_t rto = s->srtt > 0 ? (uint64_t)(s->srtt + 4 * s->rttvar) : 3 * r->rto_min;
+    return rto < r->rto_min ? r->rto_min : rto;
+}
+
+/* Sends record x again (lost, or its acknowledgement was): on its own
+ * subchannel while that works, else on the best other. */
+static void px_rail_retransmit(px_rail_vc_t *vc, px_rail_tx_t *x)
+{
+    int si = x->sub;
+    if (si < 0 || vc->sub[si].state != PX_SUB_UP) {
+        si = px_rail_pick(vc, x->msg ? PX_RAIL_F_STRIPE : 0);
+        if (si < 0)
+            return; /* nothing works: the partition logic takes over */
+    }
+    if (x->sub >= 0 && vc->sub[x->sub].unacked)
+        vc->sub[x->sub].unacked--;
+    px_rail_xmit(vc, x, si);
+}
+
+/* Lossy transports: frames unacknowledged past their timeout go again, with
+ * the timeout doubled per try; a timeout halves the congestion window. */
+static void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now)
+{
+    px_rail_t *r = vc->rail;
+    int cut = 0;
+    for (uint32_t q = vc->tx_acked; q != vc->tx_seq && !vc->failed; q++) {
+        px_rail_tx_t *x = vc->tx[q % PX_RAIL_WIN];
+        if (!x || x->acked || x->wire || x->resend || x->sub < 0)
+            continue;
+        uint64_t rto = px_rail_rto(r, &vc->sub[x->sub]) << (x->tries < 6 ? x->tries : 6);
+        if (rto > 1000000000ull)
+            rto = 1000000000ull;
+        if (px_since(now, x->t_sent) < rto)
+            continue;
+        if (x->tries < 255)
+            x->tries++;
+        r->retx_timeout++;
+        cut = 1;
+        px_debug("rail", "frame %u (%zu bytes) to rank %d: no acknowledgement after %.1f ms, "
+                 "sending it again (try %d)", x->seq, x->len, vc->rank, (double)rto / 1e6, x->tries);
+        px_rail_retransmit(vc, x);
+    }
+    if (cut && px_since(now, vc->last_cut) > r->rto_min) {
+        vc->last_cut = now;
+        vc->cwnd /= 2;
+        if (vc->cwnd < 4 * r->frame_max)
+            vc->cwnd = 4 * r->frame_max;
+    }
+}
+
+/* An acknowledgement with a bitmap: the frames it marks have arrived; the
+ * first missing one goes again at once when frames after it made it and it
+ * has been out longer than a round trip (fast retransmit). */
+static void px_rail_bitmap_in(px_rail_vc_t *vc, uint32_t ack, uint64_t bits)
+{
+    if (!bits)
+        return;
+    uint64_t now = px_time_ns();
+    for (uint32_t k = 0; k < 64; k++) {
+        if (!(bits >> k & 1))
+            continue;
+        uint32_t q = ack + 1 + k;
+        if ((int32_t)(q - vc->tx_seq) >= 0)
+            break;
+        px_rail_tx_t *x = vc->tx[q % PX_RAIL_WIN];
+        if (x && x->seq == q && !x->acked)
+            px_rail_tx_acked(vc, x, now, 0);
+    }
+    px_rail_tx_t *x = vc->tx[ack % PX_RAIL_WIN];
+    if (x && x->seq == ack && !x->acked && !x->wire && !x->resend && !x->fast && x->sub >= 0) {
+        const px_rail_sub_t *s = &vc->sub[x->sub];
+        if (px_since(now, x->t_sent) > (uint64_t)(s->srtt + 2 * s->rttvar)) {
+            vc->rail->retx_fast++;
+            px_rail_retransmit(vc, x);
+            x->fast = 1;
+        }
+    }
+    if (!px_list_empty(&vc->backlog))
+        px_rail_backlog_flush(vc);
+}
+
 /* ---------- receiving ---------- */
 
 static void px_rail_ack_in(px_rail_vc_t *vc, uint32_t ack)
@@ -1729,6 +1858,8 @@ static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size
         break;
     case PX_RAIL_ACK:
         s->st->acks_rx++;
+        if (h.flags & PX_RAIL_H_BITMAP)
+            px_rail_bitmap_in(vc, h.ack, h.off);
         if (h.flags & PX_RAIL_H_SACK) {
             px_rail_tx_t *x = vc->tx[h.seq % PX_RAIL_WIN];
             if (x && x->seq == h.seq)
@@ -1741,6 +1872,9 @@ static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size
         px_rail_send_ctl(vc, s->idx, PX_RAIL_PONG, 0, 0, 0);
         return NULL;
     case PX_RAIL_PONG:
+        return NULL;
+    case PX_RAIL_DONE:
+        vc->peer_done = 1;
         return NULL;
     case PX_RAIL_SUBDOWN:
         /* not when it has just come back: the notice may predate that */
@@ -1758,11 +1892,13 @@ static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size
     }
     uint32_t d = h.seq - vc->rx_next;
     if ((int32_t)d >= PX_RAIL_WIN) {
-        px_warn("rail", "dropping frame seq %u from rank %d, expected %u..%u", h.seq, vc->rank,
-                vc->rx_next, vc->rx_next + PX_RAIL_WIN - 1);
+        r->rx_out_of_window++;
+        px_debug("rail", "dropping frame seq %u from rank %d, expected %u..%u", h.seq, vc->rank,
+                 vc->rx_next, vc->rx_next + PX_RAIL_WIN - 1);
         return NULL;
     }
     if (px_rail_rx_has(vc, h.seq)) {
+        r->rx_dup++;
         /* a copy sent again after a failure: the first one made it, so our
          * acknowledgement may not have */
         px_debug("rail", "duplicate frame %u from rank %d dropped", h.seq, vc->rank);
@@ -1862,6 +1998,15 @@ static void px_rail_rx_done(void *owner, void *ctx)
     }
     s->rx_state = PX_RX_DROP;
     px_rail_rx_mark(vc, s->rx_seq);
+    if (vc->rail->lossy && (int32_t)(s->rx_seq - vc->rx_next) > 0 && !vc->gap_ack) {
+        /* a frame before this one is missing: say so in this pass */
+        px_rail_t *r = vc->rail;
+        vc->gap_ack = 1;
+        if (!vc->ack_due) {
+            vc->ack_due = 1;
+            r->due[r->ndue++] = vc;
+        }
+    }
     if (s->rx_sack & PX_RAIL_H_TIMED) { /* at once: it times the stripe */
         px_rail_send_ack(vc, 1, s->rx_seq, px_time_ns() - s->rx_t0, s->idx);
     } else if (s->rx_sack) {
@@ -1904,6 +2049,8 @@ static void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
         px_rail_send_ack(vc, 0, 0, 0, -1);
     if (!r->ft)
         return;
+    if (r->lossy && vc->tx_acked != vc->tx_seq)
+        px_rail_retransmit_due(vc, now);
     uint64_t detect = (uint64_t)(px_params.rail_detect * 1e9);
     uint64_t hb = detect / 3;
     int active = px_since(now, vc->last_activity) < 5000000000ull;
@@ -1992,7 +2139,9 @@ static void px_rail_acks_due(px_rail_t *r)
         int covered = 1;
         for (int k = 0; k < vc->nsack_due; k++)
             covered &= (int32_t)(vc->sack_due[k] - vc->rx_next) < 0;
-        if (covered) {
+        if (vc->gap_ack || (covered && vc->rail->lossy)) {
+            px_rail_send_ack(vc, 0, 0, 0, -1); /* the bitmap covers the selective ones */
+        } else if (covered) {
             px_rail_send_ack(vc, 0, 0, 0, -1);
         } else {
             for (int k = 0; k < vc->nsack_due; k++)
@@ -2034,6 +2183,49 @@ void px_rail_ack_all(px_rail_t *r)
 
 int px_rail_fd(px_rail_t *r) { return r->ops->iface_fd(r->iface); }
 
+int px_rail_lossy(px_rail_t *r) { return r->lossy; }
+
+const char *px_rail_net_name(px_rail_t *r) { return r->ops->name; }
+
+size_t px_rail_vc_max_frame(px_rail_vc_t *vc) { return vc->rail->frame_max; }
+
+static inline int px_rail_vc_used(const px_rail_vc_t *vc)
+{
+    return !vc->failed && (vc->tx_seq || vc->rx_next);
+}
+
+void px_rail_send_done(px_rail_t *r)
+{
+    r->now = px_time_ns();
+    for (int i = 0; i < r->nvc; i++) {
+        px_rail_vc_t *vc = r->vlist[i];
+        if (!px_rail_vc_used(vc))
+            continue;
+        int si = px_rail_best(vc, PX_SUB_SUSPECT);
+        if (si >= 0)
+            px_rail_send_ctl(vc, si, PX_RAIL_DONE, 0, 0, px_rail_rx_bitmap(vc));
+    }
+}
+
+int px_rail_peers_done(px_rail_t *r, char *missing, size_t len)
+{
+    int done = 1;
+    size_t n = 0;
+    if (missing && len)
+        missing[0] = 0;
+    for (int i = 0; i < r->nvc; i++) {
+        px_rail_vc_t *vc = r->vlist[i];
+        if (!px_rail_vc_used(vc) || vc->peer_done)
+            continue;
+        done = 0;
+        if (!missing)
+            break;
+        if (n < len)
+            n += (size_t)snprintf(missing + n, len - n, "%s%d", n ? " " : "", vc->rank);
+    }
+    return done;
+}
+
 void px_rail_print_stats(px_rail_t *r, int rank)
 {
     uint64_t suspects = 0, downs = 0, recoveries = 0, resent = 0, resent_bytes = 0, down_ns = 0;
@@ -2068,6 +2260,12 @@ void px_rail_print_stats(px_rail_t *r, int rank)
                     (unsigned long long)s->resent_frames);
         }
     }
+    if (r->lossy)
+        fprintf(stderr,
+                "[plexus profile] rank %d reliability: retransmitted on timeout %llu fast %llu "
+                "duplicates dropped %llu out-of-window dropped %llu\n",
+                rank, (unsigned long long)r->retx_timeout, (unsigned long long)r->retx_fast,
+                (unsigned long long)r->rx_dup, (unsigned long long)r->rx_out_of_window);
     fprintf(stderr,
             "[plexus profile] rank %d faults: suspect %llu down %llu recovered %llu failover "
             "frames %llu bytes %llu partitioned %llu subchannel_down_s %.2f partition_s %.2f\n",

@@ -87,6 +87,16 @@ int px_rail_fd(px_rail_t *rail);
 uint32_t px_rail_vc_unacked(px_rail_vc_t *vc);
 /* Sends every pending acknowledgement now (the peer waits for them). */
 void px_rail_ack_all(px_rail_t *rail);
+/* Lossy transports (udp): the rail layer retransmits; frames must not carry
+ * more than px_rail_vc_max_frame bytes of payload (0: no limit). */
+int px_rail_lossy(px_rail_t *rail);
+const char *px_rail_net_name(px_rail_t *rail);
+size_t px_rail_vc_max_frame(px_rail_vc_t *vc);
+/* Finalize on lossy transports: once every frame is acknowledged a rank says
+ * DONE to each peer it talked to, and leaves when each has said DONE too (a
+ * peer may still need acknowledgements until then). */
+void px_rail_send_done(px_rail_t *rail);
+int px_rail_peers_done(px_rail_t *rail, char *missing, size_t len);
 
 /* Introspection (tests, pxinfo, PX_PROFILE). */
 int px_rail_vc_nsub(px_rail_vc_t *vc);

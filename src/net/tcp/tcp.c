@@ -390,55 +390,10 @@ static int px_tcp_iface_reachable(px_net_iface_t *s, int rank)
 /* The subchannels to `rank`: pairs of addresses on shared subnets. */
 static px_tcp_peer_t *px_tcp_peer(px_net_iface_t *s, int rank, px_status_t *st_p)
 {
-    if (s->peers[rank])
-        return s->peers[rank];
-    char val[PX_BOOT_VAL_MAX];
-    size_t len;
-    px_tcp_addr_t theirs[PX_TCP_MAX_ADDR];
-    int nt;
-    *st_p = PX_ERR_PEER_UNREACHABLE;
-    if (px_boot_get(rank, "tcp", val, sizeof(val), &len) != PX_OK || len == 0 ||
-        val[len - 1] != 0) {
-        px_error("tcp", "no TCP address published by rank %d", rank);
-        return NULL;
-    }
-    nt = px_tcp_addr_parse(val, theirs, PX_TCP_MAX_ADDR);
-    if (nt <= 0) {
-        px_error("tcp", "rank %d published an invalid address list", rank);
-        *st_p = PX_ERR_PROTOCOL;
-        return NULL;
-    }
-    px_tcp_peer_t *p = calloc(1, sizeof(*p));
-    if (!p) {
-        *st_p = PX_ERR_NO_MEMORY;
-        return NULL;
-    }
-    int lo = s->me < rank;
-    int same = s->node_of && s->node_of[rank] == s->node_of[s->me];
-    int n = lo ? px_tcp_addr_pair(s->local, s->nlocal, theirs, nt, 1, same, px_params.paths, p)
-               : px_tcp_addr_pair(theirs, nt, s->local, s->nlocal, 0, same, px_params.paths, p);
-    if (n < 0) {
-        if (s->explicit_rails && !px_params.rail_fallback) {
-            px_error("tcp", "rank %d shares no rail subnet with this rank (PX_RAILS=%s); set "
-                     "PX_RAIL_FALLBACK=1 to use the bootstrap network instead", rank,
-                     px_params.rails && px_params.rails[0] ? px_params.rails : px_params.iface);
-            free(p);
-            return NULL;
-        }
-        static int warned;
-        if (s->explicit_rails && !warned++)
-            px_warn("tcp", "rank %d shares no rail subnet with this rank: using the bootstrap "
-                    "network (%s)", rank, p->pair[0].info.label);
-        else
-            px_debug("tcp", "rank %d shares no rail subnet: using the bootstrap network", rank);
-    } else if (n == 0) {
-        px_error("tcp", "rank %d shares no network with this rank (its addresses: %s)", rank, val);
-        free(p);
-        return NULL;
-    }
-    s->peers[rank] = p;
-    *st_p = PX_OK;
-    return p;
+    if (!s->peers[rank])
+        s->peers[rank] = px_tcp_addr_peer("tcp", s->local, s->nlocal, s->explicit_rails, s->me,
+                                          rank, s->node_of, st_p);
+    return s->peers[rank];
 }
 
 static int px_tcp_ep_subs(px_net_iface_t *s, int rank, px_net_sub_info_t *info, int max)

@@ -1,4 +1,5 @@
 #include "tcp_addr.h"
+#include "../../boot/boot.h"
 #include "../../util/log.h"
 #include "../../util/param.h"
 
@@ -263,4 +264,61 @@ int px_tcp_addr_pair(const px_tcp_addr_t *lo, int nlo, const px_tcp_addr_t *hi, 
                 return -out->n; /* negative: a fallback */
             }
     return 0;
+}
+
+px_tcp_peer_t *px_tcp_addr_peer(const char *net, const px_tcp_addr_t *local, int nlocal,
+                                int explicit_rails, int me, int rank, const int *node_of,
+                                px_status_t *st_p)
+{
+    char val[PX_BOOT_VAL_MAX];
+    size_t len;
+    px_tcp_addr_t theirs[PX_TCP_MAX_ADDR];
+    *st_p = PX_ERR_PEER_UNREACHABLE;
+    if (px_boot_get(rank, net, val, sizeof(val), &len) != PX_OK || len == 0 ||
+        val[len - 1] != 0) {
+        px_error(net, "no %s address published by rank %d", net, rank);
+        return NULL;
+    }
+    int nt = px_tcp_addr_parse(val, theirs, PX_TCP_MAX_ADDR);
+    if (nt <= 0) {
+        px_error(net, "rank %d published an invalid address list", rank);
+        *st_p = PX_ERR_PROTOCOL;
+        return NULL;
+    }
+    px_tcp_peer_t *p = calloc(1, sizeof(*p));
+    if (!p) {
+        *st_p = PX_ERR_NO_MEMORY;
+        return NULL;
+    }
+    int lo = me < rank;
+    int same = node_of && node_of[rank] == node_of[me];
+    int n = lo ? px_tcp_addr_pair(local, nlocal, theirs, nt, 1, same, px_params.paths, p)
+               : px_tcp_addr_pair(theirs, nt, local, nlocal, 0, same, px_params.paths, p);
+    if (n < 0) {
+        if (explicit_rails && !px_params.rail_fallback) {
+            px_error(net, "rank %d shares no rail subnet with this rank (PX_RAILS=%s); set "
+                     "PX_RAIL_FALLBACK=1 to use the bootstrap network instead", rank,
+                     px_params.rails && px_params.rails[0] ? px_params.rails : px_params.iface);
+            free(p);
+            return NULL;
+        }
+        static int warned;
+        if (explicit_rails && !warned++)
+            px_warn(net, "rank %d shares no rail subnet with this rank: using the bootstrap "
+                    "network (%s)", rank, p->pair[0].info.label);
+        else
+            px_debug(net, "rank %d shares no rail subnet: using the bootstrap network", rank);
+    } else if (n == 0) {
+        px_error(net, "rank %d shares no network with this rank (its addresses: %s)", rank, val);
+        free(p);
+        return NULL;
+    }
+    if (strcmp(net, "tcp") != 0) /* labels say which transport when it is not the usual one */
+        for (int i = 0; i < p->n; i++) {
+            char l[sizeof(p->pair[i].info.label)];
+            snprintf(l, sizeof(l), "%s:%s", net, p->pair[i].info.label);
+            memcpy(p->pair[i].info.label, l, sizeof(l));
+        }
+    *st_p = PX_OK;
+    return p;
 }

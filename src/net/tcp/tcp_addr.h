@@ -57,4 +57,11 @@ int px_tcp_addr_parse(const char *s, px_tcp_addr_t *out, int max);
 int px_tcp_addr_pair(const px_tcp_addr_t *lo, int nlo, const px_tcp_addr_t *hi, int nhi,
                      int me_is_lo, int same_node, int max_paths, px_tcp_peer_t *out);
 
+/* The subchannels from rank `me` to `rank`, whose address list it published
+ * under the transport's name `net` ("tcp", "udp"): pairs of addresses on
+ * shared subnets. NULL with *st_p set when there is none, the reason logged. */
+px_tcp_peer_t *px_tcp_addr_peer(const char *net, const px_tcp_addr_t *local, int nlocal,
+                                int explicit_rails, int me, int rank, const int *node_of,
+                                px_status_t *st_p);
+
 #endif

@@ -1,0 +1,693 @@
+/* udp: one datagram socket per rail address, reachable by every peer with no
+ * set-up; nothing is connected and nothing is reliable here. Reliability
+ * (sequence numbers, acknowledgements, retransmission, windows) is the rail
+ * layer's: this transport says so with PX_NET_CAP_LOSSY.
+ *
+ * Datagram: {magic, hdr_len, sub, job key, from, frame, frame_len, frag_off}
+ * then bytes [frag_off, frag_off + n) of the frame (upper header + payload).
+ * A frame larger than one datagram goes as consecutive fragments of the
+ * path MTU; the receiver reassembles one frame per endpoint at a time and
+ * drops a frame whose fragments do not arrive in order (the rail layer sends
+ * it again). The job key (HMAC of the job secret) keeps out datagrams of
+ * other jobs and strangers; every field is checked before use and what
+ * fails a check is dropped and counted, never delivered.
+ *
+ * Subchannels pair addresses exactly as tcp does (tcp_addr.h); each rank
+ * publishes its datagram ports as "udp". */
+#include "../net.h"
+#include "../tcp/tcp_addr.h"
+#include "../../util/clock.h"
+#include "../../util/iov.h"
+#include "../../util/list.h"
+#include "../../util/log.h"
+#include "../../util/param.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define PX_UDP_MAGIC 0x50585544u /* "PXUD" */
+#define PX_UDP_MAX_SUB 16
+#define PX_UDP_DGRAM_MAX 65507   /* largest IPv4 UDP payload */
+#define PX_UDP_FRAME_MAX (4u << 20) /* a frame the receiver is willing to reassemble */
+#define PX_UDP_RX_BATCH 16
+#define PX_UDP_TX_BATCH 64
+#define PX_UDP_TXQ_MAX (64u << 20) /* queued bytes beyond which datagrams are dropped */
+
+typedef struct __attribute__((packed)) px_udp_hdr {
+    uint32_t magic;
+    uint16_t hdr_len;   /* upper header bytes at the start of the frame */
+    uint16_t sub;       /* subchannel index, as both sides enumerate them */
+    uint64_t key;       /* job key */
+    uint32_t from;      /* sender's rank */
+    uint32_t frame;     /* per-endpoint frame number */
+    uint32_t frame_len; /* upper header + payload bytes */
+    uint32_t frag_off;  /* where this datagram's bytes go in the frame */
+} px_udp_hdr_t;
+
+/* A datagram that could not be written at once (socket buffer full). */
+typedef struct px_udp_qd {
+    px_list_t link;
+    struct px_net_ep *ep;
+    size_t len;
+    char data[];
+} px_udp_qd_t;
+
+struct px_net_ep {
+    struct px_net_iface *iface;
+    void *owner;
+    int rank, sub;
+    int local;                 /* socket (local address) index */
+    struct sockaddr_in remote;
+    uint32_t tx_frame;
+    size_t queued;             /* bytes of it in the socket's queue */
+    /* reassembly of one fragmented frame */
+    char *ra_buf;
+    size_t ra_cap;
+    uint32_t ra_frame, ra_len, ra_got;
+    uint16_t ra_hdr_len;
+    int ra_active;
+};
+
+typedef struct px_udp_stats {
+    uint64_t rx_dgrams, rx_frames, tx_dgrams, tx_frames, tx_queued, tx_dropped;
+    uint64_t bad_len, bad_magic, bad_key, bad_peer, bad_src, frag_drop;
+} px_udp_stats_t;
+
+struct px_net_iface {
+    const px_net_rx_ops_t *rx;
+    int me, nranks;
+    uint64_t key;
+    int epfd;
+    int nlocal;
+    px_tcp_addr_t local[PX_TCP_MAX_ADDR];
+    int fd[PX_TCP_MAX_ADDR];
+    size_t dmax[PX_TCP_MAX_ADDR];   /* frame bytes per datagram on that socket */
+    px_list_t txq[PX_TCP_MAX_ADDR]; /* datagrams waiting for socket space */
+    size_t txq_bytes;
+    int out_armed[PX_TCP_MAX_ADDR];
+    int explicit_rails;
+    const int *node_of;
+    px_tcp_peer_t **peers;
+    struct px_net_ep **eps; /* [rank * PX_UDP_MAX_SUB + sub] */
+    size_t frame_max;       /* what iface_query advertises as max_frag */
+    /* receive batch */
+    struct mmsghdr msgs[PX_UDP_RX_BATCH];
+    struct iovec iov[PX_UDP_RX_BATCH];
+    struct sockaddr_in from[PX_UDP_RX_BATCH];
+    char *rxbuf;
+    px_udp_stats_t st;
+};
+
+/* ---------- set-up ---------- */
+
+static int px_udp_route_addr(const char *host, struct in_addr *out)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(9)};
+    socklen_t len = sizeof(sa);
+    int fd, rc = -1;
+    if (!host || !host[0] || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+        return -1;
+    fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
+        *out = sa.sin_addr;
+        rc = 0;
+    }
+    close(fd);
+    return rc;
+}
+
+static int px_udp_if_mtu(int fd, const char *ifname)
+{
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof(ifr));
+    snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+    if (ioctl(fd, SIOCGIFMTU, &ifr) < 0)
+        return 1500;
+    return ifr.ifr_mtu;
+}
+
+static void px_udp_bufsize(int fd, int opt_force, int opt, size_t want)
+{
+    if (!want)
+        return;
+    int v = want > (size_t)1 << 30 ? 1 << 30 : (int)want;
+    /* root may exceed net.core.[rw]mem_max; others get what the kernel allows */
+    if (setsockopt(fd, SOL_SOCKET, opt_force, &v, sizeof(v)) < 0)
+        setsockopt(fd, SOL_SOCKET, opt, &v, sizeof(v));
+}
+
+static px_status_t px_udp_iface_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx,
+                                     px_net_iface_t **iface_p)
+{
+    struct px_net_iface *s = calloc(1, sizeof(*s));
+    char val[PX_BOOT_VAL_MAX];
+    px_status_t st;
+
+    if (!s)
+        return PX_ERR_NO_MEMORY;
+    s->rx = rx;
+    s->me = boot->rank;
+    s->nranks = boot->size;
+    s->node_of = boot->node_of;
+    s->epfd = -1;
+    for (int i = 0; i < PX_TCP_MAX_ADDR; i++) {
+        s->fd[i] = -1;
+        px_list_init(&s->txq[i]);
+    }
+    {
+        /* job key: HMAC(secret, "plexus-udp" || job id); the secret stays here */
+        size_t slen;
+        const uint8_t *secret = px_boot_secret(&slen);
+        uint8_t msg[18], mac[32];
+        memcpy(msg, "plexus-udp", 10);
+        memcpy(msg + 10, &boot->job_id, 8);
+        px_hmac_sha256(secret, slen, msg, sizeof(msg), mac);
+        memcpy(&s->key, mac, sizeof(s->key));
+    }
+    s->eps = calloc((size_t)boot->size * PX_UDP_MAX_SUB, sizeof(*s->eps));
+    s->peers = calloc((size_t)boot->size, sizeof(*s->peers));
+    s->rxbuf = malloc((size_t)PX_UDP_RX_BATCH * 65536);
+    if (!s->eps || !s->peers || !s->rxbuf) {
+        st = PX_ERR_NO_MEMORY;
+        goto err;
+    }
+    for (int i = 0; i < PX_UDP_RX_BATCH; i++) {
+        s->iov[i].iov_base = s->rxbuf + (size_t)i * 65536;
+        s->iov[i].iov_len = 65536;
+        s->msgs[i].msg_hdr.msg_iov = &s->iov[i];
+        s->msgs[i].msg_hdr.msg_iovlen = 1;
+        s->msgs[i].msg_hdr.msg_name = &s->from[i];
+    }
+
+    struct in_addr boot_addr;
+    const char *bl = px_boot_local_addr();
+    if (!(bl && bl[0] && inet_pton(AF_INET, bl, &boot_addr) == 1) &&
+        px_udp_route_addr(boot->boot_host, &boot_addr) < 0)
+        boot_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int n = px_tcp_addr_local(boot_addr, &s->explicit_rails, s->local, PX_TCP_MAX_ADDR);
+    if (n < 0) {
+        st = (px_status_t)n;
+        goto err;
+    }
+    s->nlocal = n;
+    s->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (s->epfd < 0) {
+        st = PX_ERR_IO;
+        goto err;
+    }
+    size_t smallest = PX_UDP_DGRAM_MAX;
+    for (int i = 0; i < n; i++) {
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = s->local[i].addr};
+        socklen_t len = sizeof(sa);
+        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        s->fd[i] = fd;
+        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+            getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+            px_error("udp", "cannot bind a datagram socket to %s (%s): %s",
+                     inet_ntoa(s->local[i].addr), s->local[i].ifname, strerror(errno));
+            st = PX_ERR_IO;
+            goto err;
+        }
+        s->local[i].port = ntohs(sa.sin_port);
+        px_udp_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF, px_params.udp_rcvbuf);
+        px_udp_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF, px_params.udp_sndbuf);
+        int mtu = px_params.udp_mtu ? (int)px_params.udp_mtu : px_udp_if_mtu(fd, s->local[i].ifname);
+        /* IPv4 and UDP headers, then ours */
+        long d = (long)mtu - 28 - (long)sizeof(px_udp_hdr_t);
+        if (d > PX_UDP_DGRAM_MAX - (long)sizeof(px_udp_hdr_t))
+            d = PX_UDP_DGRAM_MAX - (long)sizeof(px_udp_hdr_t);
+        if (d < PX_NET_HDR_MAX + 256) {
+            px_error("udp", "MTU %d of %s is too small for datagrams", mtu, s->local[i].ifname);
+            st = PX_ERR_INVALID_PARAM;
+            goto err;
+        }
+        s->dmax[i] = (size_t)d;
+        if ((size_t)d < smallest)
+            smallest = (size_t)d;
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+        epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev);
+    }
+    /* Frames the layer above should not exceed: one datagram when the path
+     * carries large ones, else PX_UDP_FRAME (several fragments, each a
+     * chance to lose the frame). */
+    s->frame_max = px_params.udp_frame ? px_params.udp_frame : 8192;
+    if (smallest - PX_NET_HDR_MAX > s->frame_max)
+        s->frame_max = smallest - PX_NET_HDR_MAX;
+    if (s->frame_max > PX_UDP_FRAME_MAX - PX_NET_HDR_MAX)
+        s->frame_max = PX_UDP_FRAME_MAX - PX_NET_HDR_MAX;
+
+    st = px_tcp_addr_format(s->local, n, val, sizeof(val));
+    if (st == PX_OK)
+        st = px_boot_put("udp", val, strlen(val) + 1);
+    if (st != PX_OK)
+        goto err;
+    px_debug("udp", "rank %d datagram sockets %s (frames up to %zu bytes)", s->me, val,
+             s->frame_max);
+    *iface_p = s;
+    return PX_OK;
+
+err:
+    for (int i = 0; i < s->nlocal; i++)
+        if (s->fd[i] >= 0)
+            close(s->fd[i]);
+    if (s->epfd >= 0)
+        close(s->epfd);
+    free(s->rxbuf);
+    free(s->peers);
+    free(s->eps);
+    free(s);
+    return st;
+}
+
+static void px_udp_drop_queue(struct px_net_iface *s, int i, struct px_net_ep *only)
+{
+    px_list_t *e, *t;
+    px_list_for_each_safe(e, t, &s->txq[i])
+    {
+        px_udp_qd_t *q = px_container_of(e, px_udp_qd_t, link);
+        if (only && q->ep != only)
+            continue;
+        px_list_del(e);
+        q->ep->queued -= q->len;
+        s->txq_bytes -= q->len;
+        free(q);
+    }
+}
+
+static void px_udp_iface_close(px_net_iface_t *s)
+{
+    if (PX_LOG_ON(PX_LOG_DEBUG) || px_params.profile)
+        fprintf(stderr,
+                "[plexus profile] rank %d udp: datagrams tx %llu rx %llu frames tx %llu rx %llu "
+                "queued %llu dropped_tx %llu | dropped rx: bad_length %llu bad_magic %llu "
+                "bad_key %llu unknown_peer %llu wrong_source %llu fragments %llu\n",
+                s->me, (unsigned long long)s->st.tx_dgrams, (unsigned long long)s->st.rx_dgrams,
+                (unsigned long long)s->st.tx_frames, (unsigned long long)s->st.rx_frames,
+                (unsigned long long)s->st.tx_queued, (unsigned long long)s->st.tx_dropped,
+                (unsigned long long)s->st.bad_len, (unsigned long long)s->st.bad_magic,
+                (unsigned long long)s->st.bad_key, (unsigned long long)s->st.bad_peer,
+                (unsigned long long)s->st.bad_src, (unsigned long long)s->st.frag_drop);
+    for (int i = 0; i < s->nlocal; i++) {
+        px_udp_drop_queue(s, i, NULL);
+        close(s->fd[i]);
+    }
+    close(s->epfd);
+    for (int i = 0; i < s->nranks * PX_UDP_MAX_SUB; i++)
+        if (s->eps[i]) {
+            free(s->eps[i]->ra_buf);
+            free(s->eps[i]);
+        }
+    for (int i = 0; i < s->nranks; i++)
+        free(s->peers[i]);
+    free(s->peers);
+    free(s->eps);
+    free(s->rxbuf);
+    free(s);
+}
+
+static void px_udp_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
+{
+    memset(attr, 0, sizeof(*attr));
+    attr->caps = PX_NET_CAP_LOSSY;
+    attr->max_frag = s->frame_max;
+    attr->eager_limit = px_params.udp_eager_limit < s->frame_max ? px_params.udp_eager_limit
+                                                                 : s->frame_max;
+    attr->latency_us = 15;
+    attr->bandwidth_mbs = 500;
+}
+
+static int px_udp_iface_reachable(px_net_iface_t *s, int rank)
+{
+    return rank >= 0 && rank < s->nranks && rank != s->me;
+}
+
+static px_tcp_peer_t *px_udp_peer(px_net_iface_t *s, int rank, px_status_t *st_p)
+{
+    if (!s->peers[rank])
+        s->peers[rank] = px_tcp_addr_peer("udp", s->local, s->nlocal, s->explicit_rails, s->me,
+                                          rank, s->node_of, st_p);
+    return s->peers[rank];
+}
+
+static int px_udp_ep_subs(px_net_iface_t *s, int rank, px_net_sub_info_t *info, int max)
+{
+    px_status_t st;
+    if (!px_udp_iface_reachable(s, rank))
+        return PX_ERR_INVALID_PARAM;
+    px_tcp_peer_t *p = px_udp_peer(s, rank, &st);
+    if (!p)
+        return st;
+    int n = p->n < max ? p->n : max;
+    for (int i = 0; i < n; i++)
+        info[i] = p->pair[i].info;
+    return n;
+}
+
+static px_status_t px_udp_ep_create(px_net_iface_t *s, int rank, int sub, void *owner,
+                                    px_net_ep_t **ep_p)
+{
+    px_status_t st;
+    if (!px_udp_iface_reachable(s, rank) || sub < 0 || sub >= PX_UDP_MAX_SUB)
+        return PX_ERR_INVALID_PARAM;
+    px_tcp_peer_t *p = px_udp_peer(s, rank, &st);
+    if (!p)
+        return st;
+    if (sub >= p->n)
+        return PX_ERR_INVALID_PARAM;
+    struct px_net_ep **slot = &s->eps[rank * PX_UDP_MAX_SUB + sub];
+    if (!*slot) {
+        struct px_net_ep *ep = calloc(1, sizeof(*ep));
+        if (!ep)
+            return PX_ERR_NO_MEMORY;
+        ep->iface = s;
+        ep->rank = rank;
+        ep->sub = sub;
+        ep->local = p->pair[sub].local;
+        ep->remote = p->pair[sub].remote;
+        *slot = ep;
+    }
+    (*slot)->owner = owner;
+    *ep_p = *slot;
+    return PX_OK;
+}
+
+/* ---------- sending ---------- */
+
+static px_status_t px_udp_errno_status(int err)
+{
+    switch (err) {
+    case ENETUNREACH:
+    case EHOSTUNREACH:
+    case ENETDOWN:
+    case EPERM: /* a firewall rule */
+    case EADDRNOTAVAIL:
+        return PX_ERR_LINK_UNREACHABLE;
+    case EMSGSIZE:
+        return PX_ERR_INVALID_PARAM;
+    default:
+        return PX_ERR_IO;
+    }
+}
+
+static void px_udp_arm_out(struct px_net_iface *s, int i, int on)
+{
+    if (s->out_armed[i] == on)
+        return;
+    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.u32 = (uint32_t)i};
+    epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->fd[i], &ev);
+    s->out_armed[i] = on;
+}
+
+/* Keeps a copy of a datagram the socket could not take. */
+static void px_udp_queue(struct px_net_ep *ep, const struct msghdr *mh)
+{
+    struct px_net_iface *s = ep->iface;
+    size_t len = px_net_iov_len(mh->msg_iov, (int)mh->msg_iovlen);
+    if (s->txq_bytes + len > PX_UDP_TXQ_MAX) {
+        s->st.tx_dropped++; /* like a full network: the rail layer sends it again */
+        return;
+    }
+    px_udp_qd_t *q = malloc(sizeof(*q) + len);
+    if (!q) {
+        s->st.tx_dropped++;
+        return;
+    }
+    q->ep = ep;
+    q->len = len;
+    px_net_iov_gather(q->data, mh->msg_iov, (int)mh->msg_iovlen);
+    px_list_insert_tail(&s->txq[ep->local], &q->link);
+    ep->queued += len;
+    s->txq_bytes += len;
+    s->st.tx_queued++;
+    px_udp_arm_out(s, ep->local, 1);
+}
+
+/* Writes the queued datagrams of socket i; returns how many. */
+static int px_udp_flush(struct px_net_iface *s, int i)
+{
+    int n = 0;
+    while (!px_list_empty(&s->txq[i])) {
+        px_udp_qd_t *q = px_container_of(s->txq[i].next, px_udp_qd_t, link);
+        ssize_t w = sendto(s->fd[i], q->data, q->len, 0, (struct sockaddr *)&q->ep->remote,
+                           sizeof(q->ep->remote));
+        if (w < 0 && (errno == EAGAIN || errno == ENOBUFS || errno == EINTR))
+            break;
+        /* written, or refused for good (the rail layer notices the loss) */
+        px_list_del(&q->link);
+        q->ep->queued -= q->len;
+        s->txq_bytes -= q->len;
+        if (w >= 0)
+            s->st.tx_dgrams++;
+        free(q);
+        n++;
+    }
+    if (px_list_empty(&s->txq[i]))
+        px_udp_arm_out(s, i, 0);
+    return n;
+}
+
+static px_status_t px_udp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_len,
+                                  const struct iovec *iov, int iovcnt, px_net_send_cb_t cb,
+                                  void *arg)
+{
+    struct px_net_iface *s = ep->iface;
+    int i = ep->local;
+    size_t plen = px_net_iov_len(iov, iovcnt);
+    size_t total = hdr_len + plen;
+    (void)cb;
+    (void)arg;
+    if (hdr_len > PX_NET_HDR_MAX || iovcnt > 14 || total > PX_UDP_FRAME_MAX)
+        return PX_ERR_INVALID_PARAM;
+
+    px_udp_hdr_t dh = {.magic = PX_UDP_MAGIC, .hdr_len = (uint16_t)hdr_len,
+                       .sub = (uint16_t)ep->sub, .key = s->key, .from = (uint32_t)s->me,
+                       .frame = ep->tx_frame++, .frame_len = (uint32_t)total};
+    struct iovec whole[16];
+    whole[0].iov_base = (void *)hdr;
+    whole[0].iov_len = hdr_len;
+    memcpy(whole + 1, iov, (size_t)iovcnt * sizeof(*iov));
+    int nwhole = iovcnt + 1;
+    size_t dmax = s->dmax[i];
+    int queue_rest = !px_list_empty(&s->txq[i]); /* keep the order of the queue */
+
+    /* every datagram of the frame, written in batches */
+    px_udp_hdr_t fh[PX_UDP_TX_BATCH];
+    struct iovec fiov[PX_UDP_TX_BATCH][17];
+    struct mmsghdr mm[PX_UDP_TX_BATCH];
+    size_t off = 0;
+    do {
+        int k = 0;
+        for (; k < PX_UDP_TX_BATCH && (off < total || (total == 0 && k == 0)); k++) {
+            size_t n = total - off < dmax ? total - off : dmax;
+            fh[k] = dh;
+            fh[k].frag_off = (uint32_t)off;
+            fiov[k][0].iov_base = &fh[k];
+            fiov[k][0].iov_len = sizeof(fh[k]);
+            int c = px_iov_slice(whole, nwhole, off, n, &fiov[k][1], 16);
+            memset(&mm[k], 0, sizeof(mm[k]));
+            mm[k].msg_hdr.msg_name = &ep->remote;
+            mm[k].msg_hdr.msg_namelen = sizeof(ep->remote);
+            mm[k].msg_hdr.msg_iov = fiov[k];
+            mm[k].msg_hdr.msg_iovlen = (size_t)c + 1;
+            off += n;
+            if (total == 0)
+                break;
+        }
+        if (total == 0)
+            k = 1;
+        int done = 0;
+        while (!queue_rest && done < k) {
+            int w = sendmmsg(s->fd[i], mm + done, (unsigned)(k - done), 0);
+            if (w > 0) {
+                done += w;
+                s->st.tx_dgrams += (uint64_t)w;
+                continue;
+            }
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == ENOBUFS) {
+                queue_rest = 1;
+                break;
+            }
+            px_status_t st = px_udp_errno_status(errno);
+            if (st == PX_ERR_INVALID_PARAM)
+                px_error("udp", "datagram of %zu bytes to rank %d too large (PX_UDP_MTU?)",
+                         px_net_iov_len(mm[done].msg_hdr.msg_iov,
+                                        (int)mm[done].msg_hdr.msg_iovlen), ep->rank);
+            else
+                px_debug("udp", "send to rank %d sub %d: %s", ep->rank, ep->sub, strerror(errno));
+            return st;
+        }
+        for (; done < k; done++)
+            px_udp_queue(ep, &mm[done].msg_hdr);
+    } while (off < total);
+    s->st.tx_frames++;
+    return PX_OK; /* the kernel or our queue has a copy */
+}
+
+static size_t px_udp_ep_pending(px_net_ep_t *ep) { return ep->queued; }
+
+static void px_udp_ep_reset(px_net_ep_t *ep)
+{
+    /* nothing connected: forget what is queued and the frame being
+     * reassembled (its buffer stays, it may be in use by a delivery) */
+    px_udp_drop_queue(ep->iface, ep->local, ep);
+    ep->ra_active = 0;
+}
+
+static void px_udp_ep_rx_cancel(px_net_ep_t *ep) { (void)ep; /* frames arrive whole */ }
+
+/* ---------- receiving ---------- */
+
+static void px_udp_deliver(struct px_net_iface *s, struct px_net_ep *ep, const char *frame,
+                           size_t hdr_len, size_t len)
+{
+    void *ctx = NULL;
+    size_t plen = len - hdr_len;
+    s->st.rx_frames++;
+    void *dst = s->rx->rx_begin(ep->owner, frame, hdr_len, plen, &ctx);
+    if (dst && plen)
+        memcpy(dst, frame + hdr_len, plen);
+    s->rx->rx_done(ep->owner, ctx);
+}
+
+/* Checks one datagram and hands up the frame it completes. */
+static void px_udp_input(struct px_net_iface *s, int sock, const char *d, size_t n,
+                         const struct sockaddr_in *src)
+{
+    px_udp_hdr_t h;
+    s->st.rx_dgrams++;
+    if (n < sizeof(h)) {
+        s->st.bad_len++;
+        return;
+    }
+    memcpy(&h, d, sizeof(h));
+    if (h.magic != PX_UDP_MAGIC) {
+        s->st.bad_magic++;
+        return;
+    }
+    if (h.key != s->key) {
+        s->st.bad_key++;
+        return;
+    }
+    size_t data = n - sizeof(h);
+    if (h.frame_len > PX_UDP_FRAME_MAX || h.hdr_len > PX_NET_HDR_MAX ||
+        h.hdr_len > h.frame_len || h.frag_off > h.frame_len ||
+        data > h.frame_len - h.frag_off || (data == 0 && h.frame_len != 0)) {
+        s->st.bad_len++;
+        return;
+    }
+    struct px_net_ep *ep = NULL;
+    if (h.from < (uint32_t)s->nranks && h.sub < PX_UDP_MAX_SUB && h.from != (uint32_t)s->me)
+        ep = s->eps[h.from * PX_UDP_MAX_SUB + h.sub];
+    if (!ep || !ep->owner) {
+        s->st.bad_peer++;
+        return;
+    }
+    if (ep->local != sock || ep->remote.sin_addr.s_addr != src->sin_addr.s_addr ||
+        ep->remote.sin_port != src->sin_port) {
+        s->st.bad_src++;
+        return;
+    }
+    const char *p = d + sizeof(h);
+    if (h.frag_off == 0 && data == h.frame_len) { /* the common case: one datagram */
+        if (h.hdr_len > data) {
+            s->st.bad_len++;
+            return;
+        }
+        ep->ra_active = 0;
+        px_udp_deliver(s, ep, p, h.hdr_len, data);
+        return;
+    }
+    if (h.frag_off == 0) {
+        if (h.hdr_len > data) { /* the upper header comes whole in the first */
+            s->st.bad_len++;
+            return;
+        }
+        if (ep->ra_active)
+            s->st.frag_drop++; /* the previous frame lost a fragment */
+        if (ep->ra_cap < h.frame_len) {
+            char *b = realloc(ep->ra_buf, h.frame_len);
+            if (!b) {
+                ep->ra_active = 0;
+                s->st.frag_drop++;
+                return;
+            }
+            ep->ra_buf = b;
+            ep->ra_cap = h.frame_len;
+        }
+        ep->ra_active = 1;
+        ep->ra_frame = h.frame;
+        ep->ra_len = h.frame_len;
+        ep->ra_hdr_len = h.hdr_len;
+        ep->ra_got = 0;
+    } else if (!ep->ra_active || h.frame != ep->ra_frame || h.frag_off != ep->ra_got ||
+               h.frame_len != ep->ra_len) {
+        if (ep->ra_active)
+            s->st.frag_drop++;
+        ep->ra_active = 0;
+        return;
+    }
+    memcpy(ep->ra_buf + ep->ra_got, p, data);
+    ep->ra_got += (uint32_t)data;
+    if (ep->ra_got == ep->ra_len) {
+        ep->ra_active = 0;
+        px_udp_deliver(s, ep, ep->ra_buf, ep->ra_hdr_len, ep->ra_len);
+    }
+}
+
+static int px_udp_iface_progress(px_net_iface_t *s)
+{
+    int events = 0;
+    for (int i = 0; i < s->nlocal; i++) {
+        if (!px_list_empty(&s->txq[i]))
+            events += px_udp_flush(s, i);
+        for (int round = 0; round < 4; round++) {
+            for (int k = 0; k < PX_UDP_RX_BATCH; k++) {
+                s->msgs[k].msg_hdr.msg_namelen = sizeof(s->from[k]);
+                s->msgs[k].msg_len = 0;
+            }
+            int m = recvmmsg(s->fd[i], s->msgs, PX_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
+            if (m <= 0)
+                break;
+            for (int k = 0; k < m; k++)
+                px_udp_input(s, i, s->iov[k].iov_base, s->msgs[k].msg_len, &s->from[k]);
+            events += m;
+            if (m < PX_UDP_RX_BATCH)
+                break;
+        }
+    }
+    return events;
+}
+
+static int px_udp_iface_fd(px_net_iface_t *s) { return s->epfd; }
+
+const px_net_ops_t px_net_udp_ops = {
+    .size = sizeof(px_net_ops_t),
+    .name = "udp",
+    .iface_open = px_udp_iface_open,
+    .iface_close = px_udp_iface_close,
+    .iface_query = px_udp_iface_query,
+    .iface_reachable = px_udp_iface_reachable,
+    .ep_create = px_udp_ep_create,
+    .ep_subs = px_udp_ep_subs,
+    .ep_send = px_udp_ep_send,
+    .ep_get = NULL,
+    .ep_pending = px_udp_ep_pending,
+    .ep_reset = px_udp_ep_reset,
+    .ep_rx_cancel = px_udp_ep_rx_cancel,
+    .iface_progress = px_udp_iface_progress,
+    .iface_fd = px_udp_iface_fd,
+};
