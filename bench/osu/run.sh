@@ -11,6 +11,7 @@
 #   --np N            number of ranks (default 2)
 #   --net shm|tcp     shared memory allowed between ranks of a node (default)
 #                     or TCP forced between all ranks (over loopback on one node)
+#   --net udp         Plexus only: its datagram transport instead of TCP
 #   --nodes A,B       emulated nodes: network namespaces (see bench/netns-pair.sh);
 #                     ranks run inside them and talk over TCP on the rails
 #   --ppn K           ranks per node with --nodes (default np / number of nodes)
@@ -77,7 +78,8 @@ case "$mpi" in
     "") die "--mpi is required (mpich, openmpi or plexus)" ;;
     *) die "unknown MPI '$mpi' (mpich, openmpi or plexus)" ;;
 esac
-case "$net" in shm|tcp) ;; *) die "--net must be shm or tcp" ;; esac
+case "$net" in shm|tcp) ;; udp) [ "$mpi" = plexus ] || die "--net udp: only Plexus has a datagram transport" ;;
+    *) die "--net must be shm, tcp or udp" ;; esac
 [[ "$np" =~ ^[1-9][0-9]*$ ]] || die "--np must be a positive integer"
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer"
 
@@ -145,7 +147,7 @@ if [ -z "$nodes" ]; then
             ;;
         plexus)
             cmd=("$ROOT/build/bin/pxrun" -n "$np")
-            if [ "$net" = tcp ]; then cmd+=(--env PX_NET=tcp); else cmd+=(--env PX_NET=shm,tcp); fi
+            case "$net" in tcp|udp) cmd+=(--env PX_NET=$net) ;; *) cmd+=(--env PX_NET=shm,tcp) ;; esac
             ;;
     esac
 else
@@ -178,7 +180,7 @@ else
     # a hostname and /dev/shm, so UCX would otherwise take shared memory
     # between ranks of different nodes and bypass the rails.
     local_tcp=0
-    if [ "$net" = tcp ] || [ "$ppn" -eq 1 ]; then local_tcp=1; fi
+    if [ "$net" != shm ] || [ "$ppn" -eq 1 ]; then local_tcp=1; fi
     case "$mpi" in
         mpich)
             cmd=(mpiexec.mpich -launcher ssh -launcher-exec "$agent" -iface "$mgmt"
@@ -213,7 +215,8 @@ else
             ;;
         plexus)
             pxnet=tcp
-            [ "$local_tcp" -eq 1 ] || pxnet=shm,tcp
+            [ "$net" = udp ] && pxnet=udp
+            [ "$local_tcp" -eq 1 ] || pxnet=shm,$pxnet
             cmd=("$ROOT/build/bin/pxrun" -n "$np" --hosts "$nodes" --ppn "$ppn"
                  --launcher 'ip netns exec {host}' --bootstrap-iface "$mgmt"
                  --env PX_NET="$pxnet" --env PX_RAILS="$rails")

@@ -910,7 +910,7 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
     /* sleeping in epoll is only safe when no shared-memory ring needs polling */
     px_p.block_ok = px_p.rail_peers && !px_p.shm_if;
     px_debug("proto", "ready: %d ranks, %s%s, oversubscribed=%d", boot->size,
-             px_p.shm_if ? "shm " : "", px_p.rail ? "tcp" : "", px_p.oversub);
+             px_p.shm_if ? "shm " : "", px_p.rail ? px_rail_net_name(px_p.rail) : "", px_p.oversub);
     return PX_OK;
 
 err:

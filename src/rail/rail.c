@@ -1609,7 +1609,8 @@ static px_status_t px_rail_enqueue(px_list_t *q, const void *hdr, size_t hdr_len
         b->iov[0].iov_len = len;
         b->iovcnt = 1;
     } else {
-        memcpy(b->iov, iov, (size_t)iovcnt * sizeof(*iov));
+        if (iovcnt)
+            memcpy(b->iov, iov, (size_t)iovcnt * sizeof(*iov));
         b->iovcnt = iovcnt;
     }
     px_list_insert_tail(q, &b->link);

@@ -18,7 +18,10 @@ after the fault, and on how and when the job ended:
   6          every rail down for good, PX_PARTITION_TIMEOUT=4: a clear error
              naming the peer within timeout + 2 s, non-zero exit, no process left;
   7          fat-tree, 2 paths: a leaf-spine link down, the other path carries on;
-  ft-off     PX_RAIL_FT=0 and one rail down: the job fails with a clear error.
+  ft-off     PX_RAIL_FT=0 and one rail down: the job fails with a clear error;
+  udp        with PX_NET=udp: both rails in use, 5% loss on every rail, and
+             one rail down for good (the rail layer's own acknowledgements
+             and retransmissions).
 
 Faults are cleared in finally blocks (pxfab fault reset). PX_BUILD_DIR selects
 the build (default: <repo>/build).
@@ -49,6 +52,8 @@ FLAP_FOR = 30             # seconds of flapping in scenario 3
 MAX_STALL_S = 1.0         # a rail failure may stop traffic this long at most
 PARTITION_TIMEOUT = 4     # scenario 6
 EXIT_SLACK_S = 1.5        # launcher tear-down on top of timeout + 2 s
+UDP_TWO_RAILS = 1.5       # datagrams over both rails, against one rail with tcp
+UDP_LOSSY = 0.3           # ... with 5% loss on every rail
 # A job that lost every path to a peer must say which one (rank N) and why.
 PEER_LOST_RE = re.compile(r"rank \d+.*\b(unreachable|partition(ed)?)\b"
                           r"|\b(unreachable|partition(ed)?)\b.*rank \d+", re.I)
@@ -243,17 +248,23 @@ def test_baseline_no_fault(two_rails, one_rail_rate):
         f"two rails {r.result['rate_after_MBs']} MB/s, one rail {one_rail_rate}: {r.why()}"
 
 
-def test_1_rail_down_for_good(two_rails, one_rail_rate):
+def rail_down_for_good(one_rail_rate, env, min_ratio):
+    """Scenario 1: rail1 down at 3 s; stall and rate afterwards bounded."""
     try:
-        r = ft_stream(PAIR, stream_args(10, fault_at=3), env={"PX_PROFILE": "1"},
+        r = ft_stream(PAIR, stream_args(10, fault_at=3), env=env,
                       plan=[(3, "down", fault("down", CUT))])
     finally:
         pxfab("fault", "reset")
     assert_correct(r)
     res = r.result
     assert res["max_stall_s"] <= MAX_STALL_S, r.why()
-    assert res["rate_after_MBs"] >= 0.9 * one_rail_rate, \
+    assert res["rate_after_MBs"] >= min_ratio * one_rail_rate, \
         f"after: {res['rate_after_MBs']} MB/s, rail0 alone: {one_rail_rate}: {r.why()}"
+    return r
+
+
+def test_1_rail_down_for_good(two_rails, one_rail_rate):
+    r = rail_down_for_good(one_rail_rate, {"PX_PROFILE": "1"}, 0.9)
     assert "DOWN" in r.err, "no subchannel DOWN event logged: " + r.why()
     assert "faults:" in r.err, "PX_PROFILE=1 printed no fault counters: " + r.why()
 
@@ -357,6 +368,44 @@ def test_ft_off_one_rail_down_fails_cleanly(two_rails):
     assert took <= bound, f"ended {took:.1f} s after the fault: " + r.why()
     assert FT_OFF_RE.search(r.err), "no clear error message: " + r.why()
     assert not left, f"ft_stream processes left: {left}"
+
+
+# ---------- the same two rails with datagrams (PX_NET=udp) ----------
+
+UDP = {"PX_NET": "udp", "PX_PROFILE": "1"}
+RETX_RE = re.compile(r"reliability: retransmitted on timeout (\d+) fast (\d+)")
+
+
+def retransmitted(r):
+    return sum(int(a) + int(b) for a, b in RETX_RE.findall(r.err))
+
+
+def test_udp_both_rails(two_rails, one_rail_rate):
+    links = ("node0:rail0", "node0:rail1")
+    r = ft_stream(PAIR, stream_args(6, fault_at=1), env=UDP, sample=links)
+    assert_correct(r)
+    moved = {l: r.samples[-1][1][l] - r.samples[0][1][l] for l in links}
+    for l in links:
+        assert moved[l] > 0.2 * sum(moved.values()), f"{l} idle: {moved}"
+    assert r.result["rate_after_MBs"] >= UDP_TWO_RAILS * one_rail_rate, \
+        f"two rails {r.result['rate_after_MBs']} MB/s, one (tcp) rail {one_rail_rate}: {r.why()}"
+
+
+def test_udp_loss_on_every_rail(two_rails, one_rail_rate):
+    """5% of the datagrams lost each way on both rails, every rank to every
+    other: the rail layer's retransmissions deliver everything exactly once."""
+    plan = [(0.5, "loss0", fault("loss", "node0:rail0", 5)), (0.5, "loss1", fault("loss", CUT, 5))]
+    try:
+        r = ft_stream(MANY, stream_args(10, fault_at=0.5, mode="all"), env=UDP, plan=plan)
+    finally:
+        pxfab("fault", "reset")
+    assert_correct(r)
+    assert retransmitted(r) > 0, "nothing was retransmitted: was anything lost? " + r.why()
+    assert r.result["rate_after_MBs"] >= UDP_LOSSY * one_rail_rate, r.why()
+
+
+def test_udp_rail_down_for_good(two_rails, one_rail_rate):
+    rail_down_for_good(one_rail_rate, UDP, 0.8)
 
 
 # ---------- fat-tree, two paths ----------

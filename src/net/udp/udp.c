@@ -477,7 +477,8 @@ static px_status_t px_udp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     struct iovec whole[16];
     whole[0].iov_base = (void *)hdr;
     whole[0].iov_len = hdr_len;
-    memcpy(whole + 1, iov, (size_t)iovcnt * sizeof(*iov));
+    if (iovcnt)
+        memcpy(whole + 1, iov, (size_t)iovcnt * sizeof(*iov));
     int nwhole = iovcnt + 1;
     size_t dmax = s->dmax[i];
     int queue_rest = !px_list_empty(&s->txq[i]); /* keep the order of the queue */
