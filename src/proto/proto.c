@@ -50,6 +50,11 @@ static const uint8_t px_am_hdr_len[PX_AM_MAX] = {
 
 enum { PX_CHAN_SELF, PX_CHAN_SHM, PX_CHAN_RAIL };
 
+/* With datagrams and connections both enabled (hybrid), a network peer's
+ * connection goes NONE -> WANTED (enough traffic, or the peer opened it)
+ * -> ACTIVE (once nothing sent over datagrams is unacknowledged). */
+enum { PX_RC_NONE, PX_RC_WANTED, PX_RC_ACTIVE };
+
 typedef struct px_proto_peer {
     int rank;
     int kind;
@@ -60,9 +65,14 @@ typedef struct px_proto_peer {
     const px_net_ops_t *ops; /* self and shm */
     px_net_ep_t *ep;
     px_rail_vc_t *vc;
+    px_rail_vc_t *vc_rc;     /* hybrid: the connection, used from ACTIVE on */
+    uint8_t rc;
+    uint8_t rc_in;           /* the peer opened it */
+    uint32_t rc_qual;        /* messages that count towards opening it */
     /* per-channel receive state: frames of one channel arrive one at a time */
     size_t rx_len;
     uint64_t msgs_tx, bytes_tx, msgs_rx, bytes_rx, rndv_tx;
+    uint64_t rc_msgs_tx, rc_bytes_tx; /* hybrid: of msgs_tx, bytes_tx, over the connection */
 } px_proto_peer_t;
 
 struct px_proto_unexp {
@@ -91,6 +101,11 @@ static struct {
     px_proto_peer_t *peers;
     px_net_iface_t *self_if, *shm_if;
     px_rail_t *rail;
+    px_rail_t *rail_rc; /* hybrid: connections beside the datagrams of rail */
+    int rc_active;      /* some connection is wanted or in use: poll rail_rc */
+    int rc_out, rc_in;  /* connections we opened / the peers opened */
+    int epfd;           /* hybrid: both rails' descriptors, to sleep on */
+    unsigned rc_tick;
     int self_active; /* something was ever sent to self: poll its queue */
     int rail_active;
     int rail_peers; /* some peer is reached over the network */
@@ -159,6 +174,40 @@ static px_proto_req_t *px_proto_id_lookup(uint64_t id)
 
 /* ---------- channels ---------- */
 
+/* Hybrid: the connection is used once nothing sent over datagrams is
+ * unacknowledged, so that nothing sent over it overtakes them. */
+static void px_proto_rc_switch(px_proto_peer_t *p)
+{
+    if (px_rail_vc_pending(p->vc) || px_rail_vc_unacked(p->vc))
+        return;
+    p->rc = PX_RC_ACTIVE;
+    p->eager_limit = px_rail_vc_eager_limit(p->vc_rc);
+    p->chunk = px_params.rndv_chunk ? px_params.rndv_chunk : (1u << 20);
+    px_debug("proto", "rank %d: connection in use (%s)", p->rank,
+             p->rc_in ? "opened by the peer" : "opened after enough traffic");
+}
+
+/* The virtual channel of a network peer's next frame. */
+static inline px_rail_vc_t *px_peer_vc(px_proto_peer_t *p)
+{
+    if (__builtin_expect(p->rc == PX_RC_WANTED, 0))
+        px_proto_rc_switch(p);
+    return p->rc == PX_RC_ACTIVE ? p->vc_rc : p->vc;
+}
+
+/* Hybrid: one more message to p; opens the connection once enough of them
+ * were large enough and this process holds fewer than PX_MAX_RC_CONN. */
+static inline void px_proto_rc_count(px_proto_peer_t *p, size_t len)
+{
+    if (p->vc_rc && p->rc == PX_RC_NONE && len >= px_params.rc_promote_size &&
+        ++p->rc_qual >= (uint32_t)px_params.rc_promote_after &&
+        px_p.rc_out + px_p.rc_in < px_params.max_rc_conn) {
+        p->rc = PX_RC_WANTED;
+        px_p.rc_out++;
+        px_p.rc_active = 1;
+    }
+}
+
 static inline px_status_t px_chan_send(px_proto_peer_t *p, const px_am_hdr_t *h,
                                        const struct iovec *iov, int iovcnt, unsigned rflags,
                                        px_net_send_cb_t cb, void *arg)
@@ -166,7 +215,7 @@ static inline px_status_t px_chan_send(px_proto_peer_t *p, const px_am_hdr_t *h,
     size_t hl = px_am_hdr_len[h->am];
     if (p->kind == PX_CHAN_RAIL) {
         px_p.rail_active = 1;
-        return px_rail_vc_send(p->vc, h, hl, iov, iovcnt, rflags, cb, arg);
+        return px_rail_vc_send(px_peer_vc(p), h, hl, iov, iovcnt, rflags, cb, arg);
     }
     if (p->kind == PX_CHAN_SELF)
         px_p.self_active = 1;
@@ -530,6 +579,26 @@ static const px_rail_rx_ops_t px_proto_rail_rx_ops = {
     .ep_failed = px_proto_ep_failed,
 };
 
+/* Hybrid: a frame over a connection the peer opened; answer over it too. */
+static void *px_proto_rc_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t off,
+                                  size_t payload_len, void **ctx_p)
+{
+    px_proto_peer_t *p = owner;
+    if (__builtin_expect(p->rc == PX_RC_NONE, 0)) {
+        p->rc = PX_RC_WANTED;
+        p->rc_in = 1;
+        px_p.rc_in++;
+        px_p.rc_active = 1;
+    }
+    return px_proto_rx_begin_at(owner, hdr, hdr_len, off, payload_len, ctx_p);
+}
+
+static const px_rail_rx_ops_t px_proto_rc_rx_ops = {
+    .rx_begin = px_proto_rc_rx_begin,
+    .rx_done = px_proto_rx_done_len,
+    .ep_failed = px_proto_ep_failed,
+};
+
 /* ---------- send / receive ---------- */
 
 px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
@@ -555,6 +624,13 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
         return PX_ERR_PEER_UNREACHABLE;
     p->msgs_tx++;
     p->bytes_tx += len;
+    if (p->vc_rc) {
+        px_proto_rc_count(p, len);
+        if (px_peer_vc(p) == p->vc_rc) {
+            p->rc_msgs_tx++;
+            p->rc_bytes_tx += len;
+        }
+    }
 
     if (len <= p->eager_limit) {
         px_am_hdr_t h = {.am = PX_AM_EAGER, .src = my_rank, .tag = tag, .ctx = ctx};
@@ -569,7 +645,8 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
         }
         if (p->kind == PX_CHAN_RAIL) {
             px_p.rail_active = 1;
-            st = px_rail_vc_send(p->vc, &h, hl, &iov, 1, req->rflags, px_proto_send_cb, req);
+            st = px_rail_vc_send(px_peer_vc(p), &h, hl, &iov, 1, req->rflags, px_proto_send_cb,
+                                 req);
         } else {
             if (p->kind == PX_CHAN_SELF)
                 px_p.self_active = 1;
@@ -714,6 +791,13 @@ int px_proto_progress(void)
         if (k)
             px_p.rail_active = 1;
         n += k;
+        /* connections: accepted now and then, polled every time once in use */
+        if (px_p.rail_rc && (px_p.rc_active || (++px_p.rc_tick & 15) == 0)) {
+            k = px_rail_progress(px_p.rail_rc);
+            if (k)
+                px_p.rail_active = 1;
+            n += k;
+        }
     }
     return n;
 }
@@ -731,7 +815,7 @@ void px_proto_wait_step(unsigned *idle)
     if (px_p.block_ok && px_p.mode != PX_WAIT_YIELD) {
         /* only sockets to watch: sleep in the kernel until one is ready */
         struct epoll_event ev;
-        epoll_wait(px_p.rail_fd, &ev, 1, 1);
+        epoll_wait(px_p.epfd >= 0 ? px_p.epfd : px_p.rail_fd, &ev, 1, 1);
         return;
     }
     sched_yield();
@@ -745,7 +829,7 @@ const char *px_proto_channel_name(int peer)
 {
     static const char *const names[] = {"self", "shm", "tcp"};
     if (px_p.peers[peer].kind == PX_CHAN_RAIL)
-        return px_rail_net_name(px_p.rail);
+        return px_p.peers[peer].rc == PX_RC_ACTIVE ? "udp+tcp" : px_rail_net_name(px_p.rail);
     return names[px_p.peers[peer].kind];
 }
 
@@ -803,6 +887,7 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
     px_list_init(&px_p.unexp);
     px_p.free_id = PX_ID_NONE;
     px_p.rail_fd = -1;
+    px_p.epfd = -1;
     use_shm = px_net_enabled("shm");
     use_tcp = px_net_enabled("tcp");
     use_udp = px_net_enabled("udp");
@@ -811,9 +896,9 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
                  "comma-separated combination)", px_params.net);
         return PX_ERR_INVALID_PARAM;
     }
-    if (use_tcp && use_udp) {
-        px_error("proto", "PX_NET='%s': tcp and udp together are not supported yet; choose one",
-                 px_params.net);
+    if (use_tcp && use_udp &&
+        (px_params.rc_promote_after < 0 || px_params.max_rc_conn < 0)) {
+        px_error("proto", "PX_RC_PROMOTE_AFTER and PX_MAX_RC_CONN must be 0 or more");
         return PX_ERR_INVALID_PARAM;
     }
 
@@ -840,6 +925,19 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         if (st != PX_OK)
             goto err;
         px_p.rail_fd = px_rail_fd(px_p.rail);
+        if (use_udp && use_tcp) {
+            st = px_rail_init(boot, "tcp", &px_proto_rc_rx_ops, &px_p.rail_rc);
+            if (st != PX_OK)
+                goto err;
+            px_p.epfd = epoll_create1(EPOLL_CLOEXEC);
+            struct epoll_event ev = {.events = EPOLLIN};
+            if (px_p.epfd < 0 || epoll_ctl(px_p.epfd, EPOLL_CTL_ADD, px_p.rail_fd, &ev) ||
+                epoll_ctl(px_p.epfd, EPOLL_CTL_ADD, px_rail_fd(px_p.rail_rc), &ev)) {
+                px_error("proto", "epoll: %s", strerror(errno));
+                st = PX_ERR_IO;
+                goto err;
+            }
+        }
     }
 
     {
@@ -887,6 +985,9 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         } else if (px_p.rail && px_rail_reachable(px_p.rail, r)) {
             p->kind = PX_CHAN_RAIL;
             st = px_rail_vc_create(px_p.rail, r, p, &p->vc);
+            /* no connection yet: opened on first use */
+            if (st == PX_OK && px_p.rail_rc && px_rail_reachable(px_p.rail_rc, r))
+                st = px_rail_vc_create(px_p.rail_rc, r, p, &p->vc_rc);
         } else {
             px_error("proto", "no transport in PX_NET='%s' reaches rank %d (node %d)",
                      px_params.net, r, boot->node_of[r]);
@@ -959,7 +1060,9 @@ px_status_t px_proto_flush(int mode)
             if (p->failed)
                 continue;
             if (p->kind == PX_CHAN_RAIL)
-                busy = px_rail_vc_pending(p->vc) != 0 || (acks && px_rail_vc_unacked(p->vc));
+                busy = px_rail_vc_pending(p->vc) != 0 || (acks && px_rail_vc_unacked(p->vc)) ||
+                       (p->vc_rc && (px_rail_vc_pending(p->vc_rc) != 0 ||
+                                     (acks && px_rail_vc_unacked(p->vc_rc))));
             else if (p->kind == PX_CHAN_SHM)
                 busy = p->ops->ep_pending(p->ep) != 0;
         }
@@ -967,6 +1070,8 @@ px_status_t px_proto_flush(int mode)
             return mode == PX_FLUSH_LAST && lossy ? px_proto_quiesce() : PX_OK;
         if (acks && px_p.rail)
             px_rail_ack_all(px_p.rail); /* peers in the same loop wait for ours */
+        if (acks && px_p.rail_rc)
+            px_rail_ack_all(px_p.rail_rc);
         if (px_time_ns() > deadline) {
             px_warn("proto", "data still queued after 60 s at finalize");
             return PX_ERR_TIMEOUT;
@@ -992,8 +1097,39 @@ void px_proto_print_stats(void)
                     (unsigned long long)p->msgs_rx, (unsigned long long)p->bytes_tx,
                     (unsigned long long)p->bytes_rx, (unsigned long long)p->rndv_tx);
     }
+    /* channels allocated by type and what each carried (sent) */
+    enum { SELF, SHM, DGRAM, CONN, NCH };
+    static const char *const chn[NCH] = {"self", "shm", "udp", "tcp"};
+    unsigned long long nch[NCH] = {0}, msgs[NCH] = {0}, bytes[NCH] = {0};
+    int net = px_p.rail && px_rail_lossy(px_p.rail) ? DGRAM : CONN;
+    for (int r = 0; r < px_p.boot.size; r++) {
+        px_proto_peer_t *p = &px_p.peers[r];
+        int c = p->kind == PX_CHAN_SELF ? SELF : p->kind == PX_CHAN_SHM ? SHM : net;
+        /* a datagram channel is there from the start; a connection once used */
+        nch[c] += c != CONN || px_rail_vc_used(p->vc);
+        msgs[c] += p->msgs_tx - p->rc_msgs_tx;
+        bytes[c] += p->bytes_tx - p->rc_bytes_tx;
+        if (p->vc_rc) {
+            nch[CONN] += p->rc != PX_RC_NONE;
+            msgs[CONN] += p->rc_msgs_tx;
+            bytes[CONN] += p->rc_bytes_tx;
+        }
+    }
+    char vol[512];
+    size_t off = 0;
+    for (int c = 0; c < NCH; c++)
+        off += (size_t)snprintf(vol + off, sizeof(vol) - off, "%s%s %llu msgs %llu bytes",
+                                c ? ", " : "", chn[c], msgs[c], bytes[c]);
+    char opened[64] = "";
+    if (px_p.rail_rc)
+        snprintf(opened, sizeof(opened), " (opened here %d, by peers %d)", px_p.rc_out, px_p.rc_in);
+    fprintf(stderr,
+            "[plexus profile] rank %d channels: self %llu shm %llu udp %llu tcp %llu%s | sent: %s\n",
+            px_p.boot.rank, nch[SELF], nch[SHM], nch[DGRAM], nch[CONN], opened, vol);
     if (px_p.rail)
         px_rail_print_stats(px_p.rail, px_p.boot.rank);
+    if (px_p.rail_rc)
+        px_rail_print_stats(px_p.rail_rc, px_p.boot.rank);
 }
 
 void px_proto_finalize(void)
@@ -1002,6 +1138,12 @@ void px_proto_finalize(void)
     px_p.finalizing = 1;
     if (px_p.rail)
         px_rail_finalize(px_p.rail);
+    if (px_p.rail_rc)
+        px_rail_finalize(px_p.rail_rc);
+    if (px_p.epfd >= 0)
+        close(px_p.epfd);
+    px_p.epfd = -1;
+    px_p.rail_rc = NULL;
     if (px_p.shm_if)
         px_net_shm_ops.iface_close(px_p.shm_if);
     if (px_p.self_if)

@@ -425,7 +425,8 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
     r->copy_max = r->attr.eager_limit > PX_RAIL_COPY_SMALL ? r->attr.eager_limit : PX_RAIL_COPY_SMALL;
     if (r->copy_max > PX_RAIL_COPY_MAX)
         r->copy_max = PX_RAIL_COPY_MAX;
-    if (px_params.stats)
+    static int stats_taken; /* one segment per rank: the first rail's */
+    if (px_params.stats && !stats_taken++)
         px_rail_stats_open(r, boot);
     *rail_p = r;
     return PX_OK;
@@ -2190,7 +2191,7 @@ const char *px_rail_net_name(px_rail_t *r) { return r->ops->name; }
 
 size_t px_rail_vc_max_frame(px_rail_vc_t *vc) { return vc->rail->frame_max; }
 
-static inline int px_rail_vc_used(const px_rail_vc_t *vc)
+int px_rail_vc_used(const px_rail_vc_t *vc)
 {
     return !vc->failed && (vc->tx_seq || vc->rx_next);
 }
@@ -2269,9 +2270,10 @@ void px_rail_print_stats(px_rail_t *r, int rank)
                 (unsigned long long)r->rx_dup, (unsigned long long)r->rx_out_of_window);
     fprintf(stderr,
             "[plexus profile] rank %d faults: suspect %llu down %llu recovered %llu failover "
-            "frames %llu bytes %llu partitioned %llu subchannel_down_s %.2f partition_s %.2f\n",
+            "frames %llu bytes %llu partitioned %llu subchannel_down_s %.2f partition_s %.2f "
+            "transport %s\n",
             rank, (unsigned long long)suspects, (unsigned long long)downs,
             (unsigned long long)recoveries, (unsigned long long)resent,
             (unsigned long long)resent_bytes, (unsigned long long)r->partitions,
-            (double)down_ns / 1e9, (double)r->partition_ns / 1e9);
+            (double)down_ns / 1e9, (double)r->partition_ns / 1e9, r->ops->name);
 }

@@ -96,6 +96,8 @@ size_t px_rail_vc_max_frame(px_rail_vc_t *vc);
  * DONE to each peer it talked to, and leaves when each has said DONE too (a
  * peer may still need acknowledgements until then). */
 void px_rail_send_done(px_rail_t *rail);
+/* Frames went either way (over tcp: the connection exists). */
+int px_rail_vc_used(const px_rail_vc_t *vc);
 int px_rail_peers_done(px_rail_t *rail, char *missing, size_t len);
 
 /* Introspection (tests, pxinfo, PX_PROFILE). */
