@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Memory and connections per process as a job grows: connections (tcp)
-against datagrams (udp).
+against datagrams (udp) and hybrid (udp+tcp).
 
 Runs bench/scale/alltoall_mem (built with build/bin/mpicc into
 bench/.cache/scale) at each rank count with each PX_NET on this machine
@@ -10,8 +10,11 @@ slab objects created by the job, from /proc/slabinfo, plus the buffers
 /proc/net/sockstat counts at the end), and the time per alltoall. A
 benchmark: prints figures, asserts nothing.
 
-usage: bench/scale.py [--ranks 8,16,32,64] [--nets tcp,udp] [--bytes 1024]
-                      [--iters 50] [--repeat 1]"""
+usage: bench/scale.py [--ranks 8,16,32,64] [--nets tcp,udp,udp+tcp] [--bytes 1024]
+                      [--iters 50] [--repeat 1]
+
+udp+tcp is the hybrid mode (PX_NET=udp,tcp: datagrams to every peer,
+connections to the busy ones)."""
 import argparse
 import os
 import re
@@ -45,7 +48,7 @@ def build():
 def run(n, net, a):
     base = slab_kb()
     cmd = [os.path.join(BUILD, "bin", "pxrun"), "-n", str(n), "--timeout", "600",
-           "--env", f"PX_NET={net}", PROG, str(a.bytes), str(a.iters)]
+           "--env", f"PX_NET={net.replace('+', ',')}", PROG, str(a.bytes), str(a.iters)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     m = re.search(r"ranks \d+ .*", p.stdout)
     if p.returncode != 0 or not m:
@@ -62,7 +65,7 @@ def run(n, net, a):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--ranks", default="8,16,32,64")
-    ap.add_argument("--nets", default="tcp,udp")
+    ap.add_argument("--nets", default="tcp,udp,udp+tcp")
     ap.add_argument("--bytes", type=int, default=1024)
     ap.add_argument("--iters", type=int, default=50)
     ap.add_argument("--repeat", type=int, default=1, help="runs per point (medians)")

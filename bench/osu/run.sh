@@ -12,6 +12,7 @@
 #   --net shm|tcp     shared memory allowed between ranks of a node (default)
 #                     or TCP forced between all ranks (over loopback on one node)
 #   --net udp         Plexus only: its datagram transport instead of TCP
+#   --net hybrid      Plexus only: datagrams, connections to busy peers (udp,tcp)
 #   --nodes A,B       emulated nodes: network namespaces (see bench/netns-pair.sh);
 #                     ranks run inside them and talk over TCP on the rails
 #   --ppn K           ranks per node with --nodes (default np / number of nodes)
@@ -78,8 +79,8 @@ case "$mpi" in
     "") die "--mpi is required (mpich, openmpi or plexus)" ;;
     *) die "unknown MPI '$mpi' (mpich, openmpi or plexus)" ;;
 esac
-case "$net" in shm|tcp) ;; udp) [ "$mpi" = plexus ] || die "--net udp: only Plexus has a datagram transport" ;;
-    *) die "--net must be shm, tcp or udp" ;; esac
+case "$net" in shm|tcp) ;; udp|hybrid) [ "$mpi" = plexus ] || die "--net $net: Plexus only" ;;
+    *) die "--net must be shm, tcp, udp or hybrid" ;; esac
 [[ "$np" =~ ^[1-9][0-9]*$ ]] || die "--np must be a positive integer"
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer"
 
@@ -147,7 +148,8 @@ if [ -z "$nodes" ]; then
             ;;
         plexus)
             cmd=("$ROOT/build/bin/pxrun" -n "$np")
-            case "$net" in tcp|udp) cmd+=(--env PX_NET=$net) ;; *) cmd+=(--env PX_NET=shm,tcp) ;; esac
+            case "$net" in tcp|udp) cmd+=(--env PX_NET=$net) ;; hybrid) cmd+=(--env PX_NET=udp,tcp) ;;
+                *) cmd+=(--env PX_NET=shm,tcp) ;; esac
             ;;
     esac
 else
@@ -216,6 +218,7 @@ else
         plexus)
             pxnet=tcp
             [ "$net" = udp ] && pxnet=udp
+            [ "$net" = hybrid ] && pxnet=udp,tcp
             [ "$local_tcp" -eq 1 ] || pxnet=shm,$pxnet
             cmd=("$ROOT/build/bin/pxrun" -n "$np" --hosts "$nodes" --ppn "$ppn"
                  --launcher 'ip netns exec {host}' --bootstrap-iface "$mgmt"

@@ -31,6 +31,10 @@ typedef struct px_net_rx_ops {
     void (*rx_done)(void *owner, void *ctx);
     /* The endpoint failed (peer gone, link error). */
     void (*ep_failed)(void *owner, px_status_t why);
+    /* Optional: `rank` connects to this interface and has no endpoint here
+     * yet. The layer above may create its endpoints (ep_create) now;
+     * returns 0 when it did, else the connection is refused. */
+    int (*ep_incoming)(px_net_iface_t *iface, int rank);
 } px_net_rx_ops_t;
 
 /* Called when a send that returned PX_INPROGRESS no longer needs the

@@ -65,7 +65,8 @@ typedef struct px_proto_peer {
     const px_net_ops_t *ops; /* self and shm */
     px_net_ep_t *ep;
     px_rail_vc_t *vc;
-    px_rail_vc_t *vc_rc;     /* hybrid: the connection, used from ACTIVE on */
+    px_rail_vc_t *vc_rc;     /* hybrid: the connection, created when wanted */
+    uint8_t hybrid;          /* a connection may be opened to it */
     uint8_t rc;
     uint8_t rc_in;           /* the peer opened it */
     uint32_t rc_qual;        /* messages that count towards opening it */
@@ -199,9 +200,14 @@ static inline px_rail_vc_t *px_peer_vc(px_proto_peer_t *p)
  * were large enough and this process holds fewer than PX_MAX_RC_CONN. */
 static inline void px_proto_rc_count(px_proto_peer_t *p, size_t len)
 {
-    if (p->vc_rc && p->rc == PX_RC_NONE && len >= px_params.rc_promote_size &&
+    if (p->rc == PX_RC_NONE && len >= px_params.rc_promote_size &&
         ++p->rc_qual >= (uint32_t)px_params.rc_promote_after &&
         px_p.rc_out + px_p.rc_in < px_params.max_rc_conn) {
+        /* its channel on the connection rail; connected on first use */
+        if (!p->vc_rc && px_rail_vc_create(px_p.rail_rc, p->rank, p, &p->vc_rc) != PX_OK) {
+            p->hybrid = 0;
+            return;
+        }
         p->rc = PX_RC_WANTED;
         px_p.rc_out++;
         px_p.rc_active = 1;
@@ -593,10 +599,20 @@ static void *px_proto_rc_rx_begin(void *owner, const void *hdr, size_t hdr_len, 
     return px_proto_rx_begin_at(owner, hdr, hdr_len, off, payload_len, ctx_p);
 }
 
+/* Hybrid: a peer connects before we wanted a connection to it. */
+static int px_proto_rc_incoming(px_rail_t *rail, int rank)
+{
+    px_proto_peer_t *p = &px_p.peers[rank];
+    if (rail != px_p.rail_rc || !p->hybrid || p->vc_rc)
+        return -1;
+    return px_rail_vc_create(rail, rank, p, &p->vc_rc) == PX_OK ? 0 : -1;
+}
+
 static const px_rail_rx_ops_t px_proto_rc_rx_ops = {
     .rx_begin = px_proto_rc_rx_begin,
     .rx_done = px_proto_rx_done_len,
     .ep_failed = px_proto_ep_failed,
+    .vc_incoming = px_proto_rc_incoming,
 };
 
 /* ---------- send / receive ---------- */
@@ -624,7 +640,7 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
         return PX_ERR_PEER_UNREACHABLE;
     p->msgs_tx++;
     p->bytes_tx += len;
-    if (p->vc_rc) {
+    if (p->hybrid) {
         px_proto_rc_count(p, len);
         if (px_peer_vc(p) == p->vc_rc) {
             p->rc_msgs_tx++;
@@ -985,9 +1001,8 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         } else if (px_p.rail && px_rail_reachable(px_p.rail, r)) {
             p->kind = PX_CHAN_RAIL;
             st = px_rail_vc_create(px_p.rail, r, p, &p->vc);
-            /* no connection yet: opened on first use */
-            if (st == PX_OK && px_p.rail_rc && px_rail_reachable(px_p.rail_rc, r))
-                st = px_rail_vc_create(px_p.rail_rc, r, p, &p->vc_rc);
+            /* its connection is made only when wanted */
+            p->hybrid = px_p.rail_rc && px_rail_reachable(px_p.rail_rc, r);
         } else {
             px_error("proto", "no transport in PX_NET='%s' reaches rank %d (node %d)",
                      px_params.net, r, boot->node_of[r]);

@@ -297,10 +297,27 @@ static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size
 static void px_rail_rx_done(void *owner, void *ctx);
 static void px_rail_ep_failed(void *owner, px_status_t why);
 
+/* The rails of this process (one per network transport in use), for
+ * callbacks that know only the interface. */
+static px_rail_t *px_rail_all[4];
+
+static int px_rail_ep_incoming(px_net_iface_t *iface, int rank)
+{
+    for (int i = 0; i < 4; i++) {
+        px_rail_t *r = px_rail_all[i];
+        if (r && r->iface == iface)
+            return r->up->vc_incoming && rank >= 0 && rank < r->nranks && !r->vcs[rank]
+                       ? r->up->vc_incoming(r, rank)
+                       : -1;
+    }
+    return -1;
+}
+
 static const px_net_rx_ops_t px_rail_rx_ops = {
     .rx_begin = px_rail_rx_begin,
     .rx_done = px_rail_rx_done,
     .ep_failed = px_rail_ep_failed,
+    .ep_incoming = px_rail_ep_incoming,
 };
 
 /* ---------- parameters ---------- */
@@ -425,6 +442,11 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
     r->copy_max = r->attr.eager_limit > PX_RAIL_COPY_SMALL ? r->attr.eager_limit : PX_RAIL_COPY_SMALL;
     if (r->copy_max > PX_RAIL_COPY_MAX)
         r->copy_max = PX_RAIL_COPY_MAX;
+    for (int i = 0; i < 4; i++)
+        if (!px_rail_all[i]) {
+            px_rail_all[i] = r;
+            break;
+        }
     static int stats_taken; /* one segment per rank: the first rail's */
     if (px_params.stats && !stats_taken++)
         px_rail_stats_open(r, boot);
@@ -465,6 +487,9 @@ void px_rail_finalize(px_rail_t *r)
 {
     if (!r)
         return;
+    for (int i = 0; i < 4; i++)
+        if (px_rail_all[i] == r)
+            px_rail_all[i] = NULL;
     r->ops->iface_close(r->iface);
     px_rail_stats_close(r);
     for (int i = 0; i < r->nranks; i++)

@@ -34,6 +34,10 @@ typedef struct px_rail_rx_ops {
                       void **ctx_p);
     void (*rx_done)(void *owner, void *ctx, size_t len);
     void (*ep_failed)(void *owner, px_status_t why);
+    /* Optional: `rank` opened a connection and has no virtual channel on
+     * `rail` yet; the layer above may create it (px_rail_vc_create) now.
+     * Returns 0 when it did, else the connection is refused. */
+    int (*vc_incoming)(px_rail_t *rail, int rank);
 } px_rail_rx_ops_t;
 
 typedef struct px_rail_sub_stats {

@@ -616,6 +616,8 @@ static int px_tcp_bind_incoming(px_tcp_conn_t *c)
 {
     struct px_net_iface *s = c->iface;
     struct px_net_ep *ep = s->eps[c->peer_rank * PX_TCP_MAX_SUB + c->sub];
+    if (!ep && s->rx->ep_incoming && s->rx->ep_incoming(s, c->peer_rank) == 0)
+        ep = s->eps[c->peer_rank * PX_TCP_MAX_SUB + c->sub];
     if (!ep) {
         px_warn("tcp", "connection from rank %d for unknown subchannel %d", c->peer_rank, c->sub);
         return -1;
