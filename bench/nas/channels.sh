@@ -25,7 +25,9 @@ while [ $# -gt 0 ]; do
     *) echo "channels.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
-launch=("$ROOT/build/bin/pxrun" -n "$np" --timeout 1800 --env PX_PROFILE=1)
+# this build's library, whatever the binaries were linked against
+launch=("$ROOT/build/bin/pxrun" -n "$np" --timeout 1800 --env PX_PROFILE=1
+        --env LD_LIBRARY_PATH="$ROOT/build/lib")
 [ -n "$hosts" ] && launch+=(--hosts "$hosts" --launcher 'ip netns exec {host}' --bootstrap-iface pxf-mgmt)
 printf '%-6s %-12s %9s %-12s %s\n' bench PX_NET "time s" verification "channels per process: udp tcp (mean, max tcp)"
 for b in $list; do
