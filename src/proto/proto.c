@@ -23,6 +23,7 @@ enum {
     PX_AM_DATA = 4,
     PX_AM_FIN = 5,
     PX_AM_SYNC_ACK = 6,
+    PX_AM_RC = 7, /* hybrid: a = PX_RC_ASK, PX_RC_YES or PX_RC_NO */
     PX_AM_MAX
 };
 #define PX_AM_FLAG_SYNC 1
@@ -43,7 +44,7 @@ _Static_assert(offsetof(px_am_hdr_t, a) == 16, "the envelope is the first 16 byt
  * b = offset. FIN / SYNC_ACK: a = sender's request. */
 static const uint8_t px_am_hdr_len[PX_AM_MAX] = {
     [PX_AM_EAGER] = 16, [PX_AM_RTS] = 40, [PX_AM_CTS] = 40,
-    [PX_AM_DATA] = 32,  [PX_AM_FIN] = 24, [PX_AM_SYNC_ACK] = 24,
+    [PX_AM_DATA] = 32,  [PX_AM_FIN] = 24, [PX_AM_SYNC_ACK] = 24, [PX_AM_RC] = 24,
 };
 
 /* ---------- state ---------- */
@@ -51,9 +52,13 @@ static const uint8_t px_am_hdr_len[PX_AM_MAX] = {
 enum { PX_CHAN_SELF, PX_CHAN_SHM, PX_CHAN_RAIL };
 
 /* With datagrams and connections both enabled (hybrid), a network peer's
- * connection goes NONE -> WANTED (enough traffic, or the peer opened it)
- * -> ACTIVE (once nothing sent over datagrams is unacknowledged). */
-enum { PX_RC_NONE, PX_RC_WANTED, PX_RC_ACTIVE };
+ * connection goes NONE -> ASKED (enough traffic: the peer is asked, over
+ * datagrams, whether it has room for one more connection) -> WANTED (it
+ * said yes, or it asked us and we had room) -> ACTIVE (once nothing sent
+ * over datagrams is unacknowledged). A peer that says no is not asked
+ * again. */
+enum { PX_RC_NONE, PX_RC_ASKED, PX_RC_WANTED, PX_RC_ACTIVE };
+enum { PX_RC_ASK = 1, PX_RC_YES = 2, PX_RC_NO = 3 };
 
 typedef struct px_proto_peer {
     int rank;
@@ -68,7 +73,8 @@ typedef struct px_proto_peer {
     px_rail_vc_t *vc_rc;     /* hybrid: the connection, created when wanted */
     uint8_t hybrid;          /* a connection may be opened to it */
     uint8_t rc;
-    uint8_t rc_in;           /* the peer opened it */
+    uint8_t rc_in;           /* the peer asked for it */
+    uint8_t rc_denied;       /* the peer had no room: stay on datagrams */
     uint32_t rc_qual;        /* messages that count towards opening it */
     /* per-channel receive state: frames of one channel arrive one at a time */
     size_t rx_len;
@@ -196,22 +202,16 @@ static inline px_rail_vc_t *px_peer_vc(px_proto_peer_t *p)
     return p->rc == PX_RC_ACTIVE ? p->vc_rc : p->vc;
 }
 
-/* Hybrid: one more message to p; opens the connection once enough of them
+static void px_proto_rc_ask(px_proto_peer_t *p);
+
+/* Hybrid: one more message to p; asks for a connection once enough of them
  * were large enough and this process holds fewer than PX_MAX_RC_CONN. */
 static inline void px_proto_rc_count(px_proto_peer_t *p, size_t len)
 {
-    if (p->rc == PX_RC_NONE && len >= px_params.rc_promote_size &&
+    if (p->rc == PX_RC_NONE && !p->rc_denied && len >= px_params.rc_promote_size &&
         ++p->rc_qual >= (uint32_t)px_params.rc_promote_after &&
-        px_p.rc_out + px_p.rc_in < px_params.max_rc_conn) {
-        /* its channel on the connection rail; connected on first use */
-        if (!p->vc_rc && px_rail_vc_create(px_p.rail_rc, p->rank, p, &p->vc_rc) != PX_OK) {
-            p->hybrid = 0;
-            return;
-        }
-        p->rc = PX_RC_WANTED;
-        px_p.rc_out++;
-        px_p.rc_active = 1;
-    }
+        px_p.rc_out + px_p.rc_in < px_params.max_rc_conn)
+        px_proto_rc_ask(p);
 }
 
 static inline px_status_t px_chan_send(px_proto_peer_t *p, const px_am_hdr_t *h,
@@ -252,6 +252,59 @@ static void px_proto_ctrl(px_proto_peer_t *p, uint8_t am, uint64_t a, uint64_t b
     if (st < 0)
         px_error("proto", "cannot send control message %u to rank %d: %s", am, p->rank,
                  px_status_string(st));
+}
+
+/* ---------- hybrid: connections by agreement ---------- */
+
+/* Its channel on the connection rail (connected on first use). */
+static int px_proto_rc_want(px_proto_peer_t *p)
+{
+    if (!p->vc_rc && px_rail_vc_create(px_p.rail_rc, p->rank, p, &p->vc_rc) != PX_OK)
+        return -1;
+    p->rc = PX_RC_WANTED;
+    px_p.rc_active = 1;
+    return 0;
+}
+
+static void px_proto_rc_ask(px_proto_peer_t *p)
+{
+    p->rc = PX_RC_ASKED;
+    px_p.rc_out++;
+    px_proto_ctrl(p, PX_AM_RC, PX_RC_ASK, 0, 0);
+}
+
+/* A connection request or the answer to ours. Counts stay within
+ * PX_MAX_RC_CONN on both sides (two requests crossing each other are one
+ * connection that both count as theirs). */
+static void px_proto_rc_msg(px_proto_peer_t *p, uint64_t what)
+{
+    switch (what) {
+    case PX_RC_ASK:
+        if (p->hybrid && p->rc == PX_RC_NONE &&
+            px_p.rc_out + px_p.rc_in < px_params.max_rc_conn && px_proto_rc_want(p) == 0) {
+            p->rc_in = 1;
+            px_p.rc_in++;
+        }
+        px_proto_ctrl(p, PX_AM_RC, p->rc == PX_RC_NONE ? PX_RC_NO : PX_RC_YES, 0, 0);
+        break;
+    case PX_RC_YES:
+        if (p->rc == PX_RC_ASKED && px_proto_rc_want(p) != 0) {
+            p->rc = PX_RC_NONE;
+            p->rc_denied = 1;
+            px_p.rc_out--;
+        }
+        break;
+    case PX_RC_NO:
+        if (p->rc == PX_RC_ASKED) {
+            p->rc = PX_RC_NONE;
+            p->rc_denied = 1;
+            px_p.rc_out--;
+        }
+        break;
+    default:
+        px_error("proto", "invalid connection message %llu from rank %d",
+                 (unsigned long long)what, p->rank);
+    }
 }
 
 /* ---------- rendezvous ---------- */
@@ -469,6 +522,10 @@ static void *px_proto_rx_begin_at(void *owner, const void *hdr, size_t hdr_len, 
         }
         *ctx_p = PX_RX_TAG(req, PX_RX_DATA);
         return (char *)req->buf + h.b + off;
+    case PX_AM_RC:
+        if (p->kind == PX_CHAN_RAIL)
+            px_proto_rc_msg(p, h.a);
+        return NULL;
     case PX_AM_FIN:
     case PX_AM_SYNC_ACK:
         req = px_proto_id_lookup(h.a);
