@@ -15,11 +15,18 @@ Scenarios (numbers as in the fault-tolerance tests):
   2     node0:rail1 down 20 s (3 s to 23 s), then up
   3     node0:rail1 flapping: down/up every second for 30 s from 3 s in
   4     5% random loss on node0:rail1 from 1 s in
+  5     both rails of node0 down 10 s (3 s to 13 s), then up
+  6     node1 cut off on every rail for good, 3 s in (each library's default
+        timeouts; Plexus: PX_PARTITION_TIMEOUT=30)
+  7     a 2-leaf 2-spine fat-tree with 2 paths routed by path index (one rail
+        per node): the leaf0-spine0 link (path 0) down for good, 3 s in; the
+        table shows how much each library sent over each spine
 
 Libraries (--mpis): mpich (UCX over tcp on rail0,rail1), openmpi (ob1 + TCP
 BTL on rail0,rail1), mptcp (Open MPI on rail0 only, its sockets made MPTCP by
-mptcpize, with a subflow endpoint on rail1 in each node), plexus (pxrun, the
-build in --plexus-build). Peers are launched through bench/osu/run.sh as in
+mptcpize, with a subflow endpoint on rail1 in each node; on the fat-tree on
+rail0's path-1 address), plexus (pxrun, the build in --plexus-build). On the
+fat-tree the peers are given rail0, the node's one interface. Peers are launched through bench/osu/run.sh as in
 bench/multirail.py.
 
 Output: one Markdown table per scenario (outcome, completion time, longest
@@ -57,14 +64,20 @@ LABEL = {"mpich": "MPICH/UCX", "openmpi": "Open MPI (ob1/tcp)", "mptcp": "Open M
 CUT = "node0:rail1"
 NODE_ADDR = {"node0": 1, "node1": 2}
 
-# name: (title, bytes, fault time, fault end (None: permanent), timeout slack)
+# name: (title, bytes, fault time, fault end (None: permanent), fabric)
 SCENARIOS = {
-    "base": ("no fault", "3g", None, None),
-    "1": ("node0:rail1 down for good 5 s into the transfer", "3g", 5, None),
-    "2": ("node0:rail1 down for 20 s (3 s to 23 s), then up", "4g", 3, 23),
-    "3": ("node0:rail1 flapping, period 2 s, for 30 s from 3 s in", "4g", 3, 33),
-    "4": ("5% random loss on node0:rail1 from 1 s in", "1g", 1, None),
+    "base": ("no fault", "3g", None, None, "rails"),
+    "1": ("node0:rail1 down for good 5 s into the transfer", "3g", 5, None, "rails"),
+    "2": ("node0:rail1 down for 20 s (3 s to 23 s), then up", "4g", 3, 23, "rails"),
+    "3": ("node0:rail1 flapping, period 2 s, for 30 s from 3 s in", "4g", 3, 33, "rails"),
+    "4": ("5% random loss on node0:rail1 from 1 s in", "1g", 1, None, "rails"),
+    "5": ("both rails of node0 down for 10 s (3 s to 13 s), then up", "2g", 3, 13, "rails"),
+    "6": ("node1 cut off on every rail for good 3 s in", "4g", 3, None, "rails"),
+    "7": ("fat-tree, 2 paths: leaf0-spine0 (path 0) down for good 3 s in", "2g", 3, None,
+          "fattree"),
 }
+SPINES = ("leaf0:spine0", "leaf0:spine1")   # sampled in scenario 7
+PEER_LOST_RE = re.compile(r"rank \d+.*\bunreachable\b|\bunreachable\b.*rank \d+", re.I)
 HARD_LIMIT_SLACK = 60   # seconds on top of the scenario's outage and expected run
 
 
@@ -83,7 +96,7 @@ def build(mpi, plexus_build):
     return exe
 
 
-def command(mpi, exe, args, plexus_build):
+def command(mpi, exe, args, plexus_build, fabric="rails"):
     if mpi == "plexus":
         a = [os.path.join(plexus_build, "bin", "pxrun"), "--hosts", "node0:1,node1:1",
              "--launcher", "ip netns exec {host}", "--bootstrap-iface", "pxf-mgmt",
@@ -91,18 +104,22 @@ def command(mpi, exe, args, plexus_build):
         return a + [exe] + args
     if mpi == "mptcp":
         return multirail.osu("openmpi", exe, args, rails="rail0", env=["LD_PRELOAD=" + MPTCP_LIB])
-    return multirail.osu(mpi, exe, args, rails="rail0,rail1")
+    return multirail.osu(mpi, exe, args, rails="rail0,rail1" if fabric == "rails" else "rail0")
 
 
-def mptcp_setup(on):
+def mptcp_setup(on, fabric="rails"):
+    """A subflow endpoint on the second rail (two-rail fabric) or on rail0's
+    path-1 address (fat-tree) in each node."""
     for node, i in NODE_ADDR.items():
         ex = ["ip", "netns", "exec", node]
         subprocess.run(ex + ["ip", "mptcp", "endpoint", "flush"], check=False)
         if on:
+            addr, dev = ("10.101.0.%d" % i, "rail1") if fabric == "rails" else \
+                ("10.100.1.%d" % i, "rail0")
             subprocess.run(ex + ["sysctl", "-qw", "net.mptcp.enabled=1"], check=True)
             subprocess.run(ex + ["ip", "mptcp", "limits", "set", "subflow", "4",
                                  "add_addr_accepted", "4"], check=True)
-            subprocess.run(ex + ["ip", "mptcp", "endpoint", "add", "10.101.0.%d" % i, "dev", "rail1",
+            subprocess.run(ex + ["ip", "mptcp", "endpoint", "add", addr, "dev", dev,
                                  "subflow", "signal"], check=True)
 
 
@@ -127,10 +144,25 @@ def fault_plan(sc):
         return [(3, "flap", f("flap", CUT, "--period", 2, "--for", 30))]
     if sc == "4":
         return [(1, "loss", f("loss", CUT, 5))]
+    if sc == "5":
+        return [(3, "down0", f("down", "node0:rail0")), (3, "down1", f("down", CUT)),
+                (13, "up0", f("up", "node0:rail0")), (13, "up1", f("up", CUT))]
+    if sc == "6":
+        return [(3, "partition", f("partition", "node1", "--rails-only"))]
+    if sc == "7":
+        return [(3, "down", f("down", SPINES[0]))]
     return []
 
 
-def run_job(argv, plan, limit, sample_link=None):
+def fabric_args(fabric, rate):
+    if fabric == "fattree":
+        # uplinks at the node links' rate: one path alone can carry a node's traffic
+        return ["--leaves", 2, "--spines", 2, "--nodes-per-leaf", 1, "--rails", 1, "--paths", 2,
+                "--rate", rate, "--uplink-rate", rate, "--routing", "path"]
+    return ["--nodes", 2, "--rails", 2, "--rate", rate]
+
+
+def run_job(argv, plan, limit, sample_links=()):
     """Run argv in its own process group; faults from plan at FT_START + t;
     kill the group after `limit` seconds. Returns a dict of what happened."""
     from plexus.fab import fabric
@@ -175,14 +207,15 @@ def run_job(argv, plan, limit, sample_link=None):
             return
         while not done.is_set():
             try:
-                s = fabric.stats([sample_link])["links"][sample_link]["a_to_b"]["bytes"]
-                r["samples"].append((time.time() - r["t0"], s))
+                st = fabric.stats(list(sample_links))["links"]
+                r["samples"].append((time.time() - r["t0"],
+                                     {l: st[l]["a_to_b"]["bytes"] for l in sample_links}))
             except Exception:  # noqa: BLE001
                 pass
             done.wait(0.25)
 
     ts = [threading.Thread(target=reader), threading.Thread(target=injector)]
-    if sample_link:
+    if sample_links:
         ts.append(threading.Thread(target=sampler))
     for t in ts:
         t.start()
@@ -232,9 +265,10 @@ def prog_metrics(prog, t_end, a, b):
     return stall, rate
 
 
-def back_in_use(samples, t_up, min_bytes=1_000_000):
+def back_in_use(samples, link, t_up, min_bytes=1_000_000):
     base = None
-    for t, b in samples:
+    for t, bb in samples:
+        b = bb[link]
         if t < t_up:
             continue
         if base is None:
@@ -244,8 +278,14 @@ def back_in_use(samples, t_up, min_bytes=1_000_000):
     return None
 
 
+def moved(samples, link, a, b):
+    """MB the link carried between a and b seconds after FT_START."""
+    pts = [(t, bb[link]) for t, bb in samples if a <= t <= b]
+    return (pts[-1][1] - pts[0][1]) / 1e6 if len(pts) >= 2 else None
+
+
 def summarize(mpi, sc, r, limit):
-    title, _, fat, fend = SCENARIOS[sc]
+    title, _, fat, fend, _fabric = SCENARIOS[sc]
     j = r["json"]
     row = {"library": LABEL[mpi], "rc": r["rc"], "hung": r["hung"]}
     if r["hung"]:
@@ -259,6 +299,10 @@ def summarize(mpi, sc, r, limit):
                 limit, 100 * prog[-1][1] // total)
         else:
             row["outcome"] = "hung (killed after %d s)" % limit
+    elif j is None and sc == "6" and r["t_end"] is not None:
+        named = "names the peer" if PEER_LOST_RE.search(r["tail"]) else "no message naming the peer"
+        row["outcome"] = "ended with exit %s %.1f s after the cut, %s" % (
+            r["rc"], r["t_end"] - fat, named)
     elif j is None:
         row["outcome"] = "failed (exit %s, no result)" % r["rc"]
     elif j["ok"] and r["rc"] == 0:
@@ -268,7 +312,8 @@ def summarize(mpi, sc, r, limit):
     row["completion_s"] = r["t_end"] if not r["hung"] else None
     after_start = (fend if fend else (fat + 1 if fat is not None else None))
     if j is not None:
-        row["max_stall_s"] = j["max_stall_s"]
+        # the gaps the fault caused (ft_stream's stall_after_fault_s), not start-up
+        row["max_stall_s"] = j.get("stall_after_fault_s", j["max_stall_s"])
         row["during_MBs"] = j.get("rate_during_MBs")
         row["after_MBs"] = j.get("rate_after_MBs")
         row["rate_MBs"] = j.get("rate_MBs")
@@ -284,7 +329,12 @@ def summarize(mpi, sc, r, limit):
         row["rate_MBs"] = None
         row["lost_dup_corrupt"] = "–"
     if sc == "2" and "up" in r["events"]:
-        row["back_s"] = back_in_use(r["samples"], r["events"]["up"])
+        row["back_s"] = back_in_use(r["samples"], CUT, r["events"]["up"])
+    if sc == "7" and r["samples"]:
+        end = r["samples"][-1][0]
+        row["spines"] = "%s / %s → %s / %s" % tuple(
+            fmt(moved(r["samples"], l, a, b)) for a, b in ((0, fat), (fat + 1, end))
+            for l in SPINES)
     return row
 
 
@@ -300,7 +350,7 @@ def fmt(v, unit=""):
 
 
 def table(sc, rows):
-    title, nbytes, fat, fend = SCENARIOS[sc]
+    title, nbytes, fat, fend, _fabric = SCENARIOS[sc]
     out = ["", "#### Scenario %s: %s (%s B, node0 -> node1)" % (sc, title, nbytes), ""]
     hdr = ["library", "outcome", "completion (s)", "max stall (s)", "rate during fault (MB/s)",
            "rate after (MB/s)", "lost/dup/corrupt"]
@@ -309,6 +359,8 @@ def table(sc, rows):
         hdr[5] = "–"
     if sc == "2":
         hdr.append("rail1 in use again after (s)")
+    if sc == "7":
+        hdr.append("MB over spine0 / spine1: before → after the cut")
     out.append("| " + " | ".join(hdr) + " |")
     out.append("|" + "---|" * len(hdr))
     for w in rows:
@@ -317,14 +369,56 @@ def table(sc, rows):
                  "–" if sc == "base" else fmt(w["after_MBs"]), w["lost_dup_corrupt"]]
         if sc == "2":
             cells.append(fmt(w.get("back_s")) if "back_s" in w else "–")
+        if sc == "7":
+            cells.append(w.get("spines", "–"))
         out.append("| " + " | ".join(cells) + " |")
     return out
+
+
+def run_scenario(sc, fab, mpis, exes, plexus_build, lines, results):
+    title, nbytes, fat, fend, _fabric = SCENARIOS[sc]
+    rows = []
+    for m in mpis:
+        fa = ["--seconds", "0", "--bytes", nbytes]
+        if fat is not None:
+            fa += ["--fault-at", str(fat)]
+        if fend is not None:
+            fa += ["--fault-end", str(fend)]
+        argv = command(m, exes[m], fa, plexus_build, fab)
+        outage = (fend - fat) if fend else 0
+        limit = 40 + outage + HARD_LIMIT_SLACK
+        if sc == "6":  # Plexus ends 30 s (PX_PARTITION_TIMEOUT) after the cut
+            limit = fat + 30 + 30
+        if m == "mptcp":
+            mptcp_setup(True, fab)
+        log("scenario %s, %s: %s" % (sc, LABEL[m], " ".join(shlex.quote(a) for a in argv)))
+        links = (CUT,) if sc == "2" else SPINES if sc == "7" else ()
+        try:
+            r = run_job(argv, fault_plan(sc), limit, sample_links=links)
+        finally:
+            multirail.fab("fault", "reset", check=False)
+            if m == "mptcp":
+                mptcp_setup(False, fab)
+            kill_leftovers(exes[m])
+        row = summarize(m, sc, r, limit)
+        row["scenario"] = sc
+        row["command"] = " ".join(shlex.quote(a) for a in argv)
+        rows.append(row)
+        results.append(dict(row, raw={k: r[k] for k in ("rc", "hung", "events", "json",
+                                                         "t_end", "tail")}))
+        log("  -> %s, %s s, stall %s s" % (row["outcome"], fmt(row["completion_s"]),
+                                          fmt(row["max_stall_s"])))
+        if not r["json"]:
+            log("    " + "\n    ".join(r["tail"].strip().splitlines()[-6:]))
+    t = table(sc, rows)
+    print("\n".join(t), flush=True)
+    lines += t
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mpis", default="mpich,openmpi,mptcp,plexus")
-    ap.add_argument("--scenarios", default="base,1,2,4,3")
+    ap.add_argument("--scenarios", default="base,1,2,4,3,5,6,7")
     ap.add_argument("--rate", default="1gbit", help="rate of each rail (default 1gbit)")
     ap.add_argument("--plexus-build", default=os.environ.get("PX_BUILD_DIR", os.path.join(ROOT, "build")))
     ap.add_argument("--out", help="also write the Markdown here")
@@ -352,48 +446,20 @@ def main():
     lines = ["Run %s; 2 nodes x 2 rails of %s (pxfab), one rank per node, ft_stream "
              "--mode pairs; faults at FT_START + t." % (time.strftime("%Y-%m-%d %H:%M"), args.rate)]
     results = []
-    multirail.fab("up", "--nodes", 2, "--rails", 2, "--rate", args.rate)
-    try:
-        for sc in [s for s in args.scenarios.split(",") if s]:
-            if sc not in SCENARIOS:
-                log("fault: unknown scenario " + sc)
-                continue
-            title, nbytes, fat, fend = SCENARIOS[sc]
-            rows = []
-            for m in mpis:
-                fa = ["--seconds", "0", "--bytes", nbytes]
-                if fat is not None:
-                    fa += ["--fault-at", str(fat)]
-                if fend is not None:
-                    fa += ["--fault-end", str(fend)]
-                argv = command(m, exes[m], fa, plexus_build)
-                outage = (fend - fat) if fend else 0
-                limit = 40 + outage + HARD_LIMIT_SLACK
-                if m == "mptcp":
-                    mptcp_setup(True)
-                log("scenario %s, %s: %s" % (sc, LABEL[m], " ".join(shlex.quote(a) for a in argv)))
-                try:
-                    r = run_job(argv, fault_plan(sc), limit, sample_link=CUT if sc == "2" else None)
-                finally:
-                    multirail.fab("fault", "reset", check=False)
-                    if m == "mptcp":
-                        mptcp_setup(False)
-                    kill_leftovers(exes[m])
-                row = summarize(m, sc, r, limit)
-                row["scenario"] = sc
-                row["command"] = " ".join(shlex.quote(a) for a in argv)
-                rows.append(row)
-                results.append(dict(row, raw={k: r[k] for k in ("rc", "hung", "events", "json",
-                                                                 "t_end", "tail")}))
-                log("  -> %s, %s s, stall %s s" % (row["outcome"], fmt(row["completion_s"]),
-                                                  fmt(row["max_stall_s"])))
-                if not r["json"]:
-                    log("    " + "\n    ".join(r["tail"].strip().splitlines()[-6:]))
-            t = table(sc, rows)
-            print("\n".join(t), flush=True)
-            lines += t
-    finally:
-        multirail.fab("down", check=False)
+    wanted = [s for s in args.scenarios.split(",") if s]
+    for sc in wanted:
+        if sc not in SCENARIOS:
+            log("fault: unknown scenario " + sc)
+    for fab in ("rails", "fattree"):
+        todo = [sc for sc in wanted if sc in SCENARIOS and SCENARIOS[sc][4] == fab]
+        if not todo:
+            continue
+        multirail.fab("up", *fabric_args(fab, args.rate))
+        try:
+            for sc in todo:
+                run_scenario(sc, fab, mpis, exes, plexus_build, lines, results)
+        finally:
+            multirail.fab("down", check=False)
     lines += ["", "Commands (ft_stream built with each library's mpicc into bench/.cache/fault/):", ""]
     seen = set()
     for w in results:

@@ -27,6 +27,9 @@ enum {
                           * goes at once (otherwise one goes per progress pass) */
     PX_RAIL_H_BITMAP = 8, /* ACK (lossy transports): off is a bitmap of the frames ack+1 ..
                            * ack+64 that have arrived (selective acknowledgement) */
+    PX_RAIL_H_SPLIT = 16, /* DATA: a piece of the stripe whose seq is in oseq, sent again in
+                           * pieces after its subchannel failed; the top byte of `sub` says
+                           * how many pieces there are */
 };
 
 /* Receive window: a sender never has more than this many frames
@@ -91,6 +94,8 @@ typedef struct px_rail_tx {
     uint8_t acked, resend;
     uint8_t tries;           /* lossy transports: retransmissions after a timeout */
     uint8_t fast;            /* lossy: already sent again for a gap since its last send */
+    uint8_t npieces;         /* PX_RAIL_H_SPLIT: pieces of the stripe it is one of */
+    uint8_t retired;         /* a stripe sent again in pieces: only its seq is left */
     uint16_t uhl;
     uint8_t uh[PX_NET_HDR_MAX];
     int iovcnt;
@@ -108,6 +113,7 @@ struct px_rail_msg {
     px_status_t st;
     int warm;   /* every subchannel used had carried a stripe before */
     int resent; /* a part went again: its times say nothing about rates */
+    int extra;  /* records added by re-splitting a part after a failure */
     struct {
         int sub;
         size_t bytes;
@@ -137,7 +143,9 @@ typedef struct px_rail_held {
     char data[];
 } px_rail_held_t;
 
-enum { PX_RX_DROP, PX_RX_DELIVER, PX_RX_HOLD };
+/* PX_RX_SKIP: a piece of a stripe whose whole copy arrived first; its
+ * bytes are discarded but its own sequence number counts as received. */
+enum { PX_RX_DROP, PX_RX_DELIVER, PX_RX_HOLD, PX_RX_SKIP };
 
 /* An ordered frame handed up (matched) whose payload was cut by a failing
  * subchannel: its copy from the sender goes to the same place. */
@@ -147,6 +155,16 @@ typedef struct px_rail_orphan {
     void *dst, *ctx;
 } px_rail_orphan_t;
 
+/* Stripes of a failed subchannel are sent again in at most this many
+ * pieces at a time per peer, each piece at least PX_RAIL_RESPLIT_MIN. */
+#define PX_RAIL_SPLIT_MAX 32
+#define PX_RAIL_RESPLIT_MIN (64 * 1024)
+
+typedef struct px_rail_rx_split {
+    uint32_t orig;       /* seq of the stripe */
+    uint8_t used, total, got; /* pieces it was cut into, and received */
+} px_rail_rx_split_t;
+
 typedef struct px_rail_sub {
     px_rail_vc_t *vc;
     int idx;
@@ -155,6 +173,8 @@ typedef struct px_rail_sub {
     /* the frame being received on this subchannel */
     int rx_state;
     int rx_ordered, rx_sack;
+    int rx_piece;      /* it is a piece of a stripe sent again (PX_RAIL_H_SPLIT) */
+    uint32_t rx_porig; /* ... of this stripe */
     uint32_t rx_seq;
     uint64_t rx_t0; /* when a stripe's header arrived */
     size_t rx_len;
@@ -195,6 +215,7 @@ struct px_rail_vc {
     size_t stripe_inflight;
     int rr, rr_left, primary, bind_sub;
     int resend_pending; /* records to send again */
+    uint32_t split_open; /* pieces of re-split stripes not yet acknowledged */
     int armed;          /* every subchannel connected (alternates ready before a failure) */
     int nup;            /* subchannels not down */
     uint64_t part_since; /* every subchannel down since */
@@ -208,6 +229,10 @@ struct px_rail_vc {
     /* receive side */
     uint32_t rx_next;  /* every frame below has arrived */
     uint64_t rx_bits[PX_RAIL_WIN / 64]; /* arrivals at or above rx_next, by seq % WIN */
+    /* stripes arriving in pieces (PX_RAIL_H_SPLIT): a whole copy is dropped
+     * meanwhile, the stripe's own seq counts as received with the last piece */
+    int nsplit;
+    px_rail_rx_split_t rx_split[PX_RAIL_SPLIT_MAX];
     uint32_t rx_onext; /* next ordered frame to hand up */
     uint32_t rx_unacked;
     uint64_t last_ack_tx;
@@ -238,6 +263,8 @@ struct px_rail {
     size_t frame_max; /* lossy: largest payload per frame */
     uint64_t rto_min;
     uint64_t retx_timeout, retx_fast, rx_out_of_window, rx_dup;
+    uint64_t resplits, resplit_pieces; /* failed stripes sent again in pieces */
+    uint64_t rx_split_skipped;         /* pieces whose original had arrived whole */
     size_t copy_max; /* payloads copied into their send record */
     double rail_weight[PX_NET_MAX_SUB];
     int nrail_weight;
@@ -974,7 +1001,7 @@ static px_rail_tx_t *px_rail_tx_get(px_rail_vc_t *vc)
     x->vc = vc;
     x->msg = NULL;
     x->cb = NULL;
-    x->wire = x->acked = x->resend = x->tries = x->fast = 0;
+    x->wire = x->acked = x->resend = x->tries = x->fast = x->npieces = x->retired = 0;
     x->off = 0;
     x->sub = -1;
     return x;
@@ -1121,6 +1148,7 @@ static void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
     h->oseq = x->oseq;
     h->off = x->off;
     px_rail_hdr_fill(vc, h, PX_RAIL_DATA, x->hflags, si);
+    h->sub |= (uint16_t)(x->npieces << 8);
     memcpy(buf + sizeof(*h), x->uh, x->uhl);
     x->sub = si;
     x->wire = 1;
@@ -1323,6 +1351,7 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
     m->st = PX_OK;
     m->warm = 1;
     m->resent = 0;
+    m->extra = 0;
     uint64_t now = vc->rail->now = px_time_ns();
     size_t off = 0;
     int k = 0;
@@ -1430,6 +1459,8 @@ static void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, ui
 {
     vc->tx[x->seq % PX_RAIL_WIN] = NULL;
     x->acked = 1;
+    if (x->hflags & PX_RAIL_H_SPLIT)
+        vc->split_open--;
     vc->last_ack_rx = now;
     if (!x->resend && x->sub >= 0) {
         px_rail_sub_t *sub = &vc->sub[x->sub];
@@ -1484,7 +1515,7 @@ static void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, ui
             }
             sub->st->stripe_ns += t;
         }
-        if (++m->nacked == m->nparts) {
+        if (++m->nacked == m->nparts + m->extra) {
             px_rail_learn(vc, m);
             for (int i = 0; i < vc->nsub; i++)
                 vc->sub[i].st->weight = px_rail_vc_weight(vc, i);
@@ -1672,6 +1703,94 @@ double px_rail_vc_weight(px_rail_vc_t *vc, int i)
 
 const px_rail_sub_stats_t *px_rail_vc_stats(px_rail_vc_t *vc, int i) { return vc->sub[i].st; }
 
+/* Sends stripe record x, whose subchannel failed, again in pieces over the
+ * working subchannels by their current weights, so the failed subchannel's
+ * share is re-split rather than loaded onto one survivor. Each piece is a
+ * record of its own with a new seq that names x (PX_RAIL_H_SPLIT, oseq =
+ * x's seq, the number of pieces in the header); x stays in the window with
+ * its seq only, which the receiver counts as received once every piece is
+ * in. A whole copy of x still on its way is cut off or dropped once a piece
+ * has arrived; pieces of an x whose whole copy arrived first are skipped.
+ * So every byte is delivered once whichever copies arrive. Returns 0
+ * (nothing sent) when x is not worth cutting. */
+static int px_rail_resplit(px_rail_vc_t *vc, px_rail_tx_t *x)
+{
+    px_rail_t *r = vc->rail;
+    double share[PX_NET_MAX_SUB];
+    size_t bytes[PX_NET_MAX_SUB];
+    int order[PX_NET_MAX_SUB], n = 0;
+    px_rail_tx_t *piece[PX_NET_MAX_SUB];
+
+    if (!x->msg || (x->hflags & PX_RAIL_H_SPLIT) || r->lossy || x->len < 2 * PX_RAIL_RESPLIT_MIN ||
+        px_rail_window_full(vc, PX_NET_MAX_SUB) || px_rail_split(vc, share) < 2)
+        return 0;
+    size_t unit = px_params.rail_stripe_unit ? px_params.rail_stripe_unit : 1;
+    size_t left = x->len;
+    int big = -1;
+    for (int i = 0; i < vc->nsub; i++) {
+        size_t b = (size_t)(share[i] * (double)x->len);
+        b -= b % unit;
+        bytes[i] = 0;
+        if (vc->sub[i].state != PX_SUB_UP || b < PX_RAIL_RESPLIT_MIN)
+            continue; /* too small a share: the others take it */
+        bytes[i] = b < left ? b : left;
+        left -= bytes[i];
+        order[n++] = i;
+        if (big < 0 || share[i] > share[big])
+            big = i;
+    }
+    if (n < 2 || vc->split_open + (uint32_t)n > PX_RAIL_SPLIT_MAX)
+        return 0;
+    bytes[big] += left;
+    for (int k = 0; k < n; k++)
+        if (!(piece[k] = px_rail_tx_get(vc))) {
+            while (--k >= 0)
+                px_rail_tx_put(r, piece[k]);
+            return 0;
+        }
+    px_rail_msg_t *m = x->msg;
+    size_t off = 0;
+    for (int k = 0; k < n; k++) {
+        px_rail_tx_t *y = piece[k];
+        size_t len = bytes[order[k]];
+        y->msg = m;
+        y->part = x->part;
+        m->extra++;
+        m->open++;
+        y->iovcnt = px_iov_slice(x->iov, x->iovcnt, off, len, y->iov, PX_RAIL_IOV);
+        y->len = len;
+        y->off = x->off + off;
+        y->hflags = x->hflags | PX_RAIL_H_SPLIT;
+        y->npieces = (uint8_t)n;
+        y->uhl = x->uhl;
+        memcpy(y->uh, x->uh, x->uhl);
+        y->seq = vc->tx_seq++;
+        y->oseq = x->seq;
+        vc->tx[y->seq % PX_RAIL_WIN] = y;
+        off += len;
+    }
+    vc->split_open += (uint32_t)n;
+    /* x keeps its seq and completes with the cumulative acknowledgement; its
+     * bytes are the pieces' now */
+    x->retired = 1;
+    x->resend = 0;
+    x->sub = -1;
+    x->len = 0;
+    x->iovcnt = 0;
+    r->resplits++;
+    r->resplit_pieces += (uint64_t)n;
+    px_debug("rail", "stripe %u to rank %d again in %d pieces", x->seq, vc->rank, n);
+    for (int k = 0; k < n && !vc->failed; k++) {
+        if (vc->sub[order[k]].state == PX_SUB_DOWN) { /* it failed meanwhile */
+            piece[k]->resend = 1;
+            vc->resend_pending = 1;
+            continue;
+        }
+        px_rail_xmit(vc, piece[k], order[k]);
+    }
+    return 1;
+}
+
 /* Sends again, on working subchannels, every record whose subchannel failed. */
 static void px_rail_resend(px_rail_vc_t *vc)
 {
@@ -1687,20 +1806,30 @@ static void px_rail_resend(px_rail_vc_t *vc)
         px_rail_tx_t *x = vc->tx[q % PX_RAIL_WIN];
         if (!x || !x->resend || x->wire || x->acked)
             continue;
-        int si = x->msg ? px_rail_best(vc, PX_SUB_UP) : px_rail_pick(vc, 0);
-        if (si < 0)
+        int from = x->sub;
+        size_t len = x->len;
+        int si = -1;
+        if (x->msg) {
+            x->msg->resent = 1;
+            si = px_rail_resplit(vc, x) ? -2 : px_rail_best(vc, PX_SUB_UP);
+        } else {
+            si = px_rail_pick(vc, 0);
+        }
+        if (si == -1)
             si = px_rail_best(vc, PX_SUB_SUSPECT);
-        if (si < 0) {
+        if (si == -1) {
             vc->resend_pending = 1;
             return;
         }
-        int from = x->sub;
         if (from >= 0) {
             vc->sub[from].st->resent_frames++;
-            vc->sub[from].st->resent_bytes += x->len;
+            vc->sub[from].st->resent_bytes += len;
         }
-        if (x->msg)
-            x->msg->resent = 1;
+        if (si == -2) { /* sent in pieces */
+            if (vc->failed)
+                return;
+            continue;
+        }
         px_debug("rail", "frame %u (%zu bytes) to rank %d again, now on %s", x->seq, x->len,
                  vc->rank, vc->sub[si].info.label);
         px_rail_xmit(vc, x, si);
@@ -1804,13 +1933,20 @@ static void px_rail_ack_in(px_rail_vc_t *vc, uint32_t ack)
     /* cumulative: only ever moves forward, never past what was sent */
     if ((int32_t)(ack - vc->tx_acked) <= 0 || (int32_t)(ack - vc->tx_seq) > 0)
         return;
-    uint64_t now = 0; /* a fresh clock: stripes are timed by it */
+    /* frames that are timed (stripes, round-trip samples) get a fresh
+     * clock; the others make do with the progress pass's */
+    uint64_t fresh = 0;
+    int lossy = vc->rail->lossy;
     for (uint32_t s = vc->tx_acked; s != ack; s++) {
         px_rail_tx_t *x = vc->tx[s % PX_RAIL_WIN];
         if (x) {
-            if (!now)
-                now = px_time_ns();
-            px_rail_tx_acked(vc, x, now, 0);
+            if (!(x->hflags & PX_RAIL_H_SACK) && !lossy) {
+                px_rail_tx_acked(vc, x, vc->rail->now, 0);
+                continue;
+            }
+            if (!fresh)
+                fresh = px_time_ns();
+            px_rail_tx_acked(vc, x, fresh, 0);
         }
     }
     vc->tx_acked = ack;
@@ -1856,6 +1992,74 @@ static void px_rail_rx_mark(px_rail_vc_t *vc, uint32_t seq)
         vc->rx_next++;
     }
     vc->rx_unacked++;
+}
+
+static px_rail_rx_split_t *px_rail_split_find(px_rail_vc_t *vc, uint32_t orig)
+{
+    for (int i = 0; i < PX_RAIL_SPLIT_MAX; i++)
+        if (vc->rx_split[i].used && vc->rx_split[i].orig == orig)
+            return &vc->rx_split[i];
+    return NULL;
+}
+
+/* A piece of stripe h->oseq, sent again after a failure, arrives on s.
+ * Returns 1 when it is not delivered: the stripe's whole copy arrived first
+ * (the piece is skipped, its own seq still counts as received), or the
+ * piece is malformed. Otherwise a whole copy still arriving elsewhere is cut
+ * off and the piece is delivered at its offset. */
+static int px_rail_rx_piece(px_rail_vc_t *vc, px_rail_sub_t *s, const px_rail_hdr_t *h)
+{
+    px_rail_t *r = vc->rail;
+    uint32_t orig = h->oseq;
+    int total = h->sub >> 8;
+    if (!(h->flags & PX_RAIL_H_UNORD) || (int32_t)(h->seq - orig) <= 0 ||
+        h->seq - orig >= PX_RAIL_WIN || total < 2 || total > PX_NET_MAX_SUB) {
+        px_warn("rail", "malformed piece %u of stripe %u from rank %d dropped", h->seq, orig,
+                vc->rank);
+        return 1;
+    }
+    px_rail_rx_split_t *e = px_rail_split_find(vc, orig);
+    if (!e) {
+        if (px_rail_rx_has(vc, orig)) {
+            r->rx_split_skipped++;
+            s->rx_state = PX_RX_SKIP;
+            s->rx_seq = h->seq;
+            s->rx_len = 0;
+            s->rx_sack = h->flags & (PX_RAIL_H_SACK | PX_RAIL_H_TIMED);
+            s->rx_t0 = r->now;
+            s->rx_piece = 0;
+            return 1;
+        }
+        for (int i = 0; i < PX_RAIL_SPLIT_MAX && !e; i++)
+            if (!vc->rx_split[i].used)
+                e = &vc->rx_split[i];
+        if (!e) { /* the sender keeps fewer open: a broken peer */
+            px_warn("rail", "too many stripes in pieces from rank %d; piece %u dropped", vc->rank,
+                    h->seq);
+            return 1;
+        }
+        *e = (px_rail_rx_split_t){.orig = orig, .used = 1, .total = (uint8_t)total};
+        vc->nsplit++;
+        for (int i = 0; i < vc->nsub; i++) {
+            px_rail_sub_t *o = &vc->sub[i];
+            if (o != s && o->rx_state != PX_RX_DROP && o->rx_seq == orig && !o->rx_piece) {
+                r->ops->ep_rx_cancel(o->ep);
+                o->rx_state = PX_RX_DROP;
+            }
+        }
+    }
+    return 0;
+}
+
+/* A piece has arrived whole: with the last one the stripe itself has. */
+static void px_rail_rx_piece_done(px_rail_vc_t *vc, uint32_t orig)
+{
+    px_rail_rx_split_t *e = px_rail_split_find(vc, orig);
+    if (e && ++e->got >= e->total) {
+        e->used = 0;
+        vc->nsplit--;
+        px_rail_rx_mark(vc, orig);
+    }
 }
 
 static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payload_len,
@@ -1931,6 +2135,19 @@ static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size
         px_debug("rail", "duplicate frame %u from rank %d dropped", h.seq, vc->rank);
         px_rail_send_ack(vc, (h.flags & PX_RAIL_H_SACK) != 0, h.seq, 0, s->idx);
         return NULL;
+    }
+    s->rx_piece = 0;
+    if (__builtin_expect(vc->nsplit, 0) && !(h.flags & PX_RAIL_H_SPLIT) &&
+        px_rail_split_find(vc, h.seq)) {
+        /* a late whole copy of a stripe that is arriving in pieces */
+        r->rx_dup++;
+        return NULL;
+    }
+    if (__builtin_expect(h.flags & PX_RAIL_H_SPLIT, 0)) {
+        if (px_rail_rx_piece(vc, s, &h))
+            return NULL;
+        s->rx_piece = 1;
+        s->rx_porig = h.oseq;
     }
     const char *uh = (const char *)hdr + sizeof(h);
     size_t uhl = hdr_len - sizeof(h);
@@ -2019,12 +2236,18 @@ static void px_rail_rx_done(void *owner, void *ctx)
         *pp = hd;
         break;
     }
+    case PX_RX_SKIP:
+        break;
     default:
         vc->rail->up->rx_done(vc->owner, s->rx_ctx, s->rx_len);
         break;
     }
     s->rx_state = PX_RX_DROP;
     px_rail_rx_mark(vc, s->rx_seq);
+    if (__builtin_expect(s->rx_piece, 0)) {
+        s->rx_piece = 0;
+        px_rail_rx_piece_done(vc, s->rx_porig);
+    }
     if (vc->rail->lossy && (int32_t)(s->rx_seq - vc->rx_next) > 0 && !vc->gap_ack) {
         /* a frame before this one is missing: say so in this pass */
         px_rail_t *r = vc->rail;
@@ -2295,10 +2518,12 @@ void px_rail_print_stats(px_rail_t *r, int rank)
                 (unsigned long long)r->rx_dup, (unsigned long long)r->rx_out_of_window);
     fprintf(stderr,
             "[plexus profile] rank %d faults: suspect %llu down %llu recovered %llu failover "
-            "frames %llu bytes %llu partitioned %llu subchannel_down_s %.2f partition_s %.2f "
-            "transport %s\n",
+            "frames %llu bytes %llu resplit %llu pieces %llu skipped %llu partitioned %llu "
+            "subchannel_down_s %.2f partition_s %.2f transport %s\n",
             rank, (unsigned long long)suspects, (unsigned long long)downs,
             (unsigned long long)recoveries, (unsigned long long)resent,
-            (unsigned long long)resent_bytes, (unsigned long long)r->partitions,
-            (double)down_ns / 1e9, (double)r->partition_ns / 1e9, r->ops->name);
+            (unsigned long long)resent_bytes, (unsigned long long)r->resplits,
+            (unsigned long long)r->resplit_pieces, (unsigned long long)r->rx_split_skipped,
+            (unsigned long long)r->partitions, (double)down_ns / 1e9,
+            (double)r->partition_ns / 1e9, r->ops->name);
 }

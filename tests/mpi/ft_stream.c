@@ -16,7 +16,10 @@
  * "PROG t=<s> bytes=<n>" every --progress-ms on the first receiving rank
  * (cumulative bytes it received), "TIMELINE <ms> <MB per bin>..." (all
  * receivers), then one JSON line and "PASS ft_stream np=<N>: ..." on
- * success. Exit status 1 when anything was lost, duplicated or corrupted.
+ * success. The JSON has the longest time without a completed message over
+ * the whole run (max_stall_s) and, with --fault-at, the longest such gap
+ * ending after the fault (stall_after_fault_s: what the fault cost, not the
+ * start-up). Exit status 1 when anything was lost, duplicated or corrupted.
  *
  * Usage: ft_stream [--seconds S] [--bytes B] [--sizes 1k,48k,1m,4m]
  *                  [--window W] [--every N] [--mode pairs|bidir|all]
@@ -217,6 +220,7 @@ typedef struct {
     uint64_t *seen_cap, *distinct;
     uint64_t lost, dup, corrupt, order, msgs, bytes, complaints;
     double last_done, max_stall, t0;
+    double fault_t, fault_stall; /* the longest gap ending after the fault (--fault-at) */
     double *bins;     /* bytes received per BIN_S since t0 */
     size_t nbins;
 } ft_rx_t;
@@ -226,6 +230,8 @@ static void rx_note_time(ft_rx_t *rx, double t, uint64_t bytes)
     double gap = t - rx->last_done;
     if (gap > rx->max_stall)
         rx->max_stall = gap;
+    if (rx->fault_t > 0 && t >= rx->fault_t && gap > rx->fault_stall)
+        rx->fault_stall = gap;
     rx->last_done = t;
     size_t b = (size_t)((t - rx->t0) / BIN_S);
     if (b >= rx->nbins) {
@@ -368,6 +374,7 @@ int main(int argc, char **argv)
     double t0 = now_wall();
     MPI_Bcast(&t0, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD); /* one time origin (same host clock) */
     rx.t0 = t0;
+    rx.fault_t = o.fault_at > 0 ? t0 + o.fault_at : -1;
     rx.last_done = now_wall();
     if (g_rank == 0) {
         printf("FT_START epoch=%.6f np=%d mode=%s\n", t0, g_size, o.mode);
@@ -531,10 +538,12 @@ int main(int argc, char **argv)
     /* totals and the timeline, summed over receivers */
     uint64_t loc[7] = {rx.lost, rx.dup, rx.corrupt, rx.bytes, rx.msgs, coll_bad, rx.order}, tot[7];
     MPI_Allreduce(loc, tot, 7, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
-    double dmax[2] = {rx.max_stall, t_end - t0}, gmax[2];
+    double dmax[3] = {rx.max_stall, t_end - t0, rx.fault_stall}, gmax[3];
     if (nsrc > 0 && t_end - rx.last_done > dmax[0])
         dmax[0] = t_end - rx.last_done;
-    MPI_Allreduce(dmax, gmax, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (nsrc > 0 && rx.fault_t > 0 && t_end - rx.last_done > dmax[2])
+        dmax[2] = t_end - rx.last_done;
+    MPI_Allreduce(dmax, gmax, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     int nb = (int)(gmax[1] / BIN_S) + 1;
     double *bins = calloc((size_t)nb, sizeof(double)), *all = calloc((size_t)nb, sizeof(double));
     for (int i = 0; i < nb && (size_t)i < rx.nbins; i++)
@@ -561,8 +570,9 @@ int main(int argc, char **argv)
                ok ? "true" : "false", tot[0], tot[1], tot[2], tot[6], tot[5], tot[4], tot[3], secs,
                gmax[0], secs > 0 ? (double)tot[3] / secs / 1e6 : 0.0);
         if (o.fault_at > 0)
-            printf(",\"rate_before_MBs\":%.2f,\"rate_during_MBs\":%.2f,\"rate_after_MBs\":%.2f",
-                   before, during, after);
+            printf(",\"rate_before_MBs\":%.2f,\"rate_during_MBs\":%.2f,\"rate_after_MBs\":%.2f"
+                   ",\"stall_after_fault_s\":%.3f",
+                   before, during, after, gmax[2]);
         printf("}\n");
         if (ok)
             printf("PASS ft_stream np=%d: %" PRIu64 " messages, %.1f MB in %.1f s\n", g_size,

@@ -1,4 +1,5 @@
 /* Unit tests of the parameter table and status codes. */
+#include "px_unit.h"
 #include "util/param.h"
 #include "util/px_status.h"
 
@@ -6,16 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        if (cond)                                                                              \
-            passed++;                                                                          \
-        else {                                                                                 \
-            failed++;                                                                          \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                    \
-        }                                                                                      \
-    } while (0)
 
 int main(void)
 {
@@ -57,6 +48,5 @@ int main(void)
     CHECK(strstr(buf, "`PX_NET`") != NULL);
     CHECK(strstr(buf, "`PX_SHM_EAGER_LIMIT`") != NULL);
 
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return px_unit_report();
 }

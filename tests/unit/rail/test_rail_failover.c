@@ -1,0 +1,568 @@
+/* Unit tests of the rail layer's failover over an in-memory transport: two
+ * ranks in one process, three subchannels between them, frames queued per
+ * direction and subchannel and delivered when the test says so. A test can
+ * hold a subchannel's frames (in flight), deliver part of one, lose them, or
+ * fail the subchannel, which is everything a real link can do to a frame
+ * between the send and the acknowledgement.
+ *
+ * Every scenario sends one striped block and checks that each byte arrives
+ * exactly once, with the right value, and that the sender's completion runs
+ * exactly once: in particular when a failed stripe is sent again in pieces
+ * (PX_RAIL_H_SPLIT) while a copy of the whole stripe still arrives, or had
+ * arrived whole but its acknowledgement was lost. */
+#include "rail/rail.h"
+#include "util/param.h"
+#include "px_unit.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+/* ---------- the in-memory transport ---------- */
+
+#define NSUB 3
+
+typedef struct frame {
+    struct frame *next;
+    size_t hl, pl;
+    char hdr[PX_NET_HDR_MAX];
+    char *pay;
+} frame_t;
+
+struct px_net_iface {
+    int rank;
+    const px_net_rx_ops_t *rx;
+};
+
+struct px_net_ep {
+    px_net_iface_t *iface;
+    int sub;
+    void *owner;
+    /* a frame being received in parts (deliver_part) */
+    frame_t *part;
+    size_t got;
+    char *dst;
+    void *ctx;
+    int cancelled;
+};
+
+typedef struct {
+    frame_t *head, *tail;
+    int hold;  /* frames stay queued (in flight) */
+    int lose;  /* frames sent are lost */
+} link_t;
+
+static struct px_net_iface ifs[2];
+static px_net_ep_t *eps[2][NSUB]; /* eps[rank][sub]: rank's end towards the other */
+static link_t links[2][NSUB];     /* links[from][sub] */
+static int reset_keeps;           /* ep_reset leaves frames in flight (they arrive late) */
+
+static px_status_t f_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx,
+                          px_net_iface_t **iface_p)
+{
+    ifs[boot->rank].rank = boot->rank;
+    ifs[boot->rank].rx = rx;
+    *iface_p = &ifs[boot->rank];
+    return PX_OK;
+}
+
+static void f_close(px_net_iface_t *iface) { (void)iface; }
+
+static void f_query(px_net_iface_t *iface, px_net_attr_t *a)
+{
+    (void)iface;
+    memset(a, 0, sizeof(*a));
+    a->eager_limit = 65536;
+    a->max_frag = 1u << 20;
+}
+
+static int f_reachable(px_net_iface_t *iface, int rank)
+{
+    (void)iface;
+    return rank == 0 || rank == 1;
+}
+
+static int f_subs(px_net_iface_t *iface, int rank, px_net_sub_info_t *info, int max)
+{
+    (void)iface;
+    (void)rank;
+    for (int i = 0; i < NSUB && i < max; i++) {
+        info[i].rail = i;
+        info[i].path = 0;
+        info[i].speed_mbs = 0;
+        snprintf(info[i].label, sizeof(info[i].label), "fake%d", i);
+    }
+    return NSUB;
+}
+
+static px_status_t f_create(px_net_iface_t *iface, int rank, int sub, void *owner,
+                            px_net_ep_t **ep_p)
+{
+    (void)rank;
+    px_net_ep_t *ep = calloc(1, sizeof(*ep));
+    ep->iface = iface;
+    ep->sub = sub;
+    ep->owner = owner;
+    eps[iface->rank][sub] = ep;
+    *ep_p = ep;
+    return PX_OK;
+}
+
+static px_status_t f_send(px_net_ep_t *ep, const void *hdr, size_t hl, const struct iovec *iov,
+                          int iovcnt, px_net_send_cb_t cb, void *arg)
+{
+    (void)cb;
+    (void)arg;
+    link_t *l = &links[ep->iface->rank][ep->sub];
+    if (l->lose)
+        return PX_OK;
+    frame_t *f = calloc(1, sizeof(*f));
+    f->hl = hl;
+    memcpy(f->hdr, hdr, hl);
+    f->pl = px_net_iov_len(iov, iovcnt);
+    f->pay = malloc(f->pl ? f->pl : 1);
+    px_net_iov_gather(f->pay, iov, iovcnt);
+    if (l->tail)
+        l->tail->next = f;
+    else
+        l->head = f;
+    l->tail = f;
+    return PX_OK; /* copied: the caller's buffer is free */
+}
+
+static void free_frame(frame_t *f)
+{
+    free(f->pay);
+    free(f);
+}
+
+static void drop_link(link_t *l)
+{
+    while (l->head) {
+        frame_t *f = l->head;
+        l->head = f->next;
+        free_frame(f);
+    }
+    l->tail = NULL;
+}
+
+static void f_reset(px_net_ep_t *ep)
+{
+    if (!reset_keeps)
+        drop_link(&links[ep->iface->rank][ep->sub]);
+}
+
+static void f_cancel(px_net_ep_t *ep)
+{
+    if (ep->part)
+        ep->cancelled = 1;
+}
+
+static size_t f_pending(px_net_ep_t *ep)
+{
+    (void)ep;
+    return 0;
+}
+
+static frame_t *pop(link_t *l)
+{
+    frame_t *f = l->head;
+    if (f) {
+        l->head = f->next;
+        if (!l->head)
+            l->tail = NULL;
+    }
+    return f;
+}
+
+/* Delivers the next frame from `from` on sub to the other rank. */
+static int deliver_one(int from, int sub)
+{
+    frame_t *f = pop(&links[from][sub]);
+    if (!f)
+        return 0;
+    px_net_ep_t *ep = eps[1 - from][sub];
+    const px_net_rx_ops_t *rx = ifs[1 - from].rx;
+    void *ctx = NULL;
+    char *dst = rx->rx_begin(ep->owner, f->hdr, f->hl, f->pl, &ctx);
+    if (dst && f->pl)
+        memcpy(dst, f->pay, f->pl);
+    rx->rx_done(ep->owner, ctx);
+    free_frame(f);
+    return 1;
+}
+
+/* The next frame with a payload arrives (control frames before it too). */
+static int deliver_data(int from, int sub)
+{
+    while (links[from][sub].head && !links[from][sub].head->pl)
+        deliver_one(from, sub);
+    return deliver_one(from, sub);
+}
+
+/* The header and the first `n` payload bytes of the next frame with a
+ * payload arrive (control frames before it arrive whole). */
+static void deliver_part(int from, int sub, size_t n)
+{
+    px_net_ep_t *ep = eps[1 - from][sub];
+    while (links[from][sub].head && !links[from][sub].head->pl)
+        deliver_one(from, sub);
+    frame_t *f = pop(&links[from][sub]);
+    if (!f)
+        return;
+    ep->part = f;
+    ep->cancelled = 0;
+    ep->dst = ifs[1 - from].rx->rx_begin(ep->owner, f->hdr, f->hl, f->pl, &ep->ctx);
+    ep->got = n < f->pl ? n : f->pl;
+    if (ep->dst)
+        memcpy(ep->dst, f->pay, ep->got);
+}
+
+/* The rest of a frame delivered in part (discarded if it was cancelled). */
+static void deliver_rest(int from, int sub)
+{
+    px_net_ep_t *ep = eps[1 - from][sub];
+    frame_t *f = ep->part;
+    if (!f)
+        return;
+    if (ep->dst && !ep->cancelled)
+        memcpy(ep->dst + ep->got, f->pay + ep->got, f->pl - ep->got);
+    ep->part = NULL;
+    ifs[1 - from].rx->rx_done(ep->owner, ep->ctx);
+    free_frame(f);
+}
+
+static int f_progress(px_net_iface_t *iface)
+{
+    int n = 0, from = 1 - iface->rank;
+    for (int s = 0; s < NSUB; s++)
+        while (!links[from][s].hold && !eps[iface->rank][s]->part && deliver_one(from, s))
+            n++;
+    return n;
+}
+
+static int f_fd(px_net_iface_t *iface)
+{
+    (void)iface;
+    return -1;
+}
+
+static const px_net_ops_t fake_ops = {
+    .size = sizeof(px_net_ops_t),
+    .name = "fake",
+    .iface_open = f_open,
+    .iface_close = f_close,
+    .iface_query = f_query,
+    .iface_reachable = f_reachable,
+    .ep_create = f_create,
+    .ep_subs = f_subs,
+    .ep_send = f_send,
+    .ep_pending = f_pending,
+    .ep_reset = f_reset,
+    .ep_rx_cancel = f_cancel,
+    .iface_progress = f_progress,
+    .iface_fd = f_fd,
+};
+
+const px_net_ops_t *px_net_find(const char *name)
+{
+    return strcmp(name, "fake") ? NULL : &fake_ops;
+}
+
+/* ---------- the layer above: a receive buffer that counts every byte ---------- */
+
+#define LEN (3u << 20) /* one striped block, 1 MB per subchannel */
+
+static unsigned char *sendbuf, *recvbuf, *times;
+static int completions;
+static px_status_t completion_st;
+
+static void *up_begin(void *owner, const void *hdr, size_t hl, size_t off, size_t len, void **ctx)
+{
+    (void)owner;
+    (void)hdr;
+    (void)hl;
+    if (off + len > LEN)
+        return NULL;
+    *ctx = (void *)(uintptr_t)off;
+    return recvbuf + off;
+}
+
+static void up_done(void *owner, void *ctx, size_t len)
+{
+    (void)owner;
+    size_t off = (uintptr_t)ctx;
+    for (size_t i = off; i < off + len && i < LEN; i++)
+        if (times[i] < 255)
+            times[i]++;
+}
+
+static void up_failed(void *owner, px_status_t why)
+{
+    (void)owner;
+    fprintf(stderr, "channel failed: %s\n", px_status_string(why));
+}
+
+static const px_rail_rx_ops_t up_ops = {
+    .rx_begin = up_begin,
+    .rx_done = up_done,
+    .ep_failed = up_failed,
+};
+
+static void sent_cb(void *arg, px_status_t st)
+{
+    (void)arg;
+    completions++;
+    completion_st = st;
+}
+
+/* ---------- scenarios ---------- */
+
+static px_rail_t *rail[2];
+static px_rail_vc_t *vc[2];
+
+static void setup(void)
+{
+    memset(links, 0, sizeof(links));
+    reset_keeps = 0;
+    for (int r = 0; r < 2; r++) {
+        px_boot_info_t b = {.rank = r, .size = 2, .num_nodes = 2, .local_size = 1,
+                            .job_id = 42};
+        if (px_rail_init(&b, "fake", &up_ops, &rail[r]) != PX_OK) {
+            fprintf(stderr, "px_rail_init failed\n");
+            exit(1);
+        }
+    }
+    for (int r = 0; r < 2; r++)
+        if (px_rail_vc_create(rail[r], 1 - r, NULL, &vc[r]) != PX_OK) {
+            fprintf(stderr, "px_rail_vc_create failed\n");
+            exit(1);
+        }
+    memset(recvbuf, 0, LEN);
+    memset(times, 0, LEN);
+    completions = 0;
+    completion_st = PX_OK;
+}
+
+static void teardown(void)
+{
+    for (int s = 0; s < NSUB; s++) {
+        drop_link(&links[0][s]);
+        drop_link(&links[1][s]);
+    }
+    for (int r = 0; r < 2; r++)
+        px_rail_finalize(rail[r]);
+    for (int r = 0; r < 2; r++)
+        for (int s = 0; s < NSUB; s++) {
+            free(eps[r][s]);
+            eps[r][s] = NULL;
+        }
+}
+
+static void progress(int rounds)
+{
+    for (int i = 0; i < rounds; i++) {
+        px_rail_progress(rail[1]);
+        px_rail_progress(rail[0]);
+    }
+}
+
+static void send_block(void)
+{
+    static const char hdr[8] = "block";
+    struct iovec iov = {sendbuf, LEN};
+    px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_STRIPE, sent_cb,
+                                     NULL);
+    CHECK(st == PX_INPROGRESS);
+}
+
+/* Every byte once, with its value; the send completed once, without error. */
+static void check_exactly_once(const char *name)
+{
+    size_t wrong = 0, twice = 0, missing = 0;
+    for (size_t i = 0; i < LEN; i++) {
+        missing += times[i] == 0;
+        twice += times[i] > 1;
+        wrong += times[i] && recvbuf[i] != sendbuf[i];
+    }
+    if (missing || twice || wrong || completions != 1)
+        fprintf(stderr, "%s: %zu bytes missing, %zu twice, %zu wrong, %d completions\n", name,
+                missing, twice, wrong, completions);
+    CHECK(missing == 0);
+    CHECK(twice == 0);
+    CHECK(wrong == 0);
+    CHECK(completions == 1 && completion_st == PX_OK);
+    CHECK(px_rail_vc_unacked(vc[0]) == 0);
+}
+
+/* A fresh pair of rails; one block sent while sub 1 holds its frames (in
+ * flight); `keep`: they stay in flight when sub 1 is reset (arrive late). */
+static void send_with_sub1_held(int keep)
+{
+    setup();
+    progress(1);
+    reset_keeps = keep;
+    links[0][1].hold = 1;
+    send_block();
+}
+
+static uint64_t data_frames(int r, int sub) { return px_rail_vc_stats(vc[r], sub)->frames_tx; }
+
+/* Fails sub 1 at the sender, as the transport would report it; nothing
+ * comes back on it any more (what the sender had sent may still arrive). */
+static void fail_sub1(void)
+{
+    drop_link(&links[1][1]);
+    links[1][1].lose = 1;
+    ifs[0].rx->ep_failed(eps[0][1]->owner, PX_ERR_LINK_DOWN);
+}
+
+/* A: the stripe on sub 1 is lost with the link; it goes again in pieces
+ * over subs 0 and 2. */
+static void lost_with_link(void)
+{
+    send_with_sub1_held(0);
+    progress(3);
+    uint64_t f0 = data_frames(0, 0), f2 = data_frames(0, 2);
+    CHECK(completions == 0);
+    fail_sub1(); /* ep_reset drops what was in flight */
+    progress(5);
+    /* the lost megabyte was re-split: a new data frame on each survivor */
+    CHECK(data_frames(0, 0) > f0 && data_frames(0, 2) > f2);
+    CHECK(px_rail_vc_stats(vc[0], 1)->resent_frames == 1);
+    check_exactly_once("lost with the link");
+    teardown();
+}
+
+/* B: the stripe arrived whole on sub 1 but every acknowledgement back was
+ * lost: its pieces are skipped (their seqs still acknowledged), the first
+ * piece is a duplicate. */
+static void acknowledgement_lost(void)
+{
+    setup();
+    progress(1);
+    links[1][1].lose = 1; /* nothing comes back on sub 1 */
+    links[1][0].hold = links[1][2].hold = 1; /* nor, for now, on the others */
+    send_block();
+    progress(3); /* every stripe arrives */
+    size_t once = 0;
+    for (size_t i = 0; i < LEN; i++)
+        once += times[i] == 1;
+    CHECK(once == LEN);
+    CHECK(completions == 0);
+    uint64_t f0 = data_frames(0, 0), f2 = data_frames(0, 2);
+    fail_sub1();
+    px_rail_progress(rail[0]); /* the pieces go out before any acknowledgement is back */
+    CHECK(data_frames(0, 0) > f0 && data_frames(0, 2) > f2);
+    for (int i = 0; i < 3; i++)
+        px_rail_progress(rail[1]);
+    links[1][0].hold = links[1][2].hold = 0;
+    progress(6);
+    check_exactly_once("acknowledgement lost");
+    teardown();
+}
+
+/* C: the whole stripe is still in flight when it is re-split and arrives
+ * after the pieces: the late copy is dropped. */
+static void whole_copy_late(void)
+{
+    send_with_sub1_held(1);
+    progress(3);
+    fail_sub1();
+    progress(6); /* the pieces arrive and are acknowledged */
+    CHECK(completions == 1);
+    links[0][1].hold = 0; /* the old copy comes in at last */
+    while (deliver_one(0, 1))
+        ;
+    progress(2);
+    check_exactly_once("whole copy late");
+    teardown();
+}
+
+/* D: half of the whole stripe has arrived when a piece comes: the rest of
+ * the whole copy is cut off, the pieces carry it all. */
+static void whole_copy_cut(void)
+{
+    send_with_sub1_held(1);
+    progress(3);
+    deliver_part(0, 1, 300000);
+    fail_sub1();
+    progress(6);
+    deliver_rest(0, 1);
+    progress(2);
+    check_exactly_once("whole copy cut");
+    teardown();
+}
+
+/* E: the first piece is arriving when a late whole copy comes: the copy is
+ * dropped, the pieces win. */
+static void piece_beats_whole_copy(void)
+{
+    send_with_sub1_held(1);
+    links[0][0].hold = links[0][2].hold = 1; /* sent frames wait in the links until delivered */
+    /* the first stripes of sub 0 and 2 get through */
+    CHECK(deliver_data(0, 0) && deliver_data(0, 2));
+    progress(2);
+    fail_sub1();
+    progress(1); /* the pieces queue behind the hold on 0 and 2 */
+    int head_sub = links[0][0].head ? 0 : 2;
+    deliver_part(0, head_sub, 1000); /* one piece starts */
+    links[0][1].hold = 0;
+    while (deliver_one(0, 1)) /* the whole copy arrives meanwhile */
+        ;
+    deliver_rest(0, head_sub);
+    links[0][0].hold = links[0][2].hold = 0;
+    progress(6);
+    check_exactly_once("piece beats whole copy");
+    teardown();
+}
+
+/* F: a small stripe is not cut: it goes whole to the best survivor. */
+static void small_stripe_whole(void)
+{
+    setup();
+    progress(1);
+    links[0][1].hold = 1;
+    static const char hdr[8] = "block";
+    struct iovec iov = {sendbuf, 96 * 1024 * 3};
+    CHECK(px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_STRIPE, sent_cb, NULL) ==
+          PX_INPROGRESS);
+    progress(3);
+    uint64_t f0 = data_frames(0, 0), f2 = data_frames(0, 2);
+    fail_sub1();
+    progress(5);
+    CHECK(data_frames(0, 0) + data_frames(0, 2) == f0 + f2 + 1);
+    CHECK(completions == 1 && completion_st == PX_OK);
+    size_t bad = 0;
+    for (size_t i = 0; i < iov.iov_len; i++)
+        bad += times[i] != 1 || recvbuf[i] != sendbuf[i];
+    CHECK(bad == 0);
+    teardown();
+}
+
+int main(void)
+{
+    setenv("PX_RAIL_POLICY", "even", 1);
+    if (!getenv("PX_LOG_LEVEL"))
+        setenv("PX_LOG_LEVEL", "error", 1);
+    px_param_init();
+    sendbuf = malloc(LEN);
+    recvbuf = malloc(LEN);
+    times = malloc(LEN);
+    for (size_t i = 0; i < LEN; i++)
+        sendbuf[i] = (unsigned char)(i * 2654435761u >> 13);
+
+    lost_with_link();
+    acknowledgement_lost();
+    whole_copy_late();
+    whole_copy_cut();
+    piece_beats_whole_copy();
+    small_stripe_whole();
+
+    free(sendbuf);
+    free(recvbuf);
+    free(times);
+    return px_unit_report();
+}
