@@ -288,7 +288,10 @@ def summarize(mpi, sc, r, limit):
     title, _, fat, fend, _fabric = SCENARIOS[sc]
     j = r["json"]
     row = {"library": LABEL[mpi], "rc": r["rc"], "hung": r["hung"]}
-    if r["hung"]:
+    if r["hung"] and j is not None and j["ok"]:
+        row["outcome"] = "verified in %.1f s, then did not exit (killed after %d s)" % (
+            j["seconds"], limit)
+    elif r["hung"]:
         prog = r["prog"]
         t_kill = r["t_end"] or 0
         recent = [b for t, b in prog if t >= t_kill - 10]
@@ -344,7 +347,7 @@ def parse_bytes(s):
 
 
 def fmt(v, unit=""):
-    if v is None:
+    if v is None or v < 0:  # ft_stream says -1 for a rate with no interval
         return "–"
     return ("%.1f" % v) + unit
 

@@ -23,6 +23,9 @@
 #   --osu-dir DIR     OSU build tree (default bench/.cache/osu-<mpi>/src)
 #   --env VAR=VALUE   environment for the ranks (repeatable), e.g. PX_RAIL_POLICY=even
 #   --timeout S       kill the job after S seconds (default 300)
+#   --pin             Plexus with --nodes: the ranks of the K-th node run on CPU
+#                     K mod (number of CPUs) (taskset), for A/B runs that must
+#                     not depend on where the scheduler puts the two ranks
 #   --dry-run         print the command, do not run it
 #   -v, --verbose     print the command on stderr before running it
 #
@@ -48,6 +51,7 @@ osu_dir=""
 timeout_s=300
 dry=0
 verbose=0
+pin=0
 rank_env=()
 
 while [ $# -gt 0 ]; do
@@ -57,6 +61,7 @@ while [ $# -gt 0 ]; do
         --net) net=${2:-}; shift 2 ;;
         --nodes) nodes=${2:-}; shift 2 ;;
         --ppn) ppn=${2:-}; shift 2 ;;
+        --pin) pin=1; shift ;;
         --mgmt) mgmt=${2:-}; shift 2 ;;
         --rails) rails=${2:-}; shift 2 ;;
         --osu-dir) osu_dir=${2:-}; shift 2 ;;
@@ -220,8 +225,10 @@ else
             [ "$net" = udp ] && pxnet=udp
             [ "$net" = hybrid ] && pxnet=udp,tcp
             [ "$local_tcp" -eq 1 ] || pxnet=shm,$pxnet
+            launcher='ip netns exec {host}'
+            [ "$pin" -eq 1 ] && launcher="$HERE/pin-exec.sh $nodes {host}"
             cmd=("$ROOT/build/bin/pxrun" -n "$np" --hosts "$nodes" --ppn "$ppn"
-                 --launcher 'ip netns exec {host}' --bootstrap-iface "$mgmt"
+                 --launcher "$launcher" --bootstrap-iface "$mgmt"
                  --env PX_NET="$pxnet" --env PX_RAILS="$rails")
             ;;
     esac
