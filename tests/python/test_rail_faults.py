@@ -52,6 +52,11 @@ MANY = "node0:2,node1:2"  # 4 ranks, every rank to every other (--mode all)
 CUT = "node0:rail1"       # the rail cable the single-rail scenarios pull
 FLAP_FOR = 30             # seconds of flapping in scenario 3
 MAX_STALL_S = 1.0         # a rail failure may stop traffic this long at most
+# Messages of at most 1 MiB where the stall is asserted: at 200 Mbit/s one
+# 4 MiB message alone keeps the only surviving rail busy for 0.18 s, which is
+# message size, not failover (the stall is the longest time between two
+# completed messages).
+STALL_SIZES = ["--sizes", "1k,48k,1m"]
 PARTITION_TIMEOUT = 4     # scenario 6
 EXIT_SLACK_S = 1.5        # launcher tear-down on top of timeout + 2 s
 UDP_TWO_RAILS = 1.5       # datagrams over both rails, against one rail with tcp
@@ -253,7 +258,7 @@ def test_baseline_no_fault(two_rails, one_rail_rate):
 def rail_down_for_good(one_rail_rate, env, min_ratio):
     """Scenario 1: rail1 down at 3 s; stall and rate afterwards bounded."""
     try:
-        r = ft_stream(PAIR, stream_args(10, fault_at=3), env=env,
+        r = ft_stream(PAIR, stream_args(10, fault_at=3, extra=STALL_SIZES), env=env,
                       plan=[(3, "down", fault("down", CUT))])
     finally:
         pxfab("fault", "reset")
@@ -427,7 +432,7 @@ def test_1_three_rails_one_down_resplit(three_rails):
     and both survivors carry the stream afterwards."""
     survivors = ("node0:rail0", "node0:rail2")
     try:
-        r = ft_stream(PAIR, stream_args(8, fault_at=3), env={"PX_PROFILE": "1"},
+        r = ft_stream(PAIR, stream_args(8, fault_at=3, extra=STALL_SIZES), env={"PX_PROFILE": "1"},
                       plan=[(3, "down", fault("down", CUT))], sample=survivors)
     finally:
         pxfab("fault", "reset")
