@@ -95,7 +95,6 @@ typedef struct px_rail_tx {
     uint8_t tries;           /* lossy transports: retransmissions after a timeout */
     uint8_t fast;            /* lossy: already sent again for a gap since its last send */
     uint8_t npieces;         /* PX_RAIL_H_SPLIT: pieces of the stripe it is one of */
-    uint8_t retired;         /* a stripe sent again in pieces: only its seq is left */
     uint16_t uhl;
     uint8_t uh[PX_NET_HDR_MAX];
     int iovcnt;
@@ -1001,7 +1000,7 @@ static px_rail_tx_t *px_rail_tx_get(px_rail_vc_t *vc)
     x->vc = vc;
     x->msg = NULL;
     x->cb = NULL;
-    x->wire = x->acked = x->resend = x->tries = x->fast = x->npieces = x->retired = 0;
+    x->wire = x->acked = x->resend = x->tries = x->fast = x->npieces = 0;
     x->off = 0;
     x->sub = -1;
     return x;
@@ -1770,9 +1769,8 @@ static int px_rail_resplit(px_rail_vc_t *vc, px_rail_tx_t *x)
         off += len;
     }
     vc->split_open += (uint32_t)n;
-    /* x keeps its seq and completes with the cumulative acknowledgement; its
-     * bytes are the pieces' now */
-    x->retired = 1;
+    /* x keeps only its seq and completes with the cumulative
+     * acknowledgement; its bytes are the pieces' now */
     x->resend = 0;
     x->sub = -1;
     x->len = 0;
@@ -2027,7 +2025,6 @@ static int px_rail_rx_piece(px_rail_vc_t *vc, px_rail_sub_t *s, const px_rail_hd
             s->rx_len = 0;
             s->rx_sack = h->flags & (PX_RAIL_H_SACK | PX_RAIL_H_TIMED);
             s->rx_t0 = r->now;
-            s->rx_piece = 0;
             return 1;
         }
         for (int i = 0; i < PX_RAIL_SPLIT_MAX && !e; i++)
