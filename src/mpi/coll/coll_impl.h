@@ -70,6 +70,8 @@ typedef struct px_coll_step {
     MPI_Op op;
 } px_coll_step_t;
 
+#define PX_COLL_SCHED_INLINE 16
+
 typedef struct px_coll_sched {
     px_mpi_comm_t *comm;
     int tag;
@@ -84,6 +86,11 @@ typedef struct px_coll_sched {
     void **mem; /* temporaries freed with the schedule */
     int nmem, mcap;
     int err;
+    /* room for small schedules, so that most calls allocate nothing */
+    px_coll_step_t steps_in[PX_COLL_SCHED_INLINE];
+    int rounds_in[PX_COLL_SCHED_INLINE];
+    px_mpi_req_t *reqs_in[PX_COLL_SCHED_INLINE];
+    struct px_coll_sched *next_free;
 } px_coll_sched_t;
 
 px_coll_sched_t *px_coll_sched_new(px_mpi_comm_t *c);
@@ -152,6 +159,10 @@ typedef struct px_coll_algo {
     const char *doc;
 } px_coll_algo_t;
 
+/* Where a row applies: any placement, all ranks on one node, or ranks on
+ * several nodes (known alike on every rank of the communicator). */
+typedef enum { PX_COLL_NODES_ANY = 0, PX_COLL_NODES_ONE, PX_COLL_NODES_SEVERAL } px_coll_nodes_t;
+
 /* One row of the selection table: the first row of a collective whose limits
  * hold and whose algorithm applies wins (0 = no limit). */
 typedef struct px_coll_rule {
@@ -160,6 +171,7 @@ typedef struct px_coll_rule {
     size_t max_bytes;
     int max_ppn;
     const char *algo;
+    px_coll_nodes_t nodes;
 } px_coll_rule_t;
 
 const char *px_coll_name(px_coll_id_t coll);
@@ -218,9 +230,11 @@ int px_coll_sendrecv(const void *sbuf, size_t sbytes, int dest, void *rbuf, size
     int name(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c)
 
 PX_COLL_BUILDER(px_coll_barrier_dissemination);
+PX_COLL_BUILDER(px_coll_barrier_tree);
 PX_COLL_BUILDER(px_coll_barrier_recursive_doubling);
 PX_COLL_BUILDER(px_coll_barrier_smp);
 PX_COLL_BUILDER(px_coll_bcast_binomial);
+PX_COLL_BUILDER(px_coll_bcast_linear);
 PX_COLL_BUILDER(px_coll_bcast_knomial);
 PX_COLL_BUILDER(px_coll_bcast_scatter_ring);
 PX_COLL_BUILDER(px_coll_bcast_smp);
@@ -238,7 +252,10 @@ PX_COLL_BUILDER(px_coll_gatherv_linear);
 PX_COLL_BUILDER(px_coll_scatter_binomial);
 PX_COLL_BUILDER(px_coll_scatter_linear);
 PX_COLL_BUILDER(px_coll_scatterv_linear);
+/* Copies this rank's own block of an allgather into rbuf (unless in place). */
+int px_coll_allgather_own(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c);
 PX_COLL_BUILDER(px_coll_allgather_ring);
+PX_COLL_BUILDER(px_coll_allgather_linear);
 PX_COLL_BUILDER(px_coll_allgather_recursive_doubling);
 PX_COLL_BUILDER(px_coll_allgather_bruck);
 PX_COLL_BUILDER(px_coll_allgatherv_ring);

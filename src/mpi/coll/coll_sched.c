@@ -5,26 +5,40 @@
  * advances it, so it progresses with the engine. */
 #include "coll_impl.h"
 
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* Finished schedules are kept for reuse (the library is not entered by
+ * two threads at once); a few cover every collective in flight at a time
+ * in most programs. */
+static px_coll_sched_t *px_sched_pool;
+static int px_sched_pooled;
+#define PX_SCHED_POOL_MAX 8
 
 px_coll_sched_t *px_coll_sched_new(px_mpi_comm_t *c)
 {
-    px_coll_sched_t *s = calloc(1, sizeof(*s));
-    if (!s)
+    px_coll_sched_t *s = px_sched_pool;
+    if (s) {
+        px_sched_pool = s->next_free;
+        px_sched_pooled--;
+    } else if (!(s = malloc(sizeof(*s)))) {
         return NULL;
+    }
+    memset(s, 0, offsetof(px_coll_sched_t, steps_in));
+    s->next_free = NULL;
     s->comm = c;
     c->refs++;
     /* Collectives start in the same order everywhere (MPI requires it), so
      * a per-communicator sequence keeps concurrent ones apart. */
     s->tag = c->coll_tag & 0x3fffffff;
     c->coll_tag = (c->coll_tag + 1) & 0x3fffffff;
-    s->rounds = malloc(sizeof(int) * 8);
-    if (!s->rounds) {
-        px_mpi_comm_release(c);
-        free(s);
-        return NULL;
-    }
-    s->rcap = 8;
+    s->steps = s->steps_in;
+    s->scap = PX_COLL_SCHED_INLINE;
+    s->rounds = s->rounds_in;
+    s->rcap = PX_COLL_SCHED_INLINE;
+    s->reqs = s->reqs_in;
+    s->qcap = PX_COLL_SCHED_INLINE;
     s->rounds[0] = 0;
     s->nrounds = 1;
     return s;
@@ -43,21 +57,39 @@ void px_coll_sched_free(px_coll_sched_t *s)
     for (int i = 0; i < s->nmem; i++)
         free(s->mem[i]);
     free(s->mem);
-    free(s->reqs);
-    free(s->steps);
-    free(s->rounds);
+    if (s->reqs != s->reqs_in)
+        free(s->reqs);
+    if (s->steps != s->steps_in)
+        free(s->steps);
+    if (s->rounds != s->rounds_in)
+        free(s->rounds);
     px_mpi_comm_release(s->comm);
-    free(s);
+    if (px_sched_pooled < PX_SCHED_POOL_MAX) {
+        s->next_free = px_sched_pool;
+        px_sched_pool = s;
+        px_sched_pooled++;
+    } else {
+        free(s);
+    }
 }
 
-static int px_grow(void **arr, int *cap, int need, size_t elem)
+/* Grows *arr to hold `need` elements; an array still in the schedule's
+ * inline room (inl) is copied out rather than reallocated. */
+static int px_grow(void **arr, int *cap, int need, size_t elem, void *inl)
 {
     if (need <= *cap)
         return 0;
     int nc = *cap ? *cap * 2 : 16;
     while (nc < need)
         nc *= 2;
-    void *p = realloc(*arr, (size_t)nc * elem);
+    void *p;
+    if (*arr == inl && inl) {
+        p = malloc((size_t)nc * elem);
+        if (p)
+            memcpy(p, inl, (size_t)*cap * elem);
+    } else {
+        p = realloc(*arr, (size_t)nc * elem);
+    }
     if (!p)
         return -1;
     *arr = p;
@@ -69,7 +101,7 @@ void px_coll_sched_round(px_coll_sched_t *s)
 {
     if (s->rounds[s->nrounds - 1] == s->nsteps)
         return; /* current round still empty */
-    if (px_grow((void **)&s->rounds, &s->rcap, s->nrounds + 1, sizeof(int))) {
+    if (px_grow((void **)&s->rounds, &s->rcap, s->nrounds + 1, sizeof(int), s->rounds_in)) {
         s->err = MPI_ERR_NO_MEM;
         return;
     }
@@ -78,7 +110,7 @@ void px_coll_sched_round(px_coll_sched_t *s)
 
 static void px_sched_add(px_coll_sched_t *s, px_coll_step_t st)
 {
-    if (px_grow((void **)&s->steps, &s->scap, s->nsteps + 1, sizeof(st))) {
+    if (px_grow((void **)&s->steps, &s->scap, s->nsteps + 1, sizeof(st), s->steps_in)) {
         s->err = MPI_ERR_NO_MEM;
         return;
     }
@@ -133,7 +165,7 @@ void px_coll_sched_unpack(px_coll_sched_t *s, const void *src, MPI_Aint count, M
 void *px_coll_sched_alloc(px_coll_sched_t *s, size_t bytes)
 {
     void *p = malloc(bytes ? bytes : 1);
-    if (!p || px_grow((void **)&s->mem, &s->mcap, s->nmem + 1, sizeof(void *))) {
+    if (!p || px_grow((void **)&s->mem, &s->mcap, s->nmem + 1, sizeof(void *), NULL)) {
         free(p);
         s->err = MPI_ERR_NO_MEM;
         return NULL;
@@ -223,7 +255,7 @@ static void px_sched_start_round(px_coll_sched_t *s)
             break;
         }
         if (r) {
-            if (px_grow((void **)&s->reqs, &s->qcap, s->nreqs + 1, sizeof(*s->reqs))) {
+            if (px_grow((void **)&s->reqs, &s->qcap, s->nreqs + 1, sizeof(*s->reqs), s->reqs_in)) {
                 s->err = MPI_ERR_NO_MEM;
                 px_mpi_req_wait(r);
                 px_mpi_req_free(r);

@@ -36,11 +36,15 @@ static const px_coll_algo_t px_coll_algos[] = {
      "ceil(log2 n) rounds, any n"},
     {PX_COLL_BARRIER, "recursive_doubling", px_coll_barrier_recursive_doubling, 0,
      "pairwise exchanges over the largest power of two"},
+    {PX_COLL_BARRIER, "tree", px_coll_barrier_tree, 0,
+     "binomial fan-in to rank 0 and fan-out, n-1 messages each way"},
     {PX_COLL_BARRIER, "smp", px_coll_barrier_smp, PX_COLL_F_HIER,
      "node-local gather, barrier among node leaders, node-local release"},
     {PX_COLL_BCAST, "binomial", px_coll_bcast_binomial, 0, "binomial tree"},
     {PX_COLL_BCAST, "knomial", px_coll_bcast_knomial, 0,
      "k-nomial tree (PX_BCAST_KNOMIAL_RADIX)"},
+    {PX_COLL_BCAST, "linear", px_coll_bcast_linear, 0,
+     "root sends to all at once (one node, single-copy reads in parallel)"},
     {PX_COLL_BCAST, "scatter_ring", px_coll_bcast_scatter_ring, 0,
      "binomial scatter + ring allgather (large messages)"},
     {PX_COLL_BCAST, "smp", px_coll_bcast_smp, PX_COLL_F_HIER,
@@ -73,6 +77,8 @@ static const px_coll_algo_t px_coll_algos[] = {
     {PX_COLL_ALLGATHER, "recursive_doubling", px_coll_allgather_recursive_doubling,
      PX_COLL_F_POF2, "log2 n exchanges of doubling size"},
     {PX_COLL_ALLGATHER, "bruck", px_coll_allgather_bruck, 0, "ceil(log2 n) steps, any n"},
+    {PX_COLL_ALLGATHER, "linear", px_coll_allgather_linear, 0,
+     "everyone to everyone in one step (ranks sharing cores)"},
     {PX_COLL_ALLGATHERV, "ring", px_coll_allgatherv_ring, 0, "n-1 neighbour steps"},
     {PX_COLL_ALLGATHERV, "linear", px_coll_allgatherv_linear, 0, "everyone to everyone at once"},
     {PX_COLL_ALLTOALL, "pairwise", px_coll_alltoall_pairwise, 0,
@@ -111,40 +117,48 @@ static const px_coll_algo_t px_coll_algos[] = {
  * alltoalls. Node-aware ("smp") rows only apply when the communicator
  * spans several nodes with more than one rank on some node. */
 static const px_coll_rule_t px_coll_default_rules[] = {
-    {PX_COLL_BARRIER, 0, 0, 0, "smp"},
-    {PX_COLL_BARRIER, 0, 0, 0, "dissemination"},
-    {PX_COLL_BCAST, 0, 65536, 0, "smp"},
-    {PX_COLL_BCAST, 0, 12288, 0, "binomial"},
-    {PX_COLL_BCAST, 4, 0, 0, "binomial"},
-    {PX_COLL_BCAST, 0, 524288, 0, "knomial"},
-    {PX_COLL_BCAST, 0, 0, 0, "scatter_ring"},
-    {PX_COLL_REDUCE, 0, 2048, 0, "binomial"},
-    {PX_COLL_REDUCE, 0, 0, 0, "rabenseifner"},
-    {PX_COLL_REDUCE, 0, 0, 0, "binomial"},
-    {PX_COLL_ALLREDUCE, 0, 65536, 0, "smp"},
-    {PX_COLL_ALLREDUCE, 0, 2048, 0, "recursive_doubling"},
-    {PX_COLL_ALLREDUCE, 0, 524288, 0, "rabenseifner"},
-    {PX_COLL_ALLREDUCE, 0, 0, 0, "ring"},
-    {PX_COLL_ALLREDUCE, 0, 0, 0, "recursive_doubling"},
-    {PX_COLL_GATHER, 0, 16384, 0, "binomial"},
-    {PX_COLL_GATHER, 0, 0, 0, "linear"},
-    {PX_COLL_SCATTER, 0, 16384, 0, "binomial"},
-    {PX_COLL_SCATTER, 0, 0, 0, "linear"},
-    {PX_COLL_ALLGATHER, 0, 8192, 0, "recursive_doubling"},
-    {PX_COLL_ALLGATHER, 0, 8192, 0, "bruck"},
-    {PX_COLL_ALLGATHER, 0, 0, 0, "ring"},
-    {PX_COLL_ALLGATHERV, 0, 0, 0, "ring"},
-    {PX_COLL_ALLTOALL, 0, 256, 0, "bruck"},
-    {PX_COLL_ALLTOALL, 0, 32768, 0, "linear"},
-    {PX_COLL_ALLTOALL, 0, 0, 0, "pairwise"},
-    {PX_COLL_ALLTOALLV, 0, 0, 0, "linear"},
-    {PX_COLL_ALLTOALLW, 0, 0, 0, "linear"},
-    {PX_COLL_REDUCE_SCATTER, 0, 0, 0, "recursive_halving"},
-    {PX_COLL_REDUCE_SCATTER, 0, 0, 0, "pairwise"},
-    {PX_COLL_REDUCE_SCATTER_BLOCK, 0, 0, 0, "recursive_halving"},
-    {PX_COLL_REDUCE_SCATTER_BLOCK, 0, 0, 0, "pairwise"},
-    {PX_COLL_SCAN, 0, 0, 0, "recursive_doubling"},
-    {PX_COLL_EXSCAN, 0, 0, 0, "recursive_doubling"},
+    {PX_COLL_BARRIER, 0, 0, 0, "smp", PX_COLL_NODES_ANY},
+    {PX_COLL_BARRIER, 0, 0, 0, "tree", PX_COLL_NODES_ONE},
+    {PX_COLL_BARRIER, 0, 0, 0, "dissemination", PX_COLL_NODES_ANY},
+    {PX_COLL_BCAST, 0, 65536, 0, "smp", PX_COLL_NODES_ANY},
+    {PX_COLL_BCAST, 0, 8192, 0, "binomial", PX_COLL_NODES_ANY},
+    {PX_COLL_BCAST, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
+    {PX_COLL_BCAST, 0, 12288, 0, "binomial", PX_COLL_NODES_ANY},
+    {PX_COLL_BCAST, 4, 0, 0, "binomial", PX_COLL_NODES_ANY},
+    {PX_COLL_BCAST, 0, 524288, 0, "knomial", PX_COLL_NODES_ANY},
+    {PX_COLL_BCAST, 0, 0, 0, "scatter_ring", PX_COLL_NODES_ANY},
+    {PX_COLL_REDUCE, 0, 2048, 0, "binomial", PX_COLL_NODES_ANY},
+    {PX_COLL_REDUCE, 0, 0, 0, "rabenseifner", PX_COLL_NODES_ANY},
+    {PX_COLL_REDUCE, 0, 0, 0, "binomial", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLREDUCE, 0, 65536, 0, "smp", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLREDUCE, 0, 2048, 0, "recursive_doubling", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLREDUCE, 0, 524288, 0, "rabenseifner", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLREDUCE, 0, 0, 0, "ring", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLREDUCE, 0, 0, 0, "recursive_doubling", PX_COLL_NODES_ANY},
+    {PX_COLL_GATHER, 0, 16384, 0, "binomial", PX_COLL_NODES_ANY},
+    {PX_COLL_GATHER, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
+    {PX_COLL_SCATTER, 0, 16384, 0, "binomial", PX_COLL_NODES_ANY},
+    {PX_COLL_SCATTER, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLGATHER, 4, 8192, 0, "recursive_doubling", PX_COLL_NODES_ONE},
+    {PX_COLL_ALLGATHER, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
+    {PX_COLL_ALLGATHER, 0, 8192, 0, "recursive_doubling", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLGATHER, 0, 8192, 0, "bruck", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLGATHER, 0, 0, 0, "ring", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLGATHERV, 0, 0, 0, "ring", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLTOALL, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
+    {PX_COLL_ALLTOALL, 0, 256, 0, "bruck", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLTOALL, 0, 32768, 0, "linear", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLTOALL, 0, 0, 0, "pairwise", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLTOALLV, 0, 0, 0, "pairwise", PX_COLL_NODES_SEVERAL},
+    {PX_COLL_ALLTOALLV, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLTOALLW, 0, 0, 0, "pairwise", PX_COLL_NODES_SEVERAL},
+    {PX_COLL_ALLTOALLW, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
+    {PX_COLL_REDUCE_SCATTER, 0, 0, 0, "recursive_halving", PX_COLL_NODES_ANY},
+    {PX_COLL_REDUCE_SCATTER, 0, 0, 0, "pairwise", PX_COLL_NODES_ANY},
+    {PX_COLL_REDUCE_SCATTER_BLOCK, 0, 0, 0, "recursive_halving", PX_COLL_NODES_ANY},
+    {PX_COLL_REDUCE_SCATTER_BLOCK, 0, 0, 0, "pairwise", PX_COLL_NODES_ANY},
+    {PX_COLL_SCAN, 0, 0, 0, "recursive_doubling", PX_COLL_NODES_ANY},
+    {PX_COLL_EXSCAN, 0, 0, 0, "recursive_doubling", PX_COLL_NODES_ANY},
 };
 #define PX_NRULES ((int)(sizeof(px_coll_default_rules) / sizeof(px_coll_default_rules[0])))
 
@@ -160,11 +174,13 @@ static const px_coll_algo_t *px_coll_find(px_coll_id_t coll, const char *name)
  * PX_COLL_TUNING_FILE names a JSON array of rules consulted before the
  * default table, e.g.
  *   [{"coll": "bcast", "max_comm_size": 0, "max_bytes": 16384,
- *     "max_ppn": 0, "algorithm": "binomial"}, ...]
+ *     "max_ppn": 0, "nodes": "any", "algorithm": "binomial"}, ...]
+ * ("nodes": "one" = all ranks on one node, "several" = on more than one.)
  * Every rank must read the same file. Unknown collectives or algorithms
  * are reported and skipped. */
 
 static px_coll_rule_t *px_file_rules;
+static const px_coll_algo_t **px_file_algos;
 static int px_file_nrules, px_file_loaded;
 
 /* The value of "key" inside the object text [p, end): a number or string. */
@@ -210,8 +226,14 @@ static void px_coll_load_file(void)
     for (const char *p = text; (p = strchr(p, '{')); p++)
         cap++;
     px_file_rules = calloc((size_t)(cap ? cap : 1), sizeof(*px_file_rules));
-    if (!px_file_rules)
+    px_file_algos = calloc((size_t)(cap ? cap : 1), sizeof(*px_file_algos));
+    if (!px_file_rules || !px_file_algos) {
+        free(px_file_rules);
+        free(px_file_algos);
+        px_file_rules = NULL;
+        px_file_algos = NULL;
         return;
+    }
     for (const char *p = text; (p = strchr(p, '{'));) {
         const char *end = strchr(p, '}');
         if (!end)
@@ -237,6 +259,19 @@ static void px_coll_load_file(void)
             ru.max_bytes = (size_t)strtoull(num, NULL, 10);
         if (px_json_field(p, end, "max_ppn", num, sizeof(num)))
             ru.max_ppn = atoi(num);
+        if (px_json_field(p, end, "nodes", num, sizeof(num))) {
+            if (!strcmp(num, "one"))
+                ru.nodes = PX_COLL_NODES_ONE;
+            else if (!strcmp(num, "several"))
+                ru.nodes = PX_COLL_NODES_SEVERAL;
+            else if (strcmp(num, "any")) {
+                px_warn("coll", "%s: \"nodes\" must be one, several or any; skipping rule %.*s",
+                        path, (int)(end - p + 1), p);
+                p = end + 1;
+                continue;
+            }
+        }
+        px_file_algos[px_file_nrules] = px_coll_find(ru.coll, ru.algo);
         px_file_rules[px_file_nrules++] = ru;
         p = end + 1;
     }
@@ -251,6 +286,19 @@ static const px_coll_rule_t *px_coll_rule(int i)
         return &px_file_rules[i];
     i -= px_file_nrules;
     return i < PX_NRULES ? &px_coll_default_rules[i] : NULL;
+}
+
+/* The algorithm of row i, looked up by name once: selection runs on every
+ * blocking collective and must not compare strings each time. */
+static const px_coll_algo_t *px_coll_rule_algo(int i, const px_coll_rule_t *ru)
+{
+    static const px_coll_algo_t *cache[PX_NRULES];
+    if (i < px_file_nrules)
+        return px_file_algos[i];
+    i -= px_file_nrules;
+    if (!cache[i])
+        cache[i] = px_coll_find(ru->coll, ru->algo);
+    return cache[i];
 }
 
 /* Whether the algorithm can run this call. Every input is the same on
@@ -307,13 +355,17 @@ static const char *px_coll_forced(px_coll_id_t coll)
 
 int px_coll_forced_hier(void)
 {
+    static int v = -1;
+    if (v >= 0)
+        return v;
+    v = 0;
     for (int i = 0; i < PX_COLL_COUNT; i++) {
         const char *f = px_coll_forced((px_coll_id_t)i);
         const px_coll_algo_t *al = f ? px_coll_find((px_coll_id_t)i, f) : NULL;
         if (al && (al->flags & PX_COLL_F_HIER))
-            return 1;
+            v = 1;
     }
-    return 0;
+    return v;
 }
 
 const px_coll_algo_t *px_coll_select(px_coll_id_t coll, const px_coll_args_t *a, px_mpi_comm_t *c)
@@ -328,12 +380,15 @@ const px_coll_algo_t *px_coll_select(px_coll_id_t coll, const px_coll_args_t *a,
     px_coll_hier_t *h = px_coll_hier_get(c);
     int ppn = h ? h->max_ppn : c->local_size;
     int multinode = h && h->num_nodes > 1 && h->max_ppn > 1;
+    /* local_size == size holds on every rank of c or on none */
+    px_coll_nodes_t where = c->local_size == c->size ? PX_COLL_NODES_ONE : PX_COLL_NODES_SEVERAL;
     const px_coll_rule_t *ru;
     for (int i = 0; (ru = px_coll_rule(i)); i++) {
         if (ru->coll != coll || (ru->max_comm_size && c->size > ru->max_comm_size) ||
-            (ru->max_bytes && a->bytes > ru->max_bytes) || (ru->max_ppn && ppn > ru->max_ppn))
+            (ru->max_bytes && a->bytes > ru->max_bytes) || (ru->max_ppn && ppn > ru->max_ppn) ||
+            (ru->nodes && ru->nodes != where))
             continue;
-        const px_coll_algo_t *al = px_coll_find(coll, ru->algo);
+        const px_coll_algo_t *al = px_coll_rule_algo(i, ru);
         if (!al || ((al->flags & PX_COLL_F_HIER) && !multinode) || !px_coll_applies(al, a, c))
             continue;
         return al;
@@ -396,14 +451,15 @@ void px_mpi_coll_print_table(FILE *f)
     fprintf(f, "Selection table (first matching row wins; 0 = any)%s%s:\n",
             px_file_nrules ? ", rules from " : "",
             px_file_nrules ? getenv("PX_COLL_TUNING_FILE") : "");
-    fprintf(f, "  %-22s %10s %12s %8s  %s\n", "collective", "max_ranks", "max_bytes", "max_ppn",
-            "algorithm");
+    static const char *const where[] = {"any", "one", "several"};
+    fprintf(f, "  %-22s %10s %12s %8s %8s  %s\n", "collective", "max_ranks", "max_bytes",
+            "max_ppn", "nodes", "algorithm");
     const px_coll_rule_t *ru;
     for (int i = 0; (ru = px_coll_rule(i)); i++) {
         if (i == px_file_nrules && i)
             fprintf(f, "  (built-in defaults follow)\n");
-        fprintf(f, "  %-22s %10d %12zu %8d  %s\n", px_coll_names[ru->coll], ru->max_comm_size,
-                ru->max_bytes, ru->max_ppn, ru->algo);
+        fprintf(f, "  %-22s %10d %12zu %8d %8s  %s\n", px_coll_names[ru->coll],
+                ru->max_comm_size, ru->max_bytes, ru->max_ppn, where[ru->nodes], ru->algo);
     }
     for (int c = 0; c < PX_COLL_COUNT; c++) {
         const char *v = px_coll_forced((px_coll_id_t)c);

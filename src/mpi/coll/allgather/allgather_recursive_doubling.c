@@ -2,8 +2,6 @@
  * each doubling the range of blocks a rank holds; best for small blocks. */
 #include "../coll_impl.h"
 
-int px_coll_allgather_own(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c);
-
 PX_COLL_BUILDER(px_coll_allgather_recursive_doubling)
 {
     int n = c->size, r = c->rank;

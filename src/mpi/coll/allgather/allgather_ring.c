@@ -2,20 +2,23 @@
  * last to its right neighbour; bandwidth-optimal for large blocks. */
 #include "../coll_impl.h"
 
-int px_coll_allgather_own(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c);
-
 /* Copies this rank's contribution into its block of rbuf (unless in place). */
 int px_coll_allgather_own(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c)
 {
     if (a->sbuf == MPI_IN_PLACE || !a->bytes)
         return MPI_SUCCESS;
-    px_mpi_dt_t *rd = px_mpi_dt_get(a->rtype);
+    px_mpi_dt_t *rd = px_mpi_dt_get(a->rtype), *sd = px_mpi_dt_get(a->stype);
+    char *own = (char *)a->rbuf + (MPI_Aint)c->rank * a->rcount * rd->extent;
+    if (sd->contig && rd->contig) {
+        /* same bytes on both sides (the signatures match): one copy */
+        px_coll_sched_copy(s, (const char *)a->sbuf + sd->true_lb, own + rd->true_lb, a->bytes);
+        return MPI_SUCCESS;
+    }
     void *tmp = px_coll_sched_alloc(s, a->bytes);
     if (!tmp)
         return MPI_ERR_NO_MEM;
     px_coll_sched_pack(s, a->sbuf, a->scount, a->stype, tmp);
-    px_coll_sched_unpack(s, tmp, a->rcount, a->rtype,
-                         (char *)a->rbuf + (MPI_Aint)c->rank * a->rcount * rd->extent);
+    px_coll_sched_unpack(s, tmp, a->rcount, a->rtype, own);
     return MPI_SUCCESS;
 }
 

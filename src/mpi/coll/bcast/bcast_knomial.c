@@ -6,9 +6,13 @@
 
 static int px_knomial_radix(void)
 {
-    const char *e = getenv("PX_BCAST_KNOMIAL_RADIX");
-    int k = e ? atoi(e) : 4;
-    return k < 2 ? 2 : k > 64 ? 64 : k;
+    static int k;
+    if (!k) {
+        const char *e = getenv("PX_BCAST_KNOMIAL_RADIX");
+        int v = e ? atoi(e) : 4;
+        k = v < 2 ? 2 : v > 64 ? 64 : v;
+    }
+    return k;
 }
 
 PX_COLL_BUILDER(px_coll_bcast_knomial)

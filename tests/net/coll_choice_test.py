@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""The collective selection table's placement condition: the same program
+picks the one-node algorithms when all ranks share a node and the multi-node
+ones when they do not, and PX_COLL_TUNING_FILE rules with "nodes" apply only
+where they should (bad values are reported and skipped). Emulated nodes are
+pxrun --hosts with a local launcher template, as in the uneven-nodes tests;
+the choices are read from the "coll" trace, the data is checked by the
+program itself.
+
+usage: coll_choice_test.py PXRUN PXINFO COLL_CHOICE"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+pxrun, pxinfo, prog = sys.argv[1:4]
+PICK = re.compile(r"\b(\w+): (\w+) \(ranks (\d+), bytes (\d+)\)")
+problems = []
+
+
+def run(hosts, env=None):
+    cmd = [pxrun, "-n", "4", "--timeout", "60", "--env", "PX_LOG_LEVEL=trace",
+           "--env", "PX_LOG_SUBSYS=coll"]
+    if hosts:
+        cmd += ["--hosts", hosts, "--launcher", "env PX_TEST_HOST={host}"]
+    for k, v in (env or {}).items():
+        cmd += ["--env", f"{k}={v}"]
+    p = subprocess.run(cmd + [prog], capture_output=True, text=True, timeout=90)
+    tag = f"[{hosts or 'one node'}{' ' + str(env) if env else ''}]"
+    if p.returncode != 0 or "PASS coll_choice np=4" not in p.stdout:
+        problems.append(f"{tag} job failed ({p.returncode}): {p.stdout[-600:]}{p.stderr[-1500:]}")
+    picks = {}
+    for m in PICK.finditer(p.stderr):
+        if int(m.group(3)) == 4:  # world-sized calls (not the node sub-communicators)
+            picks.setdefault((m.group(1), int(m.group(4))), set()).add(m.group(2))
+    return tag, picks, p.stderr
+
+
+def expect(tag, picks, coll, nbytes, algo):
+    got = picks.get((coll, nbytes))
+    if got != {algo}:
+        problems.append(f"{tag} {coll} of {nbytes} bytes: expected {algo} on every rank, got {got}")
+
+
+# (hosts, {(collective, bytes): algorithm}) -- hosts None: all on one node.
+# 2+1+1 nodes: node-aware where a node holds several ranks, pairwise
+# alltoallv (one partner at a time across the network); one rank per node:
+# nothing to share, the flat multi-node choices.
+CASES = [
+    (None, {("barrier", 0): "tree", ("bcast", 65536): "linear", ("alltoall", 64): "linear",
+            ("alltoallv", 0): "linear", ("allgather", 512): "recursive_doubling"}),
+    ("nodea:2,nodeb:1,nodec:1", {("barrier", 0): "smp", ("bcast", 65536): "smp",
+                                 ("alltoall", 64): "bruck", ("alltoallv", 0): "pairwise",
+                                 ("allgather", 512): "recursive_doubling"}),
+    ("nodea:1,nodeb:1,nodec:1,noded:1", {("barrier", 0): "dissemination",
+                                         ("bcast", 65536): "binomial",
+                                         ("alltoallv", 0): "pairwise"}),
+]
+for hosts, want in CASES:
+    tag, picks, _ = run(hosts)
+    for (coll, nbytes), algo in want.items():
+        expect(tag, picks, coll, nbytes, algo)
+
+# tuning-file rules restricted by placement; a bad "nodes" value is skipped
+with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+    f.write('[{"coll": "alltoall", "nodes": "several", "algorithm": "pairwise"},\n'
+            ' {"coll": "alltoall", "nodes": "one", "algorithm": "bruck"},\n'
+            ' {"coll": "allgather", "nodes": "two", "algorithm": "ring"}]\n')
+    tuning = f.name
+try:
+    env = {"PX_COLL_TUNING_FILE": tuning}
+    tag, picks, err = run(None, env)
+    expect(tag, picks, "alltoall", 64, "bruck")
+    expect(tag, picks, "allgather", 512, "recursive_doubling")
+    if '"nodes" must be one, several or any' not in err:
+        problems.append(f"{tag} no warning for \"nodes\": \"two\":\n{err[-1500:]}")
+    tag, picks, _ = run("nodea:2,nodeb:2", env)
+    expect(tag, picks, "alltoall", 64, "pairwise")
+    info = subprocess.run([pxinfo, "--coll"], capture_output=True, text=True, timeout=30,
+                          env=dict(os.environ, PX_COLL_TUNING_FILE=tuning))
+    rows = [l.split() for l in info.stdout.splitlines()]
+    if ["alltoall", "0", "0", "0", "several", "pairwise"] not in rows or \
+       ["alltoall", "0", "0", "0", "one", "bruck"] not in rows:
+        problems.append("pxinfo --coll does not list the file's rules with their nodes column:\n"
+                        + info.stdout[-2000:])
+finally:
+    os.unlink(tuning)
+
+if problems:
+    print("\n".join(problems))
+    sys.exit(1)
+print("collective choices follow the placement")
