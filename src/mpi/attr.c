@@ -43,6 +43,7 @@ PX_PMPI(MPI_Comm_create_keyval)(MPI_Comm_copy_attr_function *copy_fn,
                                 MPI_Comm_delete_attr_function *delete_fn, int *keyval,
                                 void *extra_state)
 {
+    PX_CS_ENTER();
     px_keyval_t *k = calloc(1, sizeof(*k));
     if (!k || !keyval) {
         free(k);
@@ -60,6 +61,7 @@ PX_WEAK(MPI_Comm_create_keyval)
 
 PX_PMPI(MPI_Comm_free_keyval)(int *keyval)
 {
+    PX_CS_ENTER();
     px_keyval_t *k = keyval ? px_keyval_get(*keyval) : NULL;
     if (!k || k->freed)
         return px_mpi_error(NULL, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval", "invalid keyval");
@@ -97,6 +99,7 @@ static int px_attr_delete(px_mpi_comm_t *c, int kv, px_keyval_t *k)
 
 PX_PMPI(MPI_Comm_set_attr)(MPI_Comm comm, int keyval, void *attribute_val)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_set_attr");
     px_keyval_t *k = px_keyval_get(keyval);
     if (!k || k->freed)
@@ -121,6 +124,7 @@ PX_WEAK(MPI_Comm_set_attr)
 
 PX_PMPI(MPI_Comm_get_attr)(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_get_attr");
     void **out = attribute_val;
     if (!attribute_val || !flag)
@@ -152,6 +156,7 @@ PX_WEAK(MPI_Comm_get_attr)
 
 PX_PMPI(MPI_Comm_delete_attr)(MPI_Comm comm, int keyval)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_delete_attr");
     px_keyval_t *k = px_keyval_get(keyval);
     if (!k)
@@ -205,6 +210,7 @@ void px_mpi_attr_delete_all(px_mpi_comm_t *c)
 PX_PMPI(MPI_Keyval_create)(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn,
                            int *keyval, void *extra_state)
 {
+    PX_CS_ENTER();
     return PMPI_Comm_create_keyval((MPI_Comm_copy_attr_function *)copy_fn,
                                    (MPI_Comm_delete_attr_function *)delete_fn, keyval, extra_state);
 }
@@ -215,6 +221,7 @@ PX_PMPI(MPI_Attr_put)(MPI_Comm comm, int keyval, void *v) { return PMPI_Comm_set
 PX_WEAK(MPI_Attr_put)
 PX_PMPI(MPI_Attr_get)(MPI_Comm comm, int keyval, void *v, int *flag)
 {
+    PX_CS_ENTER();
     return PMPI_Comm_get_attr(comm, keyval, v, flag);
 }
 PX_WEAK(MPI_Attr_get)

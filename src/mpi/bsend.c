@@ -108,6 +108,7 @@ void px_mpi_bsend_finalize(void)
 
 PX_PMPI(MPI_Buffer_attach)(void *buffer, int size)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Buffer_attach");
     if (size < 0 || (size && !buffer))
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Buffer_attach", "invalid buffer");
@@ -121,6 +122,7 @@ PX_WEAK(MPI_Buffer_attach)
 
 PX_PMPI(MPI_Buffer_detach)(void *buffer_addr, int *size)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Buffer_detach");
     if (!buffer_addr || !size)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Buffer_detach", "null argument");
@@ -158,6 +160,7 @@ static int px_bsend_user(const void *buf, int count, MPI_Datatype dt, int dest, 
 
 PX_PMPI(MPI_Bsend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_bsend_user(buf, count, dt, dest, tag, comm, "MPI_Bsend");
 }
 PX_WEAK(MPI_Bsend)
@@ -165,6 +168,7 @@ PX_WEAK(MPI_Bsend)
 PX_PMPI(MPI_Ibsend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request)
 {
+    PX_CS_ENTER();
     if (!request)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Ibsend", "null request pointer");
     int rc = px_bsend_user(buf, count, dt, dest, tag, comm, "MPI_Ibsend");

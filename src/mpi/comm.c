@@ -129,6 +129,7 @@ int px_mpi_comm_create_from_group(px_mpi_comm_t *parent, px_mpi_group_t *group, 
 
 PX_PMPI(MPI_Comm_rank)(MPI_Comm comm, int *rank)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_rank");
     if (!rank)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_rank", "null argument");
@@ -139,6 +140,7 @@ PX_WEAK(MPI_Comm_rank)
 
 PX_PMPI(MPI_Comm_size)(MPI_Comm comm, int *size)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_size");
     if (!size)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_size", "null argument");
@@ -200,6 +202,7 @@ static int px_comm_dup(px_mpi_comm_t *c, MPI_Comm *newcomm, const char *fn)
 
 PX_PMPI(MPI_Comm_dup)(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Comm_dup");
     PX_GET_COMM(c, comm, "MPI_Comm_dup");
     return px_comm_dup(c, newcomm, "MPI_Comm_dup");
@@ -208,6 +211,7 @@ PX_WEAK(MPI_Comm_dup)
 
 PX_PMPI(MPI_Comm_dup_with_info)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Comm_dup_with_info");
     PX_GET_COMM(c, comm, "MPI_Comm_dup_with_info");
     int rc = px_comm_dup(c, newcomm, "MPI_Comm_dup_with_info");
@@ -297,6 +301,7 @@ static int px_comm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm
 
 PX_PMPI(MPI_Comm_split)(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Comm_split");
     PX_GET_COMM(c, comm, "MPI_Comm_split");
     return px_comm_split(c, color, key, newcomm, "MPI_Comm_split");
@@ -306,6 +311,7 @@ PX_WEAK(MPI_Comm_split)
 PX_PMPI(MPI_Comm_split_type)(MPI_Comm comm, int split_type, int key, MPI_Info info,
                              MPI_Comm *newcomm)
 {
+    PX_CS_ENTER();
     (void)info;
     PX_CHECK_INIT("MPI_Comm_split_type");
     PX_GET_COMM(c, comm, "MPI_Comm_split_type");
@@ -326,6 +332,7 @@ PX_WEAK(MPI_Comm_split_type)
 
 PX_PMPI(MPI_Comm_create)(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Comm_create");
     PX_GET_COMM(c, comm, "MPI_Comm_create");
     px_mpi_group_t *g = px_mpi_group_get(group);
@@ -367,6 +374,7 @@ PX_WEAK(MPI_Comm_create)
 
 PX_PMPI(MPI_Comm_free)(MPI_Comm *comm)
 {
+    PX_CS_ENTER();
     if (!comm)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Comm_free", "null argument");
     PX_GET_COMM(c, *comm, "MPI_Comm_free");
@@ -384,6 +392,7 @@ PX_WEAK(MPI_Comm_disconnect)
 
 PX_PMPI(MPI_Comm_compare)(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(a, comm1, "MPI_Comm_compare");
     PX_GET_COMM(b, comm2, "MPI_Comm_compare");
     if (!result)
@@ -411,6 +420,7 @@ PX_WEAK(MPI_Comm_compare)
 
 PX_PMPI(MPI_Comm_group)(MPI_Comm comm, MPI_Group *group)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_group");
     if (!group)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_group", "null argument");
@@ -422,6 +432,7 @@ PX_WEAK(MPI_Comm_group)
 
 PX_PMPI(MPI_Comm_test_inter)(MPI_Comm comm, int *flag)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_test_inter");
     if (!flag)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_test_inter", "null argument");
@@ -432,6 +443,7 @@ PX_WEAK(MPI_Comm_test_inter)
 
 PX_PMPI(MPI_Comm_set_name)(MPI_Comm comm, const char *name)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_set_name");
     if (!name)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_set_name", "null argument");
@@ -442,6 +454,7 @@ PX_WEAK(MPI_Comm_set_name)
 
 PX_PMPI(MPI_Comm_get_name)(MPI_Comm comm, char *name, int *resultlen)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_get_name");
     if (!name || !resultlen)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_get_name", "null argument");
@@ -552,6 +565,7 @@ static int px_group_allreduce_max(px_mpi_comm_t *parent, const px_mpi_group_t *g
 
 PX_PMPI(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+    PX_CS_ENTER();
     static const char fn[] = "MPI_Comm_create_group";
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
@@ -606,6 +620,7 @@ PX_WEAK(MPI_Comm_create_group)
  * complete; its status is empty (MPI_ANY_SOURCE, MPI_ANY_TAG, count 0). */
 PX_PMPI(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Comm_idup");
     PX_GET_COMM(c, comm, "MPI_Comm_idup");
     if (!request)

@@ -88,6 +88,7 @@ px_mpi_dt_t *px_mpi_dt_get_slow(MPI_Datatype dt)
 
 PX_PMPI(MPI_Get_address)(const void *location, MPI_Aint *address)
 {
+    PX_CS_ENTER();
     if (!address)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Get_address", "null argument");
     *address = (MPI_Aint)(uintptr_t)location;
@@ -97,6 +98,7 @@ PX_WEAK(MPI_Get_address)
 
 PX_PMPI(MPI_Address)(void *location, MPI_Aint *address)
 {
+    PX_CS_ENTER();
     return PMPI_Get_address(location, address);
 }
 PX_WEAK(MPI_Address)
@@ -123,6 +125,7 @@ static px_mpi_dt_t *px_dt_user_get(MPI_Datatype dt)
 
 PX_PMPI(MPI_Type_size)(MPI_Datatype datatype, int *size)
 {
+    PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_size");
     if (!size)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_size", "null argument");
@@ -133,6 +136,7 @@ PX_WEAK(MPI_Type_size)
 
 PX_PMPI(MPI_Type_size_x)(MPI_Datatype datatype, MPI_Count *size)
 {
+    PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_size_x");
     if (!size)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_size_x", "null argument");
@@ -143,6 +147,7 @@ PX_WEAK(MPI_Type_size_x)
 
 PX_PMPI(MPI_Type_get_extent)(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
+    PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_get_extent");
     if (!lb || !extent)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_get_extent", "null argument");
@@ -154,6 +159,7 @@ PX_WEAK(MPI_Type_get_extent)
 
 PX_PMPI(MPI_Type_get_extent_x)(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
+    PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_get_extent_x");
     if (!lb || !extent)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_get_extent_x", "null argument");
@@ -165,6 +171,7 @@ PX_WEAK(MPI_Type_get_extent_x)
 
 PX_PMPI(MPI_Type_get_true_extent)(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
+    PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_get_true_extent");
     if (!lb || !extent)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_get_true_extent", "null argument");
@@ -176,6 +183,7 @@ PX_WEAK(MPI_Type_get_true_extent)
 
 PX_PMPI(MPI_Type_get_true_extent_x)(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
+    PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_get_true_extent_x");
     if (!lb || !extent)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_get_true_extent_x", "null argument");
@@ -187,6 +195,7 @@ PX_WEAK(MPI_Type_get_true_extent_x)
 
 PX_PMPI(MPI_Type_extent)(MPI_Datatype datatype, MPI_Aint *extent)
 {
+    PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_extent");
     if (!extent)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_extent", "null argument");
@@ -197,6 +206,7 @@ PX_WEAK(MPI_Type_extent)
 
 PX_PMPI(MPI_Type_lb)(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_lb");
     if (!displacement)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_lb", "null argument");
@@ -207,6 +217,7 @@ PX_WEAK(MPI_Type_lb)
 
 PX_PMPI(MPI_Type_ub)(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_ub");
     if (!displacement)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_ub", "null argument");
@@ -217,6 +228,7 @@ PX_WEAK(MPI_Type_ub)
 
 PX_PMPI(MPI_Type_get_name)(MPI_Datatype datatype, char *name, int *resultlen)
 {
+    PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_get_name");
     if (!name || !resultlen)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_get_name", "null argument");
@@ -229,6 +241,7 @@ PX_WEAK(MPI_Type_get_name)
 
 PX_PMPI(MPI_Type_set_name)(MPI_Datatype datatype, const char *name)
 {
+    PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_set_name");
     if (!name)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_set_name", "null argument");
@@ -325,6 +338,7 @@ static int px_dt_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dataty
 
 PX_PMPI(MPI_Type_contiguous)(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     int ints[1] = {count};
     px_dt_view_t v;
     PX_DT_CHECK_INIT_OUT("MPI_Type_contiguous", newtype);
@@ -346,6 +360,7 @@ PX_WEAK(MPI_Type_contiguous)
 PX_PMPI(MPI_Type_vector)(int count, int blocklength, int stride, MPI_Datatype oldtype,
                          MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     int ints[3] = {count, blocklength, stride};
     return px_dt_hvector(count, blocklength, stride, oldtype, newtype, MPI_COMBINER_VECTOR, 3,
                          ints, 0, NULL, "MPI_Type_vector", 1);
@@ -355,6 +370,7 @@ PX_WEAK(MPI_Type_vector)
 PX_PMPI(MPI_Type_create_hvector)(int count, int blocklength, MPI_Aint stride,
                                  MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     int ints[2] = {count, blocklength};
     return px_dt_hvector(count, blocklength, stride, oldtype, newtype, MPI_COMBINER_HVECTOR, 2,
                          ints, 1, &stride, "MPI_Type_create_hvector", 0);
@@ -364,6 +380,7 @@ PX_WEAK(MPI_Type_create_hvector)
 PX_PMPI(MPI_Type_hvector)(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                           MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     int ints[2] = {count, blocklength};
     return px_dt_hvector(count, blocklength, stride, oldtype, newtype, MPI_COMBINER_HVECTOR, 2,
                          ints, 1, &stride, "MPI_Type_hvector", 0);
@@ -429,6 +446,7 @@ PX_PMPI(MPI_Type_indexed)(int count, const int array_of_blocklengths[],
                           const int array_of_displacements[], MPI_Datatype oldtype,
                           MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     if (count > 0 && !array_of_blocklengths)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_indexed", "null blocklengths");
     return px_dt_indexed(count, array_of_blocklengths, 0, array_of_displacements, NULL, oldtype,
@@ -440,6 +458,7 @@ PX_PMPI(MPI_Type_create_hindexed)(int count, const int array_of_blocklengths[],
                                   const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                                   MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     if (count > 0 && !array_of_blocklengths)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_create_hindexed", "null blocklengths");
     return px_dt_indexed(count, array_of_blocklengths, 0, NULL, array_of_displacements, oldtype,
@@ -451,6 +470,7 @@ PX_PMPI(MPI_Type_hindexed)(int count, int array_of_blocklengths[],
                            MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                            MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     if (count > 0 && !array_of_blocklengths)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_hindexed", "null blocklengths");
     return px_dt_indexed(count, array_of_blocklengths, 0, NULL, array_of_displacements, oldtype,
@@ -462,6 +482,7 @@ PX_PMPI(MPI_Type_create_indexed_block)(int count, int blocklength,
                                        const int array_of_displacements[], MPI_Datatype oldtype,
                                        MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     return px_dt_indexed(count, NULL, blocklength, array_of_displacements, NULL, oldtype,
                          newtype, MPI_COMBINER_INDEXED_BLOCK, "MPI_Type_create_indexed_block");
 }
@@ -471,6 +492,7 @@ PX_PMPI(MPI_Type_create_hindexed_block)(int count, int blocklength,
                                         const MPI_Aint array_of_displacements[],
                                         MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     return px_dt_indexed(count, NULL, blocklength, NULL, array_of_displacements, oldtype,
                          newtype, MPI_COMBINER_HINDEXED_BLOCK, "MPI_Type_create_hindexed_block");
 }
@@ -480,6 +502,7 @@ PX_PMPI(MPI_Type_create_struct)(int count, const int array_of_blocklengths[],
                                 const MPI_Aint array_of_displacements[],
                                 const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Type_create_struct";
     PX_DT_CHECK_INIT_OUT(fn, newtype);
     if (count < 0)
@@ -519,6 +542,7 @@ PX_PMPI(MPI_Type_struct)(int count, int array_of_blocklengths[],
                          MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[],
                          MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     return PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements,
                                    array_of_types, newtype);
 }
@@ -527,6 +551,7 @@ PX_WEAK(MPI_Type_struct)
 PX_PMPI(MPI_Type_create_resized)(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                                  MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Type_create_resized";
     px_dt_view_t v;
     PX_DT_CHECK_INIT_OUT(fn, newtype);
@@ -603,6 +628,7 @@ PX_PMPI(MPI_Type_create_subarray)(int ndims, const int array_of_sizes[],
                                   const int array_of_subsizes[], const int array_of_starts[],
                                   int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Type_create_subarray";
     px_dt_view_t v;
     PX_DT_CHECK_INIT_OUT(fn, newtype);
@@ -664,6 +690,7 @@ PX_PMPI(MPI_Type_create_darray)(int size, int rank, int ndims, const int array_o
                                 const int array_of_psizes[], int order, MPI_Datatype oldtype,
                                 MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Type_create_darray";
     px_dt_view_t v;
     PX_DT_CHECK_INIT_OUT(fn, newtype);
@@ -763,6 +790,7 @@ PX_WEAK(MPI_Type_create_darray)
 
 PX_PMPI(MPI_Type_dup)(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Type_dup";
     PX_DT_CHECK_INIT_OUT(fn, newtype);
     PX_DT_GET(d, oldtype, fn);
@@ -789,6 +817,7 @@ PX_WEAK(MPI_Type_dup)
 
 PX_PMPI(MPI_Type_commit)(MPI_Datatype *datatype)
 {
+    PX_CS_ENTER();
     if (!datatype)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_commit", "null argument");
     PX_DT_GET(d, *datatype, "MPI_Type_commit");
@@ -800,6 +829,7 @@ PX_WEAK(MPI_Type_commit)
 
 PX_PMPI(MPI_Type_free)(MPI_Datatype *datatype)
 {
+    PX_CS_ENTER();
     if (!datatype)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_free", "null argument");
     PX_DT_GET(d, *datatype, "MPI_Type_free");
@@ -816,6 +846,7 @@ PX_WEAK(MPI_Type_free)
 PX_PMPI(MPI_Type_get_envelope)(MPI_Datatype datatype, int *num_integers, int *num_addresses,
                                int *num_datatypes, int *combiner)
 {
+    PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_get_envelope");
     if (!num_integers || !num_addresses || !num_datatypes || !combiner)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_get_envelope", "null argument");
@@ -832,6 +863,7 @@ PX_PMPI(MPI_Type_get_contents)(MPI_Datatype datatype, int max_integers, int max_
                                int max_datatypes, int array_of_integers[],
                                MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Type_get_contents";
     PX_DT_GET(d, datatype, fn);
     px_dt_obj_t *o = px_dt_obj(d);

@@ -45,6 +45,7 @@ static void px_unpack_native(const px_mpi_dt_t *d, MPI_Aint count, const void *s
 PX_PMPI(MPI_Pack)(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
                   int outsize, int *position, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Pack";
     int rc;
     PX_GET_COMM(c, comm, fn);
@@ -68,6 +69,7 @@ PX_WEAK(MPI_Pack)
 PX_PMPI(MPI_Unpack)(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                     MPI_Datatype datatype, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Unpack";
     int rc;
     PX_GET_COMM(c, comm, fn);
@@ -90,6 +92,7 @@ PX_WEAK(MPI_Unpack)
 
 PX_PMPI(MPI_Pack_size)(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Pack_size";
     PX_GET_COMM(c, comm, fn);
     px_mpi_dt_t *d = px_mpi_dt_get(datatype);
@@ -277,6 +280,7 @@ static int px_x32_begin(const char *datarep, MPI_Datatype dt, const char *fn,
 PX_PMPI(MPI_Pack_external_size)(const char datarep[], int incount, MPI_Datatype datatype,
                                 MPI_Aint *size)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Pack_external_size";
     px_dt_view_t v;
     int rc = px_x32_begin(datarep, datatype, fn, &v);
@@ -293,6 +297,7 @@ PX_PMPI(MPI_Pack_external)(const char datarep[], const void *inbuf, int incount,
                            MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
                            MPI_Aint *position)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Pack_external";
     px_dt_view_t v;
     int rc = px_x32_begin(datarep, datatype, fn, &v);
@@ -314,6 +319,7 @@ PX_PMPI(MPI_Unpack_external)(const char datarep[], const void *inbuf, MPI_Aint i
                              MPI_Aint *position, void *outbuf, int outcount,
                              MPI_Datatype datatype)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Unpack_external";
     px_dt_view_t v;
     int rc = px_x32_begin(datarep, datatype, fn, &v);

@@ -72,6 +72,7 @@ int px_mpi_error(px_mpi_comm_t *comm, int errclass, const char *fn, const char *
 
 PX_PMPI(MPI_Error_string)(int errorcode, char *string, int *resultlen)
 {
+    PX_CS_ENTER();
     const char *s = NULL;
     if (!string || !resultlen)
         return MPI_ERR_ARG;
@@ -87,6 +88,7 @@ PX_WEAK(MPI_Error_string)
 
 PX_PMPI(MPI_Error_class)(int errorcode, int *errorclass)
 {
+    PX_CS_ENTER();
     if (!errorclass)
         return MPI_ERR_ARG;
     if (errorcode < 0 || (errorcode > MPI_ERR_LASTCODE))
@@ -99,6 +101,7 @@ PX_WEAK(MPI_Error_class)
 
 PX_PMPI(MPI_Add_error_class)(int *errorclass)
 {
+    PX_CS_ENTER();
     if (!errorclass)
         return MPI_ERR_ARG;
     if (px_err_next_class >= 80 + 256)
@@ -110,6 +113,7 @@ PX_WEAK(MPI_Add_error_class)
 
 PX_PMPI(MPI_Add_error_code)(int errorclass, int *errorcode)
 {
+    PX_CS_ENTER();
     (void)errorclass;
     return PMPI_Add_error_class(errorcode);
 }
@@ -117,6 +121,7 @@ PX_WEAK(MPI_Add_error_code)
 
 PX_PMPI(MPI_Add_error_string)(int errorcode, const char *string)
 {
+    PX_CS_ENTER();
     if (errorcode < 80 || errorcode >= px_err_next_class || !string)
         return MPI_ERR_ARG;
     free(px_err_strings[errorcode - 80]);
@@ -127,6 +132,7 @@ PX_WEAK(MPI_Add_error_string)
 
 PX_PMPI(MPI_Comm_create_errhandler)(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh)
 {
+    PX_CS_ENTER();
     px_mpi_errh_t *h = calloc(1, sizeof(*h));
     if (!h || !eh)
         return MPI_ERR_ARG;
@@ -147,6 +153,7 @@ static int px_errh_valid(MPI_Errhandler eh)
 
 PX_PMPI(MPI_Comm_set_errhandler)(MPI_Comm comm, MPI_Errhandler eh)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_set_errhandler");
     if (!px_errh_valid(eh))
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler");
@@ -157,6 +164,7 @@ PX_WEAK(MPI_Comm_set_errhandler)
 
 PX_PMPI(MPI_Comm_get_errhandler)(MPI_Comm comm, MPI_Errhandler *eh)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_get_errhandler");
     if (!eh)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "null argument");
@@ -167,6 +175,7 @@ PX_WEAK(MPI_Comm_get_errhandler)
 
 PX_PMPI(MPI_Errhandler_free)(MPI_Errhandler *eh)
 {
+    PX_CS_ENTER();
     if (!eh || !px_errh_valid(*eh))
         return MPI_ERR_ARG;
     /* predefined handlers stay; user ones live as long as the process */
@@ -177,6 +186,7 @@ PX_WEAK(MPI_Errhandler_free)
 
 PX_PMPI(MPI_Comm_call_errhandler)(MPI_Comm comm, int errorcode)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_call_errhandler");
     px_mpi_error(c, errorcode, "MPI_Comm_call_errhandler", "error raised by the application");
     return MPI_SUCCESS;
@@ -186,11 +196,13 @@ PX_WEAK(MPI_Comm_call_errhandler)
 /* MPI-1 names still used by old programs */
 PX_PMPI(MPI_Errhandler_set)(MPI_Comm comm, MPI_Errhandler eh)
 {
+    PX_CS_ENTER();
     return PMPI_Comm_set_errhandler(comm, eh);
 }
 PX_WEAK(MPI_Errhandler_set)
 PX_PMPI(MPI_Errhandler_get)(MPI_Comm comm, MPI_Errhandler *eh)
 {
+    PX_CS_ENTER();
     return PMPI_Comm_get_errhandler(comm, eh);
 }
 PX_WEAK(MPI_Errhandler_get)

@@ -87,6 +87,7 @@ static int px_group_out(px_mpi_group_t *g, MPI_Group *out)
 
 PX_PMPI(MPI_Group_size)(MPI_Group group, int *size)
 {
+    PX_CS_ENTER();
     PX_GET_GROUP(g, group, "MPI_Group_size");
     if (!size)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Group_size", "null argument");
@@ -97,6 +98,7 @@ PX_WEAK(MPI_Group_size)
 
 PX_PMPI(MPI_Group_rank)(MPI_Group group, int *rank)
 {
+    PX_CS_ENTER();
     PX_GET_GROUP(g, group, "MPI_Group_rank");
     if (!rank)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Group_rank", "null argument");
@@ -107,6 +109,7 @@ PX_WEAK(MPI_Group_rank)
 
 PX_PMPI(MPI_Group_free)(MPI_Group *group)
 {
+    PX_CS_ENTER();
     if (!group)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Group_free", "null argument");
     PX_GET_GROUP(g, *group, "MPI_Group_free");
@@ -119,6 +122,7 @@ PX_WEAK(MPI_Group_free)
 PX_PMPI(MPI_Group_translate_ranks)(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                                    int ranks2[])
 {
+    PX_CS_ENTER();
     PX_GET_GROUP(g1, group1, "MPI_Group_translate_ranks");
     PX_GET_GROUP(g2, group2, "MPI_Group_translate_ranks");
     if (n < 0 || (n > 0 && (!ranks1 || !ranks2)))
@@ -164,6 +168,7 @@ int px_mpi_group_compare(const px_mpi_group_t *a, const px_mpi_group_t *b)
 
 PX_PMPI(MPI_Group_compare)(MPI_Group group1, MPI_Group group2, int *result)
 {
+    PX_CS_ENTER();
     PX_GET_GROUP(g1, group1, "MPI_Group_compare");
     PX_GET_GROUP(g2, group2, "MPI_Group_compare");
     if (!result)
@@ -175,6 +180,7 @@ PX_WEAK(MPI_Group_compare)
 
 PX_PMPI(MPI_Group_incl)(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    PX_CS_ENTER();
     PX_GET_GROUP(g, group, "MPI_Group_incl");
     if (n < 0 || n > g->size || (n && !ranks) || !newgroup)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Group_incl", "invalid arguments");
@@ -200,6 +206,7 @@ PX_WEAK(MPI_Group_incl)
 
 PX_PMPI(MPI_Group_excl)(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    PX_CS_ENTER();
     PX_GET_GROUP(g, group, "MPI_Group_excl");
     if (n < 0 || n > g->size || (n && !ranks) || !newgroup)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Group_excl", "invalid arguments");
@@ -260,16 +267,19 @@ static int px_group_setop(MPI_Group a, MPI_Group b, MPI_Group *out, int op, cons
 
 PX_PMPI(MPI_Group_union)(MPI_Group g1, MPI_Group g2, MPI_Group *out)
 {
+    PX_CS_ENTER();
     return px_group_setop(g1, g2, out, 0, "MPI_Group_union");
 }
 PX_WEAK(MPI_Group_union)
 PX_PMPI(MPI_Group_intersection)(MPI_Group g1, MPI_Group g2, MPI_Group *out)
 {
+    PX_CS_ENTER();
     return px_group_setop(g1, g2, out, 1, "MPI_Group_intersection");
 }
 PX_WEAK(MPI_Group_intersection)
 PX_PMPI(MPI_Group_difference)(MPI_Group g1, MPI_Group g2, MPI_Group *out)
 {
+    PX_CS_ENTER();
     return px_group_setop(g1, g2, out, 2, "MPI_Group_difference");
 }
 PX_WEAK(MPI_Group_difference)
@@ -328,11 +338,13 @@ static int px_group_range(MPI_Group group, int n, int ranges[][3], MPI_Group *ou
 
 PX_PMPI(MPI_Group_range_incl)(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    PX_CS_ENTER();
     return px_group_range(group, n, ranges, newgroup, 0, "MPI_Group_range_incl");
 }
 PX_WEAK(MPI_Group_range_incl)
 PX_PMPI(MPI_Group_range_excl)(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    PX_CS_ENTER();
     return px_group_range(group, n, ranges, newgroup, 1, "MPI_Group_range_excl");
 }
 PX_WEAK(MPI_Group_range_excl)

@@ -198,6 +198,7 @@ static int px_info_check_key(const char *key, const char *fn)
 
 PX_PMPI(MPI_Info_create)(MPI_Info *info)
 {
+    PX_CS_ENTER();
     if (!info)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Info_create", "null argument");
     px_mpi_info_t *in = px_mpi_info_copy(NULL);
@@ -211,6 +212,7 @@ PX_WEAK(MPI_Info_create)
 
 PX_PMPI(MPI_Info_set)(MPI_Info info, const char *key, const char *value)
 {
+    PX_CS_ENTER();
     PX_GET_INFO(in, info, "MPI_Info_set");
     int rc = px_info_check_key(key, "MPI_Info_set");
     if (rc != MPI_SUCCESS)
@@ -231,6 +233,7 @@ PX_WEAK(MPI_Info_set)
 
 PX_PMPI(MPI_Info_delete)(MPI_Info info, const char *key)
 {
+    PX_CS_ENTER();
     PX_GET_INFO(in, info, "MPI_Info_delete");
     int rc = px_info_check_key(key, "MPI_Info_delete");
     if (rc != MPI_SUCCESS)
@@ -256,6 +259,7 @@ PX_WEAK(MPI_Info_delete)
 
 PX_PMPI(MPI_Info_get)(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
+    PX_CS_ENTER();
     PX_GET_INFO(in, info, "MPI_Info_get");
     int rc = px_info_check_key(key, "MPI_Info_get");
     if (rc != MPI_SUCCESS)
@@ -277,6 +281,7 @@ PX_WEAK(MPI_Info_get)
 
 PX_PMPI(MPI_Info_get_valuelen)(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
+    PX_CS_ENTER();
     PX_GET_INFO(in, info, "MPI_Info_get_valuelen");
     int rc = px_info_check_key(key, "MPI_Info_get_valuelen");
     if (rc != MPI_SUCCESS)
@@ -293,6 +298,7 @@ PX_WEAK(MPI_Info_get_valuelen)
 
 PX_PMPI(MPI_Info_get_nkeys)(MPI_Info info, int *nkeys)
 {
+    PX_CS_ENTER();
     PX_GET_INFO(in, info, "MPI_Info_get_nkeys");
     if (!nkeys)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Info_get_nkeys", "null argument");
@@ -303,6 +309,7 @@ PX_WEAK(MPI_Info_get_nkeys)
 
 PX_PMPI(MPI_Info_get_nthkey)(MPI_Info info, int n, char *key)
 {
+    PX_CS_ENTER();
     PX_GET_INFO(in, info, "MPI_Info_get_nthkey");
     if (!key)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Info_get_nthkey", "null argument");
@@ -319,6 +326,7 @@ PX_WEAK(MPI_Info_get_nthkey)
 
 PX_PMPI(MPI_Info_dup)(MPI_Info info, MPI_Info *newinfo)
 {
+    PX_CS_ENTER();
     PX_GET_INFO(in, info, "MPI_Info_dup");
     if (!newinfo)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Info_dup", "null argument");
@@ -333,6 +341,7 @@ PX_WEAK(MPI_Info_dup)
 
 PX_PMPI(MPI_Info_free)(MPI_Info *info)
 {
+    PX_CS_ENTER();
     if (!info)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Info_free", "null argument");
     PX_GET_INFO(in, *info, "MPI_Info_free");
@@ -351,6 +360,7 @@ PX_WEAK(MPI_Info_free)
  * and Comm_get_info returns a copy of what was set. */
 PX_PMPI(MPI_Comm_set_info)(MPI_Comm comm, MPI_Info info)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Comm_set_info");
     PX_GET_COMM(c, comm, "MPI_Comm_set_info");
     px_mpi_info_t *in = px_info_get(info);
@@ -375,6 +385,7 @@ PX_WEAK(MPI_Comm_set_info)
 
 PX_PMPI(MPI_Comm_get_info)(MPI_Comm comm, MPI_Info *info_used)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Comm_get_info");
     PX_GET_COMM(c, comm, "MPI_Comm_get_info");
     if (!info_used)

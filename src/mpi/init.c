@@ -88,11 +88,14 @@ PX_PMPI(MPI_Init_thread)(int *argc, char ***argv, int required, int *provided)
     int rc = px_mpi_init_common("MPI_Init_thread");
     if (rc != MPI_SUCCESS)
         return rc;
-    /* One progress engine without locks: calls must not run concurrently,
-     * which is exactly MPI_THREAD_SERIALIZED. */
+    /* Up to MPI_THREAD_SERIALIZED calls never overlap and take no lock;
+     * MPI_THREAD_MULTIPLE turns on the library's critical section
+     * (src/util/cs.h): one call at a time, waits let other threads in. */
     px_mpi_thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
-                          : required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
-                                                             : required;
+                          : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                                                           : required;
+    if (px_mpi_thread_level == MPI_THREAD_MULTIPLE)
+        px_cs_on = 1;
     if (provided)
         *provided = px_mpi_thread_level;
     return MPI_SUCCESS;
@@ -101,6 +104,7 @@ PX_WEAK(MPI_Init_thread)
 
 PX_PMPI(MPI_Finalize)(void)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Finalize");
     px_mpi_bsend_finalize();
     /* everything sent has reached its peer (acknowledged: a rail failing
@@ -143,6 +147,7 @@ PX_WEAK(MPI_Finalized)
 
 PX_PMPI(MPI_Abort)(MPI_Comm comm, int errorcode)
 {
+    PX_CS_ENTER();
     char msg[128];
     snprintf(msg, sizeof(msg), "MPI_Abort(comm=0x%x, errorcode=%d) called", (unsigned)comm,
              errorcode);
@@ -190,6 +195,7 @@ double PMPI_Wtick(void)
 
 PX_PMPI(MPI_Get_processor_name)(char *name, int *resultlen)
 {
+    PX_CS_ENTER();
     char host[256] = "";
     const char *node = getenv("PX_NODE_NAME");
     if (!name || !resultlen)
@@ -228,6 +234,7 @@ PX_WEAK(MPI_Get_library_version)
 
 PX_PMPI(MPI_Alloc_mem)(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    PX_CS_ENTER();
     (void)info;
     void *p = NULL;
     if (size < 0 || !baseptr)
@@ -242,6 +249,7 @@ PX_WEAK(MPI_Alloc_mem)
 
 PX_PMPI(MPI_Free_mem)(void *base)
 {
+    PX_CS_ENTER();
     free(base);
     return MPI_SUCCESS;
 }
@@ -249,6 +257,7 @@ PX_WEAK(MPI_Free_mem)
 
 PX_PMPI(MPI_Pcontrol)(const int level, ...)
 {
+    PX_CS_ENTER();
     (void)level;
     return MPI_SUCCESS;
 }

@@ -113,6 +113,7 @@ int px_mpi_intercomm_dup(px_mpi_comm_t *c, px_mpi_comm_t **newc_p, const char *f
 PX_PMPI(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                               int remote_leader, int tag, MPI_Comm *newintercomm)
 {
+    PX_CS_ENTER();
     static const char fn[] = "MPI_Intercomm_create";
     PX_CHECK_INIT(fn);
     PX_GET_COMM(lc, local_comm, fn);
@@ -221,6 +222,7 @@ PX_WEAK(MPI_Intercomm_create)
 
 PX_PMPI(MPI_Intercomm_merge)(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
+    PX_CS_ENTER();
     static const char fn[] = "MPI_Intercomm_merge";
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, intercomm, fn);
@@ -438,6 +440,7 @@ int px_mpi_intercomm_create_sub(px_mpi_comm_t *c, const px_mpi_group_t *g, MPI_C
 
 PX_PMPI(MPI_Comm_remote_size)(MPI_Comm comm, int *size)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_remote_size");
     if (!c->is_inter)
         return px_mpi_error(c, MPI_ERR_COMM, "MPI_Comm_remote_size", "not an inter-communicator");
@@ -450,6 +453,7 @@ PX_WEAK(MPI_Comm_remote_size)
 
 PX_PMPI(MPI_Comm_remote_group)(MPI_Comm comm, MPI_Group *group)
 {
+    PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_remote_group");
     if (!c->is_inter)
         return px_mpi_error(c, MPI_ERR_COMM, "MPI_Comm_remote_group",

@@ -9,6 +9,7 @@
 
 #include "../boot/boot.h"
 #include "../proto/proto.h"
+#include "../util/cs.h"
 #include "../util/log.h"
 #include "../util/param.h"
 #include "dtype_builtin.h"

@@ -52,6 +52,7 @@ void px_mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Data
 
 PX_PMPI(MPI_Op_create)(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
+    PX_CS_ENTER();
     if (!user_fn || !op)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Op_create", "null argument");
     px_user_op_t *u = malloc(sizeof(*u));
@@ -67,6 +68,7 @@ PX_WEAK(MPI_Op_create)
 
 PX_PMPI(MPI_Op_free)(MPI_Op *op)
 {
+    PX_CS_ENTER();
     px_user_op_t *u = op ? px_user_op_get(*op) : NULL;
     if (!u)
         return px_mpi_error(NULL, MPI_ERR_OP, "MPI_Op_free", "not a user-defined operation");
@@ -79,6 +81,7 @@ PX_WEAK(MPI_Op_free)
 
 PX_PMPI(MPI_Op_commutative)(MPI_Op op, int *commute)
 {
+    PX_CS_ENTER();
     if (!commute)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Op_commutative", "null argument");
     if (px_mpi_op_is_builtin(op)) {
@@ -96,6 +99,7 @@ PX_WEAK(MPI_Op_commutative)
 PX_PMPI(MPI_Reduce_local)(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                           MPI_Op op)
 {
+    PX_CS_ENTER();
     int commute;
     if (count < 0)
         return px_mpi_error(NULL, MPI_ERR_COUNT, "MPI_Reduce_local", "negative count");

@@ -170,18 +170,21 @@ static int px_send_blocking(const void *buf, int count, MPI_Datatype dt, int des
 
 PX_PMPI(MPI_Send)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_send_blocking(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_STD, "MPI_Send");
 }
 PX_WEAK(MPI_Send)
 
 PX_PMPI(MPI_Ssend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_send_blocking(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_SYNC, "MPI_Ssend");
 }
 PX_WEAK(MPI_Ssend)
 
 PX_PMPI(MPI_Rsend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_send_blocking(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_READY, "MPI_Rsend");
 }
 PX_WEAK(MPI_Rsend)
@@ -208,6 +211,7 @@ static int px_isend_user(const void *buf, int count, MPI_Datatype dt, int dest, 
 PX_PMPI(MPI_Isend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                    MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_isend_user(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_STD, request, "MPI_Isend");
 }
 PX_WEAK(MPI_Isend)
@@ -215,6 +219,7 @@ PX_WEAK(MPI_Isend)
 PX_PMPI(MPI_Issend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_isend_user(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_SYNC, request,
                          "MPI_Issend");
 }
@@ -223,6 +228,7 @@ PX_WEAK(MPI_Issend)
 PX_PMPI(MPI_Irsend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                     MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_isend_user(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_READY, request,
                          "MPI_Irsend");
 }
@@ -231,6 +237,7 @@ PX_WEAK(MPI_Irsend)
 PX_PMPI(MPI_Recv)(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                   MPI_Status *status)
 {
+    PX_CS_ENTER();
     px_mpi_dt_t *d = NULL;
     PX_CHECK_INIT("MPI_Recv");
     PX_GET_COMM(c, comm, "MPI_Recv");
@@ -261,6 +268,7 @@ PX_WEAK(MPI_Recv)
 PX_PMPI(MPI_Irecv)(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                    MPI_Request *request)
 {
+    PX_CS_ENTER();
     px_mpi_dt_t *d = NULL;
     px_mpi_req_t *r;
     PX_CHECK_INIT("MPI_Irecv");
@@ -282,6 +290,7 @@ PX_PMPI(MPI_Sendrecv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                       int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    PX_CS_ENTER();
     px_mpi_dt_t *d = NULL;
     px_mpi_req_t *rr, *sr;
     PX_CHECK_INIT("MPI_Sendrecv");
@@ -313,6 +322,7 @@ PX_WEAK(MPI_Sendrecv)
 PX_PMPI(MPI_Sendrecv_replace)(void *buf, int count, MPI_Datatype dt, int dest, int sendtag,
                               int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    PX_CS_ENTER();
     px_mpi_dt_t *d = NULL;
     PX_CHECK_INIT("MPI_Sendrecv_replace");
     PX_GET_COMM(c, comm, "MPI_Sendrecv_replace");
@@ -361,6 +371,7 @@ static int px_probe_check(px_mpi_comm_t *c, int source, int tag, const char *fn)
 
 PX_PMPI(MPI_Iprobe)(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+    PX_CS_ENTER();
     int src, mtag;
     size_t len;
     PX_CHECK_INIT("MPI_Iprobe");
@@ -383,6 +394,7 @@ PX_WEAK(MPI_Iprobe)
 
 PX_PMPI(MPI_Probe)(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    PX_CS_ENTER();
     int src, mtag;
     size_t len;
     unsigned idle = 0;
@@ -426,6 +438,7 @@ static int px_msg_new(px_proto_unexp_t *u, px_mpi_comm_t *c, MPI_Message *messag
 PX_PMPI(MPI_Improbe)(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                      MPI_Status *status)
 {
+    PX_CS_ENTER();
     int src, mtag;
     size_t len;
     PX_CHECK_INIT("MPI_Improbe");
@@ -456,6 +469,7 @@ PX_WEAK(MPI_Improbe)
 
 PX_PMPI(MPI_Mprobe)(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+    PX_CS_ENTER();
     int flag = 0;
     unsigned idle = 0;
     for (;;) {
@@ -505,6 +519,7 @@ static int px_mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *me
 
 PX_PMPI(MPI_Mrecv)(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Status *status)
 {
+    PX_CS_ENTER();
     px_mpi_req_t r;
     PX_CHECK_INIT("MPI_Mrecv");
     r.kind = PX_MPI_REQ_RECV;
@@ -525,6 +540,7 @@ PX_WEAK(MPI_Mrecv)
 PX_PMPI(MPI_Imrecv)(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
                     MPI_Request *request)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Imrecv");
     px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_RECV);
     if (!r || !request)
@@ -574,6 +590,7 @@ static int px_persist_init(const void *buf, int count, MPI_Datatype dt, int rank
 PX_PMPI(MPI_Send_init)(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                        MPI_Comm comm, MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_STD, 0,
                            request, "MPI_Send_init");
 }
@@ -582,6 +599,7 @@ PX_WEAK(MPI_Send_init)
 PX_PMPI(MPI_Ssend_init)(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                         MPI_Comm comm, MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_SYNC,
                            0, request, "MPI_Ssend_init");
 }
@@ -590,6 +608,7 @@ PX_WEAK(MPI_Ssend_init)
 PX_PMPI(MPI_Rsend_init)(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                         MPI_Comm comm, MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_READY,
                            0, request, "MPI_Rsend_init");
 }
@@ -598,6 +617,7 @@ PX_WEAK(MPI_Rsend_init)
 PX_PMPI(MPI_Bsend_init)(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                         MPI_Comm comm, MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_STD, 1,
                            request, "MPI_Bsend_init");
 }
@@ -606,6 +626,7 @@ PX_WEAK(MPI_Bsend_init)
 PX_PMPI(MPI_Recv_init)(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                        MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_persist_init(buf, count, dt, source, tag, comm, PX_MPI_REQ_RECV, 0, 0, request,
                            "MPI_Recv_init");
 }
@@ -637,11 +658,16 @@ static int px_start_one(MPI_Request *request, const char *fn)
     return MPI_SUCCESS;
 }
 
-PX_PMPI(MPI_Start)(MPI_Request *request) { return px_start_one(request, "MPI_Start"); }
+PX_PMPI(MPI_Start)(MPI_Request *request)
+{
+    PX_CS_ENTER();
+    return px_start_one(request, "MPI_Start");
+}
 PX_WEAK(MPI_Start)
 
 PX_PMPI(MPI_Startall)(int count, MPI_Request reqs[])
 {
+    PX_CS_ENTER();
     if (count < 0 || (count && !reqs))
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Startall", "invalid arguments");
     for (int i = 0; i < count; i++) {

@@ -152,6 +152,7 @@ static px_mpi_req_t *px_req_lookup(MPI_Request h, int *bad)
 
 PX_PMPI(MPI_Wait)(MPI_Request *request, MPI_Status *status)
 {
+    PX_CS_ENTER();
     int bad;
     if (!request)
         return px_mpi_error(NULL, MPI_ERR_REQUEST, "MPI_Wait", "null request pointer");
@@ -173,6 +174,7 @@ PX_WEAK(MPI_Wait)
 
 PX_PMPI(MPI_Test)(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    PX_CS_ENTER();
     int bad;
     if (!request || !flag)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Test", "null argument");
@@ -239,6 +241,7 @@ static int px_req_finish_all(int count, MPI_Request reqs[], MPI_Status *statuses
 
 PX_PMPI(MPI_Waitall)(int count, MPI_Request reqs[], MPI_Status *statuses)
 {
+    PX_CS_ENTER();
     int rc = px_req_check_array(count, reqs, "MPI_Waitall");
     if (rc != MPI_SUCCESS)
         return rc;
@@ -253,6 +256,7 @@ PX_WEAK(MPI_Waitall)
 
 PX_PMPI(MPI_Testall)(int count, MPI_Request reqs[], int *flag, MPI_Status *statuses)
 {
+    PX_CS_ENTER();
     int rc = px_req_check_array(count, reqs, "MPI_Testall");
     if (rc != MPI_SUCCESS)
         return rc;
@@ -288,6 +292,7 @@ static int px_req_find_done(int count, MPI_Request reqs[])
 
 PX_PMPI(MPI_Waitany)(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
+    PX_CS_ENTER();
     int rc = px_req_check_array(count, reqs, "MPI_Waitany");
     unsigned idle = 0;
     if (rc != MPI_SUCCESS)
@@ -313,6 +318,7 @@ PX_WEAK(MPI_Waitany)
 
 PX_PMPI(MPI_Testany)(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
+    PX_CS_ENTER();
     int rc = px_req_check_array(count, reqs, "MPI_Testany");
     if (rc != MPI_SUCCESS)
         return rc;
@@ -390,6 +396,7 @@ static int px_req_some(int incount, MPI_Request reqs[], int *outcount, int indic
 PX_PMPI(MPI_Waitsome)(int incount, MPI_Request reqs[], int *outcount, int indices[],
                       MPI_Status *statuses)
 {
+    PX_CS_ENTER();
     return px_req_some(incount, reqs, outcount, indices, statuses, 1, "MPI_Waitsome");
 }
 PX_WEAK(MPI_Waitsome)
@@ -397,6 +404,7 @@ PX_WEAK(MPI_Waitsome)
 PX_PMPI(MPI_Testsome)(int incount, MPI_Request reqs[], int *outcount, int indices[],
                       MPI_Status *statuses)
 {
+    PX_CS_ENTER();
     return px_req_some(incount, reqs, outcount, indices, statuses, 0, "MPI_Testsome");
 }
 PX_WEAK(MPI_Testsome)
@@ -408,6 +416,7 @@ static void px_req_autofree(px_proto_req_t *p)
 
 PX_PMPI(MPI_Request_free)(MPI_Request *request)
 {
+    PX_CS_ENTER();
     int bad;
     if (!request)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Request_free", "null argument");
@@ -439,6 +448,7 @@ PX_WEAK(MPI_Request_free)
 
 PX_PMPI(MPI_Cancel)(MPI_Request *request)
 {
+    PX_CS_ENTER();
     int bad;
     if (!request)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Cancel", "null argument");
@@ -454,6 +464,7 @@ PX_WEAK(MPI_Cancel)
 
 PX_PMPI(MPI_Test_cancelled)(const MPI_Status *status, int *flag)
 {
+    PX_CS_ENTER();
     if (!status || !flag)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Test_cancelled", "null argument");
     *flag = status->count_hi_and_cancelled & 1;
@@ -463,6 +474,7 @@ PX_WEAK(MPI_Test_cancelled)
 
 PX_PMPI(MPI_Request_get_status)(MPI_Request request, int *flag, MPI_Status *status)
 {
+    PX_CS_ENTER();
     int bad;
     px_mpi_req_t *r = px_req_lookup(request, &bad);
     if (bad)
@@ -491,6 +503,7 @@ PX_WEAK(MPI_Request_get_status)
 
 PX_PMPI(MPI_Get_count)(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+    PX_CS_ENTER();
     px_mpi_dt_t *d = px_mpi_dt_get(datatype);
     if (!status || !count)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Get_count", "null argument");
@@ -510,6 +523,7 @@ PX_WEAK(MPI_Get_count)
 
 PX_PMPI(MPI_Get_elements_x)(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    PX_CS_ENTER();
     px_mpi_dt_t *d = px_mpi_dt_get(datatype);
     if (!status || !count)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Get_elements", "null argument");
@@ -528,6 +542,7 @@ PX_WEAK(MPI_Get_elements_x)
 
 PX_PMPI(MPI_Get_elements)(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+    PX_CS_ENTER();
     MPI_Count n;
     int rc = PMPI_Get_elements_x(status, datatype, &n);
     if (rc == MPI_SUCCESS)
@@ -538,6 +553,7 @@ PX_WEAK(MPI_Get_elements)
 
 PX_PMPI(MPI_Status_set_elements)(MPI_Status *status, MPI_Datatype datatype, int count)
 {
+    PX_CS_ENTER();
     px_mpi_dt_t *d = px_mpi_dt_get(datatype);
     if (!status || !d || count < 0)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Status_set_elements", "invalid argument");
@@ -550,6 +566,7 @@ PX_WEAK(MPI_Status_set_elements)
 
 PX_PMPI(MPI_Status_set_cancelled)(MPI_Status *status, int flag)
 {
+    PX_CS_ENTER();
     if (!status)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Status_set_cancelled", "null argument");
     status->count_hi_and_cancelled = (status->count_hi_and_cancelled & ~1) | (flag ? 1 : 0);

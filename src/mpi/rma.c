@@ -9,6 +9,7 @@
 PX_PMPI(MPI_Win_create)(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                         MPI_Win *win)
 {
+    PX_CS_ENTER();
     (void)base, (void)size, (void)disp_unit, (void)info;
     PX_GET_COMM(c, comm, "MPI_Win_create");
     if (win)
@@ -20,6 +21,7 @@ PX_WEAK(MPI_Win_create)
 PX_PMPI(MPI_Win_allocate)(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                           void *baseptr, MPI_Win *win)
 {
+    PX_CS_ENTER();
     (void)size, (void)disp_unit, (void)info, (void)baseptr;
     PX_GET_COMM(c, comm, "MPI_Win_allocate");
     if (win)
@@ -30,6 +32,7 @@ PX_WEAK(MPI_Win_allocate)
 
 PX_PMPI(MPI_Win_create_dynamic)(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    PX_CS_ENTER();
     (void)info;
     PX_GET_COMM(c, comm, "MPI_Win_create_dynamic");
     if (win)
@@ -41,6 +44,7 @@ PX_WEAK(MPI_Win_create_dynamic)
 /* No window can exist, so every window argument is invalid. */
 PX_PMPI(MPI_Win_attach)(MPI_Win win, void *base, MPI_Aint size)
 {
+    PX_CS_ENTER();
     (void)win, (void)base, (void)size;
     return px_mpi_error(NULL, MPI_ERR_WIN, "MPI_Win_attach", "invalid window (" PX_RMA_MSG ")");
 }
@@ -48,6 +52,7 @@ PX_WEAK(MPI_Win_attach)
 
 PX_PMPI(MPI_Win_detach)(MPI_Win win, const void *base)
 {
+    PX_CS_ENTER();
     (void)win, (void)base;
     return px_mpi_error(NULL, MPI_ERR_WIN, "MPI_Win_detach", "invalid window (" PX_RMA_MSG ")");
 }
@@ -55,6 +60,7 @@ PX_WEAK(MPI_Win_detach)
 
 PX_PMPI(MPI_Win_free)(MPI_Win *win)
 {
+    PX_CS_ENTER();
     if (win && *win == MPI_WIN_NULL)
         return px_mpi_error(NULL, MPI_ERR_WIN, "MPI_Win_free", "MPI_WIN_NULL");
     return px_mpi_error(NULL, MPI_ERR_WIN, "MPI_Win_free", "invalid window (" PX_RMA_MSG ")");

@@ -1,7 +1,9 @@
 #include "proto.h"
+
 #include "../net/net.h"
 #include "../rail/rail.h"
 #include "../util/clock.h"
+#include "../util/cs.h"
 #include "../util/log.h"
 #include "../util/param.h"
 
@@ -877,21 +879,30 @@ int px_proto_progress(void)
 
 void px_proto_wait_step(unsigned *idle)
 {
+    /* With MPI_THREAD_MULTIPLE, a waiting call lets other threads' calls
+     * in between two polls; the caller re-checks its condition after. */
     if (px_proto_progress()) {
         *idle = 0;
+        px_cs_yield();
         return;
     }
-    if (++*idle < px_p.spin_limit)
+    if (++*idle < px_p.spin_limit) {
+        px_cs_yield();
         return;
-    if (px_p.mode == PX_WAIT_SPIN || (px_p.mode == PX_WAIT_AUTO && !px_p.oversub))
+    }
+    if (px_p.mode == PX_WAIT_SPIN || (px_p.mode == PX_WAIT_AUTO && !px_p.oversub)) {
+        px_cs_yield();
         return;
+    }
+    int depth = px_cs_release();
     if (px_p.block_ok && px_p.mode != PX_WAIT_YIELD) {
         /* only sockets to watch: sleep in the kernel until one is ready */
         struct epoll_event ev;
         epoll_wait(px_p.epfd >= 0 ? px_p.epfd : px_p.rail_fd, &ev, 1, 1);
-        return;
+    } else {
+        sched_yield();
     }
-    sched_yield();
+    px_cs_reacquire(depth);
 }
 
 int px_proto_oversubscribed(void) { return px_p.oversub; }

@@ -614,22 +614,29 @@ static int px_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
 
 /* ---------- MPI functions ---------- */
 
-PX_PMPI(MPI_Barrier)(MPI_Comm comm) { return px_barrier(comm, NULL, "MPI_Barrier"); }
+PX_PMPI(MPI_Barrier)(MPI_Comm comm)
+{
+    PX_CS_ENTER();
+    return px_barrier(comm, NULL, "MPI_Barrier");
+}
 PX_WEAK(MPI_Barrier)
 PX_PMPI(MPI_Ibarrier)(MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_barrier(comm, req, "MPI_Ibarrier");
 }
 PX_WEAK(MPI_Ibarrier)
 
 PX_PMPI(MPI_Bcast)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_bcast(buf, count, dt, root, comm, NULL, "MPI_Bcast");
 }
 PX_WEAK(MPI_Bcast)
 PX_PMPI(MPI_Ibcast)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
                     MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_bcast(buf, count, dt, root, comm, req, "MPI_Ibcast");
 }
 PX_WEAK(MPI_Ibcast)
@@ -637,6 +644,7 @@ PX_WEAK(MPI_Ibcast)
 PX_PMPI(MPI_Reduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
                     MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_reduce_common(PX_COLL_REDUCE, sbuf, rbuf, count, dt, op, root, comm, NULL,
                             "MPI_Reduce");
 }
@@ -644,6 +652,7 @@ PX_WEAK(MPI_Reduce)
 PX_PMPI(MPI_Ireduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                      int root, MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_reduce_common(PX_COLL_REDUCE, sbuf, rbuf, count, dt, op, root, comm, req,
                             "MPI_Ireduce");
 }
@@ -652,6 +661,7 @@ PX_WEAK(MPI_Ireduce)
 PX_PMPI(MPI_Allreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                        MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_reduce_common(PX_COLL_ALLREDUCE, sbuf, rbuf, count, dt, op, 0, comm, NULL,
                             "MPI_Allreduce");
 }
@@ -659,6 +669,7 @@ PX_WEAK(MPI_Allreduce)
 PX_PMPI(MPI_Iallreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                         MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_reduce_common(PX_COLL_ALLREDUCE, sbuf, rbuf, count, dt, op, 0, comm, req,
                             "MPI_Iallreduce");
 }
@@ -667,12 +678,14 @@ PX_WEAK(MPI_Iallreduce)
 PX_PMPI(MPI_Scan)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_reduce_common(PX_COLL_SCAN, sbuf, rbuf, count, dt, op, 0, comm, NULL, "MPI_Scan");
 }
 PX_WEAK(MPI_Scan)
 PX_PMPI(MPI_Iscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                    MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_reduce_common(PX_COLL_SCAN, sbuf, rbuf, count, dt, op, 0, comm, req, "MPI_Iscan");
 }
 PX_WEAK(MPI_Iscan)
@@ -680,6 +693,7 @@ PX_WEAK(MPI_Iscan)
 PX_PMPI(MPI_Exscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                     MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_reduce_common(PX_COLL_EXSCAN, sbuf, rbuf, count, dt, op, 0, comm, NULL,
                             "MPI_Exscan");
 }
@@ -687,6 +701,7 @@ PX_WEAK(MPI_Exscan)
 PX_PMPI(MPI_Iexscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                      MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_reduce_common(PX_COLL_EXSCAN, sbuf, rbuf, count, dt, op, 0, comm, req,
                             "MPI_Iexscan");
 }
@@ -695,6 +710,7 @@ PX_WEAK(MPI_Iexscan)
 PX_PMPI(MPI_Gather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                     MPI_Datatype rt, int root, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_gather(sbuf, scount, st, rbuf, rcount, rt, NULL, NULL, root, comm, NULL,
                      "MPI_Gather");
 }
@@ -702,6 +718,7 @@ PX_WEAK(MPI_Gather)
 PX_PMPI(MPI_Igather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                      MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_gather(sbuf, scount, st, rbuf, rcount, rt, NULL, NULL, root, comm, req,
                      "MPI_Igather");
 }
@@ -711,6 +728,7 @@ PX_PMPI(MPI_Gatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
                      const int rcounts[], const int displs[], MPI_Datatype rt, int root,
                      MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_gather(sbuf, scount, st, rbuf, 0, rt, rcounts, displs, root, comm, NULL,
                      "MPI_Gatherv");
 }
@@ -719,6 +737,7 @@ PX_PMPI(MPI_Igatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
                       const int rcounts[], const int displs[], MPI_Datatype rt, int root,
                       MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_gather(sbuf, scount, st, rbuf, 0, rt, rcounts, displs, root, comm, req,
                      "MPI_Igatherv");
 }
@@ -727,6 +746,7 @@ PX_WEAK(MPI_Igatherv)
 PX_PMPI(MPI_Scatter)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                      MPI_Datatype rt, int root, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_scatter(sbuf, scount, NULL, NULL, st, rbuf, rcount, rt, root, comm, NULL,
                       "MPI_Scatter");
 }
@@ -734,6 +754,7 @@ PX_WEAK(MPI_Scatter)
 PX_PMPI(MPI_Iscatter)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                       MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_scatter(sbuf, scount, NULL, NULL, st, rbuf, rcount, rt, root, comm, req,
                       "MPI_Iscatter");
 }
@@ -742,6 +763,7 @@ PX_WEAK(MPI_Iscatter)
 PX_PMPI(MPI_Scatterv)(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype st,
                       void *rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_scatter(sbuf, 0, scounts, displs, st, rbuf, rcount, rt, root, comm, NULL,
                       "MPI_Scatterv");
 }
@@ -750,6 +772,7 @@ PX_PMPI(MPI_Iscatterv)(const void *sbuf, const int scounts[], const int displs[]
                        MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int root,
                        MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_scatter(sbuf, 0, scounts, displs, st, rbuf, rcount, rt, root, comm, req,
                       "MPI_Iscatterv");
 }
@@ -758,6 +781,7 @@ PX_WEAK(MPI_Iscatterv)
 PX_PMPI(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                        MPI_Datatype rt, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_allgather(sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm, NULL,
                         "MPI_Allgather");
 }
@@ -765,6 +789,7 @@ PX_WEAK(MPI_Allgather)
 PX_PMPI(MPI_Iallgather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                         MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_allgather(sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm, req,
                         "MPI_Iallgather");
 }
@@ -773,6 +798,7 @@ PX_WEAK(MPI_Iallgather)
 PX_PMPI(MPI_Allgatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
                         const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_allgather(sbuf, scount, st, rbuf, 0, rcounts, displs, rt, comm, NULL,
                         "MPI_Allgatherv");
 }
@@ -781,6 +807,7 @@ PX_PMPI(MPI_Iallgatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rb
                          const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm,
                          MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_allgather(sbuf, scount, st, rbuf, 0, rcounts, displs, rt, comm, req,
                         "MPI_Iallgatherv");
 }
@@ -789,12 +816,14 @@ PX_WEAK(MPI_Iallgatherv)
 PX_PMPI(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                       MPI_Datatype rt, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_alltoall(sbuf, scount, st, rbuf, rcount, rt, comm, NULL, "MPI_Alltoall");
 }
 PX_WEAK(MPI_Alltoall)
 PX_PMPI(MPI_Ialltoall)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                        MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_alltoall(sbuf, scount, st, rbuf, rcount, rt, comm, req, "MPI_Ialltoall");
 }
 PX_WEAK(MPI_Ialltoall)
@@ -803,6 +832,7 @@ PX_PMPI(MPI_Alltoallv)(const void *sbuf, const int scounts[], const int sdispls[
                        MPI_Datatype st, void *rbuf, const int rcounts[], const int rdispls[],
                        MPI_Datatype rt, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_alltoallw(sbuf, scounts, sdispls, NULL, st, rbuf, rcounts, rdispls, NULL, rt, comm,
                         NULL, "MPI_Alltoallv");
 }
@@ -811,6 +841,7 @@ PX_PMPI(MPI_Ialltoallv)(const void *sbuf, const int scounts[], const int sdispls
                         MPI_Datatype st, void *rbuf, const int rcounts[], const int rdispls[],
                         MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_alltoallw(sbuf, scounts, sdispls, NULL, st, rbuf, rcounts, rdispls, NULL, rt, comm,
                         req, "MPI_Ialltoallv");
 }
@@ -820,6 +851,7 @@ PX_PMPI(MPI_Alltoallw)(const void *sbuf, const int scounts[], const int sdispls[
                        const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
                        const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_alltoallw(sbuf, scounts, sdispls, stypes, MPI_BYTE, rbuf, rcounts, rdispls, rtypes,
                         MPI_BYTE, comm, NULL, "MPI_Alltoallw");
 }
@@ -829,6 +861,7 @@ PX_PMPI(MPI_Ialltoallw)(const void *sbuf, const int scounts[], const int sdispls
                         const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
                         MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_alltoallw(sbuf, scounts, sdispls, stypes, MPI_BYTE, rbuf, rcounts, rdispls, rtypes,
                         MPI_BYTE, comm, req, "MPI_Ialltoallw");
 }
@@ -837,6 +870,7 @@ PX_WEAK(MPI_Ialltoallw)
 PX_PMPI(MPI_Reduce_scatter_block)(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt,
                                   MPI_Op op, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_reduce_scatter(sbuf, rbuf, NULL, rcount, dt, op, comm, NULL,
                              "MPI_Reduce_scatter_block");
 }
@@ -844,6 +878,7 @@ PX_WEAK(MPI_Reduce_scatter_block)
 PX_PMPI(MPI_Ireduce_scatter_block)(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt,
                                    MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_reduce_scatter(sbuf, rbuf, NULL, rcount, dt, op, comm, req,
                              "MPI_Ireduce_scatter_block");
 }
@@ -852,6 +887,7 @@ PX_WEAK(MPI_Ireduce_scatter_block)
 PX_PMPI(MPI_Reduce_scatter)(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
                             MPI_Op op, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op,
                              comm, NULL, "MPI_Reduce_scatter");
 }
@@ -859,6 +895,7 @@ PX_WEAK(MPI_Reduce_scatter)
 PX_PMPI(MPI_Ireduce_scatter)(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
                              MPI_Op op, MPI_Comm comm, MPI_Request *req)
 {
+    PX_CS_ENTER();
     return px_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op,
                              comm, req, "MPI_Ireduce_scatter");
 }

@@ -121,6 +121,7 @@ static void px_dims_search(px_dims_search_t *s, int i, int m, int prev)
 
 PX_PMPI(MPI_Dims_create)(int nnodes, int ndims, int dims[])
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Dims_create");
     if (nnodes <= 0)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Dims_create", "nnodes %d is not positive",
@@ -334,6 +335,7 @@ static long long px_cart_check(px_mpi_comm_t *c, int ndims, const int *dims, con
 PX_PMPI(MPI_Cart_create)(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
                          int reorder, MPI_Comm *comm_cart)
 {
+    PX_CS_ENTER();
     int rc;
     (void)reorder; /* accepted; placement-aware reordering is not done here */
     PX_CHECK_INIT("MPI_Cart_create");
@@ -356,6 +358,7 @@ PX_WEAK(MPI_Cart_create)
 
 PX_PMPI(MPI_Cartdim_get)(MPI_Comm comm, int *ndims)
 {
+    PX_CS_ENTER();
     int rc;
     PX_CHECK_INIT("MPI_Cartdim_get");
     PX_GET_COMM(c, comm, "MPI_Cartdim_get");
@@ -371,6 +374,7 @@ PX_WEAK(MPI_Cartdim_get)
 
 PX_PMPI(MPI_Cart_get)(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
+    PX_CS_ENTER();
     int rc;
     PX_CHECK_INIT("MPI_Cart_get");
     PX_GET_COMM(c, comm, "MPI_Cart_get");
@@ -393,6 +397,7 @@ PX_WEAK(MPI_Cart_get)
 
 PX_PMPI(MPI_Cart_rank)(MPI_Comm comm, const int coords[], int *rank)
 {
+    PX_CS_ENTER();
     int rc, w[64];
     PX_CHECK_INIT("MPI_Cart_rank");
     PX_GET_COMM(c, comm, "MPI_Cart_rank");
@@ -420,6 +425,7 @@ PX_WEAK(MPI_Cart_rank)
 
 PX_PMPI(MPI_Cart_coords)(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+    PX_CS_ENTER();
     int rc;
     PX_CHECK_INIT("MPI_Cart_coords");
     PX_GET_COMM(c, comm, "MPI_Cart_coords");
@@ -441,6 +447,7 @@ PX_WEAK(MPI_Cart_coords)
 
 PX_PMPI(MPI_Cart_shift)(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
+    PX_CS_ENTER();
     int rc;
     PX_CHECK_INIT("MPI_Cart_shift");
     PX_GET_COMM(c, comm, "MPI_Cart_shift");
@@ -462,6 +469,7 @@ PX_WEAK(MPI_Cart_shift)
 
 PX_PMPI(MPI_Cart_sub)(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    PX_CS_ENTER();
     int rc;
     PX_CHECK_INIT("MPI_Cart_sub");
     PX_GET_COMM(c, comm, "MPI_Cart_sub");
@@ -526,6 +534,7 @@ PX_WEAK(MPI_Cart_sub)
 PX_PMPI(MPI_Cart_map)(MPI_Comm comm, int ndims, const int dims[], const int periods[],
                       int *newrank)
 {
+    PX_CS_ENTER();
     int rc;
     PX_CHECK_INIT("MPI_Cart_map");
     PX_GET_COMM(c, comm, "MPI_Cart_map");

@@ -73,6 +73,7 @@ PX_PMPI(MPI_Dist_graph_create_adjacent)(MPI_Comm comm_old, int indegree, const i
                                         const int destinations[], const int destweights[],
                                         MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Dist_graph_create_adjacent";
     (void)info;
     (void)reorder;
@@ -227,6 +228,7 @@ PX_PMPI(MPI_Dist_graph_create)(MPI_Comm comm_old, int n, const int sources[], co
                                const int destinations[], const int weights[], MPI_Info info,
                                int reorder, MPI_Comm *comm_dist_graph)
 {
+    PX_CS_ENTER();
     const char *fn = "MPI_Dist_graph_create";
     (void)info;
     (void)reorder;
@@ -310,6 +312,7 @@ PX_WEAK(MPI_Dist_graph_create)
 PX_PMPI(MPI_Dist_graph_neighbors_count)(MPI_Comm comm, int *indegree, int *outdegree,
                                         int *weighted)
 {
+    PX_CS_ENTER();
     int rc;
     const char *fn = "MPI_Dist_graph_neighbors_count";
     PX_CHECK_INIT(fn);
@@ -330,6 +333,7 @@ PX_PMPI(MPI_Dist_graph_neighbors)(MPI_Comm comm, int maxindegree, int sources[],
                                   int sourceweights[], int maxoutdegree, int destinations[],
                                   int destweights[])
 {
+    PX_CS_ENTER();
     int rc;
     const char *fn = "MPI_Dist_graph_neighbors";
     PX_CHECK_INIT(fn);

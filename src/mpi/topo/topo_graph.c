@@ -33,6 +33,7 @@ static int px_graph_check(px_mpi_comm_t *c, int nnodes, const int *index, const 
 PX_PMPI(MPI_Graph_create)(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
                           int reorder, MPI_Comm *comm_graph)
 {
+    PX_CS_ENTER();
     (void)reorder; /* accepted; no reordering */
     PX_CHECK_INIT("MPI_Graph_create");
     PX_GET_COMM(c, comm_old, "MPI_Graph_create");
@@ -79,6 +80,7 @@ PX_WEAK(MPI_Graph_create)
 
 PX_PMPI(MPI_Graphdims_get)(MPI_Comm comm, int *nnodes, int *nedges)
 {
+    PX_CS_ENTER();
     int rc;
     PX_CHECK_INIT("MPI_Graphdims_get");
     PX_GET_COMM(c, comm, "MPI_Graphdims_get");
@@ -95,6 +97,7 @@ PX_WEAK(MPI_Graphdims_get)
 
 PX_PMPI(MPI_Graph_get)(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
+    PX_CS_ENTER();
     int rc;
     PX_CHECK_INIT("MPI_Graph_get");
     PX_GET_COMM(c, comm, "MPI_Graph_get");
@@ -117,6 +120,7 @@ PX_WEAK(MPI_Graph_get)
 
 PX_PMPI(MPI_Graph_neighbors_count)(MPI_Comm comm, int rank, int *nneighbors)
 {
+    PX_CS_ENTER();
     int rc;
     PX_CHECK_INIT("MPI_Graph_neighbors_count");
     PX_GET_COMM(c, comm, "MPI_Graph_neighbors_count");
@@ -135,6 +139,7 @@ PX_WEAK(MPI_Graph_neighbors_count)
 
 PX_PMPI(MPI_Graph_neighbors)(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
+    PX_CS_ENTER();
     int rc;
     PX_CHECK_INIT("MPI_Graph_neighbors");
     PX_GET_COMM(c, comm, "MPI_Graph_neighbors");
@@ -159,6 +164,7 @@ PX_WEAK(MPI_Graph_neighbors)
 PX_PMPI(MPI_Graph_map)(MPI_Comm comm, int nnodes, const int index[], const int edges[],
                        int *newrank)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Graph_map");
     PX_GET_COMM(c, comm, "MPI_Graph_map");
     if (!newrank)
@@ -175,6 +181,7 @@ PX_WEAK(MPI_Graph_map)
 
 PX_PMPI(MPI_Topo_test)(MPI_Comm comm, int *status)
 {
+    PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Topo_test");
     PX_GET_COMM(c, comm, "MPI_Topo_test");
     if (!status)

@@ -356,6 +356,7 @@ static int px_nbr_alltoallw(const void *sendbuf, const int sendcounts[], const M
 PX_PMPI(MPI_Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 0,
                             NULL, "MPI_Neighbor_allgather");
 }
@@ -365,6 +366,7 @@ PX_PMPI(MPI_Ineighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatyp
                                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
                                  MPI_Comm comm, MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 1,
                             request, "MPI_Ineighbor_allgather");
 }
@@ -374,6 +376,7 @@ PX_PMPI(MPI_Neighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatyp
                                  void *recvbuf, const int recvcounts[], const int displs[],
                                  MPI_Datatype recvtype, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_nbr_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                              comm, 0, NULL, "MPI_Neighbor_allgatherv");
 }
@@ -383,6 +386,7 @@ PX_PMPI(MPI_Ineighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Dataty
                                   void *recvbuf, const int recvcounts[], const int displs[],
                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_nbr_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                              comm, 1, request, "MPI_Ineighbor_allgatherv");
 }
@@ -391,6 +395,7 @@ PX_WEAK(MPI_Ineighbor_allgatherv)
 PX_PMPI(MPI_Neighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 0,
                            NULL, "MPI_Neighbor_alltoall");
 }
@@ -400,6 +405,7 @@ PX_PMPI(MPI_Ineighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype
                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                 MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 1,
                            request, "MPI_Ineighbor_alltoall");
 }
@@ -409,6 +415,7 @@ PX_PMPI(MPI_Neighbor_alltoallv)(const void *sendbuf, const int sendcounts[], con
                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype, comm, 0, NULL, "MPI_Neighbor_alltoallv");
 }
@@ -419,6 +426,7 @@ PX_PMPI(MPI_Ineighbor_alltoallv)(const void *sendbuf, const int sendcounts[], co
                                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                                  MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                             recvtype, comm, 1, request, "MPI_Ineighbor_alltoallv");
 }
@@ -429,6 +437,7 @@ PX_PMPI(MPI_Neighbor_alltoallw)(const void *sendbuf, const int sendcounts[],
                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
                                 const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    PX_CS_ENTER();
     return px_nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                             recvtypes, comm, 0, NULL, "MPI_Neighbor_alltoallw");
 }
@@ -440,6 +449,7 @@ PX_PMPI(MPI_Ineighbor_alltoallw)(const void *sendbuf, const int sendcounts[],
                                  const MPI_Datatype recvtypes[], MPI_Comm comm,
                                  MPI_Request *request)
 {
+    PX_CS_ENTER();
     return px_nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                             recvtypes, comm, 1, request, "MPI_Ineighbor_alltoallw");
 }
