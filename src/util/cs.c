@@ -94,9 +94,9 @@ void px_cs_reacquire(int depth)
     px_cs_depth = depth;
 }
 
-void px_cs_yield(void)
+void px_cs_yield_slow(void)
 {
-    if (!px_cs_on || !__atomic_load_n(&px_cs_waiting, __ATOMIC_RELAXED))
+    if (!__atomic_load_n(&px_cs_waiting, __ATOMIC_RELAXED))
         return;
     int depth = px_cs_release();
     if (!depth)

@@ -10,8 +10,13 @@ extern int px_cs_on;
 
 void px_cs_lock(void);
 void px_cs_unlock(void);
+void px_cs_yield_slow(void);
 /* In a wait loop: lets waiting threads in (no-op when off or not held). */
-void px_cs_yield(void);
+static inline void px_cs_yield(void)
+{
+    if (__builtin_expect(px_cs_on, 0))
+        px_cs_yield_slow();
+}
 /* Around a call that may sleep (epoll_wait): released entirely, then
  * taken back at the same depth. Returns the depth to give back. */
 int px_cs_release(void);
