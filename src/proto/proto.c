@@ -881,16 +881,12 @@ void px_proto_wait_step(unsigned *idle)
 {
     /* With MPI_THREAD_MULTIPLE, a waiting call lets other threads' calls
      * in between two polls; the caller re-checks its condition after. */
-    if (px_proto_progress()) {
+    if (px_proto_progress())
         *idle = 0;
-        px_cs_yield();
-        return;
-    }
-    if (++*idle < px_p.spin_limit) {
-        px_cs_yield();
-        return;
-    }
-    if (px_p.mode == PX_WAIT_SPIN || (px_p.mode == PX_WAIT_AUTO && !px_p.oversub)) {
+    else
+        ++*idle;
+    if (!*idle || *idle < px_p.spin_limit || px_p.mode == PX_WAIT_SPIN ||
+        (px_p.mode == PX_WAIT_AUTO && !px_p.oversub)) {
         px_cs_yield();
         return;
     }
