@@ -1,5 +1,6 @@
 #include "proto.h"
 
+#include "chan_rules.h"
 #include "../net/net.h"
 #include "../rail/rail.h"
 #include "../util/clock.h"
@@ -53,6 +54,9 @@ static const uint8_t px_am_hdr_len[PX_AM_MAX] = {
 
 enum { PX_CHAN_SELF, PX_CHAN_SHM, PX_CHAN_RAIL };
 
+/* What carried a message, for the profile's channel volume. */
+enum { PX_CAR_SELF, PX_CAR_SHM, PX_CAR_UDP, PX_CAR_TCP, PX_CAR_N };
+
 /* With datagrams and connections both enabled (hybrid), a network peer's
  * connection goes NONE -> ASKED (enough traffic: the peer is asked, over
  * datagrams, whether it has room for one more connection) -> WANTED (it
@@ -81,7 +85,12 @@ typedef struct px_proto_peer {
     /* per-channel receive state: frames of one channel arrive one at a time */
     size_t rx_len;
     uint64_t msgs_tx, bytes_tx, msgs_rx, bytes_rx, rndv_tx;
-    uint64_t rc_msgs_tx, rc_bytes_tx; /* hybrid: of msgs_tx, bytes_tx, over the connection */
+    /* PX_CHANNELS: the channel the last matchable message (eager or
+     * rendezvous request) took; another one is used only once everything
+     * sent over this one is acknowledged, so no message overtakes another */
+    px_rail_vc_t *env_vc;
+    uint64_t car_msgs[PX_CAR_N], car_bytes[PX_CAR_N]; /* sent, by what carried the data */
+    uint64_t fenced; /* messages kept on env_vc to stay in order */
 } px_proto_peer_t;
 
 struct px_proto_unexp {
@@ -131,6 +140,11 @@ static struct {
     uint32_t *gens;
     uint32_t nids, free_id;
     uint64_t n_unexp, n_eager, n_rndv;
+    /* PX_CHANNELS */
+    px_chr_table_t chr;
+    uint64_t chr_hits[PX_CHR_MAX + 1]; /* the last one: no entry applied */
+    int vc_car;                        /* what a peer's first rail is: PX_CAR_UDP or _TCP */
+    size_t car_eager[PX_CAR_N], car_chunk[PX_CAR_N];
 } px_p;
 
 /* ---------- request identifiers (validated on arrival) ---------- */
@@ -190,8 +204,6 @@ static void px_proto_rc_switch(px_proto_peer_t *p)
     if (px_rail_vc_pending(p->vc) || px_rail_vc_unacked(p->vc))
         return;
     p->rc = PX_RC_ACTIVE;
-    p->eager_limit = px_rail_vc_eager_limit(p->vc_rc);
-    p->chunk = px_params.rndv_chunk ? px_params.rndv_chunk : (1u << 20);
     px_debug("proto", "rank %d: connection in use (%s)", p->rank,
              p->rc_in ? "opened by the peer" : "opened after enough traffic");
 }
@@ -214,6 +226,22 @@ static inline void px_proto_rc_count(px_proto_peer_t *p, size_t len)
         ++p->rc_qual >= (uint32_t)px_params.rc_promote_after &&
         px_p.rc_out + px_p.rc_in < px_params.max_rc_conn)
         px_proto_rc_ask(p);
+}
+
+/* Sends over vc (a network peer's chosen channel) or the peer's own
+ * shared-memory or self channel. */
+static inline px_status_t px_chan_send_on(px_proto_peer_t *p, px_rail_vc_t *vc,
+                                          const px_am_hdr_t *h, size_t hl,
+                                          const struct iovec *iov, int iovcnt, unsigned rflags,
+                                          px_net_send_cb_t cb, void *arg)
+{
+    if (p->kind == PX_CHAN_RAIL) {
+        px_p.rail_active = 1;
+        return px_rail_vc_send(vc, h, hl, iov, iovcnt, rflags, cb, arg);
+    }
+    if (p->kind == PX_CHAN_SELF)
+        px_p.self_active = 1;
+    return p->ops->ep_send(p->ep, h, hl, iov, iovcnt, cb, arg);
 }
 
 static inline px_status_t px_chan_send(px_proto_peer_t *p, const px_am_hdr_t *h,
@@ -309,6 +337,104 @@ static void px_proto_rc_msg(px_proto_peer_t *p, uint64_t what)
     }
 }
 
+/* ---------- PX_CHANNELS: the channel of each message ---------- */
+
+typedef struct {
+    px_rail_vc_t *env;  /* network peers: carries the message, or its rendezvous request */
+    px_rail_vc_t *data; /* network peers: carries rendezvous data */
+    int car;            /* PX_CAR_* of what carries the data */
+    uint8_t rndv;       /* rendezvous */
+    uint8_t get;        /* the receiver may read the sender's buffer itself */
+} px_pick_t;
+
+static inline int px_vc_car(const px_proto_peer_t *p, const px_rail_vc_t *vc)
+{
+    return vc == p->vc ? px_p.vc_car : PX_CAR_TCP;
+}
+
+static inline int px_chr_proto_ok(const px_chr_rule_t *r, int rndv)
+{
+    return r->proto == PX_CHR_PROTO_ANY || (r->proto == PX_CHR_PROTO_RNDV) == rndv;
+}
+
+/* The first entry of PX_CHANNELS whose condition holds and whose channel
+ * the peer has; without one, the peer's default channel. A network
+ * message stays on the channel of the previous one while that still has
+ * unacknowledged frames (MPI's order between two messages to one peer);
+ * a rendezvous request always does, since its data is addressed to its
+ * receive and may take any channel. */
+static inline void px_proto_pick(px_proto_peer_t *p, size_t len, int coll, px_pick_t *k)
+{
+    const px_chr_table_t *t = &px_p.chr;
+    int i;
+    if (p->kind != PX_CHAN_RAIL) {
+        k->env = k->data = NULL;
+        k->car = p->kind == PX_CHAN_SELF ? PX_CAR_SELF : PX_CAR_SHM;
+        k->get = 1;
+        k->rndv = len > p->eager_limit;
+        for (i = 0; i < t->n; i++) {
+            const px_chr_rule_t *r = &t->r[i];
+            if (!px_chr_cond(r, len, coll))
+                continue;
+            if (r->chan == PX_CHR_SHM && px_chr_proto_ok(r, k->rndv))
+                break;
+            if (r->chan == PX_CHR_COPY) {
+                k->rndv = 1;
+                k->get = 0;
+                break;
+            }
+        }
+        px_p.chr_hits[i]++;
+        return;
+    }
+    px_rail_vc_t *def = px_peer_vc(p);
+    px_rail_vc_t *udp = px_p.vc_car == PX_CAR_UDP ? p->vc : NULL;
+    px_rail_vc_t *tcp = px_p.vc_car == PX_CAR_TCP ? p->vc
+                        : p->rc == PX_RC_ACTIVE ? p->vc_rc : NULL;
+    px_rail_vc_t *c = NULL;
+    int rndv = 0;
+    for (i = 0; i < t->n; i++) {
+        const px_chr_rule_t *r = &t->r[i];
+        int forced = 0;
+        if (!px_chr_cond(r, len, coll))
+            continue;
+        switch (r->chan) {
+        case PX_CHR_UDP: c = udp; break;
+        case PX_CHR_TCP: c = tcp; break;
+        case PX_CHR_TCP_RNDV: c = tcp, forced = 1; break;
+        case PX_CHR_UDP_RNDV: c = udp, forced = 1; break;
+        case PX_CHR_COPY: c = def, forced = 1; break;
+        default: c = NULL; /* shm, udp-zcopy: not to a network peer */
+        }
+        if (!c)
+            continue;
+        rndv = forced || len > px_p.car_eager[px_vc_car(p, c)];
+        if (px_chr_proto_ok(r, rndv))
+            break;
+        c = NULL;
+    }
+    if (!c) {
+        c = def;
+        rndv = len > px_p.car_eager[px_vc_car(p, c)];
+    }
+    px_p.chr_hits[i]++;
+    /* a rendezvous request stays where the previous message went: only its
+     * data needs the chosen channel */
+    px_rail_vc_t *env = rndv ? p->env_vc : c;
+    if (__builtin_expect(env != p->env_vc, 0) &&
+        (px_rail_vc_unacked(p->env_vc) || px_rail_vc_pending(p->env_vc))) {
+        env = c = p->env_vc;
+        p->fenced++;
+        rndv = len > px_p.car_eager[px_vc_car(p, c)];
+    }
+    p->env_vc = env;
+    k->env = env;
+    k->data = c;
+    k->car = px_vc_car(p, c);
+    k->rndv = (uint8_t)rndv;
+    k->get = 0;
+}
+
 /* ---------- rendezvous ---------- */
 
 static void px_proto_rndv_start(px_proto_peer_t *p, px_proto_req_t *req, size_t size,
@@ -320,7 +446,7 @@ static void px_proto_rndv_start(px_proto_peer_t *p, px_proto_req_t *req, size_t 
     req->st_count = n;
     p->msgs_rx++;
     p->bytes_rx += n;
-    if (p->can_get) {
+    if (p->can_get && addr) { /* 0: the sender wants the data copied (PX_CHANNELS copy) */
         px_status_t st = n ? p->ops->ep_get(p->ep, req->buf, addr, n) : PX_OK;
         if (st == PX_OK) {
             px_proto_ctrl(p, PX_AM_FIN, sreq, 0, 0);
@@ -338,13 +464,14 @@ static void px_proto_rndv_start(px_proto_peer_t *p, px_proto_req_t *req, size_t 
 
 static void px_proto_rndv_data(px_proto_peer_t *p, px_proto_req_t *req, size_t n)
 {
-    size_t chunk = p->chunk;
+    px_rail_vc_t *vc = req->dvc; /* the channel the rule chose for the data */
+    size_t chunk = p->kind == PX_CHAN_RAIL ? px_p.car_chunk[px_vc_car(p, vc)] : p->chunk;
     for (size_t off = 0; off < n; off += chunk) {
         size_t k = n - off < chunk ? n - off : chunk;
         px_am_hdr_t h = {.am = PX_AM_DATA, .a = req->rndv_total, .b = off};
         struct iovec iov = {(char *)req->buf + off, k};
-        px_status_t st = px_chan_send(p, &h, &iov, 1, PX_RAIL_F_STRIPE | req->rflags,
-                                      px_proto_send_cb, req);
+        px_status_t st = px_chan_send_on(p, vc, &h, px_am_hdr_len[PX_AM_DATA], &iov, 1,
+                                         PX_RAIL_F_STRIPE | req->rflags, px_proto_send_cb, req);
         if (st == PX_INPROGRESS)
             req->pending++;
         else if (st < 0)
@@ -699,15 +826,14 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
         return PX_ERR_PEER_UNREACHABLE;
     p->msgs_tx++;
     p->bytes_tx += len;
-    if (p->hybrid) {
+    if (p->hybrid)
         px_proto_rc_count(p, len);
-        if (px_peer_vc(p) == p->vc_rc) {
-            p->rc_msgs_tx++;
-            p->rc_bytes_tx += len;
-        }
-    }
+    px_pick_t k;
+    px_proto_pick(p, len, ctx & 1, &k);
+    p->car_msgs[k.car]++;
+    p->car_bytes[k.car] += len;
 
-    if (len <= p->eager_limit) {
+    if (!k.rndv) {
         px_am_hdr_t h = {.am = PX_AM_EAGER, .src = my_rank, .tag = tag, .ctx = ctx};
         struct iovec iov = {(void *)buf, len};
         size_t hl = 16;
@@ -718,15 +844,7 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
             hl = 24;
             req->pending = 2;
         }
-        if (p->kind == PX_CHAN_RAIL) {
-            px_p.rail_active = 1;
-            st = px_rail_vc_send(px_peer_vc(p), &h, hl, &iov, 1, req->rflags, px_proto_send_cb,
-                                 req);
-        } else {
-            if (p->kind == PX_CHAN_SELF)
-                px_p.self_active = 1;
-            st = p->ops->ep_send(p->ep, &h, hl, &iov, 1, px_proto_send_cb, req);
-        }
+        st = px_chan_send_on(p, k.env, &h, hl, &iov, 1, req->rflags, px_proto_send_cb, req);
         if (st == PX_OK) {
             if (--req->pending == 0)
                 px_proto_complete(req);
@@ -739,10 +857,13 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
 
     /* rendezvous: the receiver reads directly (FIN) or asks for DATA (CTS) */
     px_am_hdr_t h = {.am = PX_AM_RTS, .src = my_rank, .tag = tag, .ctx = ctx,
-                     .a = len, .b = px_proto_id_get(req), .c = (uint64_t)(uintptr_t)buf};
+                     .a = len, .b = px_proto_id_get(req),
+                     .c = k.get ? (uint64_t)(uintptr_t)buf : 0};
     p->rndv_tx++;
     req->pending = 1;
-    st = px_chan_send(p, &h, NULL, 0, req->rflags, px_proto_send_cb, req);
+    req->dvc = k.data;
+    st = px_chan_send_on(p, k.env, &h, px_am_hdr_len[PX_AM_RTS], NULL, 0, req->rflags,
+                         px_proto_send_cb, req);
     if (st == PX_INPROGRESS)
         req->pending++;
     else if (st < 0) {
@@ -985,6 +1106,19 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         return PX_ERR_INVALID_PARAM;
     }
 
+    {
+        char err[256];
+        const char *text = px_params.channels; /* empty: every message on the default */
+        if (px_chr_parse(text, &px_p.chr, err, sizeof(err))) {
+            px_error("proto", "PX_CHANNELS='%s': %s", text, err);
+            return PX_ERR_INVALID_PARAM;
+        }
+        for (int i = 0; i < px_p.chr.n; i++)
+            if (px_p.chr.r[i].chan == PX_CHR_UDP_ZCOPY && boot->rank == 0)
+                px_warn("proto", "PX_CHANNELS entry %d (position %d): udp-zcopy is not in this "
+                        "build; the entry never applies", i + 1, px_p.chr.r[i].pos);
+    }
+
     px_p.peers = calloc((size_t)boot->size, sizeof(*px_p.peers));
     if (!px_p.peers)
         return PX_ERR_NO_MEMORY;
@@ -1008,10 +1142,18 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         if (st != PX_OK)
             goto err;
         px_p.rail_fd = px_rail_fd(px_p.rail);
+        size_t chunk = px_params.rndv_chunk ? px_params.rndv_chunk : (1u << 20);
+        px_p.vc_car = use_udp ? PX_CAR_UDP : PX_CAR_TCP;
+        px_p.car_eager[px_p.vc_car] = px_rail_eager_limit(px_p.rail);
+        /* a lossy transport wants frames it can lose cheaply */
+        size_t fm = px_rail_max_frame(px_p.rail);
+        px_p.car_chunk[px_p.vc_car] = fm && fm < chunk ? fm : chunk;
         if (use_udp && use_tcp) {
             st = px_rail_init(boot, "tcp", &px_proto_rc_rx_ops, &px_p.rail_rc);
             if (st != PX_OK)
                 goto err;
+            px_p.car_eager[PX_CAR_TCP] = px_rail_eager_limit(px_p.rail_rc);
+            px_p.car_chunk[PX_CAR_TCP] = chunk;
             px_p.epfd = epoll_create1(EPOLL_CLOEXEC);
             struct epoll_event ev = {.events = EPOLLIN};
             if (px_p.epfd < 0 || epoll_ctl(px_p.epfd, EPOLL_CTL_ADD, px_p.rail_fd, &ev) ||
@@ -1079,11 +1221,9 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
             goto err;
         if (p->kind == PX_CHAN_RAIL) {
             px_p.rail_peers = 1;
-            p->eager_limit = px_rail_vc_eager_limit(p->vc);
-            /* a lossy transport wants frames it can lose cheaply */
-            size_t fm = px_rail_vc_max_frame(p->vc);
-            if (fm && p->chunk > fm)
-                p->chunk = fm;
+            p->env_vc = p->vc;
+            p->eager_limit = px_p.car_eager[px_p.vc_car];
+            p->chunk = px_p.car_chunk[px_p.vc_car];
         } else {
             p->ops->iface_query(p->kind == PX_CHAN_SELF ? px_p.self_if : px_p.shm_if, &attr);
             p->eager_limit = p->kind == PX_CHAN_SELF ? px_params.shm_eager_limit : attr.eager_limit;
@@ -1180,22 +1320,22 @@ void px_proto_print_stats(void)
                     (unsigned long long)p->bytes_rx, (unsigned long long)p->rndv_tx);
     }
     /* channels allocated by type and what each carried (sent) */
-    enum { SELF, SHM, DGRAM, CONN, NCH };
+    enum { SELF = PX_CAR_SELF, SHM = PX_CAR_SHM, DGRAM = PX_CAR_UDP, CONN = PX_CAR_TCP,
+           NCH = PX_CAR_N };
     static const char *const chn[NCH] = {"self", "shm", "udp", "tcp"};
-    unsigned long long nch[NCH] = {0}, msgs[NCH] = {0}, bytes[NCH] = {0};
-    int net = px_p.rail && px_rail_lossy(px_p.rail) ? DGRAM : CONN;
+    unsigned long long nch[NCH] = {0}, msgs[NCH] = {0}, bytes[NCH] = {0}, fenced = 0;
     for (int r = 0; r < px_p.boot.size; r++) {
         px_proto_peer_t *p = &px_p.peers[r];
-        int c = p->kind == PX_CHAN_SELF ? SELF : p->kind == PX_CHAN_SHM ? SHM : net;
+        int c = p->kind == PX_CHAN_SELF ? SELF : p->kind == PX_CHAN_SHM ? SHM : px_p.vc_car;
         /* a datagram channel is there from the start; a connection once used */
         nch[c] += c != CONN || px_rail_vc_used(p->vc);
-        msgs[c] += p->msgs_tx - p->rc_msgs_tx;
-        bytes[c] += p->bytes_tx - p->rc_bytes_tx;
-        if (p->vc_rc) {
+        if (p->vc_rc)
             nch[CONN] += p->rc != PX_RC_NONE;
-            msgs[CONN] += p->rc_msgs_tx;
-            bytes[CONN] += p->rc_bytes_tx;
+        for (int k = 0; k < NCH; k++) {
+            msgs[k] += p->car_msgs[k];
+            bytes[k] += p->car_bytes[k];
         }
+        fenced += p->fenced;
     }
     char vol[512];
     size_t off = 0;
@@ -1208,6 +1348,18 @@ void px_proto_print_stats(void)
     fprintf(stderr,
             "[plexus profile] rank %d channels: self %llu shm %llu udp %llu tcp %llu%s | sent: %s\n",
             px_p.boot.rank, nch[SELF], nch[SHM], nch[DGRAM], nch[CONN], opened, vol);
+    /* which PX_CHANNELS entry chose the channel of the messages sent */
+    char hits[1024];
+    off = 0;
+    for (int i = 0; i <= px_p.chr.n && off < sizeof(hits); i++) {
+        char rule[96] = "default";
+        if (i < px_p.chr.n)
+            px_chr_format(&px_p.chr.r[i], rule, sizeof(rule));
+        off += (size_t)snprintf(hits + off, sizeof(hits) - off, "%s%d %s %llu", i ? ", " : "",
+                                i + 1, rule, (unsigned long long)px_p.chr_hits[i]);
+    }
+    fprintf(stderr, "[plexus profile] rank %d channel rules: %s | kept in order on the "
+            "previous channel %llu\n", px_p.boot.rank, hits, fenced);
     if (px_p.rail)
         px_rail_print_stats(px_p.rail, px_p.boot.rank);
     if (px_p.rail_rc)

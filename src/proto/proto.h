@@ -55,6 +55,7 @@ struct px_proto_req {
     size_t rndv_total, rndv_got;
     uint64_t id;       /* wire identifier while a peer may refer to it */
     void *tmp;         /* truncation scratch */
+    struct px_rail_vc *dvc; /* rendezvous send to a network peer: the data's channel */
     px_list_t link;    /* posted queue */
     px_proto_cmpl_cb_t cb; /* optional, runs at completion */
 };

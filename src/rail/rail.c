@@ -2436,6 +2436,10 @@ const char *px_rail_net_name(px_rail_t *r) { return r->ops->name; }
 
 size_t px_rail_vc_max_frame(px_rail_vc_t *vc) { return vc->rail->frame_max; }
 
+size_t px_rail_eager_limit(px_rail_t *rail) { return rail->attr.eager_limit; }
+
+size_t px_rail_max_frame(px_rail_t *rail) { return rail->frame_max; }
+
 int px_rail_vc_used(const px_rail_vc_t *vc)
 {
     return !vc->failed && (vc->tx_seq || vc->rx_next);

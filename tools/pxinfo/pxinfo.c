@@ -1,6 +1,7 @@
 /* pxinfo: what this Plexus build is and how it is configured. */
 #include "net/net.h"
 #include "net/tcp/tcp_addr.h"
+#include "proto/chan_rules.h"
 #include "rail/rail.h"
 #include "util/param.h"
 
@@ -18,9 +19,10 @@ void px_mpi_coll_print_table(FILE *f); /* src/mpi/coll/coll_select.c */
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: pxinfo [--params [--markdown]] [--coll] [--rails] [--stats [JOB]] [--version] [-h]\n"
+    fprintf(out, "usage: pxinfo [--params [--markdown]] [--coll] [--channels] [--rails] [--stats [JOB]] [--version] [-h]\n"
                  "  (no option)  version, transports and the main settings\n"
                  "  --coll       collective algorithms and the table that selects them\n"
+                 "  --channels   the PX_CHANNELS table that picks each message's channel\n"
                  "  --rails      the rails and paths this host offers, the rail policy and its thresholds\n"
                  "  --stats      per-subchannel counters of running jobs started with PX_STATS=1\n"
                  "               (JOB: a job id as in /dev/shm/plexus-<JOB>-*, default all)\n"
@@ -135,9 +137,26 @@ static int print_stats(const char *job)
     return 0;
 }
 
+static int print_channels(void)
+{
+    px_chr_table_t t;
+    char err[256];
+    printf("PX_CHANNELS=%s\n\n", px_params.channels);
+    if (px_chr_parse(px_params.channels, &t, err, sizeof(err))) {
+        fprintf(stderr, "pxinfo: PX_CHANNELS is invalid at %s\n", err);
+        return 1;
+    }
+    px_chr_print(stdout, &t);
+    printf("\nFor each message, the first entry whose condition holds and whose channel the "
+           "destination has\n(shm: on this node; udp: PX_NET has udp; tcp: PX_NET is tcp, or has "
+           "udp and tcp and the\nconnection is open) carries it. A message stays on the channel "
+           "of the one before it\nwhile that one is unacknowledged, so none overtakes another.\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
-    int params = 0, markdown = 0, coll = 0, rails = 0, stats = 0;
+    int params = 0, markdown = 0, coll = 0, rails = 0, stats = 0, channels = 0;
     const char *job = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--params"))
@@ -151,6 +170,8 @@ int main(int argc, char **argv)
         }
         else if (!strcmp(argv[i], "--coll"))
             coll = 1;
+        else if (!strcmp(argv[i], "--channels"))
+            channels = 1;
         else if (!strcmp(argv[i], "--markdown"))
             markdown = 1;
         else if (!strcmp(argv[i], "--version")) {
@@ -174,6 +195,8 @@ int main(int argc, char **argv)
         px_mpi_coll_print_table(stdout);
         return 0;
     }
+    if (channels)
+        return print_channels();
     if (rails)
         return print_rails();
     if (stats)
@@ -197,6 +220,6 @@ int main(int argc, char **argv)
     printf("Progress: PX_PROGRESS_MODE=%s, PX_SPIN_COUNT=%ld\n", px_params.progress_mode,
            px_params.spin_count);
     printf("Rails: PX_RAIL_POLICY=%s (`pxinfo --rails`)\n", px_params.rail_policy);
-    printf("\n`pxinfo --params` lists every parameter, `pxinfo --coll` the collective algorithms.\n");
+    printf("\n`pxinfo --params` lists every parameter, `pxinfo --coll` the collective algorithms,\n`pxinfo --channels` the channel of each message.\n");
     return 0;
 }
