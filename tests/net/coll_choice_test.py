@@ -45,16 +45,16 @@ def expect(tag, picks, coll, nbytes, algo):
 
 # (hosts, {(collective, bytes): algorithm}) -- hosts None: all on one node.
 # 2+1+1 nodes: node-aware where a node holds several ranks, Bruck for small
-# alltoall blocks; one rank per node: nothing to share, the flat multi-node
-# choices.
+# alltoall blocks; one rank per node: nothing to share, the multi-node
+# choices for 4 ranks (tree barrier, k-nomial broadcast of 4-128 KB).
 CASES = [
     (None, {("barrier", 0): "tree", ("bcast", 65536): "linear", ("alltoall", 64): "linear",
             ("alltoallv", 0): "linear", ("allgather", 512): "recursive_doubling"}),
     ("nodea:2,nodeb:1,nodec:1", {("barrier", 0): "smp", ("bcast", 65536): "smp",
                                  ("alltoall", 64): "bruck", ("alltoallv", 0): "linear",
                                  ("allgather", 512): "recursive_doubling"}),
-    ("nodea:1,nodeb:1,nodec:1,noded:1", {("barrier", 0): "dissemination",
-                                         ("bcast", 65536): "binomial",
+    ("nodea:1,nodeb:1,nodec:1,noded:1", {("barrier", 0): "tree",
+                                         ("bcast", 65536): "knomial",
                                          ("alltoall", 64): "bruck"}),
 ]
 for hosts, want in CASES:
