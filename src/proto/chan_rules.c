@@ -258,7 +258,7 @@ void px_chr_print(FILE *f, const px_chr_table_t *t)
         [PX_CHR_TCP] = "the connection, once opened; rendezvous over it above its eager limit",
         [PX_CHR_TCP_RNDV] = "rendezvous at any size, data over the connection",
         [PX_CHR_UDP_RNDV] = "rendezvous at any size, data over datagrams",
-        [PX_CHR_UDP_ZCOPY] = "not in this build: never allocated",
+        [PX_CHR_UDP_ZCOPY] = "rendezvous at any size, data over a pooled datagram socket into the buffer",
         [PX_CHR_COPY] = "rendezvous at any size, copied through the message's channel",
     };
     fprintf(f, "%-4s %-34s %-10s %s\n", "#", "condition", "channel", "carries");

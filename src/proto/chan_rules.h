@@ -20,7 +20,7 @@ typedef enum {
     PX_CHR_TCP,       /* the connection (allocated once opened) */
     PX_CHR_TCP_RNDV,  /* rendezvous whatever the size, data over the connection */
     PX_CHR_UDP_RNDV,  /* rendezvous whatever the size, data over datagrams */
-    PX_CHR_UDP_ZCOPY, /* zero-copy transfer over a socket pool: not in this build */
+    PX_CHR_UDP_ZCOPY, /* rendezvous, data over a pooled datagram socket (zcopy.h) */
     PX_CHR_COPY,      /* rendezvous copied through the message's own channel */
     PX_CHR_N
 } px_chr_chan_t;

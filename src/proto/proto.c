@@ -1,6 +1,7 @@
 #include "proto.h"
 
 #include "chan_rules.h"
+#include "zcopy.h"
 #include "../net/net.h"
 #include "../rail/rail.h"
 #include "../util/clock.h"
@@ -27,16 +28,19 @@ enum {
     PX_AM_FIN = 5,
     PX_AM_SYNC_ACK = 6,
     PX_AM_RC = 7, /* hybrid: a = PX_RC_ASK, PX_RC_YES or PX_RC_NO */
+    PX_AM_ZCTS = 8, /* udp-zcopy clear-to-send */
+    PX_AM_ZACK = 9, /* udp-zcopy: bytes received in order */
     PX_AM_MAX
 };
 #define PX_AM_FLAG_SYNC 1
+#define PX_AM_FLAG_ZCOPY 2 /* RTS: the sender asks for udp-zcopy */
 
 typedef struct px_am_hdr {
     uint8_t am, flags;
     uint16_t pad;
     int32_t src, tag;
     uint32_t ctx;
-    uint64_t a, b, c; /* by type: see px_am_hdr_len */
+    uint64_t a, b, c, d, e, f; /* by type: see px_am_hdr_len */
 } px_am_hdr_t;
 
 _Static_assert(offsetof(px_am_hdr_t, a) == 16, "the envelope is the first 16 bytes");
@@ -44,10 +48,15 @@ _Static_assert(offsetof(px_am_hdr_t, a) == 16, "the envelope is the first 16 byt
 /* EAGER: a = sender's request (sync only). RTS: a = size, b = sender's
  * request, c = sender's buffer address. CTS: a = sender's request, b =
  * receiver's request, c = bytes accepted. DATA: a = receiver's request,
- * b = offset. FIN / SYNC_ACK: a = sender's request. */
+ * b = offset. FIN / SYNC_ACK: a = sender's request. ZCTS: a = sender's
+ * request, b = receiver's request, c = bytes accepted, d = port | data
+ * bytes per datagram << 16 | window << 32, e = token, f = the receiving
+ * socket's IPv4 address. ZACK: a = sender's
+ * request, b = bytes received in order. */
 static const uint8_t px_am_hdr_len[PX_AM_MAX] = {
     [PX_AM_EAGER] = 16, [PX_AM_RTS] = 40, [PX_AM_CTS] = 40,
     [PX_AM_DATA] = 32,  [PX_AM_FIN] = 24, [PX_AM_SYNC_ACK] = 24, [PX_AM_RC] = 24,
+    [PX_AM_ZCTS] = 64,  [PX_AM_ZACK] = 32,
 };
 
 /* ---------- state ---------- */
@@ -145,6 +154,7 @@ static struct {
     uint64_t chr_hits[PX_CHR_MAX + 1]; /* the last one: no entry applied */
     int vc_car;                        /* what a peer's first rail is: PX_CAR_UDP or _TCP */
     size_t car_eager[PX_CAR_N], car_chunk[PX_CAR_N];
+    int zc_used; /* udp-zcopy transfers happened: poll their sockets and timers */
 } px_p;
 
 /* ---------- request identifiers (validated on arrival) ---------- */
@@ -345,6 +355,7 @@ typedef struct {
     int car;            /* PX_CAR_* of what carries the data */
     uint8_t rndv;       /* rendezvous */
     uint8_t get;        /* the receiver may read the sender's buffer itself */
+    uint8_t zc;         /* udp-zcopy */
 } px_pick_t;
 
 static inline int px_vc_car(const px_proto_peer_t *p, const px_rail_vc_t *vc)
@@ -371,6 +382,7 @@ static inline void px_proto_pick(px_proto_peer_t *p, size_t len, int coll, px_pi
         k->env = k->data = NULL;
         k->car = p->kind == PX_CHAN_SELF ? PX_CAR_SELF : PX_CAR_SHM;
         k->get = 1;
+        k->zc = 0;
         k->rndv = len > p->eager_limit;
         for (i = 0; i < t->n; i++) {
             const px_chr_rule_t *r = &t->r[i];
@@ -392,19 +404,21 @@ static inline void px_proto_pick(px_proto_peer_t *p, size_t len, int coll, px_pi
     px_rail_vc_t *tcp = px_p.vc_car == PX_CAR_TCP ? p->vc
                         : p->rc == PX_RC_ACTIVE ? p->vc_rc : NULL;
     px_rail_vc_t *c = NULL;
-    int rndv = 0;
+    int rndv = 0, zc = 0;
     for (i = 0; i < t->n; i++) {
         const px_chr_rule_t *r = &t->r[i];
         int forced = 0;
         if (!px_chr_cond(r, len, coll))
             continue;
+        zc = 0;
         switch (r->chan) {
         case PX_CHR_UDP: c = udp; break;
         case PX_CHR_TCP: c = tcp; break;
         case PX_CHR_TCP_RNDV: c = tcp, forced = 1; break;
         case PX_CHR_UDP_RNDV: c = udp, forced = 1; break;
+        case PX_CHR_UDP_ZCOPY: c = udp, forced = 1, zc = 1; break;
         case PX_CHR_COPY: c = def, forced = 1; break;
-        default: c = NULL; /* shm, udp-zcopy: not to a network peer */
+        default: c = NULL; /* shm: not to a network peer */
         }
         if (!c)
             continue;
@@ -415,6 +429,7 @@ static inline void px_proto_pick(px_proto_peer_t *p, size_t len, int coll, px_pi
     }
     if (!c) {
         c = def;
+        zc = 0;
         rndv = len > px_p.car_eager[px_vc_car(p, c)];
     }
     px_p.chr_hits[i]++;
@@ -426,6 +441,7 @@ static inline void px_proto_pick(px_proto_peer_t *p, size_t len, int coll, px_pi
         env = c = p->env_vc;
         p->fenced++;
         rndv = len > px_p.car_eager[px_vc_car(p, c)];
+        zc = 0;
     }
     p->env_vc = env;
     k->env = env;
@@ -433,12 +449,15 @@ static inline void px_proto_pick(px_proto_peer_t *p, size_t len, int coll, px_pi
     k->car = px_vc_car(p, c);
     k->rndv = (uint8_t)rndv;
     k->get = 0;
+    k->zc = (uint8_t)zc;
 }
 
 /* ---------- rendezvous ---------- */
 
+static int px_proto_zc_offer(px_proto_peer_t *p, px_proto_req_t *req, size_t n, uint64_t sreq);
+
 static void px_proto_rndv_start(px_proto_peer_t *p, px_proto_req_t *req, size_t size,
-                                uint64_t sreq, uint64_t addr)
+                                uint64_t sreq, uint64_t addr, unsigned flags)
 {
     size_t n = size < req->len ? size : req->len;
     if (size > req->len)
@@ -457,6 +476,8 @@ static void px_proto_rndv_start(px_proto_peer_t *p, px_proto_req_t *req, size_t 
     }
     req->rndv_total = n;
     req->rndv_got = 0;
+    if ((flags & PX_AM_FLAG_ZCOPY) && n && px_proto_zc_offer(p, req, n, sreq) == 0)
+        return;
     px_proto_ctrl(p, PX_AM_CTS, sreq, px_proto_id_get(req), n);
     if (n == 0)
         px_proto_complete(req);
@@ -479,6 +500,69 @@ static void px_proto_rndv_data(px_proto_peer_t *p, px_proto_req_t *req, size_t n
     }
     px_proto_send_cb(req, PX_OK); /* the wait for CTS is over */
 }
+
+/* ---------- udp-zcopy (src/proto/zcopy.c) ---------- */
+
+/* Receiver: a pooled socket on the address of a working subchannel to p;
+ * tells the sender where to stream. -1: copy instead. */
+static int px_proto_zc_offer(px_proto_peer_t *p, px_proto_req_t *req, size_t n, uint64_t sreq)
+{
+    const px_net_sub_info_t *path;
+    px_zc_offer_t o;
+    if (p->kind != PX_CHAN_RAIL || px_p.vc_car != PX_CAR_UDP || !(path = px_rail_vc_path(p->vc)) ||
+        px_zc_recv_post(p->rank, path->local_ip, path->dgram_max, req->buf, n, req, sreq, &o))
+        return -1;
+    px_am_hdr_t h = {.am = PX_AM_ZCTS, .a = sreq, .b = px_proto_id_get(req), .c = n,
+                     .d = o.port | (uint64_t)o.dgram << 16 | (uint64_t)o.window << 32,
+                     .e = o.token, .f = path->local_ip};
+    px_status_t st = px_chan_send(p, &h, NULL, 0, 0, NULL, NULL);
+    if (st < 0)
+        px_error("proto", "cannot send control message %u to rank %d: %s", PX_AM_ZCTS, p->rank,
+                 px_status_string(st));
+    px_p.zc_used = 1;
+    return 0;
+}
+
+/* Sender: the receiver's socket is ready. */
+static void px_proto_zc_go(px_proto_peer_t *p, px_proto_req_t *req, const px_am_hdr_t *h)
+{
+    const px_net_sub_info_t *path = px_rail_vc_path(p->vc);
+    px_zc_offer_t o = {.port = (uint16_t)h->d, .dgram = (uint32_t)(h->d >> 16) & 0xffff,
+                       .window = (uint32_t)(h->d >> 32), .token = h->e};
+    if (!path || !h->f || px_zc_send_start(p->rank, path->local_ip, (uint32_t)h->f, &o, req->buf,
+                                  (size_t)h->c, req)) {
+        px_error("proto", "udp-zcopy to rank %d: cannot start the transfer", p->rank);
+        req->st_error = PX_ERR_IO;
+        px_proto_send_cb(req, PX_OK);
+        return;
+    }
+    px_p.zc_used = 1;
+}
+
+static void px_proto_zc_ack(int peer, uint64_t sreq, uint64_t got)
+{
+    px_proto_ctrl(&px_p.peers[peer], PX_AM_ZACK, sreq, got, 0);
+}
+
+static void px_proto_zc_recv_done(void *arg, px_status_t st)
+{
+    px_proto_req_t *req = arg;
+    if (st != PX_OK)
+        req->st_error = st;
+    req->rndv_got = req->rndv_total;
+    px_proto_complete(req);
+}
+
+static void px_proto_zc_send_done(void *arg, px_status_t st)
+{
+    px_proto_send_cb(arg, st); /* the wait for the receiver is over */
+}
+
+static const px_zc_ops_t px_proto_zc_ops = {
+    .ack = px_proto_zc_ack,
+    .recv_done = px_proto_zc_recv_done,
+    .send_done = px_proto_zc_send_done,
+};
 
 /* ---------- matching ---------- */
 
@@ -520,7 +604,7 @@ static void px_proto_take_unexp(px_proto_req_t *req, px_proto_unexp_t *u)
     req->st_tag = u->tag;
     req->peer = u->peer;
     if (u->am == PX_AM_RTS) {
-        px_proto_rndv_start(p, req, u->size, u->sreq, u->addr);
+        px_proto_rndv_start(p, req, u->size, u->sreq, u->addr, u->flags);
         free(u);
         return;
     }
@@ -557,7 +641,7 @@ static void *px_proto_rx_begin_at(void *owner, const void *hdr, size_t hdr_len, 
     }
     /* the common 16-byte envelope is copied inline; the rest only when sent */
     memcpy(&h, hdr, 16);
-    h.a = h.b = h.c = 0;
+    h.a = h.b = h.c = h.d = h.e = h.f = 0;
     if (hdr_len > 16)
         memcpy((char *)&h + 16, (const char *)hdr + 16, hdr_len - 16);
 
@@ -612,7 +696,7 @@ static void *px_proto_rx_begin_at(void *owner, const void *hdr, size_t hdr_len, 
             req->st_source = h.src;
             req->st_tag = h.tag;
             req->peer = p->rank;
-            px_proto_rndv_start(p, req, h.a, h.b, h.c);
+            px_proto_rndv_start(p, req, h.a, h.b, h.c, h.flags);
         } else {
             px_proto_unexp_t *u = malloc(sizeof(*u));
             if (!u)
@@ -622,7 +706,7 @@ static void *px_proto_rx_begin_at(void *owner, const void *hdr, size_t hdr_len, 
             u->tag = h.tag;
             u->peer = p->rank;
             u->am = PX_AM_RTS;
-            u->flags = 0;
+            u->flags = h.flags;
             u->arrived = 1;
             u->size = h.a;
             u->sreq = h.b;
@@ -654,6 +738,22 @@ static void *px_proto_rx_begin_at(void *owner, const void *hdr, size_t hdr_len, 
     case PX_AM_RC:
         if (p->kind == PX_CHAN_RAIL)
             px_proto_rc_msg(p, h.a);
+        return NULL;
+    case PX_AM_ZCTS:
+        req = px_proto_id_lookup(h.a);
+        if (!req || req->kind != PX_PROTO_REQ_SEND || h.c > req->len || p->kind != PX_CHAN_RAIL) {
+            px_error("proto", "invalid zero-copy clear-to-send from rank %d", p->rank);
+            return NULL;
+        }
+        px_proto_zc_go(p, req, &h);
+        return NULL;
+    case PX_AM_ZACK:
+        req = px_proto_id_lookup(h.a);
+        if (!req || req->kind != PX_PROTO_REQ_SEND) {
+            px_error("proto", "invalid zero-copy acknowledgement from rank %d", p->rank);
+            return NULL;
+        }
+        px_zc_send_acked(req, h.b);
         return NULL;
     case PX_AM_FIN:
     case PX_AM_SYNC_ACK:
@@ -714,6 +814,7 @@ static void px_proto_rx_done_len(void *owner, void *ctx, size_t len)
 static void px_proto_fail_peer(int rank, px_status_t why)
 {
     px_list_t *e, *t;
+    px_zc_fail_peer(rank);
     px_list_for_each_safe(e, t, &px_p.posted)
     {
         px_proto_req_t *r = px_container_of(e, px_proto_req_t, link);
@@ -856,8 +957,8 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
     }
 
     /* rendezvous: the receiver reads directly (FIN) or asks for DATA (CTS) */
-    px_am_hdr_t h = {.am = PX_AM_RTS, .src = my_rank, .tag = tag, .ctx = ctx,
-                     .a = len, .b = px_proto_id_get(req),
+    px_am_hdr_t h = {.am = PX_AM_RTS, .flags = k.zc ? PX_AM_FLAG_ZCOPY : 0, .src = my_rank,
+                     .tag = tag, .ctx = ctx, .a = len, .b = px_proto_id_get(req),
                      .c = k.get ? (uint64_t)(uintptr_t)buf : 0};
     p->rndv_tx++;
     req->pending = 1;
@@ -976,6 +1077,8 @@ px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *u, void *buf, 
 int px_proto_progress(void)
 {
     int n = 0;
+    if (__builtin_expect(px_p.zc_used, 0))
+        n += px_zc_progress();
     if (px_p.self_active)
         n += px_net_self_ops.iface_progress(px_p.self_if);
     if (px_p.shm_if)
@@ -1012,7 +1115,8 @@ void px_proto_wait_step(unsigned *idle)
         return;
     }
     int depth = px_cs_release();
-    if (px_p.block_ok && px_p.mode == PX_WAIT_BLOCK) {
+    /* (zero-copy sockets are not in the epoll set: no sleeping while in use) */
+    if (px_p.block_ok && px_p.mode == PX_WAIT_BLOCK && !(px_p.zc_used && px_zc_busy())) {
         /* only sockets to watch: sleep in the kernel until one is ready.
          * Not the default when oversubscribed: waking from epoll takes
          * tens of microseconds, a yielding process runs again sooner
@@ -1113,12 +1217,9 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
             px_error("proto", "PX_CHANNELS='%s': %s", text, err);
             return PX_ERR_INVALID_PARAM;
         }
-        for (int i = 0; i < px_p.chr.n; i++)
-            if (px_p.chr.r[i].chan == PX_CHR_UDP_ZCOPY && boot->rank == 0)
-                px_warn("proto", "PX_CHANNELS entry %d (position %d): udp-zcopy is not in this "
-                        "build; the entry never applies", i + 1, px_p.chr.r[i].pos);
     }
 
+    px_zc_init(&px_proto_zc_ops);
     px_p.peers = calloc((size_t)boot->size, sizeof(*px_p.peers));
     if (!px_p.peers)
         return PX_ERR_NO_MEMORY;
@@ -1360,6 +1461,7 @@ void px_proto_print_stats(void)
     }
     fprintf(stderr, "[plexus profile] rank %d channel rules: %s | kept in order on the "
             "previous channel %llu\n", px_p.boot.rank, hits, fenced);
+    px_zc_print_stats(px_p.boot.rank);
     if (px_p.rail)
         px_rail_print_stats(px_p.rail, px_p.boot.rank);
     if (px_p.rail_rc)
@@ -1370,6 +1472,8 @@ void px_proto_finalize(void)
 {
     px_list_t *e, *t;
     px_p.finalizing = 1;
+    px_zc_finalize();
+    px_p.zc_used = 0;
     if (px_p.rail)
         px_rail_finalize(px_p.rail);
     if (px_p.rail_rc)

@@ -2438,6 +2438,14 @@ size_t px_rail_vc_max_frame(px_rail_vc_t *vc) { return vc->rail->frame_max; }
 
 size_t px_rail_eager_limit(px_rail_t *rail) { return rail->attr.eager_limit; }
 
+const px_net_sub_info_t *px_rail_vc_path(px_rail_vc_t *vc)
+{
+    for (int i = 0; i < vc->nsub; i++)
+        if (px_rail_usable(&vc->sub[i]))
+            return &vc->sub[i].info;
+    return NULL;
+}
+
 size_t px_rail_max_frame(px_rail_t *rail) { return rail->frame_max; }
 
 int px_rail_vc_used(const px_rail_vc_t *vc)

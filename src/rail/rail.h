@@ -96,6 +96,8 @@ void px_rail_ack_all(px_rail_t *rail);
 int px_rail_lossy(px_rail_t *rail);
 const char *px_rail_net_name(px_rail_t *rail);
 size_t px_rail_vc_max_frame(px_rail_vc_t *vc);
+/* Addresses of a working subchannel of vc (NULL: none works). */
+const px_net_sub_info_t *px_rail_vc_path(px_rail_vc_t *vc);
 /* The same for every channel of the rail. */
 size_t px_rail_eager_limit(px_rail_t *rail);
 size_t px_rail_max_frame(px_rail_t *rail);

@@ -9,7 +9,8 @@ carried:
     channels all the time and must stay in order;
   - connections only: an entry naming udp never applies;
   - one node: large messages copied through shared memory ('copy');
-  - udp-zcopy: accepted with a warning, never applies;
+  - udp-zcopy: large messages over pooled sockets, landing in place; with
+    an empty pool, copied instead;
   - invalid tables: MPI_Init fails at once, naming the position; pxinfo
     --channels prints the table or the same error.
 
@@ -27,6 +28,7 @@ SENT_RE = re.compile(r"rank (\d+) channels: .* \| sent: (.*)")
 HYBRID = {"PX_NET": "udp,tcp", "PX_RC_PROMOTE_AFTER": 2, "PX_RC_PROMOTE_SIZE": 0,
           "PX_MAX_RC_CONN": 3}
 problems = []
+LAST_ERR = [""]
 
 
 def check(cond, what):
@@ -41,6 +43,7 @@ def run(env, sizes="64,1k,48k,1m", expect_ok=True):
     p = subprocess.run(cmd + [prog, "--seconds", "1.5", "--mode", "all", "--sizes", sizes],
                        capture_output=True, text=True, timeout=120)
     tag = " ".join(f"{k}={v}" for k, v in env.items())
+    LAST_ERR[0] = p.stderr
     if not expect_ok:
         return tag, p
     if p.returncode != 0 or "PASS ft_stream" not in p.stdout:
@@ -113,11 +116,27 @@ if ranks:
     check(total(ranks, lambda c: c["hits"][1][1]) > 0, f"[{tag}] copy never applied")
     check(total(ranks, lambda c: c["hits"][2][1]) == 0, f"[{tag}] the default was used")
 
-# udp-zcopy: not in this build, a warning, and the next entry takes over
-tag, ranks = run(dict(HYBRID, PX_CHANNELS="*:udp-zcopy|*:udp"))
-if ranks:
-    check(total(ranks, lambda c: c["hits"][0][1]) == 0, f"[{tag}] udp-zcopy applied")
+# udp-zcopy: large messages over pooled sockets straight into the buffer;
+# with no socket in the pool, the same transfers are copied instead
+ZC_RE = re.compile(r"rank (\d+) udp-zcopy: sockets (\d+) \+ (\d+) sending \| rx transfers (\d+) "
+                   r"bytes (\d+) in place (\d+) moved (\d+) dropped (\d+) bad (\d+) no socket "
+                   r"(\d+) \| tx transfers (\d+) bytes (\d+)")
+for pool in (8, 0):
+    env = {"PX_NET": "udp", "PX_CHANNELS": "size>=48k:udp-zcopy|*:udp", "PX_UDP_ZCOPY_POOL": pool}
+    tag, ranks = run(env)
+    if not ranks:
+        continue
+    check(total(ranks, lambda c: c["hits"][0][1]) > 0, f"[{tag}] udp-zcopy never applied")
     check(total(ranks, lambda c: c["hits"][1][1]) > 0, f"[{tag}] *:udp never applied")
+    zc = [tuple(int(v) for v in m) for m in ZC_RE.findall(LAST_ERR[0])]
+    check(len(zc) == NP, f"[{tag}] {len(zc)} udp-zcopy lines")
+    rx, rx_bytes, inplace = (sum(z[i] for z in zc) for i in (3, 4, 5))
+    tx, tx_bytes, nosock = (sum(z[i] for z in zc) for i in (10, 11, 9))
+    check(rx == tx and rx_bytes == tx_bytes, f"[{tag}] received {rx}/{rx_bytes}, sent {tx}/{tx_bytes}")
+    if pool:
+        check(rx > 0 and inplace > 0, f"[{tag}] no transfer landed in place: {zc}")
+    else:
+        check(rx == 0 and nosock > 0, f"[{tag}] without sockets: {zc}")
 
 # invalid tables: MPI_Init fails at once and says where
 for table, pos, what in (("size<=1k:udp|*:tcq", 16, "unknown channel 'tcq'"),
@@ -141,5 +160,6 @@ check(q.returncode == 0 and rows == [("1", "size<=2048", "shm"), ("2", "size<=81
 if problems:
     print("\n".join("FAIL: " + p for p in problems))
     sys.exit(1)
-print(f"PASS channel_rules: {NP} ranks; hybrid, connections only, one node, udp-zcopy and "
-      "three invalid tables; every message counted by its entry, in order and intact")
+print(f"PASS channel_rules: {NP} ranks; hybrid, connections only, one node, udp-zcopy with "
+      "and without sockets, and three invalid tables; every message counted by its entry, in "
+      "order and intact")

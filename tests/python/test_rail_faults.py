@@ -23,7 +23,8 @@ after the fault, and on how and when the job ended:
   ft-off     PX_RAIL_FT=0 and one rail down: the job fails with a clear error;
   udp        with PX_NET=udp: both rails in use, 5% loss on every rail, and
              one rail down for good (the rail layer's own acknowledgements
-             and retransmissions).
+             and retransmissions); 5% loss on every rail with large messages
+             by udp-zcopy (its own acknowledgements and go-back-N).
 
 Faults are cleared in finally blocks (pxfab fault reset). PX_BUILD_DIR selects
 the build (default: <repo>/build).
@@ -398,16 +399,46 @@ def test_udp_both_rails(two_rails, one_rail_rate):
         f"two rails {r.result['rate_after_MBs']} MB/s, one (tcp) rail {one_rail_rate}: {r.why()}"
 
 
-def test_udp_loss_on_every_rail(two_rails, one_rail_rate):
-    """5% of the datagrams lost each way on both rails, every rank to every
-    other: the rail layer's retransmissions deliver everything exactly once."""
+def lossy_stream(seconds, env):
+    """Every rank to every other, 5% of the datagrams lost each way on both
+    rails from 0.5 s on; the stream must still be correct."""
     plan = [(0.5, "loss0", fault("loss", "node0:rail0", 5)), (0.5, "loss1", fault("loss", CUT, 5))]
     try:
-        r = ft_stream(MANY, stream_args(10, fault_at=0.5, mode="all"), env=UDP, plan=plan)
+        r = ft_stream(MANY, stream_args(seconds, fault_at=0.5, mode="all"), env=env, plan=plan)
     finally:
         pxfab("fault", "reset")
     assert_correct(r)
+    return r
+
+
+def test_udp_loss_on_every_rail(two_rails, one_rail_rate):
+    """5% of the datagrams lost each way on both rails, every rank to every
+    other: the rail layer's retransmissions deliver everything exactly once."""
+    r = lossy_stream(10, UDP)
     assert retransmitted(r) > 0, "nothing was retransmitted: was anything lost? " + r.why()
+    assert r.result["rate_after_MBs"] >= UDP_LOSSY * one_rail_rate, r.why()
+
+
+ZC_RE = re.compile(r"udp-zcopy: .* rx transfers (\d+) bytes (\d+) in place (\d+) moved (\d+) "
+                   r"dropped (\d+) bad (\d+) no socket (\d+) \| tx transfers (\d+) bytes (\d+) "
+                   r"datagrams (\d+) resent bytes (\d+) timeouts (\d+)")
+
+
+def test_udp_zcopy_loss_on_every_rail(two_rails, one_rail_rate):
+    """PX_CHANNELS udp-zcopy (large messages over pooled sockets straight
+    into the receive buffer, outside the rail layer's reliability) with 5%
+    of the datagrams lost on both rails: its own acknowledgements and
+    go-back-N deliver everything exactly once."""
+    r = lossy_stream(6, dict(UDP, PX_CHANNELS="size>=64k:udp-zcopy|*:udp"))
+    zc = [tuple(int(v) for v in m) for m in ZC_RE.findall(r.err)]
+    assert len(zc) == 4, r.why()
+    assert sum(z[0] for z in zc) > 0 and sum(z[2] for z in zc) > 0, f"no zero-copy transfer: {zc}"
+    # received transfers and bytes match the sent ones, job-wide
+    assert sum(z[0] for z in zc) == sum(z[7] for z in zc), zc
+    assert sum(z[1] for z in zc) == sum(z[8] for z in zc), zc
+    lost = sum(z[4] for z in zc)   # dropped as out of order after a loss
+    resent = sum(z[10] for z in zc)
+    assert lost > 0 and resent > 0, f"nothing lost or sent again: {zc}"
     assert r.result["rate_after_MBs"] >= UDP_LOSSY * one_rail_rate, r.why()
 
 

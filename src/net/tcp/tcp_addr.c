@@ -221,6 +221,8 @@ static void px_tcp_pair_add(px_tcp_peer_t *out, const px_tcp_addr_t *mine, int m
     p->info.rail = mine[mi].boot ? 0 : mine[mi].rail;
     p->info.path = path;
     p->info.speed_mbs = px_tcp_if_speed(mine[mi].ifname);
+    p->info.local_ip = mine[mi].addr.s_addr;
+    p->info.remote_ip = theirs->addr.s_addr;
     inet_ntop(AF_INET, &mine[mi].addr, la, sizeof(la));
     inet_ntop(AF_INET, &theirs->addr, ra, sizeof(ra));
     snprintf(p->info.label, sizeof(p->info.label), "%s %s>%s", mine[mi].ifname, la, ra);

@@ -350,8 +350,10 @@ static int px_udp_ep_subs(px_net_iface_t *s, int rank, px_net_sub_info_t *info, 
     if (!p)
         return st;
     int n = p->n < max ? p->n : max;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         info[i] = p->pair[i].info;
+        info[i].dgram_max = (uint32_t)(s->dmax[p->pair[i].local] + sizeof(px_udp_hdr_t));
+    }
     return n;
 }
 
