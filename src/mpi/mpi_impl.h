@@ -204,6 +204,7 @@ struct px_mpi_req {
 };
 
 px_mpi_req_t *px_mpi_req_new(int kind);
+px_mpi_req_t *px_mpi_req_new_internal(int kind);
 void px_mpi_req_free(px_mpi_req_t *r);
 px_mpi_req_t *px_mpi_req_get(MPI_Request h);
 /* Whether r is complete (polls schedules); no progress. */
@@ -216,6 +217,12 @@ void px_mpi_req_wait(px_mpi_req_t *r);
 int px_mpi_isend_internal(px_mpi_req_t **req_p, const void *buf, int count, MPI_Datatype dt,
                           int dest, int tag, px_mpi_comm_t *c, uint32_t ctx, int mode);
 int px_mpi_irecv_internal(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
+                          int tag, px_mpi_comm_t *c, uint32_t ctx);
+/* The same for requests the library keeps to itself (collective schedules):
+ * no MPI_Request handle is registered. */
+int px_mpi_isend_nohandle(px_mpi_req_t **req_p, const void *buf, int count, MPI_Datatype dt,
+                          int dest, int tag, px_mpi_comm_t *c, uint32_t ctx, int mode);
+int px_mpi_irecv_nohandle(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
                           int tag, px_mpi_comm_t *c, uint32_t ctx);
 
 /* ---------- errors ---------- */

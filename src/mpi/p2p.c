@@ -103,10 +103,11 @@ static inline void px_req_args(px_mpi_req_t *r, px_mpi_comm_t *c, const void *bu
     r->p.cb = NULL;
 }
 
-int px_mpi_isend_internal(px_mpi_req_t **req_p, const void *buf, int count, MPI_Datatype dt,
-                          int dest, int tag, px_mpi_comm_t *c, uint32_t ctx, int mode)
+static int px_isend_make(px_mpi_req_t **req_p, const void *buf, int count, MPI_Datatype dt,
+                         int dest, int tag, px_mpi_comm_t *c, uint32_t ctx, int mode, int handle)
 {
-    px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_SEND);
+    px_mpi_req_t *r = handle ? px_mpi_req_new(PX_MPI_REQ_SEND)
+                             : px_mpi_req_new_internal(PX_MPI_REQ_SEND);
     if (!r)
         return MPI_ERR_NO_MEM;
     px_req_args(r, c, buf, count, dt, dest, tag, mode);
@@ -121,10 +122,24 @@ int px_mpi_isend_internal(px_mpi_req_t **req_p, const void *buf, int count, MPI_
     return MPI_SUCCESS;
 }
 
-int px_mpi_irecv_internal(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
-                          int tag, px_mpi_comm_t *c, uint32_t ctx)
+int px_mpi_isend_internal(px_mpi_req_t **req_p, const void *buf, int count, MPI_Datatype dt,
+                          int dest, int tag, px_mpi_comm_t *c, uint32_t ctx, int mode)
 {
-    px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_RECV);
+    return px_isend_make(req_p, buf, count, dt, dest, tag, c, ctx, mode, 1);
+}
+
+/* The same for a request the library keeps to itself (no MPI_Request handle). */
+int px_mpi_isend_nohandle(px_mpi_req_t **req_p, const void *buf, int count, MPI_Datatype dt,
+                          int dest, int tag, px_mpi_comm_t *c, uint32_t ctx, int mode)
+{
+    return px_isend_make(req_p, buf, count, dt, dest, tag, c, ctx, mode, 0);
+}
+
+static int px_irecv_make(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
+                         int tag, px_mpi_comm_t *c, uint32_t ctx, int handle)
+{
+    px_mpi_req_t *r = handle ? px_mpi_req_new(PX_MPI_REQ_RECV)
+                             : px_mpi_req_new_internal(PX_MPI_REQ_RECV);
     if (!r)
         return MPI_ERR_NO_MEM;
     px_req_args(r, c, buf, count, dt, src, tag, 0);
@@ -137,6 +152,18 @@ int px_mpi_irecv_internal(px_mpi_req_t **req_p, void *buf, int count, MPI_Dataty
     }
     *req_p = r;
     return MPI_SUCCESS;
+}
+
+int px_mpi_irecv_internal(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
+                          int tag, px_mpi_comm_t *c, uint32_t ctx)
+{
+    return px_irecv_make(req_p, buf, count, dt, src, tag, c, ctx, 1);
+}
+
+int px_mpi_irecv_nohandle(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
+                          int tag, px_mpi_comm_t *c, uint32_t ctx)
+{
+    return px_irecv_make(req_p, buf, count, dt, src, tag, c, ctx, 0);
 }
 
 /* Blocking send on a request that lives on the stack. */

@@ -9,7 +9,9 @@ static px_htab_t px_req_tab;
 static px_mpi_req_t *px_req_free_list;
 #define PX_REQ_DYN 0xac000000u
 
-px_mpi_req_t *px_mpi_req_new(int kind)
+/* A request that never becomes an MPI_Request handle (a collective
+ * schedule's sends and receives): no handle-table entry. */
+px_mpi_req_t *px_mpi_req_new_internal(int kind)
 {
     px_mpi_req_t *r = px_req_free_list;
     if (r)
@@ -17,6 +19,16 @@ px_mpi_req_t *px_mpi_req_new(int kind)
     else if (!(r = malloc(sizeof(*r))))
         return NULL;
     memset(r, 0, sizeof(*r));
+    r->handle = MPI_REQUEST_NULL;
+    r->kind = (uint8_t)kind;
+    return r;
+}
+
+px_mpi_req_t *px_mpi_req_new(int kind)
+{
+    px_mpi_req_t *r = px_mpi_req_new_internal(kind);
+    if (!r)
+        return NULL;
     int idx = px_htab_add(&px_req_tab, r);
     if (idx < 0) {
         free(r);
@@ -32,7 +44,8 @@ void px_mpi_req_free(px_mpi_req_t *r)
     if (r->kind == PX_MPI_REQ_SEND || r->kind == PX_MPI_REQ_RECV || r->kind == PX_MPI_REQ_DONE)
         px_mpi_dt_release(r->dtype);
     r->dtype = MPI_DATATYPE_NULL;
-    px_htab_del(&px_req_tab, PX_HANDLE_IDX(r->handle));
+    if (PX_HANDLE_HI(r->handle) == PX_REQ_DYN)
+        px_htab_del(&px_req_tab, PX_HANDLE_IDX(r->handle));
     free(r->packbuf);
     r->packbuf = NULL;
     if (r->comm)

@@ -230,11 +230,11 @@ static void px_sched_start_round(px_coll_sched_t *s)
         px_mpi_req_t *r = NULL;
         switch (st->kind) {
         case PX_COLL_STEP_SEND:
-            rc = px_mpi_isend_internal(&r, st->src, (int)st->count, st->dt, st->peer, s->tag,
+            rc = px_mpi_isend_nohandle(&r, st->src, (int)st->count, st->dt, st->peer, s->tag,
                                        st->c, st->c->ctx + 1, PX_PROTO_MODE_STD);
             break;
         case PX_COLL_STEP_RECV:
-            rc = px_mpi_irecv_internal(&r, st->dst, (int)st->count, st->dt, st->peer, s->tag,
+            rc = px_mpi_irecv_nohandle(&r, st->dst, (int)st->count, st->dt, st->peer, s->tag,
                                        st->c, st->c->ctx + 1);
             break;
         case PX_COLL_STEP_COPY:

@@ -375,6 +375,38 @@ int px_coll_forced_hier(void)
     return v;
 }
 
+/* The rows of each collective, in table order: selection walks only its
+ * own collective's rows (built once, after the tuning file is read). */
+static int px_rule_first[PX_COLL_COUNT];
+static int *px_rule_next;
+
+static int px_coll_rules_indexed(void)
+{
+    if (px_rule_next)
+        return 1;
+    int n = 0, last[PX_COLL_COUNT];
+    while (px_coll_rule(n))
+        n++;
+    int *next = malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (!next)
+        return 0;
+    for (int k = 0; k < PX_COLL_COUNT; k++)
+        px_rule_first[k] = last[k] = -1;
+    for (int i = 0; i < n; i++) {
+        int k = (int)px_coll_rule(i)->coll;
+        next[i] = -1;
+        if (k < 0 || k >= PX_COLL_COUNT)
+            continue;
+        if (last[k] < 0)
+            px_rule_first[k] = i;
+        else
+            next[last[k]] = i;
+        last[k] = i;
+    }
+    px_rule_next = next;
+    return 1;
+}
+
 const px_coll_algo_t *px_coll_select(px_coll_id_t coll, const px_coll_args_t *a, px_mpi_comm_t *c)
 {
     const char *f = px_coll_forced(coll);
@@ -390,7 +422,9 @@ const px_coll_algo_t *px_coll_select(px_coll_id_t coll, const px_coll_args_t *a,
     /* local_size == size holds on every rank of c or on none */
     px_coll_nodes_t where = c->local_size == c->size ? PX_COLL_NODES_ONE : PX_COLL_NODES_SEVERAL;
     const px_coll_rule_t *ru;
-    for (int i = 0; (ru = px_coll_rule(i)); i++) {
+    int indexed = px_coll_rules_indexed();
+    for (int i = indexed ? px_rule_first[coll] : 0; i >= 0 && (ru = px_coll_rule(i));
+         i = indexed ? px_rule_next[i] : i + 1) {
         if (ru->coll != coll || (ru->max_comm_size && c->size > ru->max_comm_size) ||
             (ru->max_bytes && a->bytes > ru->max_bytes) || (ru->max_ppn && ppn > ru->max_ppn) ||
             (ru->nodes && ru->nodes != where))

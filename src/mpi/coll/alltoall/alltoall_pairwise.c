@@ -21,15 +21,23 @@ int px_coll_alltoall_resolve(px_coll_sched_t *s, const px_coll_args_t *a, px_col
     return MPI_SUCCESS;
 }
 
-void px_coll_alltoall_own(px_coll_sched_t *s, const px_coll_args_t *a, const char *src, char *dst,
-                          void *tmp);
+int px_coll_alltoall_own(px_coll_sched_t *s, const px_coll_args_t *a, const char *src, char *dst);
 
-/* This rank's own block, converted from the send to the receive type. */
-void px_coll_alltoall_own(px_coll_sched_t *s, const px_coll_args_t *a, const char *src, char *dst,
-                          void *tmp)
+/* This rank's own block, converted from the send to the receive type (one
+ * copy when both are contiguous: the signatures match). */
+int px_coll_alltoall_own(px_coll_sched_t *s, const px_coll_args_t *a, const char *src, char *dst)
 {
+    px_mpi_dt_t *sd = px_mpi_dt_get(a->stype), *rd = px_mpi_dt_get(a->rtype);
+    if (sd->contig && rd->contig) {
+        px_coll_sched_copy(s, src + sd->true_lb, dst + rd->true_lb, a->bytes);
+        return MPI_SUCCESS;
+    }
+    void *tmp = px_coll_sched_alloc(s, a->bytes);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
     px_coll_sched_pack(s, src, a->scount, a->stype, tmp);
     px_coll_sched_unpack(s, tmp, a->rcount, a->rtype, dst);
+    return MPI_SUCCESS;
 }
 
 PX_COLL_BUILDER(px_coll_alltoall_pairwise)
@@ -41,10 +49,9 @@ PX_COLL_BUILDER(px_coll_alltoall_pairwise)
     int n = c->size, r = c->rank;
     MPI_Aint sblk = (MPI_Aint)b.scount * px_mpi_dt_get(b.stype)->extent;
     MPI_Aint rblk = (MPI_Aint)b.rcount * px_mpi_dt_get(b.rtype)->extent;
-    void *tmp = px_coll_sched_alloc(s, b.bytes);
-    if (!tmp)
-        return MPI_ERR_NO_MEM;
-    px_coll_alltoall_own(s, &b, (const char *)b.sbuf + r * sblk, (char *)b.rbuf + r * rblk, tmp);
+    rc = px_coll_alltoall_own(s, &b, (const char *)b.sbuf + r * sblk, (char *)b.rbuf + r * rblk);
+    if (rc != MPI_SUCCESS)
+        return rc;
     for (int k = 1; k < n; k++) {
         int dst = (r + k) % n, src = (r - k + n) % n;
         px_coll_sched_recv(s, c, (char *)b.rbuf + src * rblk, b.rcount, b.rtype, src);
