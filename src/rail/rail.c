@@ -36,6 +36,7 @@ enum {
  * unacknowledged, so the receiver can track arrivals ahead of the cumulative
  * point in a bitmap. */
 #define PX_RAIL_WIN 1024
+#define PX_RAIL_TX_CAP0 32 /* first size of a channel's record ring */
 
 typedef struct __attribute__((packed)) px_rail_hdr {
     uint32_t seq;  /* of this frame (DATA); of the acknowledged stripe (ACK with SACK) */
@@ -208,7 +209,10 @@ struct px_rail_vc {
     int failed;
     /* send side */
     uint32_t tx_seq, tx_acked, tx_oseq;
-    px_rail_tx_t *tx[PX_RAIL_WIN]; /* unacknowledged frames, by seq */
+    /* unacknowledged frames by seq, at seq & (tx_cap - 1): grown on demand
+     * (a peer that is sent little keeps a small ring) */
+    px_rail_tx_t **tx;
+    uint32_t tx_cap;
     px_list_t backlog;  /* frames waiting for window space, in order */
     px_list_t deferred; /* striped blocks waiting until fewer stripe bytes are in flight */
     size_t stripe_inflight;
@@ -242,7 +246,7 @@ struct px_rail_vc {
     int norphan;
     px_rail_orphan_t orphan[PX_NET_MAX_SUB];
     int nsub;
-    px_rail_sub_t sub[PX_NET_MAX_SUB];
+    px_rail_sub_t sub[]; /* nsub of them */
 };
 
 struct px_rail {
@@ -490,7 +494,7 @@ static void px_rail_vc_free(px_rail_vc_t *vc)
         free(b);
     }
     px_list_for_each_safe(e, t, &vc->deferred) free(px_container_of(e, px_rail_backlog_t, link));
-    for (int i = 0; i < PX_RAIL_WIN; i++) {
+    for (uint32_t i = 0; i < vc->tx_cap; i++) {
         px_rail_tx_t *x = vc->tx[i];
         if (!x)
             continue;
@@ -506,6 +510,7 @@ static void px_rail_vc_free(px_rail_vc_t *vc)
     }
     for (int i = 0; i < vc->nsub; i++)
         free(vc->sub[i].rx_held);
+    free(vc->tx);
     free(vc);
 }
 
@@ -566,9 +571,15 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
             if (n == 0)
                 return PX_ERR_PEER_UNREACHABLE;
         }
-        vc = calloc(1, sizeof(*vc));
+        vc = calloc(1, sizeof(*vc) + (size_t)n * sizeof(vc->sub[0]));
         if (!vc)
             return PX_ERR_NO_MEMORY;
+        vc->tx = calloc(PX_RAIL_TX_CAP0, sizeof(*vc->tx));
+        if (!vc->tx) {
+            free(vc);
+            return PX_ERR_NO_MEMORY;
+        }
+        vc->tx_cap = PX_RAIL_TX_CAP0;
         vc->rail = r;
         vc->rank = rank;
         vc->nsub = n;
@@ -598,6 +609,7 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
             total += s->weight;
             st = r->ops->ep_create(r->iface, rank, i, s, &s->ep);
             if (st != PX_OK) {
+                free(vc->tx);
                 free(vc);
                 return st;
             }
@@ -732,8 +744,8 @@ static void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
         return;
     uint32_t moved = 0;
     for (uint32_t q = vc->tx_acked; q != vc->tx_seq; q++) {
-        px_rail_tx_t *x = vc->tx[q % PX_RAIL_WIN];
-        if (x && x->sub == s->idx && !x->acked && !x->resend) {
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (x && x->seq == q && x->sub == s->idx && !x->acked && !x->resend) {
             x->resend = 1;
             moved++;
         }
@@ -984,9 +996,31 @@ static px_status_t px_rail_send_frame(px_rail_vc_t *vc, int si, const void *hdr,
     return st;
 }
 
+/* Room in vc->tx for every record under way plus the PX_NET_MAX_SUB a
+ * caller may take before numbering them (stripes, re-split pieces). */
+static int px_rail_tx_room(px_rail_vc_t *vc)
+{
+    uint32_t need = vc->tx_seq - vc->tx_acked + PX_NET_MAX_SUB + 1, cap = vc->tx_cap;
+    if (__builtin_expect(need <= cap, 1))
+        return 0;
+    while (cap < need)
+        cap *= 2;
+    px_rail_tx_t **tx = calloc(cap, sizeof(*tx));
+    if (!tx)
+        return -1;
+    for (uint32_t q = vc->tx_acked; q != vc->tx_seq; q++)
+        tx[q & (cap - 1)] = vc->tx[q & (vc->tx_cap - 1)];
+    free(vc->tx);
+    vc->tx = tx;
+    vc->tx_cap = cap;
+    return 0;
+}
+
 static px_rail_tx_t *px_rail_tx_get(px_rail_vc_t *vc)
 {
     px_rail_t *r = vc->rail;
+    if (px_rail_tx_room(vc) < 0)
+        return NULL;
     px_rail_tx_t *x = r->txfree;
     if (x) {
         r->txfree = x->next;
@@ -1070,10 +1104,10 @@ static void px_rail_vc_cancel(px_rail_vc_t *vc, px_status_t why)
     px_list_t *e, *t;
     px_rail_tx_t *done = NULL;
     for (uint32_t q = vc->tx_acked; q != vc->tx_seq; q++) {
-        px_rail_tx_t *x = vc->tx[q % PX_RAIL_WIN];
-        if (!x)
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (!x || x->seq != q)
             continue;
-        vc->tx[q % PX_RAIL_WIN] = NULL;
+        vc->tx[q & (vc->tx_cap - 1)] = NULL;
         x->acked = 1; /* nothing more will come for it */
         if (!x->wire) {
             x->next = done;
@@ -1217,7 +1251,7 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
     memcpy(x->uh, hdr, hdr_len);
     x->seq = vc->tx_seq++;
     x->oseq = (x->hflags & PX_RAIL_H_UNORD) ? 0 : vc->tx_oseq++;
-    vc->tx[x->seq % PX_RAIL_WIN] = x;
+    vc->tx[x->seq & (vc->tx_cap - 1)] = x;
     int si = px_rail_pick(vc, flags);
     if (si < 0) {
         x->resend = 1; /* sent when a subchannel comes back */
@@ -1378,7 +1412,7 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
         memcpy(x->uh, hdr, hdr_len);
         x->seq = vc->tx_seq++;
         x->oseq = 0;
-        vc->tx[x->seq % PX_RAIL_WIN] = x;
+        vc->tx[x->seq & (vc->tx_cap - 1)] = x;
         if (!vc->sub[i].warm)
             m->warm = 0;
         vc->stripe_inflight += bytes[i];
@@ -1456,7 +1490,7 @@ static void px_rail_learn(px_rail_vc_t *vc, px_rail_msg_t *m)
 /* The peer has all of record x (rx_ns: its header-to-last-byte time, or 0). */
 static void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t rx_ns)
 {
-    vc->tx[x->seq % PX_RAIL_WIN] = NULL;
+    vc->tx[x->seq & (vc->tx_cap - 1)] = NULL;
     x->acked = 1;
     if (x->hflags & PX_RAIL_H_SPLIT)
         vc->split_open--;
@@ -1765,7 +1799,7 @@ static int px_rail_resplit(px_rail_vc_t *vc, px_rail_tx_t *x)
         memcpy(y->uh, x->uh, x->uhl);
         y->seq = vc->tx_seq++;
         y->oseq = x->seq;
-        vc->tx[y->seq % PX_RAIL_WIN] = y;
+        vc->tx[y->seq & (vc->tx_cap - 1)] = y;
         off += len;
     }
     vc->split_open += (uint32_t)n;
@@ -1801,8 +1835,8 @@ static void px_rail_resend(px_rail_vc_t *vc)
         return; /* kept until a subchannel comes back */
     vc->resend_pending = 0;
     for (uint32_t q = vc->tx_acked; q != vc->tx_seq; q++) {
-        px_rail_tx_t *x = vc->tx[q % PX_RAIL_WIN];
-        if (!x || !x->resend || x->wire || x->acked)
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (!x || x->seq != q || !x->resend || x->wire || x->acked)
             continue;
         int from = x->sub;
         size_t len = x->len;
@@ -1869,8 +1903,8 @@ static void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now)
     px_rail_t *r = vc->rail;
     int cut = 0;
     for (uint32_t q = vc->tx_acked; q != vc->tx_seq && !vc->failed; q++) {
-        px_rail_tx_t *x = vc->tx[q % PX_RAIL_WIN];
-        if (!x || x->acked || x->wire || x->resend || x->sub < 0)
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (!x || x->seq != q || x->acked || x->wire || x->resend || x->sub < 0)
             continue;
         uint64_t rto = px_rail_rto(r, &vc->sub[x->sub]) << (x->tries < 6 ? x->tries : 6);
         if (rto > 1000000000ull)
@@ -1907,11 +1941,11 @@ static void px_rail_bitmap_in(px_rail_vc_t *vc, uint32_t ack, uint64_t bits)
         uint32_t q = ack + 1 + k;
         if ((int32_t)(q - vc->tx_seq) >= 0)
             break;
-        px_rail_tx_t *x = vc->tx[q % PX_RAIL_WIN];
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
         if (x && x->seq == q && !x->acked)
             px_rail_tx_acked(vc, x, now, 0);
     }
-    px_rail_tx_t *x = vc->tx[ack % PX_RAIL_WIN];
+    px_rail_tx_t *x = vc->tx[ack & (vc->tx_cap - 1)];
     if (x && x->seq == ack && !x->acked && !x->wire && !x->resend && !x->fast && x->sub >= 0) {
         const px_rail_sub_t *s = &vc->sub[x->sub];
         if (px_since(now, x->t_sent) > (uint64_t)(s->srtt + 2 * s->rttvar)) {
@@ -1936,8 +1970,8 @@ static void px_rail_ack_in(px_rail_vc_t *vc, uint32_t ack)
     uint64_t fresh = 0;
     int lossy = vc->rail->lossy;
     for (uint32_t s = vc->tx_acked; s != ack; s++) {
-        px_rail_tx_t *x = vc->tx[s % PX_RAIL_WIN];
-        if (x) {
+        px_rail_tx_t *x = vc->tx[s & (vc->tx_cap - 1)];
+        if (x && x->seq == s) {
             if (!(x->hflags & PX_RAIL_H_SACK) && !lossy) {
                 px_rail_tx_acked(vc, x, vc->rail->now, 0);
                 continue;
@@ -2089,7 +2123,7 @@ static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size
         if (h.flags & PX_RAIL_H_BITMAP)
             px_rail_bitmap_in(vc, h.ack, h.off);
         if (h.flags & PX_RAIL_H_SACK) {
-            px_rail_tx_t *x = vc->tx[h.seq % PX_RAIL_WIN];
+            px_rail_tx_t *x = vc->tx[h.seq & (vc->tx_cap - 1)];
             if (x && x->seq == h.seq)
                 px_rail_tx_acked(vc, x, px_time_ns(), h.off);
             if (!px_list_empty(&vc->deferred))

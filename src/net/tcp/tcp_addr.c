@@ -5,6 +5,7 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <stddef.h>
 #include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,11 +288,10 @@ px_tcp_peer_t *px_tcp_addr_peer(const char *net, const px_tcp_addr_t *local, int
         *st_p = PX_ERR_PROTOCOL;
         return NULL;
     }
-    px_tcp_peer_t *p = calloc(1, sizeof(*p));
-    if (!p) {
-        *st_p = PX_ERR_NO_MEMORY;
-        return NULL;
-    }
+    /* paired on the stack, kept in an allocation of the pairs found: a job
+     * holds one per peer it talks to */
+    px_tcp_peer_t full, *p = &full;
+    memset(&full, 0, sizeof(full));
     int lo = me < rank;
     int same = node_of && node_of[rank] == node_of[me];
     int n = lo ? px_tcp_addr_pair(local, nlocal, theirs, nt, 1, same, px_params.paths, p)
@@ -301,7 +301,6 @@ px_tcp_peer_t *px_tcp_addr_peer(const char *net, const px_tcp_addr_t *local, int
             px_error(net, "rank %d shares no rail subnet with this rank (PX_RAILS=%s); set "
                      "PX_RAIL_FALLBACK=1 to use the bootstrap network instead", rank,
                      px_params.rails && px_params.rails[0] ? px_params.rails : px_params.iface);
-            free(p);
             return NULL;
         }
         static int warned;
@@ -312,9 +311,14 @@ px_tcp_peer_t *px_tcp_addr_peer(const char *net, const px_tcp_addr_t *local, int
             px_debug(net, "rank %d shares no rail subnet: using the bootstrap network", rank);
     } else if (n == 0) {
         px_error(net, "rank %d shares no network with this rank (its addresses: %s)", rank, val);
-        free(p);
         return NULL;
     }
+    p = malloc(offsetof(px_tcp_peer_t, pair) + (size_t)full.n * sizeof(full.pair[0]));
+    if (!p) {
+        *st_p = PX_ERR_NO_MEMORY;
+        return NULL;
+    }
+    memcpy(p, &full, offsetof(px_tcp_peer_t, pair) + (size_t)full.n * sizeof(full.pair[0]));
     if (strcmp(net, "tcp") != 0) /* labels say which transport when it is not the usual one */
         for (int i = 0; i < p->n; i++) {
             char l[sizeof(p->pair[i].info.label)];

@@ -36,6 +36,7 @@ typedef struct px_tcp_pair {
     px_net_sub_info_t info;
 } px_tcp_pair_t;
 
+/* The subchannels to one peer. An allocated one holds only its n pairs. */
 typedef struct px_tcp_peer {
     int n;
     px_tcp_pair_t pair[PX_NET_MAX_SUB];
