@@ -35,12 +35,80 @@ static px_mpi_comm_t *px_comm_new(px_mpi_group_t *group, uint32_t ctx, unsigned 
     return c;
 }
 
-uint32_t px_mpi_comm_next_ctx(void) { return px_next_ctx; }
+/* Context ids other threads of this process are agreeing on right now
+ * (the agreement waits for other processes, which lets other threads in). */
+typedef struct px_ctx_claim {
+    struct px_ctx_claim *next;
+    uint32_t lo, n;
+} px_ctx_claim_t;
+static px_ctx_claim_t *px_ctx_claims;
 
-void px_mpi_comm_reserve_ctx(uint32_t upto)
+static const px_ctx_claim_t *px_ctx_overlap(uint32_t lo, uint32_t n)
 {
-    if (upto > px_next_ctx)
-        px_next_ctx = upto;
+    for (const px_ctx_claim_t *c = px_ctx_claims; c; c = c->next)
+        if (lo < c->lo + c->n && c->lo < lo + n)
+            return c;
+    return NULL;
+}
+
+static void px_ctx_claim(px_ctx_claim_t *c, uint32_t lo, uint32_t n)
+{
+    c->lo = lo;
+    c->n = n;
+    c->next = px_ctx_claims;
+    px_ctx_claims = c;
+}
+
+static void px_ctx_unclaim(px_ctx_claim_t *c)
+{
+    for (px_ctx_claim_t **p = &px_ctx_claims; *p; p = &(*p)->next)
+        if (*p == c) {
+            *p = c->next;
+            return;
+        }
+}
+
+/* Every member proposes ids free here (not below px_next_ctx, not claimed by
+ * another thread) and the largest proposal is taken. With threads, another
+ * agreement may have taken those ids at some member meanwhile: every member
+ * says whether they are still free there, and all try again above them if
+ * any says no. Single-threaded, the first proposal always holds. */
+int px_mpi_comm_agree_ctx(uint32_t n, px_mpi_ctx_max_fn max, void *arg, uint32_t *ctx_p)
+{
+    px_ctx_claim_t claim;
+    uint32_t from = px_next_ctx;
+    for (;;) {
+        uint32_t lo = from > px_next_ctx ? from : px_next_ctx;
+        const px_ctx_claim_t *o;
+        while ((o = px_ctx_overlap(lo, n)))
+            lo = o->lo + o->n;
+        if (lo > 0x7ffffff0u - n)
+            return MPI_ERR_INTERN;
+        px_ctx_claim(&claim, lo, n);
+        int v = (int)lo;
+        int rc = max(arg, &v);
+        px_ctx_unclaim(&claim);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (v < 0 || (unsigned)v > 0x7ffffff0u - n)
+            return MPI_ERR_INTERN;
+        int clash = (uint32_t)v < px_next_ctx || px_ctx_overlap((uint32_t)v, n);
+        if (!clash)
+            px_ctx_claim(&claim, (uint32_t)v, n);
+        int any = clash;
+        rc = max(arg, &any);
+        if (!clash)
+            px_ctx_unclaim(&claim);
+        if (rc != MPI_SUCCESS)
+            return rc;
+        if (!any) {
+            if ((uint32_t)v + n > px_next_ctx)
+                px_next_ctx = (uint32_t)v + n;
+            *ctx_p = (uint32_t)v;
+            return MPI_SUCCESS;
+        }
+        from = (uint32_t)v + n;
+    }
 }
 
 int px_mpi_comm_init_world(const px_boot_info_t *boot)
@@ -87,21 +155,19 @@ void px_mpi_comm_finalize(void)
     /* handles stay valid for queries after finalize; nothing to release */
 }
 
+static int px_ctx_max_comm(void *arg, int *val)
+{
+    int in = *val;
+    return px_mpi_coll_allreduce(&in, val, 1, MPI_INT, MPI_MAX, arg);
+}
+
 int px_mpi_comm_alloc_ctx(px_mpi_comm_t *parent, uint32_t *ctx_p)
 {
-    /* Every member proposes its next free context; the maximum is free at
-     * every member, and members of disjoint communicators never meet. */
+    /* members of disjoint communicators never meet: ids need only be free
+     * at the members */
     if (parent->is_inter) /* both groups must agree: see intercomm.c */
         return MPI_ERR_COMM;
-    int mine = (int)px_next_ctx, agreed = 0;
-    int rc = px_mpi_coll_allreduce(&mine, &agreed, 1, MPI_INT, MPI_MAX, parent);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    if (agreed < 0 || (unsigned)agreed > 0x7ffffff0u)
-        return MPI_ERR_INTERN;
-    px_next_ctx = (uint32_t)agreed + 2;
-    *ctx_p = (uint32_t)agreed;
-    return MPI_SUCCESS;
+    return px_mpi_comm_agree_ctx(2, px_ctx_max_comm, parent, ctx_p);
 }
 
 int px_mpi_comm_create_from_group(px_mpi_comm_t *parent, px_mpi_group_t *group, uint32_t ctx,
@@ -563,6 +629,18 @@ static int px_group_allreduce_max(px_mpi_comm_t *parent, const px_mpi_group_t *g
     return rc;
 }
 
+typedef struct {
+    px_mpi_comm_t *parent;
+    const px_mpi_group_t *g;
+    int tag;
+} px_group_max_t;
+
+static int px_ctx_max_group(void *arg, int *val)
+{
+    px_group_max_t *a = arg;
+    return px_group_allreduce_max(a->parent, a->g, val, a->tag);
+}
+
 PX_PMPI(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     PX_CS_ENTER();
@@ -591,13 +669,13 @@ PX_PMPI(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    int agreed = (int)px_next_ctx;
-    int rc = px_group_allreduce_max(c, g, &agreed, PX_CREATE_GROUP_TAG(tag));
+    px_group_max_t gm = {c, g, PX_CREATE_GROUP_TAG(tag)};
+    uint32_t agreed;
+    int rc = px_mpi_comm_agree_ctx(2, px_ctx_max_group, &gm, &agreed);
+    if (rc == MPI_ERR_INTERN)
+        return px_mpi_error(c, rc, fn, "context ids exhausted");
     if (rc != MPI_SUCCESS)
         return px_mpi_error(c, rc, fn, "communication failed");
-    if (agreed < 0 || (unsigned)agreed > 0x7ffffff0u)
-        return px_mpi_error(c, MPI_ERR_INTERN, fn, "context ids exhausted");
-    px_mpi_comm_reserve_ctx((uint32_t)agreed + 2);
     px_mpi_group_t *ng = px_mpi_group_new(g->size);
     if (!ng)
         return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");

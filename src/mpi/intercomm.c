@@ -42,28 +42,68 @@ static int px_inter_swap(px_mpi_comm_t *c, uint32_t ctx, int peer, int tag, cons
     return rc != MPI_SUCCESS ? rc : rs;
 }
 
-/* Fresh context ids agreed by both groups of inter-communicator c, and the
- * remote group's value of `mine` (which must be equal at the local members).
- * Collective over both groups. */
-static int px_inter_agree(px_mpi_comm_t *c, int nids, int mine, int *remote_val, uint32_t *ctx_p)
+/* The largest value over both groups of inter-communicator c (each group
+ * reduces, the leaders swap, each leader tells its group); also brings the
+ * remote group's `mine`. */
+typedef struct {
+    px_mpi_comm_t *c;
+    int mine, theirs;
+} px_inter_max_t;
+
+static int px_inter_max(void *arg, int *val)
 {
-    int prop = (int)px_mpi_comm_next_ctx(), lmax = 0;
-    int rc = px_mpi_coll_allreduce(&prop, &lmax, 1, MPI_INT, MPI_MAX, c->local_comm);
+    px_inter_max_t *a = arg;
+    px_mpi_comm_t *c = a->c;
+    int v = *val, lmax = 0;
+    int rc = px_mpi_coll_allreduce(&v, &lmax, 1, MPI_INT, MPI_MAX, c->local_comm);
     if (rc != MPI_SUCCESS)
         return rc;
-    int out[2] = {lmax, mine}, in[2] = {0, 0};
+    int out[2] = {lmax, a->mine}, in[2] = {0, 0};
     if (c->rank == 0)
         rc = px_inter_swap(c, c->ctx + 1, 0, PX_INTER_AGREE_TAG, out, in, 2);
     int rc2 = px_mpi_coll_bcast(in, 2, MPI_INT, 0, c->local_comm);
     if (rc != MPI_SUCCESS || rc2 != MPI_SUCCESS)
         return rc != MPI_SUCCESS ? rc : rc2;
-    int agreed = lmax > in[0] ? lmax : in[0];
-    if (agreed < 0 || (unsigned)agreed > 0x7ffffff0u - (unsigned)nids)
-        return MPI_ERR_INTERN;
-    px_mpi_comm_reserve_ctx((uint32_t)agreed + (uint32_t)nids);
-    *remote_val = in[1];
-    *ctx_p = (uint32_t)agreed;
+    *val = lmax > in[0] ? lmax : in[0];
+    a->theirs = in[1];
     return MPI_SUCCESS;
+}
+
+/* Fresh context ids agreed by both groups of inter-communicator c, and the
+ * remote group's value of `mine` (which must be equal at the local members).
+ * Collective over both groups. */
+static int px_inter_agree(px_mpi_comm_t *c, int nids, int mine, int *remote_val, uint32_t *ctx_p)
+{
+    px_inter_max_t a = {c, mine, 0};
+    int rc = px_mpi_comm_agree_ctx((uint32_t)nids, px_inter_max, &a, ctx_p);
+    *remote_val = a.theirs;
+    return rc;
+}
+
+/* The same for MPI_Intercomm_create: the groups meet through their leaders
+ * on the peer communicator (significant at the leaders only). */
+typedef struct {
+    px_mpi_comm_t *lc, *pc;
+    int leader, remote_leader, tag;
+} px_icc_max_t;
+
+static int px_icc_max(void *arg, int *val)
+{
+    px_icc_max_t *a = arg;
+    int v = *val, lmax = 0;
+    int rc = px_mpi_coll_allreduce(&v, &lmax, 1, MPI_INT, MPI_MAX, a->lc);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    int res[2] = {lmax, MPI_SUCCESS};
+    if (a->lc->rank == a->leader) {
+        int in = 0;
+        res[1] = px_inter_swap(a->pc, a->pc->ctx + 1, a->remote_leader, a->tag, &lmax, &in, 1);
+        if (in > res[0])
+            res[0] = in;
+    }
+    rc = px_mpi_coll_bcast(res, 2, MPI_INT, a->leader, a->lc);
+    *val = res[0];
+    return rc != MPI_SUCCESS ? rc : res[1];
 }
 
 /* Inter-communicator over the local group `lg` and remote group `rg` (one
@@ -127,13 +167,10 @@ PX_PMPI(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm pe
     if (tag < 0)
         return px_mpi_error(lc, MPI_ERR_TAG, fn, "invalid tag %d", tag);
 
-    /* the leader learns the other side's size, context proposal and members */
-    int prop = (int)px_mpi_comm_next_ctx(), lmax = 0;
-    int rc = px_mpi_coll_allreduce(&prop, &lmax, 1, MPI_INT, MPI_MAX, lc);
-    if (rc != MPI_SUCCESS)
-        return px_mpi_error(lc, rc, fn, "communication failed in the local group");
+    /* the leader learns the other side's size and members */
+    int rc, lmax = 0;
     int leader_world = lc->group->world[local_leader];
-    /* hdr: remote size, agreed context, remote leader's world rank, status */
+    /* hdr: remote size, (unused), remote leader's world rank, status */
     int hdr[4] = {0, 0, 0, MPI_SUCCESS};
     int *rworld = NULL;
     if (lc->rank == local_leader) {
@@ -189,10 +226,6 @@ PX_PMPI(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm pe
                             : rc == MPI_ERR_RANK ? "invalid remote leader"
                                                  : "exchange between the leaders failed");
     }
-    if (hdr[1] < 0 || (unsigned)hdr[1] > 0x7fffffe0u) {
-        free(rworld);
-        return px_mpi_error(lc, MPI_ERR_INTERN, fn, "context ids exhausted");
-    }
     px_mpi_group_t *rg = px_mpi_group_new(hdr[0]);
     if (!rg) {
         free(rworld);
@@ -206,13 +239,21 @@ PX_PMPI(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm pe
         px_mpi_group_release(rg);
         return px_mpi_error(lc, rc, fn, "communication failed in the local group");
     }
-    px_mpi_comm_reserve_ctx((uint32_t)hdr[1] + 4);
+    px_icc_max_t icc = {lc, lc->rank == local_leader ? px_mpi_comm_get(peer_comm) : NULL,
+                        local_leader, remote_leader, PX_INTER_PEER_TAG(tag)};
+    uint32_t ctx;
+    rc = px_mpi_comm_agree_ctx(4, px_icc_max, &icc, &ctx);
+    if (rc != MPI_SUCCESS) {
+        px_mpi_group_release(rg);
+        return px_mpi_error(lc, rc, fn, rc == MPI_ERR_INTERN ? "context ids exhausted"
+                                                             : "communication failed");
+    }
     /* the side whose leader has the lower world rank goes first in a merge
      * where both sides pass the same `high` */
     int low = leader_world < hdr[2];
     px_mpi_comm_t *nc;
     lc->group->refs++;
-    rc = px_inter_build(lc, lc->group, rg, (uint32_t)hdr[1], low, &nc);
+    rc = px_inter_build(lc, lc->group, rg, ctx, low, &nc);
     if (rc != MPI_SUCCESS)
         return px_mpi_error(lc, rc, fn, "out of memory");
     *newintercomm = nc->handle;

@@ -116,9 +116,12 @@ static inline int px_mpi_comm_peer_size(const px_mpi_comm_t *c)
 {
     return c->remote ? c->remote->size : c->size;
 }
-/* Context ids: the next free one here, and marking [0, upto) as used. */
-uint32_t px_mpi_comm_next_ctx(void);
-void px_mpi_comm_reserve_ctx(uint32_t upto);
+/* Context ids. `max` replaces *val with the largest value any member of the
+ * new communicator passes (a collective over them); px_mpi_comm_agree_ctx
+ * then finds n consecutive ids free at every member, also when other
+ * threads of a member agree on ids for other communicators meanwhile. */
+typedef int (*px_mpi_ctx_max_fn)(void *arg, int *val);
+int px_mpi_comm_agree_ctx(uint32_t n, px_mpi_ctx_max_fn max, void *arg, uint32_t *ctx_p);
 /* Inter-communicators (src/mpi/intercomm.c). */
 int px_mpi_intercomm_dup(px_mpi_comm_t *c, px_mpi_comm_t **newc_p, const char *fn);
 int px_mpi_intercomm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm,

@@ -4,8 +4,10 @@
  * communicator told apart by tag and on its own duplicate; receives by
  * wildcard source as well; nonblocking and blocking calls mixed; then each
  * thread runs collectives on its own communicator while the others do the
- * same. Every byte is checked; a lost wake-up or a corrupted queue shows as
- * a wrong checksum or a hang (the test's timeout). */
+ * same; then each thread duplicates its communicator over and over while
+ * the others do too, and checks that the copies are distinct. Every byte is
+ * checked; a lost wake-up or a corrupted queue shows as a wrong checksum or
+ * a hang (the test's timeout). */
 #include <pthread.h>
 
 #include "px_test.h"
@@ -71,6 +73,21 @@ static void *worker(void *arg)
         int root = i % px_test_size, b = px_test_rank == root ? 1000 * t + i : -1;
         MPI_Bcast(&b, 1, MPI_INT, root, thread_comm[t]);
         TCHECK(b == 1000 * t + i, "thread %d bcast %d: %d", t, i, b);
+    }
+    /* communicators created by every thread at once must be distinct: the
+     * same tag and peer on each, so a shared context id shows as crossed
+     * messages */
+    for (int i = 0; i < 30; i++) {
+        MPI_Comm nc;
+        MPI_Comm_dup(thread_comm[t], &nc); /* collective: the unpaired rank too */
+        if (peer >= 0) {
+            int out = t * 1000 + i, in = -1;
+            MPI_Sendrecv(&out, 1, MPI_INT, peer, 0, &in, 1, MPI_INT, peer, 0, nc,
+                         MPI_STATUS_IGNORE);
+            TCHECK(in == out, "thread %d dup %d: got %d from the peer's thread %d", t, i, in,
+                   in / 1000);
+        }
+        MPI_Comm_free(&nc);
     }
     free(s);
     free(r);

@@ -11,7 +11,10 @@
  * communicators: whether a call builds must be the same on every rank. */
 static px_coll_hier_t **px_hier_tab;
 static int px_hier_cap;
-static int px_hier_building;
+/* This thread is building a hierarchy: its own collectives stay flat. Per
+ * thread: another thread's collectives on its own communicator meanwhile
+ * must decide as the same thread on the other ranks does. */
+static __thread int px_hier_building;
 
 static px_coll_hier_t **px_hier_slot(px_mpi_comm_t *c)
 {
