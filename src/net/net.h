@@ -66,6 +66,8 @@ typedef struct px_net_sub_info {
     char label[64];     /* e.g. "rail0 10.100.0.1>10.100.0.2" */
     uint32_t local_ip, remote_ip; /* IPv4, network byte order (0: not IP) */
     uint32_t dgram_max; /* datagram transports: largest payload per datagram */
+    uint32_t frame_one; /* datagram transports: largest frame (upper header and
+                         * payload) that travels as one datagram */
 } px_net_sub_info_t;
 
 #define PX_NET_MAX_SUB 16

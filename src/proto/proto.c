@@ -486,7 +486,9 @@ static void px_proto_rndv_start(px_proto_peer_t *p, px_proto_req_t *req, size_t 
 static void px_proto_rndv_data(px_proto_peer_t *p, px_proto_req_t *req, size_t n)
 {
     px_rail_vc_t *vc = req->dvc; /* the channel the rule chose for the data */
-    size_t chunk = p->kind == PX_CHAN_RAIL ? px_p.car_chunk[px_vc_car(p, vc)] : p->chunk;
+    size_t chunk = p->kind == PX_CHAN_RAIL
+                       ? px_rail_vc_chunk(vc, px_p.car_chunk[px_vc_car(p, vc)])
+                       : p->chunk;
     for (size_t off = 0; off < n; off += chunk) {
         size_t k = n - off < chunk ? n - off : chunk;
         px_am_hdr_t h = {.am = PX_AM_DATA, .a = req->rndv_total, .b = off};

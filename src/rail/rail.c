@@ -37,6 +37,17 @@ enum {
  * point in a bitmap. */
 #define PX_RAIL_WIN 1024
 #define PX_RAIL_TX_CAP0 32 /* first size of a channel's record ring */
+/* lossy transports: frames per look at the loss rate, and the share sent
+ * again above which rendezvous data goes in one-datagram frames (below
+ * which it goes back to full frames). High enough that the losses of a full
+ * queue on a congested rail (about a tenth of the frames, until the
+ * congestion window shrinks) do not count: frames of one datagram are more
+ * frames for the same data, and a congested rail needs fewer. 5% random
+ * loss of datagrams loses a quarter of 8 KB frames at MTU 1500. */
+#define PX_RAIL_LOSS_SAMPLE 256
+#define PX_RAIL_LOSS_HIGH 0.20
+#define PX_RAIL_SACK_SPAN 64 /* frames after the cumulative point an acknowledgement covers */
+#define PX_RAIL_LOSS_LOW 0.01
 
 typedef struct __attribute__((packed)) px_rail_hdr {
     uint32_t seq;  /* of this frame (DATA); of the acknowledged stripe (ACK with SACK) */
@@ -94,8 +105,9 @@ typedef struct px_rail_tx {
     uint8_t wire;            /* the transport still holds the payload */
     uint8_t acked, resend;
     uint8_t tries;           /* lossy transports: retransmissions after a timeout */
-    uint8_t fast;            /* lossy: already sent again for a gap since its last send */
-    uint8_t npieces;         /* PX_RAIL_H_SPLIT: pieces of the stripe it is one of */
+    uint8_t again;           /* sent more than once: its acknowledgement times nothing */
+    uint8_t npieces;
+    uint32_t order;          /* lossy: its place among the frames its subchannel sent */         /* PX_RAIL_H_SPLIT: pieces of the stripe it is one of */
     uint16_t uhl;
     uint8_t uh[PX_NET_HDR_MAX];
     int iovcnt;
@@ -196,6 +208,10 @@ typedef struct px_rail_sub {
     uint64_t busy_since;  /* last acknowledgement progress while unacked > 0 */
     uint64_t last_tx_ns;
     double srtt, rttvar;  /* acknowledgement times of its frames (ns) */
+    /* lossy: frames sent on it, numbered, and the highest number acknowledged:
+     * a frame unacknowledged below it is lost (one path keeps order), where
+     * frames on other subchannels may just be slower */
+    uint32_t tx_order, acked_order;
     uint64_t down_since, next_probe, up_since;
     double probe_gap;     /* seconds */
     px_rail_sub_stats_t *st; /* in the job's stats segment (PX_STATS) or st_own */
@@ -226,6 +242,10 @@ struct px_rail_vc {
     uint64_t last_ack_rx; /* when an acknowledgement last made progress */
     /* lossy transports: congestion window over unacknowledged bytes */
     size_t inflight, cwnd;
+    /* ... frames sent and sent again since the last look at the loss rate;
+     * rendezvous data goes in one-datagram frames while it is high */
+    uint32_t fr_sent, fr_retx;
+    int small_frames;
     uint64_t last_cut;    /* when the window was last halved */
     int peer_done;        /* the peer sent DONE at finalize */
     int gap_ack;          /* a frame arrived above a gap: acknowledge in this pass */
@@ -267,6 +287,7 @@ struct px_rail {
     uint64_t rto_min;
     uint64_t retx_timeout, retx_fast, rx_out_of_window, rx_dup;
     uint64_t resplits, resplit_pieces; /* failed stripes sent again in pieces */
+    uint64_t small_frame_periods;      /* lossy: times a channel went to one-datagram frames */
     uint64_t rx_split_skipped;         /* pieces whose original had arrived whole */
     size_t copy_max; /* payloads copied into their send record */
     double rail_weight[PX_NET_MAX_SUB];
@@ -1034,7 +1055,7 @@ static px_rail_tx_t *px_rail_tx_get(px_rail_vc_t *vc)
     x->vc = vc;
     x->msg = NULL;
     x->cb = NULL;
-    x->wire = x->acked = x->resend = x->tries = x->fast = x->npieces = 0;
+    x->wire = x->acked = x->resend = x->tries = x->again = x->npieces = 0;
     x->off = 0;
     x->sub = -1;
     return x;
@@ -1183,10 +1204,12 @@ static void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
     px_rail_hdr_fill(vc, h, PX_RAIL_DATA, x->hflags, si);
     h->sub |= (uint16_t)(x->npieces << 8);
     memcpy(buf + sizeof(*h), x->uh, x->uhl);
+    if (x->sub >= 0)
+        x->again = 1;
     x->sub = si;
+    x->order = s->tx_order++;
     x->wire = 1;
     x->resend = 0;
-    x->fast = 0;
     /* stripes are timed: a fresh clock; others make do with the progress one */
     x->t_sent = (x->hflags & PX_RAIL_H_TIMED) ? px_time_ns() : now;
     if (s->unacked++ == 0)
@@ -1218,6 +1241,25 @@ static void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
     }
 }
 
+/* Lossy transports: every PX_RAIL_LOSS_SAMPLE frames, the share that had to
+ * be sent again decides the rendezvous frame size (with hysteresis: a
+ * frame of six datagrams is lost six times as often as one of one). */
+static void px_rail_loss_look(px_rail_vc_t *vc)
+{
+    double lost = (double)vc->fr_retx / vc->fr_sent;
+    if (!vc->small_frames && lost > PX_RAIL_LOSS_HIGH) {
+        vc->small_frames = 1;
+        vc->rail->small_frame_periods++;
+        px_debug("rail", "rank %d: %.1f%% of frames sent again: rendezvous data in "
+                 "one-datagram frames", vc->rank, 100 * lost);
+    } else if (vc->small_frames && lost < PX_RAIL_LOSS_LOW) {
+        vc->small_frames = 0;
+        px_debug("rail", "rank %d: %.1f%% of frames sent again: back to full frames",
+                 vc->rank, 100 * lost);
+    }
+    vc->fr_sent = vc->fr_retx = 0;
+}
+
 /* With fault tolerance: a whole frame with its record. */
 static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
                                     const struct iovec *iov, int iovcnt, unsigned flags,
@@ -1245,8 +1287,11 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
         return PX_ERR_NO_MEMORY;
     }
     x->len = len;
-    if (vc->rail->lossy)
+    if (vc->rail->lossy) {
         vc->inflight += len;
+        if (__builtin_expect(++vc->fr_sent >= PX_RAIL_LOSS_SAMPLE, 0))
+            px_rail_loss_look(vc);
+    }
     x->uhl = (uint16_t)hdr_len;
     memcpy(x->uh, hdr, hdr_len);
     x->seq = vc->tx_seq++;
@@ -1501,8 +1546,10 @@ static void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, ui
             sub->unacked--;
         sub->busy_since = now;
         /* a round-trip sample: frames acknowledged at once, and on lossy
-         * transports every frame sent only once (Karn) */
-        if ((x->hflags & PX_RAIL_H_SACK) || (vc->rail->lossy && !x->tries)) {
+         * transports every frame; never one sent twice (Karn) */
+        if (vc->rail->lossy && (int32_t)(x->order - sub->acked_order) > 0)
+            sub->acked_order = x->order;
+        if (!x->again && ((x->hflags & PX_RAIL_H_SACK) || vc->rail->lossy)) {
             double rtt = (double)px_since(now, x->t_sent);
             if (sub->srtt == 0) {
                 sub->srtt = rtt;
@@ -1886,6 +1933,7 @@ static uint64_t px_rail_rto(px_rail_t *r, const px_rail_sub_t *s)
 static void px_rail_retransmit(px_rail_vc_t *vc, px_rail_tx_t *x)
 {
     int si = x->sub;
+    vc->fr_retx++;
     if (si < 0 || vc->sub[si].state != PX_SUB_UP) {
         si = px_rail_pick(vc, x->msg ? PX_RAIL_F_STRIPE : 0);
         if (si < 0)
@@ -1896,13 +1944,33 @@ static void px_rail_retransmit(px_rail_vc_t *vc, px_rail_tx_t *x)
     px_rail_xmit(vc, x, si);
 }
 
+/* Lossy transports: a loss halves the congestion window, once per `gap`
+ * (a round trip: the losses of one window are one event). */
+static void px_rail_cwnd_cut(px_rail_vc_t *vc, uint64_t now, uint64_t gap)
+{
+    px_rail_t *r = vc->rail;
+    if (px_since(now, vc->last_cut) <= gap)
+        return;
+    vc->last_cut = now;
+    vc->cwnd /= 2;
+    if (vc->cwnd < 4 * r->frame_max)
+        vc->cwnd = 4 * r->frame_max;
+}
+
 /* Lossy transports: frames unacknowledged past their timeout go again, with
- * the timeout doubled per try; a timeout halves the congestion window. */
+ * the timeout doubled per try; a timeout halves the congestion window. Only
+ * frames the acknowledgement bitmap can speak of (the cumulative point and
+ * the PX_RAIL_SACK_SPAN after it): one further on may have arrived long ago
+ * and wait for a hole below to be filled; it is looked at once the
+ * cumulative point comes near it. */
 static void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now)
 {
     px_rail_t *r = vc->rail;
     int cut = 0;
-    for (uint32_t q = vc->tx_acked; q != vc->tx_seq && !vc->failed; q++) {
+    uint32_t end = vc->tx_seq - vc->tx_acked > PX_RAIL_SACK_SPAN
+                       ? vc->tx_acked + PX_RAIL_SACK_SPAN + 1
+                       : vc->tx_seq;
+    for (uint32_t q = vc->tx_acked; q != end && !vc->failed; q++) {
         px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
         if (!x || x->seq != q || x->acked || x->wire || x->resend || x->sub < 0)
             continue;
@@ -1919,39 +1987,45 @@ static void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now)
                  "sending it again (try %d)", x->seq, x->len, vc->rank, (double)rto / 1e6, x->tries);
         px_rail_retransmit(vc, x);
     }
-    if (cut && px_since(now, vc->last_cut) > r->rto_min) {
-        vc->last_cut = now;
-        vc->cwnd /= 2;
-        if (vc->cwnd < 4 * r->frame_max)
-            vc->cwnd = 4 * r->frame_max;
-    }
+    if (cut)
+        px_rail_cwnd_cut(vc, now, r->rto_min);
 }
 
-/* An acknowledgement with a bitmap: the frames it marks have arrived; the
- * first missing one goes again at once when frames after it made it and it
- * has been out longer than a round trip (fast retransmit). */
+/* An acknowledgement with a bitmap: the frames it marks have arrived. Every
+ * frame it shows missing goes again at once if a frame sent after it on the
+ * same subchannel has arrived (a path keeps order: it is lost, not slower
+ * than frames on other rails; and a frame sent again is not sent a third
+ * time until a later one arrives). Losses are repaired from the bitmap, not
+ * one per timeout, whatever their number in the window. */
 static void px_rail_bitmap_in(px_rail_vc_t *vc, uint32_t ack, uint64_t bits)
 {
     if (!bits)
         return;
     uint64_t now = px_time_ns();
+    uint32_t top = 0; /* bits below this one were looked at */
     for (uint32_t k = 0; k < 64; k++) {
         if (!(bits >> k & 1))
             continue;
         uint32_t q = ack + 1 + k;
         if ((int32_t)(q - vc->tx_seq) >= 0)
             break;
+        top = k + 1;
         px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
         if (x && x->seq == q && !x->acked)
             px_rail_tx_acked(vc, x, now, 0);
     }
-    px_rail_tx_t *x = vc->tx[ack & (vc->tx_cap - 1)];
-    if (x && x->seq == ack && !x->acked && !x->wire && !x->resend && !x->fast && x->sub >= 0) {
+    for (uint32_t k = 0; k <= top; k++) {
+        uint32_t q = ack + k; /* k = 0: the cumulative point, missing by definition */
+        if (k && (bits >> (k - 1) & 1))
+            continue;
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (!x || x->seq != q || x->acked || x->wire || x->resend || x->sub < 0)
+            continue;
         const px_rail_sub_t *s = &vc->sub[x->sub];
-        if (px_since(now, x->t_sent) > (uint64_t)(s->srtt + 2 * s->rttvar)) {
+        if ((int32_t)(s->acked_order - x->order) > 0) {
             vc->rail->retx_fast++;
             px_rail_retransmit(vc, x);
-            x->fast = 1;
+            px_rail_cwnd_cut(vc, now, (uint64_t)s->srtt);
         }
     }
     if (!px_list_empty(&vc->backlog))
@@ -2468,7 +2542,18 @@ int px_rail_lossy(px_rail_t *r) { return r->lossy; }
 
 const char *px_rail_net_name(px_rail_t *r) { return r->ops->name; }
 
-size_t px_rail_vc_max_frame(px_rail_vc_t *vc) { return vc->rail->frame_max; }
+size_t px_rail_vc_chunk(px_rail_vc_t *vc, size_t chunk)
+{
+    if (__builtin_expect(!vc->small_frames, 1))
+        return chunk;
+    size_t one = 0;
+    for (int i = 0; i < vc->nsub; i++) {
+        size_t f = vc->sub[i].info.frame_one;
+        if (f > PX_NET_HDR_MAX && px_rail_usable(&vc->sub[i]) && (!one || f - PX_NET_HDR_MAX < one))
+            one = f - PX_NET_HDR_MAX;
+    }
+    return one && one < chunk ? one : chunk;
+}
 
 size_t px_rail_eager_limit(px_rail_t *rail) { return rail->attr.eager_limit; }
 
@@ -2541,7 +2626,8 @@ void px_rail_print_stats(px_rail_t *r, int rank)
             fprintf(stderr,
                     "[plexus profile] rank %d -> %d sub %d (%s) policy %s weight %.3f frames tx "
                     "%llu rx %llu bytes tx %llu rx %llu stripes %llu stripe_bytes %llu "
-                    "mean_stripe_us %.1f acks tx %llu rx %llu state %s down %llu resent %llu\n",
+                    "mean_stripe_us %.1f acks tx %llu rx %llu state %s down %llu resent %llu "
+                    "rtt_us %.1f rttvar_us %.1f\n",
                     rank, i, k, vc->sub[k].info.label, px_rail_policy_names[r->policy],
                     px_rail_vc_weight(vc, k), (unsigned long long)s->frames_tx,
                     (unsigned long long)s->frames_rx, (unsigned long long)s->bytes_tx,
@@ -2550,15 +2636,17 @@ void px_rail_print_stats(px_rail_t *r, int rank)
                     s->stripes ? (double)s->stripe_ns / (double)s->stripes / 1e3 : 0.0,
                     (unsigned long long)s->acks_tx, (unsigned long long)s->acks_rx,
                     px_rail_state_names[vc->sub[k].state], (unsigned long long)s->downs,
-                    (unsigned long long)s->resent_frames);
+                    (unsigned long long)s->resent_frames, vc->sub[k].srtt / 1e3,
+                    vc->sub[k].rttvar / 1e3);
         }
     }
     if (r->lossy)
         fprintf(stderr,
                 "[plexus profile] rank %d reliability: retransmitted on timeout %llu fast %llu "
-                "duplicates dropped %llu out-of-window dropped %llu\n",
+                "duplicates dropped %llu out-of-window dropped %llu small-frame periods %llu\n",
                 rank, (unsigned long long)r->retx_timeout, (unsigned long long)r->retx_fast,
-                (unsigned long long)r->rx_dup, (unsigned long long)r->rx_out_of_window);
+                (unsigned long long)r->rx_dup, (unsigned long long)r->rx_out_of_window,
+                (unsigned long long)r->small_frame_periods);
     fprintf(stderr,
             "[plexus profile] rank %d faults: suspect %llu down %llu recovered %llu failover "
             "frames %llu bytes %llu resplit %llu pieces %llu skipped %llu partitioned %llu "

@@ -91,11 +91,13 @@ int px_rail_fd(px_rail_t *rail);
 uint32_t px_rail_vc_unacked(px_rail_vc_t *vc);
 /* Sends every pending acknowledgement now (the peer waits for them). */
 void px_rail_ack_all(px_rail_t *rail);
-/* Lossy transports (udp): the rail layer retransmits; frames must not carry
- * more than px_rail_vc_max_frame bytes of payload (0: no limit). */
+/* Lossy transports (udp): the rail layer retransmits. */
 int px_rail_lossy(px_rail_t *rail);
 const char *px_rail_net_name(px_rail_t *rail);
-size_t px_rail_vc_max_frame(px_rail_vc_t *vc);
+/* Rendezvous data per frame to vc: `chunk`, or one datagram's worth while
+ * the path to the peer loses many frames (a frame cut into several
+ * datagrams is lost with any of them). */
+size_t px_rail_vc_chunk(px_rail_vc_t *vc, size_t chunk);
 /* Addresses of a working subchannel of vc (NULL: none works). */
 const px_net_sub_info_t *px_rail_vc_path(px_rail_vc_t *vc);
 /* The same for every channel of the rail. */

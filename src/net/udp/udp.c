@@ -353,6 +353,7 @@ static int px_udp_ep_subs(px_net_iface_t *s, int rank, px_net_sub_info_t *info, 
     for (int i = 0; i < n; i++) {
         info[i] = p->pair[i].info;
         info[i].dgram_max = (uint32_t)(s->dmax[p->pair[i].local] + sizeof(px_udp_hdr_t));
+        info[i].frame_one = (uint32_t)s->dmax[p->pair[i].local];
     }
     return n;
 }
