@@ -125,6 +125,16 @@ def test_loss_ten_percent(fab):
     assert finish_probe(rx)["received"] == 1000
 
 
+def test_loss_all(fab):
+    """100% loss: the link stays up and silently carries nothing."""
+    pxfab("fault", "loss", "node0:rail0", "100")
+    rx = start_probe("node0", "udp-recv", "--port", 9102, "--idle", 1, "--first-timeout", 2)
+    probe("node1", "udp-send", "10.100.0.1", "--port", 9102, "--count", 200, "--pps", 20000)
+    assert finish_probe(rx)["received"] == 0
+    assert stats("node0:rail0")["node0:rail0"]["b_to_a"]["drops"] >= 200
+    pxfab("fault", "loss", "node0:rail0", "0")
+
+
 def test_partition_isolates_node_and_heal_restores(fab):
     pxfab("fault", "partition", "node3")
     others = ["node0", "node1", "node2"]

@@ -638,6 +638,9 @@ def render_nft(fab, faults, nss):
                 if ens != ns:
                     continue
                 thr = int(round(pct * 100))
+                # numgen yields 0..9999 and nft refuses the constant 10000: all is all
+                rule = "counter drop" if thr >= 10000 else \
+                    f"numgen random mod 10000 < {thr} counter drop"
                 hooks = ["ingress", "egress"] if isinstance(link, D.MgmtLink) else ["ingress"]
                 for hook in hooks:
                     # Every end drops its share of what it receives, so each direction
@@ -645,7 +648,7 @@ def render_nft(fab, faults, nss):
                     # untouched: both directions are handled on the node's side).
                     netdev.append(f"  chain {loss_chain(hook, dev)} {{\n"
                                   f"    type filter hook {hook} device \"{dev}\" priority 0;\n"
-                                  f"    numgen random mod 10000 < {thr} counter drop\n  }}")
+                                  f"    {rule}\n  }}")
         inet = []
         part = faults["partition"].get(ns)
         if part is not None:
