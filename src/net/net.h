@@ -109,6 +109,12 @@ typedef struct px_net_ops {
     int (*iface_progress)(px_net_iface_t *iface);
     /* A descriptor the engine may block on when idle, or -1. */
     int (*iface_fd)(px_net_iface_t *iface);
+    /* Datagram transports: whether ep's path still carries packets, as the
+     * peer's kernel answers it (not the peer process, which may be busy
+     * elsewhere): 1 yes, 0 not known yet (call again), -1 no answer within
+     * timeout_ns, or the network refuses. Starts a check when none is under
+     * way. NULL: not supported. */
+    int (*ep_path_check)(px_net_ep_t *ep, uint64_t timeout_ns);
 } px_net_ops_t;
 
 extern const px_net_ops_t px_net_self_ops;

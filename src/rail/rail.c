@@ -213,6 +213,11 @@ typedef struct px_rail_sub {
      * frames on other subchannels may just be slower */
     uint32_t tx_order, acked_order;
     uint64_t down_since, next_probe, up_since;
+    /* lossy transports: when the peer's kernel last said the path works,
+     * and a path check under way */
+    uint64_t path_ok_ns;
+    int path_checking;
+    int down_silent; /* it went down for silence: a path check brings it back */
     double probe_gap;     /* seconds */
     px_rail_sub_stats_t *st; /* in the job's stats segment (PX_STATS) or st_own */
     px_rail_sub_stats_t st_own;
@@ -240,6 +245,7 @@ struct px_rail_vc {
     uint64_t part_since; /* every subchannel down since */
     uint64_t last_activity;
     uint64_t last_ack_rx; /* when an acknowledgement last made progress */
+    uint64_t last_rx;     /* when the peer last sent anything */
     /* lossy transports: congestion window over unacknowledged bytes */
     size_t inflight, cwnd;
     /* ... frames sent and sent again since the last look at the loss rate;
@@ -809,6 +815,7 @@ static void px_rail_sub_up(px_rail_sub_t *s)
     s->st->recoveries++;
     px_rail_set_state(s, PX_SUB_UP);
     s->up_since = now;
+    s->down_silent = 0;
     /* re-join with a fresh share: the mean of the others' */
     double sum = 0;
     int k = 0;
@@ -2182,6 +2189,7 @@ static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size
         return NULL;
     }
     memcpy(&h, hdr, sizeof(h));
+    vc->last_rx = r->now;
     if (s->state == PX_SUB_DOWN && r->ft)
         px_rail_sub_up(s); /* a frame on a fresh connection: it works again */
     /* the cumulative part first: it usually covers a stripe acknowledged
@@ -2397,6 +2405,18 @@ static void px_rail_ep_failed(void *owner, px_status_t why)
 
 /* ---------- timers: acknowledgements, suspicion, heartbeats, probes, partitions ---------- */
 
+/* Lossy transports: the transport's path check (answered by the peer's
+ * kernel), started only when `start`, followed up while under way. */
+static int px_rail_path_check(px_rail_sub_t *s, uint64_t timeout, int start)
+{
+    const px_net_ops_t *ops = s->vc->rail->ops;
+    if (!ops->ep_path_check || (!s->path_checking && !start))
+        return 0;
+    int p = ops->ep_path_check(s->ep, timeout);
+    s->path_checking = p == 0;
+    return p;
+}
+
 static void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
 {
     px_rail_t *r = vc->rail;
@@ -2412,6 +2432,13 @@ static void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
     for (int i = 0; i < vc->nsub && !vc->failed; i++) {
         px_rail_sub_t *s = &vc->sub[i];
         if (s->state == PX_SUB_DOWN) {
+            /* datagrams: the path answers again (its peer may be too busy
+             * to answer a ping): in use again, the frames it owes go again */
+            if (s->down_silent && px_rail_path_check(s, detect, now >= s->next_probe) > 0) {
+                px_rail_sub_up(s);
+                s->path_ok_ns = now;
+                continue;
+            }
             if (now < s->next_probe)
                 continue;
             /* a fresh connection and a ping; the answer brings it back */
@@ -2444,6 +2471,26 @@ static void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
             }
         } else if (s->state == PX_SUB_SUSPECT) {
             px_rail_set_state(s, PX_SUB_UP);
+        }
+        /* datagrams have no transport timeout (TCP_USER_TIMEOUT): when the
+         * peer has said nothing for PX_RAIL_DETECT while frames wait for its
+         * acknowledgement (or heartbeats for an answer), ask its kernel
+         * whether the path works. If it does the peer is only busy; if not,
+         * the subchannel is down (and with every one down,
+         * PX_PARTITION_TIMEOUT runs). A path that dies while the peer talks
+         * on the others is caught as suspect, below. */
+        if (r->lossy) {
+            int silent = px_since(now, vc->last_rx) > detect &&
+                         ((s->unacked && px_since(now, s->busy_since) > detect) ||
+                          (s->used && active && px_since(now, vc->last_rx) > detect + hb));
+            int p = px_rail_path_check(s, detect, silent && px_since(now, s->path_ok_ns) > detect);
+            if (p > 0) {
+                s->path_ok_ns = now;
+            } else if (p < 0) {
+                px_rail_sub_down(s, PX_ERR_TIMEOUT);
+                s->down_silent = 1;
+                continue;
+            }
         }
         /* still nothing after PX_RAIL_DETECT while the peer keeps
          * acknowledging the others: the path is dead even if the transport

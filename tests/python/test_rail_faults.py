@@ -24,7 +24,9 @@ after the fault, and on how and when the job ended:
   udp        with PX_NET=udp: both rails in use, 5% loss on every rail, and
              one rail down for good (the rail layer's own acknowledgements
              and retransmissions); 5% loss on every rail with large messages
-             by udp-zcopy (its own acknowledgements and go-back-N).
+             by udp-zcopy (its own acknowledgements and go-back-N); every
+             packet dropped with the links up (a clear error, no hang); a
+             peer busy for longer than PX_PARTITION_TIMEOUT (no error).
 
 Faults are cleared in finally blocks (pxfab fault reset). PX_BUILD_DIR selects
 the build (default: <repo>/build).
@@ -446,6 +448,45 @@ def test_udp_rail_down_for_good(two_rails, one_rail_rate):
     rail_down_for_good(one_rail_rate, UDP, 0.8)
 
 
+def test_udp_silent_loss_for_good(two_rails):
+    """Scenario 6 over datagrams with the links up: every packet of node1's
+    rails dropped. No transport reports anything; the rail layer's path check
+    (answered by the peer's kernel) finds the paths dead, and the job ends
+    with the peer named after PX_PARTITION_TIMEOUT."""
+    plan = [(3, "loss0", fault("loss", "node1:rail0", 100)),
+            (3, "loss1", fault("loss", "node1:rail1", 100))]
+    try:
+        r = ft_stream(PAIR, stream_args(40, fault_at=3),
+                      env=dict(UDP, PX_PARTITION_TIMEOUT=PARTITION_TIMEOUT), plan=plan,
+                      timeout=60)
+    finally:
+        pxfab("fault", "reset")
+    left = leftovers()
+    assert not r.hung and "job timed out" not in r.err, "job hung: " + r.why()
+    assert r.rc != 0, r.why()
+    took = r.t_exit - r.events["loss1"]
+    detect = 0.5 * 2  # PX_RAIL_DETECT of silence, then a path check of as long
+    assert took <= detect + PARTITION_TIMEOUT + 2 + EXIT_SLACK_S, \
+        f"ended {took:.1f} s after the fault: " + r.why()
+    assert PEER_LOST_RE.search(r.err), "no message naming the unreachable peer: " + r.why()
+    assert not left, f"ft_stream processes left: {left}"
+
+
+def test_udp_busy_peer_is_not_lost(two_rails):
+    """The other side of the path check: a peer that makes no MPI call for
+    twice PX_PARTITION_TIMEOUT (tests/mpi/busy_peer) while its partner's
+    frames wait is only busy; its kernel answers, the job completes."""
+    prog = os.path.join(BUILD, "tests", "mpi", "busy_peer")
+    if not os.access(prog, os.X_OK):
+        pytest.skip(f"{prog} not built")
+    cmd = [PXRUN, "--launcher", "ip netns exec {host}", "--hosts", PAIR, "--bootstrap-iface",
+           "pxf-mgmt", "--timeout", "60", "--env", "PX_NET=udp", "--env", "PX_PARTITION_TIMEOUT=2",
+           prog]
+    penv = {k: v for k, v in os.environ.items() if k != "PX_BUILD_DIR"}
+    p = subprocess.run(cmd, capture_output=True, text=True, env=penv, timeout=90)
+    assert p.returncode == 0 and "PASS busy_peer np=2" in p.stdout, p.stdout + p.stderr
+
+
 # ---------- three rails: two survivors ----------
 
 RESPLIT_RE = re.compile(r"faults: .* resplit (\d+) pieces (\d+)")
@@ -508,8 +549,12 @@ def test_7_leaf_spine_link_down(fat_tree):
     assert_correct(r)
     res = r.result
     # the stall is the longest gap between completed messages: on a path of
-    # a few MB/s one 4 MiB message alone takes a good part of a second
-    bound = MAX_STALL_S + 4.2 / one_path
+    # a few MB/s one 4 MiB message alone takes a good part of a second. A
+    # link failing inside the fabric gives no local error: it is found by
+    # overdue acknowledgements (suspect, then down PX_RAIL_DETECT later),
+    # measured 0.8-1.4 s in all (with 1 MiB messages 0.8-1.2 s), hence the
+    # 0.25 s beyond the rule of the other scenarios
+    bound = MAX_STALL_S + 4.2 / one_path + 0.25
     assert res["stall_after_fault_s"] <= bound, f"stall bound {bound:.2f} s: {r.why()}"
     assert res["rate_after_MBs"] >= 0.9 * one_path, \
         f"after: {res['rate_after_MBs']} MB/s, one path alone: {one_path}: {r.why()}"

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -75,6 +76,9 @@ struct px_net_ep {
     uint32_t ra_frame, ra_len, ra_got;
     uint16_t ra_hdr_len;
     int ra_active;
+    /* a path check under way: a TCP connection attempt to the peer's port */
+    int chk_fd;
+    uint64_t chk_t0;
 };
 
 typedef struct px_udp_stats {
@@ -306,6 +310,8 @@ static void px_udp_iface_close(px_net_iface_t *s)
     close(s->epfd);
     for (int i = 0; i < s->nranks * PX_UDP_MAX_SUB; i++)
         if (s->eps[i]) {
+            if (s->eps[i]->chk_fd >= 0)
+                close(s->eps[i]->chk_fd);
             free(s->eps[i]->ra_buf);
             free(s->eps[i]);
         }
@@ -379,6 +385,7 @@ static px_status_t px_udp_ep_create(px_net_iface_t *s, int rank, int sub, void *
         ep->sub = sub;
         ep->local = p->pair[sub].local;
         ep->remote = p->pair[sub].remote;
+        ep->chk_fd = -1;
         *slot = ep;
     }
     (*slot)->owner = owner;
@@ -553,6 +560,52 @@ static void px_udp_ep_reset(px_net_ep_t *ep)
 
 static void px_udp_ep_rx_cancel(px_net_ep_t *ep) { (void)ep; /* frames arrive whole */ }
 
+/* A TCP connection attempt from the subchannel's local address to the
+ * peer's datagram port: its kernel answers (a connection, or a refusal when
+ * nothing listens there) whatever its process is doing; a dead path answers
+ * nothing. Nothing is ever sent on the connection. */
+static int px_udp_ep_path_check(px_net_ep_t *ep, uint64_t timeout_ns)
+{
+    struct px_net_iface *s = ep->iface;
+    uint64_t now = px_time_ns();
+    if (ep->chk_fd < 0) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return 0; /* out of descriptors: not known, try later */
+        /* out of this rail's interface only: another route would answer
+         * for another path */
+        const char *dev = s->local[ep->local].ifname;
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = s->local[ep->local].addr};
+        if ((dev[0] && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev)) < 0 &&
+             errno != EPERM) ||
+            bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+            (connect(fd, (struct sockaddr *)&ep->remote, sizeof(ep->remote)) < 0 &&
+             errno != EINPROGRESS)) {
+            int e = errno;
+            close(fd);
+            return e == ECONNREFUSED ? 1 : -1;
+        }
+        ep->chk_fd = fd;
+        ep->chk_t0 = now;
+    }
+    struct pollfd pf = {.fd = ep->chk_fd, .events = POLLOUT};
+    int err = 0;
+    socklen_t el = sizeof(err);
+    if (poll(&pf, 1, 0) == 0) {
+        if (now - ep->chk_t0 < timeout_ns)
+            return 0;
+        err = ETIMEDOUT;
+    } else if (getsockopt(ep->chk_fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0) {
+        err = errno;
+    }
+    close(ep->chk_fd);
+    ep->chk_fd = -1;
+    if (err && err != ECONNREFUSED)
+        px_debug("udp", "path %s to rank %d: %s", inet_ntoa(ep->remote.sin_addr), ep->rank,
+                 strerror(err));
+    return !err || err == ECONNREFUSED ? 1 : -1;
+}
+
 /* ---------- receiving ---------- */
 
 static void px_udp_deliver(struct px_net_iface *s, struct px_net_ep *ep, const char *frame,
@@ -694,4 +747,5 @@ const px_net_ops_t px_net_udp_ops = {
     .ep_rx_cancel = px_udp_ep_rx_cancel,
     .iface_progress = px_udp_iface_progress,
     .iface_fd = px_udp_iface_fd,
+    .ep_path_check = px_udp_ep_path_check,
 };
