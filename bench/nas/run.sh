@@ -4,7 +4,7 @@
 # prints each benchmark's time and verification result. Never gates a build.
 #
 #   bench/nas/run.sh NPB_MPI_DIR [--mpi plexus|mpich|openmpi] [--class S|A|B]
-#                    [--np 4] [--benchmarks "is ep cg mg ft lu bt sp"]
+#                    [--np 4] [--benchmarks "is ep cg mg ft lu bt sp"] [--build-only]
 #
 # NPB_MPI_DIR is the NPB3.x-MPI folder (holding config/, common/, IS/, ...).
 set -eu
@@ -12,13 +12,14 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 src=${1:-}
 [ -n "$src" ] || { echo "usage: $0 NPB_MPI_DIR [--mpi M] [--class C] [--np N] [--benchmarks LIST]" >&2; exit 2; }
 shift
-mpi=plexus class=S np=4 list="is ep cg mg ft lu bt sp"
+mpi=plexus class=S np=4 list="is ep cg mg ft lu bt sp" run=1
 while [ $# -gt 0 ]; do
     case "$1" in
     --mpi) mpi=$2; shift 2 ;;
     --class) class=$2; shift 2 ;;
     --np) np=$2; shift 2 ;;
     --benchmarks) list=$2; shift 2 ;;
+    --build-only) run=0; shift ;;
     *) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
 done
@@ -65,6 +66,7 @@ for b in $list; do
         echo "$b.$class: build failed (see $work/build_$b.log)"
         continue
     fi
+    [ "$run" = 1 ] || { echo "$b.$class: built (bin/$b.$class.x)"; continue; }
     start=$(date +%s)
     out=$(timeout 1800 $launch "bin/$b.$class.x" 2>&1 || true)
     t=$(echo "$out" | awk '/Time in seconds/ {print $NF}')
