@@ -46,6 +46,7 @@ work=$ROOT/bench/.cache/npb-$mpi
 rm -rf "$work"
 mkdir -p "$work"
 cp -r "$src"/. "$work"/
+mkdir -p "$work/bin" # an empty folder a source archive may leave out
 cat >"$work/config/make.def" <<MK
 MPIFC = $fc
 FLINK = \$(MPIFC)
@@ -58,7 +59,7 @@ CLINKFLAGS = \$(CFLAGS)
 CC = gcc
 BINDIR = ../bin
 CONVERTFLAG = -DFORTRAN_REC_SIZE=1
-RAND = randi8
+RAND = randdp
 MK
 cd "$work"
 for b in $list; do

@@ -229,11 +229,17 @@ static inline px_rail_vc_t *px_peer_vc(px_proto_peer_t *p)
 static void px_proto_rc_ask(px_proto_peer_t *p);
 
 /* Hybrid: one more message to p; asks for a connection once enough of them
- * were large enough and this process holds fewer than PX_MAX_RC_CONN. */
+ * were large enough and this process holds fewer than PX_MAX_RC_CONN. A
+ * message counts once per PX_RC_PROMOTE_SIZE it holds: a peer sent a few
+ * large messages carries as much as one sent many medium ones, and bulk
+ * data is what a connection carries best. */
 static inline void px_proto_rc_count(px_proto_peer_t *p, size_t len)
 {
-    if (p->rc == PX_RC_NONE && !p->rc_denied && len >= px_params.rc_promote_size &&
-        ++p->rc_qual >= (uint32_t)px_params.rc_promote_after &&
+    if (p->rc != PX_RC_NONE || p->rc_denied || len < px_params.rc_promote_size)
+        return;
+    size_t units = px_params.rc_promote_size ? len / px_params.rc_promote_size : 1;
+    p->rc_qual = units >= UINT32_MAX - p->rc_qual ? UINT32_MAX : p->rc_qual + (uint32_t)units;
+    if (p->rc_qual >= (uint32_t)px_params.rc_promote_after &&
         px_p.rc_out + px_p.rc_in < px_params.max_rc_conn)
         px_proto_rc_ask(p);
 }

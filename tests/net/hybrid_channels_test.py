@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Hybrid channels (PX_NET=udp,tcp): every peer is reached over datagrams
 from the start; a connection is opened only to peers that received
-PX_RC_PROMOTE_AFTER messages, and only when both processes hold fewer than
-PX_MAX_RC_CONN; the PX_PROFILE=1 channel table says so. Checked
+PX_RC_PROMOTE_AFTER messages (of at least PX_RC_PROMOTE_SIZE, each counting
+once per PX_RC_PROMOTE_SIZE it holds), and only when both processes hold
+fewer than PX_MAX_RC_CONN; the PX_PROFILE=1 channel table says so. Checked
 with a checksummed all-to-all stream (tests/mpi/ft_stream) at 6 ranks, with
 connections-only and with connections forbidden for comparison.
 
@@ -18,12 +19,12 @@ CH_RE = re.compile(r"rank (\d+) channels: self (\d+) shm (\d+) udp (\d+) tcp (\d
 problems = []
 
 
-def run(env):
+def run(env, extra=()):
     cmd = [pxrun, "-n", str(NP), "--timeout", "90", "--env", "PX_PROFILE=1"]
     for k, v in env.items():
         cmd += ["--env", f"{k}={v}"]
-    p = subprocess.run(cmd + [prog, "--seconds", "3", "--mode", "all"], capture_output=True,
-                       text=True, timeout=120)
+    p = subprocess.run(cmd + [prog, "--seconds", "3", "--mode", "all"] + list(extra),
+                       capture_output=True, text=True, timeout=120)
     tag = " ".join(f"{k}={v}" for k, v in env.items())
     if p.returncode != 0 or "PASS ft_stream" not in p.stdout:
         problems.append(f"[{tag}] job failed ({p.returncode}): {p.stdout[-800:]}{p.stderr[-1500:]}")
@@ -61,6 +62,20 @@ if ranks:
     check(sum(c["out"] or 0 for c in ranks.values()) > 0, f"[{tag}] no connection opened")
     check(sum(c["vol"]["tcp"][1] for c in ranks.values()) > 0, f"[{tag}] nothing sent on tcp")
     check(sum(c["vol"]["udp"][1] for c in ranks.values()) > 0, f"[{tag}] nothing sent on udp")
+
+# every message smaller than PX_RC_PROMOTE_SIZE: none counts, no connection
+tag, ranks = run({"PX_NET": "udp,tcp", "PX_RC_PROMOTE_AFTER": 1, "PX_RC_PROMOTE_SIZE": "64m"})
+for r, c in ranks.items():
+    check(c["tcp"] == 0, f"[{tag}] rank {r}: {c['tcp']} connections for messages below the size")
+
+# a message counts once per PX_RC_PROMOTE_SIZE it holds: 4 MiB messages reach
+# 1000 units of 4 KiB at the first one to each peer (far fewer than 1000 messages)
+tag, ranks = run({"PX_NET": "udp,tcp", "PX_RC_PROMOTE_AFTER": 1000, "PX_RC_PROMOTE_SIZE": "4k"},
+                 ["--sizes", "4m"])
+for r, c in ranks.items():
+    check(c["tcp"] == NP - 1, f"[{tag}] rank {r}: {c['tcp']} connections, not {NP - 1}")
+    check(c["vol"]["udp"][0] < 1000 * (NP - 1),
+          f"[{tag}] rank {r}: {c['vol']['udp'][0]} datagram messages (the count alone would do)")
 
 # connections forbidden: datagrams only
 tag, ranks = run({"PX_NET": "udp,tcp", "PX_MAX_RC_CONN": 0})
