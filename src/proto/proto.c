@@ -131,6 +131,8 @@ static struct {
     px_rail_t *rail_rc; /* hybrid: connections beside the datagrams of rail */
     int rc_active;      /* some connection is wanted or in use: poll rail_rc */
     int rc_out, rc_in;  /* connections we opened / the peers opened */
+    size_t rc_size;     /* smallest message that counts towards one */
+    size_t rc_unit;     /* bytes per count (0: one per message) */
     int epfd;           /* hybrid: both rails' descriptors, to sleep on */
     unsigned rc_tick;
     int self_active; /* something was ever sent to self: poll its queue */
@@ -235,9 +237,9 @@ static void px_proto_rc_ask(px_proto_peer_t *p);
  * data is what a connection carries best. */
 static inline void px_proto_rc_count(px_proto_peer_t *p, size_t len)
 {
-    if (p->rc != PX_RC_NONE || p->rc_denied || len < px_params.rc_promote_size)
+    if (p->rc != PX_RC_NONE || p->rc_denied || len < px_p.rc_size)
         return;
-    size_t units = px_params.rc_promote_size ? len / px_params.rc_promote_size : 1;
+    size_t units = px_p.rc_unit ? len / px_p.rc_unit : 1;
     p->rc_qual = units >= UINT32_MAX - p->rc_qual ? UINT32_MAX : p->rc_qual + (uint32_t)units;
     if (p->rc_qual >= (uint32_t)px_params.rc_promote_after &&
         px_p.rc_out + px_p.rc_in < px_params.max_rc_conn)
@@ -1263,6 +1265,15 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
                 goto err;
             px_p.car_eager[PX_CAR_TCP] = px_rail_eager_limit(px_p.rail_rc);
             px_p.car_chunk[PX_CAR_TCP] = chunk;
+            /* auto: the messages datagrams carry by rendezvous count, one
+             * per datagram eager limit they hold (what datagrams send
+             * eagerly, they send about as well as a connection) */
+            px_p.rc_size = px_params.rc_promote_size;
+            px_p.rc_unit = px_params.rc_promote_size;
+            if (px_params.rc_promote_size == PX_PARAM_SIZE_AUTO) {
+                px_p.rc_unit = px_p.car_eager[PX_CAR_UDP];
+                px_p.rc_size = px_p.rc_unit + 1;
+            }
             px_p.epfd = epoll_create1(EPOLL_CLOEXEC);
             struct epoll_event ev = {.events = EPOLLIN};
             if (px_p.epfd < 0 || epoll_ctl(px_p.epfd, EPOLL_CTL_ADD, px_p.rail_fd, &ev) ||

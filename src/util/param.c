@@ -89,6 +89,11 @@ static px_status_t px_param_parse(const px_param_desc_t *d, const char *s, void 
         return PX_OK;
     }
     case PX_PT_SIZE:
+        /* a size whose default is "auto" is chosen at run time */
+        if (!strcasecmp(s, "auto") && !strcasecmp(d->def, "auto")) {
+            *(size_t *)field = PX_PARAM_SIZE_AUTO;
+            return PX_OK;
+        }
         return px_param_parse_size(s, (size_t *)field);
     case PX_PT_DOUBLE: {
         errno = 0;

@@ -9,6 +9,9 @@
 typedef int px_param_BOOL_t;
 typedef long px_param_INT_t;
 typedef size_t px_param_SIZE_t;
+
+/* A SIZE parameter whose default is "auto" holds this until it is chosen. */
+#define PX_PARAM_SIZE_AUTO ((size_t)-1)
 typedef double px_param_DOUBLE_t;
 typedef const char *px_param_STRING_t;
 
