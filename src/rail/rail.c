@@ -72,10 +72,11 @@ enum { PX_SUB_UP, PX_SUB_SUSPECT, PX_SUB_DOWN };
 static const char *const px_rail_state_names[] = {"up", "suspect", "down"};
 
 #define PX_RAIL_INLINE 256   /* payload bytes kept inside a send record */
-/* Payloads up to 4 KB, and those of blocking sends up to the transport's
- * eager limit (at most PX_RAIL_COPY_MAX), are copied into their record so
- * the sender completes at once as without fault tolerance (a blocking send
- * would otherwise wait a round trip). The rest (nonblocking eager sends,
+/* Payloads up to 4 KB, and those of blocking sends and collectives up to
+ * the transport's eager limit (at most PX_RAIL_COPY_MAX), are copied into
+ * their record so the sender completes at once as without fault tolerance
+ * (a blocking send, or a collective step waiting for its sends, would
+ * otherwise wait a round trip). The rest (nonblocking eager sends,
  * rendezvous data) stay in the caller's buffer until acknowledged: a stream
  * of them pays one acknowledgement per progress pass instead of a copy. */
 #define PX_RAIL_COPY_SMALL 4096
@@ -1280,7 +1281,8 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
     if (!x)
         return PX_ERR_NO_MEMORY;
     x->hflags = (flags & PX_RAIL_F_STRIPE) ? PX_RAIL_H_UNORD : 0;
-    size_t copy_max = (flags & PX_RAIL_F_BLOCKING) ? vc->rail->copy_max : PX_RAIL_COPY_SMALL;
+    size_t copy_max =
+        (flags & (PX_RAIL_F_BLOCKING | PX_RAIL_F_COLL)) ? vc->rail->copy_max : PX_RAIL_COPY_SMALL;
     if (cb && len > copy_max && iovcnt <= PX_RAIL_IOV) {
         /* the caller's buffer is kept until the peer has it all */
         memcpy(x->iov, iov, (size_t)iovcnt * sizeof(*iov));
