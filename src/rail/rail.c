@@ -209,6 +209,7 @@ typedef struct px_rail_sub {
     uint64_t busy_since;  /* last acknowledgement progress while unacked > 0 */
     uint64_t last_tx_ns;
     double srtt, rttvar;  /* acknowledgement times of its frames (ns) */
+    double rtt_max;       /* lossy: the longest recent one, decaying towards srtt */
     /* lossy: frames sent on it, numbered, and the highest number acknowledged:
      * a frame unacknowledged below it is lost (one path keeps order), where
      * frames on other subchannels may just be slower */
@@ -837,7 +838,7 @@ static void px_rail_sub_up(px_rail_sub_t *s)
     s->est_mbs = s->est_mbs > 0 ? s->est_mbs : 1;
     s->probing = 1;
     s->warm = 0;
-    s->srtt = s->rttvar = 0;
+    s->srtt = s->rttvar = s->rtt_max = 0;
     px_rail_count_up(vc);
     px_warn("rail", "subchannel %s to rank %d recovered after %.2f s", s->info.label, vc->rank,
             (double)(now - s->down_since) / 1e9);
@@ -1567,6 +1568,12 @@ static void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, ui
                 sub->rttvar = 0.75 * sub->rttvar + 0.25 * fabs(sub->srtt - rtt);
                 sub->srtt = 0.875 * sub->srtt + 0.125 * rtt;
             }
+            /* the deepest queue seen lately: a frame behind a full queue
+             * is late, not lost, and sending it again only deepens it */
+            if (rtt > sub->rtt_max)
+                sub->rtt_max = rtt;
+            else
+                sub->rtt_max -= (sub->rtt_max - sub->srtt) / 256;
         }
         if (sub->state == PX_SUB_SUSPECT && sub->unacked == 0) {
             px_info("rail", "subchannel %s to rank %d answers again", sub->info.label, vc->rank);
@@ -1934,6 +1941,9 @@ static void px_rail_resend(px_rail_vc_t *vc)
 static uint64_t px_rail_rto(px_rail_t *r, const px_rail_sub_t *s)
 {
     uint64_t rto = s->srtt > 0 ? (uint64_t)(s->srtt + 4 * s->rttvar) : 3 * r->rto_min;
+    uint64_t deep = (uint64_t)(1.25 * s->rtt_max);
+    if (rto < deep)
+        rto = deep;
     return rto < r->rto_min ? r->rto_min : rto;
 }
 
