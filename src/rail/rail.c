@@ -209,7 +209,7 @@ typedef struct px_rail_sub {
     uint64_t busy_since;  /* last acknowledgement progress while unacked > 0 */
     uint64_t last_tx_ns;
     double srtt, rttvar;  /* acknowledgement times of its frames (ns) */
-    double rtt_max;       /* lossy: the longest recent one, decaying towards srtt */
+    double rtt_max;       /* the longest recent one, decaying towards srtt (lossy timeout) */
     /* lossy: frames sent on it, numbered, and the highest number acknowledged:
      * a frame unacknowledged below it is lost (one path keeps order), where
      * frames on other subchannels may just be slower */
