@@ -181,6 +181,17 @@ static void px_tcp_set_opts(int fd)
         unsigned ms = (unsigned)(px_params.rail_detect * 1000);
         setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms));
     }
+    /* While it opens, the connection is probed: a peer that reset its end
+     * (a subchannel it gave up on) with the reset lost on the way would
+     * leave ours half-open, waiting for a hello that never comes and
+     * refusing the peer's fresh connections meanwhile. A probe makes the
+     * peer's kernel answer with another reset; a peer that is only busy
+     * answers it. Turned off once established (heartbeats take over). */
+    int ka = 1, idle = 1, intvl = 1, cnt = 5;
+    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &ka, sizeof(ka));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+    setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
@@ -658,6 +669,8 @@ static void px_tcp_established(px_tcp_conn_t *c)
     }
     ep->was_up = 1;
     c->state = PX_TCP_ESTABLISHED;
+    int ka = 0;
+    setsockopt(c->fd, SOL_SOCKET, SO_KEEPALIVE, &ka, sizeof(ka));
     c->rxbuf = malloc(PX_TCP_RXBUF);
     if (!c->rxbuf) {
         px_tcp_conn_close(c, PX_ERR_NO_MEMORY);
@@ -790,6 +803,14 @@ static void px_tcp_sop_advance(px_tcp_sop_t *op, size_t n)
         op->idx++;
 }
 
+/* writev without SIGPIPE: a peer that reset the connection (a subchannel
+ * it gave up on) is an error to handle, not a signal that ends the rank. */
+static inline ssize_t px_tcp_writev(int fd, struct iovec *iov, int cnt)
+{
+    struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)cnt};
+    return sendmsg(fd, &m, MSG_NOSIGNAL);
+}
+
 /* Writes queued frames until the socket would block. */
 static void px_tcp_conn_flush(px_tcp_conn_t *c)
 {
@@ -799,7 +820,7 @@ static void px_tcp_conn_flush(px_tcp_conn_t *c)
         int cnt = op->iovcnt - op->idx;
         if (cnt > IOV_MAX)
             cnt = IOV_MAX;
-        ssize_t n = writev(c->fd, op->iov + op->idx, cnt);
+        ssize_t n = px_tcp_writev(c->fd, op->iov + op->idx, cnt);
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR)
                 break;
@@ -841,7 +862,7 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
         v[0].iov_len = sizeof(fr) + hdr_len;
         if (iovcnt)
             memcpy(v + 1, iov, sizeof(*iov) * (size_t)iovcnt);
-        ssize_t n = writev(c->fd, v, iovcnt + 1);
+        ssize_t n = px_tcp_writev(c->fd, v, iovcnt + 1);
         if (n < 0 && errno != EAGAIN && errno != EINTR) {
             px_status_t why = px_tcp_errno_status(errno);
             px_tcp_conn_close(c, why);
