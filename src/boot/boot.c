@@ -412,7 +412,10 @@ static void px_boot_die(const char *why, int code)
     _exit(code);
 }
 
-/* Reads the ctl connection: an ABORT from pxrun or losing pxrun ends the process. */
+_Atomic int px_boot_dump_req;
+
+/* Reads the ctl connection: an ABORT from pxrun or losing pxrun ends the
+ * process; a DUMP asks the progress engine to print its state. */
 static void *px_boot_watcher(void *arg)
 {
     (void)arg;
@@ -429,6 +432,8 @@ static void *px_boot_watcher(void *arg)
                      px_boot.boot_addr);
             px_boot_die(why, 1);
         }
+        if (type == PX_BOOT_MSG_DUMP)
+            atomic_store_explicit(&px_boot_dump_req, 1, memory_order_relaxed);
         if (type != PX_BOOT_MSG_ABORT) {
             free(p);
             continue;

@@ -39,6 +39,9 @@ px_status_t px_boot_get(int rank, const char *key, void *val, size_t maxlen, siz
 px_status_t px_boot_barrier(void);
 /* Tells the launcher to end the job with `code`; never returns. */
 void px_boot_abort(int code, const char *msg) __attribute__((noreturn));
+/* Set when pxrun asks this rank to print what it waits for (a job that
+ * reached --timeout); the progress engine prints and clears it. */
+extern _Atomic int px_boot_dump_req;
 /* Orderly end of this rank (after MPI_Finalize's last barrier). */
 px_status_t px_boot_finalize(void);
 

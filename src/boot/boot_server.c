@@ -606,6 +606,16 @@ void px_boot_server_abort_all(px_boot_server_t *srv, int code, const char *msg)
             px_boot_conn_send(srv, srv->ranks[r].ctl, f);
 }
 
+void px_boot_server_dump_all(px_boot_server_t *srv)
+{
+    px_boot_buf_t f = {0};
+    px_boot_buf_put_hdr(&f, PX_BOOT_MSG_DUMP, 0);
+    for (int r = 0; r < srv->size; r++)
+        if (srv->ranks[r].ctl)
+            px_boot_conn_send(srv, srv->ranks[r].ctl, &f);
+    free(f.p);
+}
+
 px_status_t px_boot_server_create(const px_boot_server_conf_t *conf,
                                   const px_boot_server_cbs_t *cbs, px_boot_server_t **srv_p)
 {

@@ -45,6 +45,9 @@ const char *px_boot_server_addr(const px_boot_server_t *srv);
 void px_boot_server_progress(px_boot_server_t *srv);
 /* Queues ABORT(code, msg) on every rank's ctl connection and tries to send it. */
 void px_boot_server_abort_all(px_boot_server_t *srv, int code, const char *msg);
+/* Asks every connected rank to print its communication state (a job that
+ * seems stuck, before it is ended). */
+void px_boot_server_dump_all(px_boot_server_t *srv);
 /* Number of ranks with an authenticated kv connection so far (ever). */
 int px_boot_server_num_connected(const px_boot_server_t *srv);
 int px_boot_server_rank_connected(const px_boot_server_t *srv, int rank);

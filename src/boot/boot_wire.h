@@ -45,6 +45,7 @@ typedef enum px_boot_msg {
     PX_BOOT_MSG_FINALIZE = 7,    /* C->S empty */
     PX_BOOT_MSG_FINALIZE_OK = 8, /* S->C empty */
     PX_BOOT_MSG_ABORT = 9,       /* both ways on ctl: i32 code, u16 msglen, msg */
+    PX_BOOT_MSG_DUMP = 10,       /* S->C on ctl, empty: print what you wait for */
 } px_boot_msg_t;
 
 enum { PX_BOOT_ROLE_KV = 1, PX_BOOT_ROLE_CTL = 2 };

@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <stddef.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1082,11 +1084,101 @@ px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *u, void *buf, 
     return PX_OK;
 }
 
+/* ---------- state dump (pxrun --timeout, SIGUSR1) ---------- */
+
+static void px_proto_dump_sig(int sig)
+{
+    (void)sig;
+    atomic_store_explicit(&px_boot_dump_req, 1, memory_order_relaxed);
+}
+
+static const char *px_proto_tag_str(int tag, char *buf, size_t len)
+{
+    if (tag == PX_ANY_TAG)
+        return "any";
+    snprintf(buf, len, "%d", tag);
+    return buf;
+}
+
+/* What this rank waits for, on stderr: receives posted and not matched,
+ * messages arrived and not received, transfers under way, and each network
+ * channel's sequence numbers. Asked for by pxrun when a job reaches its
+ * --timeout (or by SIGUSR1), so that a stuck job says where it is stuck. */
+static void px_proto_dump(void)
+{
+    enum { MAX_LIST = 8 };
+    int me = px_p.boot.rank, n = 0;
+    char t1[16], line[1024];
+    fprintf(stderr, "[rank %d state] at %.3f s (the clock of its log messages)\n", me,
+            px_time_sec());
+    for (px_list_t *it = px_p.posted.next; it != &px_p.posted; it = it->next) {
+        px_proto_req_t *r = px_container_of(it, px_proto_req_t, link);
+        if (n++ < MAX_LIST)
+            fprintf(stderr, "[rank %d state] receive posted: source %s tag %s context %u, %zu bytes\n",
+                    me, r->rank == PX_ANY_SOURCE ? "any" : (snprintf(line, 16, "%d", r->rank), line),
+                    px_proto_tag_str(r->tag, t1, sizeof(t1)), r->ctx, r->len);
+    }
+    if (n > MAX_LIST)
+        fprintf(stderr, "[rank %d state] ... %d receives posted in all\n", me, n);
+    n = 0;
+    for (px_list_t *it = px_p.unexp.next; it != &px_p.unexp; it = it->next) {
+        px_proto_unexp_t *u = px_container_of(it, px_proto_unexp_t, link);
+        if (n++ < MAX_LIST)
+            fprintf(stderr, "[rank %d state] arrived, not received: from %d tag %d context %u, %zu bytes%s\n",
+                    me, u->src, u->tag, u->ctx, u->size,
+                    u->am == PX_AM_RTS ? " (rendezvous request)" : u->arrived ? "" : " (arriving)");
+    }
+    if (n > MAX_LIST)
+        fprintf(stderr, "[rank %d state] ... %d unreceived messages in all\n", me, n);
+    /* requests a peer may name: rendezvous sends and receives under way */
+    uint8_t *free_slot = px_p.nids ? calloc(px_p.nids, 1) : NULL;
+    n = 0;
+    if (free_slot || !px_p.nids) {
+        for (uint32_t i = px_p.free_id; i != PX_ID_NONE && i < px_p.nids;
+             i = (uint32_t)(uintptr_t)px_p.ids[i])
+            free_slot[i] = 1;
+        for (uint32_t i = 0; i < px_p.nids; i++) {
+            if (free_slot[i])
+                continue;
+            px_proto_req_t *r = px_p.ids[i];
+            if (n++ < MAX_LIST)
+                fprintf(stderr,
+                        "[rank %d state] %s rank %d tag %d: %zu bytes, %zu of %zu moved, %d event(s) "
+                        "to go\n",
+                        me, r->kind == PX_PROTO_REQ_SEND ? "rendezvous send to" : "rendezvous receive from",
+                        r->peer, r->kind == PX_PROTO_REQ_SEND ? r->tag : r->st_tag, r->len,
+                        r->rndv_got, r->rndv_total, r->pending);
+        }
+        free(free_slot);
+    }
+    if (n > MAX_LIST)
+        fprintf(stderr, "[rank %d state] ... %d rendezvous transfers in all\n", me, n);
+    for (int k = 0; k < px_p.boot.size; k++) {
+        px_proto_peer_t *p = &px_p.peers[k];
+        if (p->kind != PX_CHAN_RAIL || !p->vc || (!p->msgs_tx && !p->msgs_rx && !p->vc_rc))
+            continue;
+        px_rail_vc_dump(p->vc, line, sizeof(line));
+        fprintf(stderr, "[rank %d state] to %d: %s%s; %s\n", me, k, px_rail_net_name(px_p.rail),
+                p->failed ? " (failed)" : "", line);
+        if (p->vc_rc) {
+            static const char *const rc[] = {"none", "asked", "wanted", "in use"};
+            px_rail_vc_dump(p->vc_rc, line, sizeof(line));
+            fprintf(stderr, "[rank %d state] to %d: connection %s, messages now on %s; %s\n", me, k,
+                    rc[p->rc & 3], p->env_vc == p->vc_rc ? "it" : "datagrams", line);
+        }
+    }
+    fflush(stderr);
+}
+
 /* ---------- progress ---------- */
 
 int px_proto_progress(void)
 {
     int n = 0;
+    if (__builtin_expect(atomic_load_explicit(&px_boot_dump_req, memory_order_relaxed), 0)) {
+        atomic_store_explicit(&px_boot_dump_req, 0, memory_order_relaxed);
+        px_proto_dump();
+    }
     if (__builtin_expect(px_p.zc_used, 0))
         n += px_zc_progress();
     if (px_p.self_active)
@@ -1204,6 +1296,18 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
     px_list_init(&px_p.posted);
     px_list_init(&px_p.unexp);
     px_p.free_id = PX_ID_NONE;
+    {
+        /* SIGUSR1 prints what this rank waits for, unless the program uses it */
+        struct sigaction sa, old;
+        if (sigaction(SIGUSR1, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+            !(old.sa_flags & SA_SIGINFO)) {
+            memset(&sa, 0, sizeof(sa));
+            sa.sa_handler = px_proto_dump_sig;
+            sa.sa_flags = SA_RESTART;
+            sigemptyset(&sa.sa_mask);
+            sigaction(SIGUSR1, &sa, NULL);
+        }
+    }
     px_p.rail_fd = -1;
     px_p.epfd = -1;
     use_shm = px_net_enabled("shm");

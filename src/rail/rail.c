@@ -2663,6 +2663,33 @@ int px_rail_peers_done(px_rail_t *r, char *missing, size_t len)
     return done;
 }
 
+/* One line of what a channel holds, for a job that seems stuck: what it
+ * sent and had acknowledged, what it received, and what waits. */
+int px_rail_vc_dump(px_rail_vc_t *vc, char *buf, size_t len)
+{
+    static const char *const st[] = {"up", "suspect", "down"};
+    static const char *const rx[] = {"", " receiving", " holding", " skipping"};
+    int held = 0;
+    for (px_rail_held_t *h = vc->held; h; h = h->next)
+        held++;
+    size_t n = (size_t)snprintf(
+        buf, len,
+        "sent %u acked %u (ordered %u), received %u (next ordered %u)%s%s%s%s held %d orphans "
+        "%d split %d%s",
+        vc->tx_seq, vc->tx_acked, vc->tx_oseq, vc->rx_next, vc->rx_onext,
+        px_list_empty(&vc->backlog) ? "" : ", backlog",
+        px_list_empty(&vc->deferred) ? "" : ", deferred stripes",
+        vc->resend_pending ? ", resend pending" : "", vc->ack_due ? ", ack due" : "", held,
+        vc->norphan, vc->nsplit, vc->failed ? ", FAILED" : "");
+    for (int i = 0; i < vc->nsub && n < len; i++) {
+        const px_rail_sub_t *s = &vc->sub[i];
+        n += (size_t)snprintf(buf + n, len - n, "; %s %s unacked %u queued %zu%s", s->info.label,
+                              st[s->state], s->unacked, vc->rail->ops->ep_pending(s->ep),
+                              rx[s->rx_state & 3]);
+    }
+    return n < len ? (int)n : (int)len - 1;
+}
+
 void px_rail_print_stats(px_rail_t *r, int rank)
 {
     uint64_t suspects = 0, downs = 0, recoveries = 0, resent = 0, resent_bytes = 0, down_ns = 0;

@@ -89,6 +89,8 @@ int px_rail_progress(px_rail_t *rail);
 int px_rail_fd(px_rail_t *rail);
 /* Frames sent but not yet acknowledged by the peer. */
 uint32_t px_rail_vc_unacked(px_rail_vc_t *vc);
+/* Its state on one line (buf), for a job that seems stuck. */
+int px_rail_vc_dump(px_rail_vc_t *vc, char *buf, size_t len);
 /* Sends every pending acknowledgement now (the peer waits for them). */
 void px_rail_ack_all(px_rail_t *rail);
 /* Lossy transports (udp): the rail layer retransmits. */

@@ -6,6 +6,7 @@
 #     rank's own clock);
 #   - the output matches REGEX, if given (a test's "PASS <name> np=<N>:" line,
 #     which also proves all N ranks were in one job; or a failure message);
+#     --output may be given several times, and each must match;
 #   - no process running PROG is left once the launcher has returned.
 #
 # usage: run_expect.sh [--expect K|nonzero] --prog PATH [--bound S] [--output REGEX]
@@ -15,13 +16,13 @@ set -u
 expect="0"
 prog=""
 bound="${PX_EXPECT_BOUND:-2.5}"
-regex=""
+regexes=()
 while [ $# -gt 0 ]; do
     case "$1" in
     --expect) expect="$2"; shift 2 ;;
     --prog) prog="$2"; shift 2 ;;
     --bound) bound="$2"; shift 2 ;;
-    --output) regex="$2"; shift 2 ;;
+    --output) regexes+=("$2"); shift 2 ;;
     --) shift; break ;;
     *) echo "run_expect.sh: unknown option '$1'" >&2; exit 2 ;;
     esac
@@ -70,9 +71,11 @@ else
 fi
 
 # 3. Message.
-if [ -n "$regex" ] && ! grep -Eq -- "$regex" "$out"; then
-    fail "output does not match /$regex/"
-fi
+for regex in "${regexes[@]}"; do
+    if ! grep -Eq -- "$regex" "$out"; then
+        fail "output does not match /$regex/"
+    fi
+done
 
 # 4. Leftovers: processes whose executable is PROG. Give a short grace for
 #    exits already under way, then report and remove them.

@@ -27,6 +27,7 @@
 #define PXRUN_LOST_GRACE_NS (PXRUN_NS / 2)      /* connection lost: wait for the exit status */
 #define PXRUN_PIPE_GRACE_NS (PXRUN_NS / 2)      /* all exited: descendants holding pipes */
 #define PXRUN_POLL_MS 100
+#define PXRUN_DUMP_WAIT_NS (1 * PXRUN_NS)       /* --timeout: time to print their state */
 
 void pxrun_msg(const char *fmt, ...)
 {
@@ -271,6 +272,17 @@ static void pxrun_check_timers(pxrun_job_t *job)
         }
     }
     if (job->opts->timeout > 0 && now - job->start_ns > (uint64_t)(job->opts->timeout * 1e9)) {
+        /* first each rank says what it waits for (if its progress engine
+         * runs), then the job ends */
+        if (!job->dump_ns) {
+            job->dump_ns = now;
+            pxrun_msg("job reached --timeout (%g s); asking every rank what it waits for",
+                      job->opts->timeout);
+            px_boot_server_dump_all(job->srv);
+            return;
+        }
+        if (now - job->dump_ns < PXRUN_DUMP_WAIT_NS)
+            return;
         pxrun_fail(job, PXRUN_EXIT_TIMEOUT, "job timed out after %g s (--timeout); terminating",
                    job->opts->timeout);
         return;

@@ -89,6 +89,7 @@ typedef struct pxrun_job {
     int exit_code;
     uint64_t term_ns;      /* when termination started */
     int term_killed;       /* SIGKILL sent */
+    uint64_t dump_ns;      /* --timeout reached: ranks asked to print their state */
     int signals_seen;
 
     /* stdin of pxrun -> rank 0 */
