@@ -115,6 +115,9 @@ typedef struct px_net_ops {
      * timeout_ns, or the network refuses. Starts a check when none is under
      * way. NULL: not supported. */
     int (*ep_path_check)(px_net_ep_t *ep, uint64_t timeout_ns);
+    /* A few words on the endpoint's connection, for a job that seems stuck
+     * (e.g. "connected", "in handshake"). NULL: nothing to say. */
+    const char *(*ep_describe)(px_net_ep_t *ep);
 } px_net_ops_t;
 
 extern const px_net_ops_t px_net_self_ops;

@@ -2683,9 +2683,11 @@ int px_rail_vc_dump(px_rail_vc_t *vc, char *buf, size_t len)
         vc->norphan, vc->nsplit, vc->failed ? ", FAILED" : "");
     for (int i = 0; i < vc->nsub && n < len; i++) {
         const px_rail_sub_t *s = &vc->sub[i];
-        n += (size_t)snprintf(buf + n, len - n, "; %s %s unacked %u queued %zu%s", s->info.label,
-                              st[s->state], s->unacked, vc->rail->ops->ep_pending(s->ep),
-                              rx[s->rx_state & 3]);
+        const px_net_ops_t *ops = vc->rail->ops;
+        n += (size_t)snprintf(buf + n, len - n, "; %s %s unacked %u queued %zu%s%s%s", s->info.label,
+                              st[s->state], s->unacked, ops->ep_pending(s->ep),
+                              rx[s->rx_state & 3], ops->ep_describe ? ", " : "",
+                              ops->ep_describe ? ops->ep_describe(s->ep) : "");
     }
     return n < len ? (int)n : (int)len - 1;
 }

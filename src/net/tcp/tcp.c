@@ -948,6 +948,22 @@ static void px_tcp_ep_reset(px_net_ep_t *ep)
     ep->next_attempt = 0;
 }
 
+static const char *px_tcp_ep_describe(px_net_ep_t *ep)
+{
+    if (!ep->conn)
+        return ep->failed ? "no connection (failed)" : "no connection";
+    switch (ep->conn->state) {
+    case PX_TCP_CONNECTING:
+        return "connecting";
+    case PX_TCP_HANDSHAKE:
+        return ep->conn->initiator ? "in handshake (outgoing)" : "in handshake (incoming)";
+    case PX_TCP_ESTABLISHED:
+        return "connected";
+    default:
+        return "closed";
+    }
+}
+
 static void px_tcp_ep_rx_cancel(px_net_ep_t *ep)
 {
     if (ep->conn && ep->conn->rx_in_payload)
@@ -1148,6 +1164,7 @@ const px_net_ops_t px_net_tcp_ops = {
     .ep_pending = px_tcp_ep_pending,
     .ep_reset = px_tcp_ep_reset,
     .ep_rx_cancel = px_tcp_ep_rx_cancel,
+    .ep_describe = px_tcp_ep_describe,
     .iface_progress = px_tcp_iface_progress,
     .iface_fd = px_tcp_iface_fd,
 };
