@@ -443,15 +443,19 @@ static inline void px_proto_pick(px_proto_peer_t *p, size_t len, int coll, px_pi
         rndv = len > px_p.car_eager[px_vc_car(p, c)];
     }
     px_p.chr_hits[i]++;
-    /* a rendezvous request stays where the previous message went: only its
-     * data needs the chosen channel */
-    px_rail_vc_t *env = rndv ? p->env_vc : c;
+    /* a message goes where the previous one went while that has frames
+     * unacknowledged; a rendezvous request then stays there alone (its
+     * data is addressed to its receive and may take any channel) */
+    px_rail_vc_t *env = c;
     if (__builtin_expect(env != p->env_vc, 0) &&
         (px_rail_vc_unacked(p->env_vc) || px_rail_vc_pending(p->env_vc))) {
-        env = c = p->env_vc;
-        p->fenced++;
-        rndv = len > px_p.car_eager[px_vc_car(p, c)];
-        zc = 0;
+        env = p->env_vc;
+        if (!rndv) {
+            c = env;
+            p->fenced++;
+            rndv = len > px_p.car_eager[px_vc_car(p, c)];
+            zc = 0;
+        }
     }
     p->env_vc = env;
     k->env = env;
