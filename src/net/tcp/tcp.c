@@ -492,6 +492,15 @@ static void px_tcp_conn_close(px_tcp_conn_t *c, px_status_t why)
         return;
     int was_established = c->state == PX_TCP_ESTABLISHED;
     epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    if (!s->closing) {
+        /* Only finalize ends a connection in order: the peer takes an
+         * orderly end for "finalizing" and what it wrote for delivered. Any
+         * other end is a reset, even of a connection still in its handshake
+         * here (the peer may have finished its side and written frames; an
+         * orderly end would lose them quietly). */
+        struct linger lg = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+    }
     close(c->fd);
     c->state = PX_TCP_CLOSED;
     px_list_del(&c->link);
@@ -935,10 +944,8 @@ static void px_tcp_ep_reset(px_net_ep_t *ep)
 {
     px_tcp_conn_t *c = ep->conn;
     if (c) {
-        /* an abortive close: the peer sees a reset, not the orderly end
-         * that means "finalizing" */
-        struct linger lg = {.l_onoff = 1, .l_linger = 0};
-        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        /* an abortive close (px_tcp_conn_close): the peer sees a reset,
+         * not the orderly end that means "finalizing" */
         ep->conn = NULL; /* closes quietly: no ep_failed for it */
         px_tcp_conn_close(c, PX_OK);
     }
