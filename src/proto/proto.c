@@ -133,6 +133,7 @@ static struct {
     px_rail_t *rail_rc; /* hybrid: connections beside the datagrams of rail */
     int rc_active;      /* some connection is wanted or in use: poll rail_rc */
     int rc_out, rc_in;  /* connections we opened / the peers opened */
+    int rc_fast;        /* ... of them on every rail and path (PX_RC_FAST_MAX) */
     size_t rc_size;     /* smallest message that counts towards one */
     size_t rc_unit;     /* bytes per count (0: one per message) */
     int epfd;           /* hybrid: both rails' descriptors, to sleep on */
@@ -306,10 +307,26 @@ static void px_proto_ctrl(px_proto_peer_t *p, uint8_t am, uint64_t a, uint64_t b
 
 /* ---------- hybrid: connections by agreement ---------- */
 
+/* The connection's channel (connected on first use): the first
+ * PX_RC_FAST_MAX get the fastest path, every rail and path to the peer;
+ * the others one subchannel and one socket. */
+static int px_proto_rc_vc(px_proto_peer_t *p)
+{
+    if (px_rail_vc_create(px_p.rail_rc, p->rank, p, &p->vc_rc) != PX_OK)
+        return -1;
+    if (px_p.rc_fast < px_params.rc_fast_max)
+        px_p.rc_fast++;
+    else
+        px_rail_vc_set_single(p->vc_rc);
+    px_debug("proto", "rank %d: connection on %s", p->rank,
+             px_rail_vc_single(p->vc_rc) ? "one subchannel" : "every subchannel");
+    return 0;
+}
+
 /* Its channel on the connection rail (connected on first use). */
 static int px_proto_rc_want(px_proto_peer_t *p)
 {
-    if (!p->vc_rc && px_rail_vc_create(px_p.rail_rc, p->rank, p, &p->vc_rc) != PX_OK)
+    if (!p->vc_rc && px_proto_rc_vc(p) != 0)
         return -1;
     p->rc = PX_RC_WANTED;
     px_p.rc_active = 1;
@@ -908,7 +925,7 @@ static int px_proto_rc_incoming(px_rail_t *rail, int rank)
     px_proto_peer_t *p = &px_p.peers[rank];
     if (rail != px_p.rail_rc || !p->hybrid || p->vc_rc)
         return -1;
-    return px_rail_vc_create(rail, rank, p, &p->vc_rc) == PX_OK ? 0 : -1;
+    return px_proto_rc_vc(p);
 }
 
 static const px_rail_rx_ops_t px_proto_rc_rx_ops = {
@@ -1323,8 +1340,9 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         return PX_ERR_INVALID_PARAM;
     }
     if (use_tcp && use_udp &&
-        (px_params.rc_promote_after < 0 || px_params.max_rc_conn < 0)) {
-        px_error("proto", "PX_RC_PROMOTE_AFTER and PX_MAX_RC_CONN must be 0 or more");
+        (px_params.rc_promote_after < 0 || px_params.max_rc_conn < 0 ||
+         px_params.rc_fast_max < 0)) {
+        px_error("proto", "PX_RC_PROMOTE_AFTER, PX_MAX_RC_CONN and PX_RC_FAST_MAX must be 0 or more");
         return PX_ERR_INVALID_PARAM;
     }
 
@@ -1570,9 +1588,10 @@ void px_proto_print_stats(void)
     for (int c = 0; c < NCH; c++)
         off += (size_t)snprintf(vol + off, sizeof(vol) - off, "%s%s %llu msgs %llu bytes",
                                 c ? ", " : "", chn[c], msgs[c], bytes[c]);
-    char opened[64] = "";
+    char opened[96] = "";
     if (px_p.rail_rc)
-        snprintf(opened, sizeof(opened), " (opened here %d, by peers %d)", px_p.rc_out, px_p.rc_in);
+        snprintf(opened, sizeof(opened), " (opened here %d, by peers %d; fastest path %d)",
+                 px_p.rc_out, px_p.rc_in, px_p.rc_fast);
     fprintf(stderr,
             "[plexus profile] rank %d channels: self %llu shm %llu udp %llu tcp %llu%s | sent: %s\n",
             px_p.boot.rank, nch[SELF], nch[SHM], nch[DGRAM], nch[CONN], opened, vol);

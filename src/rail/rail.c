@@ -243,6 +243,7 @@ struct px_rail_vc {
     int resend_pending; /* records to send again */
     uint32_t split_open; /* pieces of re-split stripes not yet acknowledged */
     int armed;          /* every subchannel connected (alternates ready before a failure) */
+    int single;         /* one subchannel at a time (px_rail_vc_set_single) */
     int nup;            /* subchannels not down */
     uint64_t part_since; /* every subchannel down since */
     uint64_t last_activity;
@@ -931,7 +932,7 @@ static int px_rail_pick(px_rail_vc_t *vc, unsigned flags)
     int n = vc->nsub, si;
     if (n == 1)
         return vc->sub[0].state == PX_SUB_DOWN ? -1 : 0;
-    px_rail_policy_t pol = vc->rail->policy;
+    px_rail_policy_t pol = vc->single ? PX_POL_BIND : vc->rail->policy;
     if (vc->rail->lossy && (flags & PX_RAIL_F_STRIPE) && px_rail_stripes(vc, flags))
         pol = PX_POL_WRR; /* frames are small: striping spreads whole ones by weight */
     switch (pol) {
@@ -984,6 +985,8 @@ static int px_rail_pick(px_rail_vc_t *vc, unsigned flags)
 
 static int px_rail_stripes(px_rail_vc_t *vc, unsigned flags)
 {
+    if (__builtin_expect(vc->single, 0))
+        return 0;
     switch (vc->rail->policy) {
     case PX_POL_EVEN:
     case PX_POL_WEIGHTED:
@@ -1783,6 +1786,26 @@ size_t px_rail_vc_pending(px_rail_vc_t *vc)
 size_t px_rail_vc_eager_limit(px_rail_vc_t *vc) { return vc->rail->attr.eager_limit; }
 
 uint32_t px_rail_vc_unacked(px_rail_vc_t *vc) { return vc->tx_seq - vc->tx_acked; }
+
+void px_rail_vc_set_single(px_rail_vc_t *vc)
+{
+    vc->single = 1;
+    vc->armed = 1; /* nothing connected in advance */
+    /* the bound subchannel: by local rank over the rails, as PX_RAIL_BIND=scatter */
+    int nrails = 0, want;
+    for (int i = 0; i < vc->nsub; i++)
+        if (vc->sub[i].info.rail + 1 > nrails)
+            nrails = vc->sub[i].info.rail + 1;
+    want = vc->rail->local_rank % (nrails ? nrails : 1);
+    vc->bind_sub = 0;
+    for (int i = 0; i < vc->nsub; i++)
+        if (vc->sub[i].info.rail == want) {
+            vc->bind_sub = i;
+            break;
+        }
+}
+
+int px_rail_vc_single(const px_rail_vc_t *vc) { return vc->single; }
 
 int px_rail_vc_nsub(px_rail_vc_t *vc) { return vc->nsub; }
 

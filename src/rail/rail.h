@@ -89,6 +89,11 @@ int px_rail_progress(px_rail_t *rail);
 int px_rail_fd(px_rail_t *rail);
 /* Frames sent but not yet acknowledged by the peer. */
 uint32_t px_rail_vc_unacked(px_rail_vc_t *vc);
+/* One subchannel at a time (hybrid connections beyond PX_RC_FAST_MAX): no
+ * striping, no alternates connected in advance; the bound subchannel
+ * carries everything until it fails. Set before the first send. */
+void px_rail_vc_set_single(px_rail_vc_t *vc);
+int px_rail_vc_single(const px_rail_vc_t *vc);
 /* Its state on one line (buf), for a job that seems stuck. */
 int px_rail_vc_dump(px_rail_vc_t *vc, char *buf, size_t len);
 /* Sends every pending acknowledgement now (the peer waits for them). */
