@@ -1162,13 +1162,18 @@ static void px_proto_dump(void)
             if (free_slot[i])
                 continue;
             px_proto_req_t *r = px_p.ids[i];
-            if (n++ < MAX_LIST)
+            if (n++ >= MAX_LIST)
+                continue;
+            if (r->kind == PX_PROTO_REQ_SEND)
                 fprintf(stderr,
-                        "[rank %d state] %s rank %d tag %d: %zu bytes, %zu of %zu moved, %d event(s) "
+                        "[rank %d state] rendezvous send to rank %d tag %d: %zu bytes, %d event(s) "
                         "to go\n",
-                        me, r->kind == PX_PROTO_REQ_SEND ? "rendezvous send to" : "rendezvous receive from",
-                        r->peer, r->kind == PX_PROTO_REQ_SEND ? r->tag : r->st_tag, r->len,
-                        r->rndv_got, r->rndv_total, r->pending);
+                        me, r->peer, r->tag, r->len, r->pending);
+            else
+                fprintf(stderr,
+                        "[rank %d state] rendezvous receive from rank %d tag %d: %zu of %zu bytes "
+                        "arrived\n",
+                        me, r->peer, r->st_tag, r->rndv_got, r->rndv_total);
         }
         free(free_slot);
     }

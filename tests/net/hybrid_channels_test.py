@@ -15,7 +15,7 @@ import sys
 pxrun, prog = sys.argv[1], sys.argv[2]
 NP = 6
 CH_RE = re.compile(r"rank (\d+) channels: self (\d+) shm (\d+) udp (\d+) tcp (\d+)"
-                   r"(?: \(opened here (\d+), by peers (\d+)\))? \| sent: (.*)")
+                   r"(?: \(opened here (\d+), by peers (\d+); fastest path \d+\))? \| sent: (.*)")
 problems = []
 
 
