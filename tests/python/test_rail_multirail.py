@@ -167,6 +167,47 @@ def test_pxinfo_shows_counters_of_a_running_job(two_rails):
     assert not leftovers, leftovers
 
 
+def conn_tx_rails(stderr):
+    """{(rank, peer): set of rails} on which the rank's connection to the
+    peer (hybrid mode: TCP subchannels, not udp:) sent data frames."""
+    used = {}
+    for m in re.finditer(r"rank (\d+) -> (\d+) sub \d+ \(([^)]*)\) policy \S+ weight [\d.]+ "
+                         r"frames tx (\d+)", stderr):
+        label = m.group(3)
+        if label.startswith("udp:") or int(m.group(4)) == 0:
+            continue
+        used.setdefault((int(m.group(1)), int(m.group(2))), set()).add(label.split()[0])
+    return used
+
+
+@pytest.mark.parametrize("fast", [0, 8])
+def test_hybrid_fastest_path_limit(two_rails, fast):
+    """PX_RC_FAST_MAX: connections beyond it send on one subchannel (chosen by
+    local rank), the others stripe over both rails."""
+    p = run("node0:2,node1:2", [CHECK, 2],
+            env={"PX_NET": "udp,tcp", "PX_RC_PROMOTE_AFTER": 1, "PX_RC_PROMOTE_SIZE": 0,
+                 "PX_MAX_RC_CONN": 8, "PX_RC_FAST_MAX": fast, "PX_RAIL_STRIPE_MIN": "16k",
+                 "PX_PROFILE": 1})
+    assert p.returncode == 0 and "PASS rail_check np=4" in p.stdout, p.stdout + p.stderr
+    conns = {int(m.group(1)): (int(m.group(2)), int(m.group(3))) for m in re.finditer(
+        r"rank (\d+) channels: .* tcp (\d+) \(opened here \d+, by peers \d+; fastest path (\d+)\)",
+        p.stderr)}
+    assert len(conns) == 4, p.stderr
+    used = conn_tx_rails(p.stderr)
+    for rank, (n, nfast) in conns.items():
+        assert n == 3, f"rank {rank}: {n} connections, expected one to each peer"
+        assert nfast == min(fast, n), f"rank {rank}: {nfast} on the fastest path"
+        mine = {peer: rails for (r, peer), rails in used.items() if r == rank}
+        assert len(mine) == 3, f"rank {rank} sent over connections to {mine}"
+        both = [peer for peer, rails in mine.items() if len(rails) == 2]
+        if fast == 0:
+            # one subchannel each: the rail of the rank's local rank (node0:2,node1:2)
+            want = f"rail{rank % 2}"
+            assert all(rails == {want} for rails in mine.values()), (rank, mine)
+        else:
+            assert len(both) == 3, f"rank {rank}: only {both} striped over both rails: {mine}"
+
+
 # ---------- three rails: BSS ----------
 
 @pytest.fixture(scope="module")
@@ -244,43 +285,3 @@ def test_integrity_over_two_paths(fat_tree_paths, policy):
         assert moved > 2_000_000, f"{policy}: {l} carried only {moved} bytes"
 
 
-
-def conn_tx_rails(stderr):
-    """{(rank, peer): set of rails} on which the rank's connection to the
-    peer (hybrid mode: TCP subchannels, not udp:) sent data frames."""
-    used = {}
-    for m in re.finditer(r"rank (\d+) -> (\d+) sub \d+ \(([^)]*)\) policy \S+ weight [\d.]+ "
-                         r"frames tx (\d+)", stderr):
-        label = m.group(3)
-        if label.startswith("udp:") or int(m.group(4)) == 0:
-            continue
-        used.setdefault((int(m.group(1)), int(m.group(2))), set()).add(label.split()[0])
-    return used
-
-
-@pytest.mark.parametrize("fast", [0, 8])
-def test_hybrid_fastest_path_limit(two_rails, fast):
-    """PX_RC_FAST_MAX: connections beyond it send on one subchannel (chosen by
-    local rank), the others stripe over both rails."""
-    p = run("node0:2,node1:2", [CHECK, 2],
-            env={"PX_NET": "udp,tcp", "PX_RC_PROMOTE_AFTER": 1, "PX_RC_PROMOTE_SIZE": 0,
-                 "PX_MAX_RC_CONN": 8, "PX_RC_FAST_MAX": fast, "PX_RAIL_STRIPE_MIN": "16k",
-                 "PX_PROFILE": 1})
-    assert p.returncode == 0 and "PASS rail_check np=4" in p.stdout, p.stdout + p.stderr
-    conns = {int(m.group(1)): (int(m.group(2)), int(m.group(3))) for m in re.finditer(
-        r"rank (\d+) channels: .* tcp (\d+) \(opened here \d+, by peers \d+; fastest path (\d+)\)",
-        p.stderr)}
-    assert len(conns) == 4, p.stderr
-    used = conn_tx_rails(p.stderr)
-    for rank, (n, nfast) in conns.items():
-        assert n == 3, f"rank {rank}: {n} connections, expected one to each peer"
-        assert nfast == min(fast, n), f"rank {rank}: {nfast} on the fastest path"
-        mine = {peer: rails for (r, peer), rails in used.items() if r == rank}
-        assert len(mine) == 3, f"rank {rank} sent over connections to {mine}"
-        both = [peer for peer, rails in mine.items() if len(rails) == 2]
-        if fast == 0:
-            # one subchannel each: the rail of the rank's local rank (node0:2,node1:2)
-            want = f"rail{rank % 2}"
-            assert all(rails == {want} for rails in mine.values()), (rank, mine)
-        else:
-            assert len(both) == 3, f"rank {rank}: only {both} striped over both rails: {mine}"
