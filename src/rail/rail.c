@@ -586,6 +586,15 @@ static void px_rail_set_primary(px_rail_vc_t *vc)
     vc->primary = best;
 }
 
+/* The first subchannel on local rail `rail` (0 when there is none). */
+static int px_rail_sub_on(const px_rail_vc_t *vc, int rail)
+{
+    for (int i = 0; i < vc->nsub; i++)
+        if (vc->sub[i].info.rail == rail)
+            return i;
+    return 0;
+}
+
 px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t **vc_p)
 {
     px_rail_vc_t *vc = r->vcs[rank];
@@ -659,12 +668,7 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
             want = r->local_rank % (nrails ? nrails : 1);
         else if (r->nbind)
             want = r->bind_list[r->local_rank % r->nbind];
-        vc->bind_sub = 0;
-        for (int i = 0; i < n; i++)
-            if (info[i].rail == want) {
-                vc->bind_sub = i;
-                break;
-            }
+        vc->bind_sub = px_rail_sub_on(vc, want);
         if (r->policy == PX_POL_BIND && r->nbind && want >= nrails)
             px_warn("rail", "PX_RAIL_BIND names rail %d but rank %d is reached over %d rail(s); "
                     "using %s", want, rank, nrails, info[vc->bind_sub].label);
@@ -1797,12 +1801,7 @@ void px_rail_vc_set_single(px_rail_vc_t *vc)
         if (vc->sub[i].info.rail + 1 > nrails)
             nrails = vc->sub[i].info.rail + 1;
     want = vc->rail->local_rank % (nrails ? nrails : 1);
-    vc->bind_sub = 0;
-    for (int i = 0; i < vc->nsub; i++)
-        if (vc->sub[i].info.rail == want) {
-            vc->bind_sub = i;
-            break;
-        }
+    vc->bind_sub = px_rail_sub_on(vc, want);
 }
 
 int px_rail_vc_single(const px_rail_vc_t *vc) { return vc->single; }
