@@ -118,6 +118,10 @@ typedef struct px_net_ops {
     /* A few words on the endpoint's connection, for a job that seems stuck
      * (e.g. "connected", "in handshake"). NULL: nothing to say. */
     const char *(*ep_describe)(px_net_ep_t *ep);
+    /* Nonzero when iface_progress would only look at iface_fd: nothing
+     * queued to flush, no timer of its own. The engine then skips a poll
+     * whose descriptor is not readable. NULL: always poll. */
+    int (*iface_quiet)(px_net_iface_t *iface);
 } px_net_ops_t;
 
 extern const px_net_ops_t px_net_self_ops;

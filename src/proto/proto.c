@@ -1198,6 +1198,20 @@ static void px_proto_dump(void)
 
 /* ---------- progress ---------- */
 
+/* Hybrid with connections in use: one look at both rails' descriptors
+ * tells which to read (the other runs only its timers), instead of a
+ * receive call on each every time. */
+static int px_proto_progress_both(void)
+{
+    struct epoll_event ev[2];
+    int ready[2] = {0, 0};
+    int m = epoll_wait(px_p.epfd, ev, 2, 0);
+    for (int i = 0; i < m; i++)
+        ready[ev[i].data.u32 & 1] = 1;
+    return px_rail_progress_ready(px_p.rail, ready[0]) +
+           px_rail_progress_ready(px_p.rail_rc, ready[1]);
+}
+
 int px_proto_progress(void)
 {
     int n = 0;
@@ -1214,6 +1228,8 @@ int px_proto_progress(void)
     /* the network is polled every time once it carries traffic, and now
      * and then before that (to accept connections) */
     if (px_p.rail_peers && (px_p.rail_active || (++px_p.tick & 15) == 0 || !px_p.shm_if)) {
+        if (px_p.rc_active && px_p.rail_active)
+            return n + px_proto_progress_both();
         int k = px_rail_progress(px_p.rail);
         if (k)
             px_p.rail_active = 1;
@@ -1405,10 +1421,12 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
                 px_p.rc_unit = px_p.car_eager[PX_CAR_UDP];
                 px_p.rc_size = px_p.rc_unit + 1;
             }
+            /* data: which rail (px_proto_progress reads it) */
             px_p.epfd = epoll_create1(EPOLL_CLOEXEC);
-            struct epoll_event ev = {.events = EPOLLIN};
+            struct epoll_event ev = {.events = EPOLLIN, .data.u32 = 0};
+            struct epoll_event ev_rc = {.events = EPOLLIN, .data.u32 = 1};
             if (px_p.epfd < 0 || epoll_ctl(px_p.epfd, EPOLL_CTL_ADD, px_p.rail_fd, &ev) ||
-                epoll_ctl(px_p.epfd, EPOLL_CTL_ADD, px_rail_fd(px_p.rail_rc), &ev)) {
+                epoll_ctl(px_p.epfd, EPOLL_CTL_ADD, px_rail_fd(px_p.rail_rc), &ev_rc)) {
                 px_error("proto", "epoll: %s", strerror(errno));
                 st = PX_ERR_IO;
                 goto err;

@@ -83,6 +83,7 @@ static const char *const px_rail_state_names[] = {"up", "suspect", "down"};
 #define PX_RAIL_COPY_MAX (256 * 1024)
 #define PX_RAIL_IOV 8
 #define PX_RAIL_TICK_NS 1000000ull   /* timers run at most this often */
+#define PX_RAIL_SWEEP_NS 8000000ull  /* ... and those of idle channels this often */
 #define PX_RAIL_ACK_DELAY_NS 1000000ull /* an arrival is acknowledged within this */
 
 typedef struct px_rail_msg px_rail_msg_t;
@@ -241,6 +242,7 @@ struct px_rail_vc {
     size_t stripe_inflight;
     int rr, rr_left, primary, bind_sub;
     int resend_pending; /* records to send again */
+    int hot;            /* on rail->hot: its timers run every tick */
     uint32_t split_open; /* pieces of re-split stripes not yet acknowledged */
     int armed;          /* every subchannel connected (alternates ready before a failure) */
     int single;         /* one subchannel at a time (px_rail_vc_set_single) */
@@ -286,6 +288,13 @@ struct px_rail {
     px_rail_vc_t **vcs;
     px_rail_vc_t **vlist; /* the channels that exist, densely */
     int nvc;
+    /* channels with traffic since they were last seen idle: their timers
+     * (acknowledgements, retransmissions) run every PX_RAIL_TICK_NS, the
+     * others' (heartbeats, probes) every PX_RAIL_SWEEP_NS */
+    px_rail_vc_t **hot;
+    int nhot;
+    int resend_any; /* some channel has resend_pending */
+    uint64_t next_sweep;
     px_rail_vc_t **due;   /* channels with acknowledgements to send this pass */
     int ndue;
     int nranks, local_rank, me;
@@ -474,10 +483,12 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
     r->vcs = calloc((size_t)boot->size, sizeof(*r->vcs));
     r->vlist = calloc((size_t)boot->size, sizeof(*r->vlist));
     r->due = calloc((size_t)boot->size, sizeof(*r->due));
-    if (!r->vcs || !r->vlist || !r->due) {
+    r->hot = calloc((size_t)boot->size, sizeof(*r->hot));
+    if (!r->vcs || !r->vlist || !r->due || !r->hot) {
         free(r->vcs);
         free(r->vlist);
         free(r->due);
+        free(r->hot);
         free(r);
         return PX_ERR_NO_MEMORY;
     }
@@ -486,6 +497,7 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
         free(r->vcs);
         free(r->vlist);
         free(r->due);
+        free(r->hot);
         free(r);
         return st;
     }
@@ -564,6 +576,7 @@ void px_rail_finalize(px_rail_t *r)
     }
     free(r->vcs);
     free(r->vlist);
+    free(r->hot);
     free(r->due);
     free(r);
 }
@@ -687,6 +700,23 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
 
 static void px_rail_sub_up(px_rail_sub_t *s);
 static void px_rail_resend(px_rail_vc_t *vc);
+
+/* vc has traffic: its timers run every tick until it is idle again. */
+static inline void px_rail_heat(px_rail_vc_t *vc)
+{
+    if (__builtin_expect(!vc->hot, 0)) {
+        px_rail_t *r = vc->rail;
+        vc->hot = 1;
+        r->hot[r->nhot++] = vc;
+    }
+}
+
+static inline void px_rail_resend_mark(px_rail_vc_t *vc)
+{
+    vc->resend_pending = 1;
+    vc->rail->resend_any = 1;
+    px_rail_heat(vc);
+}
 static void px_rail_send_ctl(px_rail_vc_t *vc, int si, uint8_t type, uint8_t flags, uint32_t seq,
                              uint64_t val);
 static void px_rail_backlog_flush(px_rail_vc_t *vc);
@@ -797,7 +827,7 @@ static void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
     /* drop the connection and what is queued on it: those frames go again */
     r->ops->ep_reset(s->ep);
     px_rail_rx_abandon(s);
-    vc->resend_pending = 1;
+    px_rail_resend_mark(vc);
     if (why == PX_ERR_TIMEOUT || why == PX_ERR_LINK_UNREACHABLE) {
         /* the peer's side of a dead link only times out when it has data
          * on it too: tell it over a working subchannel */
@@ -853,7 +883,7 @@ static void px_rail_sub_up(px_rail_sub_t *s)
                 (double)(now - vc->part_since) / 1e9);
         vc->part_since = 0;
     }
-    vc->resend_pending = 1;
+    px_rail_resend_mark(vc);
 }
 
 /* ---------- sending ---------- */
@@ -1202,7 +1232,7 @@ static void px_rail_wire_cb(void *arg, px_status_t st)
             if (x->sub >= 0 && vc->sub[x->sub].unacked)
                 vc->sub[x->sub].unacked--;
         }
-        vc->resend_pending = 1;
+        px_rail_resend_mark(vc);
     }
 }
 
@@ -1252,7 +1282,7 @@ static void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
         x->wire = 0;
         x->resend = 1;
         s->unacked--;
-        vc->resend_pending = 1;
+        px_rail_resend_mark(vc);
         px_rail_sub_down(s, st);
     }
 }
@@ -1317,7 +1347,7 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
     int si = px_rail_pick(vc, flags);
     if (si < 0) {
         x->resend = 1; /* sent when a subchannel comes back */
-        vc->resend_pending = 1;
+        px_rail_resend_mark(vc);
     } else {
         px_rail_xmit(vc, x, si);
     }
@@ -1480,7 +1510,7 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
         vc->stripe_inflight += bytes[i];
         if (vc->sub[i].state == PX_SUB_DOWN) {
             x->resend = 1;
-            vc->resend_pending = 1;
+            px_rail_resend_mark(vc);
         } else {
             vc->sub[i].st->stripes++;
             vc->sub[i].st->stripe_bytes += bytes[i];
@@ -1735,6 +1765,7 @@ px_status_t px_rail_vc_send(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
     if (__builtin_expect(vc->failed, 0))
         return PX_ERR_PEER_UNREACHABLE;
     vc->last_activity = vc->rail->now;
+    px_rail_heat(vc);
     /* a striped block takes up to one sequence number per subchannel */
     if (__builtin_expect(!px_list_empty(&vc->backlog) || px_rail_window_full(vc, PX_NET_MAX_SUB) ||
                              px_rail_cwnd_full(vc, px_net_iov_len(iov, iovcnt)), 0))
@@ -1900,7 +1931,7 @@ static int px_rail_resplit(px_rail_vc_t *vc, px_rail_tx_t *x)
     for (int k = 0; k < n && !vc->failed; k++) {
         if (vc->sub[order[k]].state == PX_SUB_DOWN) { /* it failed meanwhile */
             piece[k]->resend = 1;
-            vc->resend_pending = 1;
+            px_rail_resend_mark(vc);
             continue;
         }
         px_rail_xmit(vc, piece[k], order[k]);
@@ -1935,7 +1966,7 @@ static void px_rail_resend(px_rail_vc_t *vc)
         if (si == -1)
             si = px_rail_best(vc, PX_SUB_SUSPECT);
         if (si == -1) {
-            vc->resend_pending = 1;
+            px_rail_resend_mark(vc);
             return;
         }
         if (from >= 0) {
@@ -2224,6 +2255,7 @@ static void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size
     }
     memcpy(&h, hdr, sizeof(h));
     vc->last_rx = r->now;
+    px_rail_heat(vc);
     if (s->state == PX_SUB_DOWN && r->ft)
         px_rail_sub_up(s); /* a frame on a fresh connection: it works again */
     /* the cumulative part first: it usually covers a stripe acknowledged
@@ -2451,6 +2483,21 @@ static int px_rail_path_check(px_rail_sub_t *s, uint64_t timeout, int start)
     return p;
 }
 
+/* Nothing for the fine-grained timers: everything sent acknowledged,
+ * everything received acknowledged, nothing queued or to send again,
+ * every subchannel up and clear. Heartbeats and probes run anyway, at the
+ * sweep. */
+static int px_rail_vc_idle(const px_rail_vc_t *vc)
+{
+    if (vc->rx_unacked || vc->tx_acked != vc->tx_seq || vc->resend_pending || vc->part_since ||
+        !px_list_empty(&vc->backlog) || !px_list_empty(&vc->deferred))
+        return 0;
+    for (int i = 0; i < vc->nsub; i++)
+        if (vc->sub[i].state != PX_SUB_UP || vc->sub[i].unacked)
+            return 0;
+    return 1;
+}
+
 static void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
 {
     px_rail_t *r = vc->rail;
@@ -2588,23 +2635,52 @@ static void px_rail_acks_due(px_rail_t *r)
     r->ndue = 0;
 }
 
-int px_rail_progress(px_rail_t *r)
+int px_rail_progress(px_rail_t *r) { return px_rail_progress_ready(r, 1); }
+
+int px_rail_progress_ready(px_rail_t *r, int readable)
 {
     r->now = px_time_ns();
-    int n = r->ops->iface_progress(r->iface);
-    if (n)
-        r->now = px_time_ns();
+    int n = 0;
+    if (readable || !r->ops->iface_quiet || !r->ops->iface_quiet(r->iface)) {
+        n = r->ops->iface_progress(r->iface);
+        if (n)
+            r->now = px_time_ns();
+    }
     if (r->ndue)
         px_rail_acks_due(r);
     if (r->now >= r->next_tick) {
         r->next_tick = r->now + PX_RAIL_TICK_NS;
-        for (int i = 0; i < r->nvc; i++)
-            if (!r->vlist[i]->failed)
-                px_rail_vc_tick(r->vlist[i], r->now);
-    } else if (r->ft) {
-        for (int i = 0; i < r->nvc; i++)
-            if (r->vlist[i]->resend_pending)
-                px_rail_resend(r->vlist[i]);
+        if (r->now >= r->next_sweep) {
+            /* every channel; the busy ones stay hot */
+            r->next_sweep = r->now + PX_RAIL_SWEEP_NS;
+            for (int i = 0; i < r->nvc; i++)
+                if (!r->vlist[i]->failed)
+                    px_rail_vc_tick(r->vlist[i], r->now);
+            r->nhot = 0;
+            for (int i = 0; i < r->nvc; i++) {
+                px_rail_vc_t *vc = r->vlist[i];
+                vc->hot = 0;
+                if (!vc->failed && !px_rail_vc_idle(vc))
+                    px_rail_heat(vc);
+            }
+        } else {
+            for (int i = 0; i < r->nhot;) {
+                px_rail_vc_t *vc = r->hot[i];
+                if (!vc->failed)
+                    px_rail_vc_tick(vc, r->now);
+                if (vc->failed || px_rail_vc_idle(vc)) {
+                    vc->hot = 0;
+                    r->hot[i] = r->hot[--r->nhot];
+                } else {
+                    i++;
+                }
+            }
+        }
+    } else if (r->ft && r->resend_any) {
+        r->resend_any = 0;
+        for (int i = 0; i < r->nhot; i++)
+            if (r->hot[i]->resend_pending)
+                px_rail_resend(r->hot[i]);
     }
     return n;
 }

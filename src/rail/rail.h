@@ -86,6 +86,9 @@ px_status_t px_rail_vc_send(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
 size_t px_rail_vc_pending(px_rail_vc_t *vc);
 size_t px_rail_vc_eager_limit(px_rail_vc_t *vc);
 int px_rail_progress(px_rail_t *rail);
+/* The same, told whether px_rail_fd is readable: when it is not and the
+ * transport is quiet, only the timers run (no system call). */
+int px_rail_progress_ready(px_rail_t *rail, int readable);
 int px_rail_fd(px_rail_t *rail);
 /* Frames sent but not yet acknowledged by the peer. */
 uint32_t px_rail_vc_unacked(px_rail_vc_t *vc);

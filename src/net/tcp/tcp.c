@@ -1157,6 +1157,11 @@ static int px_tcp_iface_progress(px_net_iface_t *s)
 
 static int px_tcp_iface_fd(px_net_iface_t *s) { return s->epfd; }
 
+static int px_tcp_iface_quiet(px_net_iface_t *s)
+{
+    return !s->reconnect && px_list_empty(&s->dead);
+}
+
 const px_net_ops_t px_net_tcp_ops = {
     .size = sizeof(px_net_ops_t),
     .name = "tcp",
@@ -1173,5 +1178,6 @@ const px_net_ops_t px_net_tcp_ops = {
     .ep_rx_cancel = px_tcp_ep_rx_cancel,
     .ep_describe = px_tcp_ep_describe,
     .iface_progress = px_tcp_iface_progress,
+    .iface_quiet = px_tcp_iface_quiet,
     .iface_fd = px_tcp_iface_fd,
 };

@@ -731,6 +731,14 @@ static int px_udp_iface_progress(px_net_iface_t *s)
 
 static int px_udp_iface_fd(px_net_iface_t *s) { return s->epfd; }
 
+static int px_udp_iface_quiet(px_net_iface_t *s)
+{
+    for (int i = 0; i < s->nlocal; i++)
+        if (!px_list_empty(&s->txq[i]))
+            return 0;
+    return 1;
+}
+
 const px_net_ops_t px_net_udp_ops = {
     .size = sizeof(px_net_ops_t),
     .name = "udp",
@@ -748,4 +756,5 @@ const px_net_ops_t px_net_udp_ops = {
     .iface_progress = px_udp_iface_progress,
     .iface_fd = px_udp_iface_fd,
     .ep_path_check = px_udp_ep_path_check,
+    .iface_quiet = px_udp_iface_quiet,
 };
