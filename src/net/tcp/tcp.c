@@ -692,8 +692,21 @@ static void px_tcp_established(px_tcp_conn_t *c)
     px_tcp_conn_flush(c);
 }
 
-/* Advances the handshake; returns -1 when the connection was closed. */
+static int px_tcp_handshake_step(px_tcp_conn_t *c, uint32_t events);
+
+/* Advances the handshake; returns -1 when the connection was closed. While
+ * it waits for the peer, only input wakes it: a connection left armed for
+ * output would be reported writable on every poll, and the engine, seeing
+ * events, would spin instead of yielding the processor to that peer. */
 static int px_tcp_handshake(px_tcp_conn_t *c, uint32_t events)
+{
+    int rc = px_tcp_handshake_step(c, events);
+    if (rc == 0 && c->state == PX_TCP_HANDSHAKE)
+        px_tcp_arm_out(c, c->hs_out_off < c->hs_out_len);
+    return rc;
+}
+
+static int px_tcp_handshake_step(px_tcp_conn_t *c, uint32_t events)
 {
     struct px_net_iface *s = c->iface;
 
