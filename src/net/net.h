@@ -122,6 +122,10 @@ typedef struct px_net_ops {
      * queued to flush, no timer of its own. The engine then skips a poll
      * whose descriptor is not readable. NULL: always poll. */
     int (*iface_quiet)(px_net_iface_t *iface);
+    /* Nonzero when a frame sent on ep now goes out at once (a connection
+     * is established and verified), not after a connection set-up. NULL:
+     * always. */
+    int (*ep_ready)(px_net_ep_t *ep);
 } px_net_ops_t;
 
 extern const px_net_ops_t px_net_self_ops;

@@ -212,11 +212,14 @@ static px_proto_req_t *px_proto_id_lookup(uint64_t id)
 
 /* ---------- channels ---------- */
 
-/* Hybrid: the connection is used once nothing sent over datagrams is
+/* Hybrid: the connection is used once it is established (the side that
+ * asked for it opens it in the background while datagrams carry on; the
+ * other side waits for it to arrive) and nothing sent over datagrams is
  * unacknowledged, so that nothing sent over it overtakes them. */
 static void px_proto_rc_switch(px_proto_peer_t *p)
 {
-    if (px_rail_vc_pending(p->vc) || px_rail_vc_unacked(p->vc))
+    if (px_rail_vc_ready(p->vc_rc) < (p->rc_in ? 1 : 2) || px_rail_vc_pending(p->vc) ||
+        px_rail_vc_unacked(p->vc))
         return;
     p->rc = PX_RC_ACTIVE;
     px_debug("proto", "rank %d: connection in use (%s)", p->rank,
@@ -355,11 +358,17 @@ static void px_proto_rc_msg(px_proto_peer_t *p, uint64_t what)
         px_proto_ctrl(p, PX_AM_RC, p->rc == PX_RC_NONE ? PX_RC_NO : PX_RC_YES, 0, 0);
         break;
     case PX_RC_YES:
-        if (p->rc == PX_RC_ASKED && px_proto_rc_want(p) != 0) {
+        if (p->rc != PX_RC_ASKED)
+            break;
+        if (px_proto_rc_want(p) != 0) {
             p->rc = PX_RC_NONE;
             p->rc_denied = 1;
             px_p.rc_out--;
+            break;
         }
+        /* connected now, while messages still go as datagrams; they move
+         * over once it is established (px_proto_rc_switch) */
+        px_rail_vc_connect(p->vc_rc);
         break;
     case PX_RC_NO:
         if (p->rc == PX_RC_ASKED) {

@@ -1837,6 +1837,41 @@ void px_rail_vc_set_single(px_rail_vc_t *vc)
 
 int px_rail_vc_single(const px_rail_vc_t *vc) { return vc->single; }
 
+void px_rail_vc_connect(px_rail_vc_t *vc)
+{
+    if (vc->failed)
+        return;
+    for (int i = 0; i < vc->nsub; i++) {
+        px_rail_sub_t *s = &vc->sub[i];
+        if ((vc->single && i != vc->bind_sub) || !px_rail_usable(s) || s->used)
+            continue;
+        s->used = 1;
+        px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
+    }
+    vc->armed = 1;
+    px_rail_heat(vc);
+}
+
+int px_rail_vc_ready(px_rail_vc_t *vc)
+{
+    int (*ready)(px_net_ep_t *) = vc->rail->ops->ep_ready;
+    int n = 0, ok = 0, any = 0;
+    if (vc->failed)
+        return 0;
+    for (int i = 0; i < vc->nsub; i++) {
+        px_rail_sub_t *s = &vc->sub[i];
+        if (!px_rail_usable(s))
+            continue;
+        int r = !ready || ready(s->ep);
+        any |= r;
+        if (vc->single && i != vc->bind_sub)
+            continue;
+        n++;
+        ok += r;
+    }
+    return n && ok == n ? 2 : any;
+}
+
 int px_rail_vc_nsub(px_rail_vc_t *vc) { return vc->nsub; }
 
 double px_rail_vc_weight(px_rail_vc_t *vc, int i)

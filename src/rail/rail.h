@@ -97,6 +97,13 @@ uint32_t px_rail_vc_unacked(px_rail_vc_t *vc);
  * carries everything until it fails. Set before the first send. */
 void px_rail_vc_set_single(px_rail_vc_t *vc);
 int px_rail_vc_single(const px_rail_vc_t *vc);
+/* Sets up, ahead of any data, the connections a send on vc would use (a
+ * ping on each: the transport connects and verifies it). */
+void px_rail_vc_connect(px_rail_vc_t *vc);
+/* 2 when every subchannel a send on vc would use (those up) has its
+ * connection established, else 1 when some subchannel up has one (the
+ * peer connected it), else 0. */
+int px_rail_vc_ready(px_rail_vc_t *vc);
 /* Its state on one line (buf), for a job that seems stuck. */
 int px_rail_vc_dump(px_rail_vc_t *vc, char *buf, size_t len);
 /* Sends every pending acknowledgement now (the peer waits for them). */

@@ -984,6 +984,11 @@ static const char *px_tcp_ep_describe(px_net_ep_t *ep)
     }
 }
 
+static int px_tcp_ep_ready(px_net_ep_t *ep)
+{
+    return ep->conn && ep->conn->state == PX_TCP_ESTABLISHED;
+}
+
 static void px_tcp_ep_rx_cancel(px_net_ep_t *ep)
 {
     if (ep->conn && ep->conn->rx_in_payload)
@@ -1192,5 +1197,6 @@ const px_net_ops_t px_net_tcp_ops = {
     .ep_describe = px_tcp_ep_describe,
     .iface_progress = px_tcp_iface_progress,
     .iface_quiet = px_tcp_iface_quiet,
+    .ep_ready = px_tcp_ep_ready,
     .iface_fd = px_tcp_iface_fd,
 };
