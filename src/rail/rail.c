@@ -719,6 +719,19 @@ static inline void px_rail_resend_mark(px_rail_vc_t *vc)
 }
 static void px_rail_send_ctl(px_rail_vc_t *vc, int si, uint8_t type, uint8_t flags, uint32_t seq,
                              uint64_t val);
+
+/* A ping on each subchannel a send may use that has carried nothing yet
+ * (but skip): the transport connects and verifies it now. */
+static void px_rail_connect_unused(px_rail_vc_t *vc, int skip)
+{
+    for (int i = 0; i < vc->nsub; i++) {
+        px_rail_sub_t *s = &vc->sub[i];
+        if (i == skip || (vc->single && i != vc->bind_sub) || s->state != PX_SUB_UP || s->used)
+            continue;
+        s->used = 1;
+        px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
+    }
+}
 static void px_rail_backlog_flush(px_rail_vc_t *vc);
 static void px_rail_deferred_flush(px_rail_vc_t *vc);
 
@@ -1265,14 +1278,11 @@ static void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
     s->st->frames_tx++;
     s->st->bytes_tx += x->len;
     if (__builtin_expect(!vc->armed, 0)) {
-        /* first traffic to this peer: connect the alternates now (a ping
-         * each), so a failover finds them ready and verified */
+        /* first traffic to this peer: connect the alternates now, so a
+         * failover finds them ready and verified */
         vc->armed = 1;
-        for (int i = 0; i < vc->nsub && vc->rail->ft; i++)
-            if (i != si && vc->sub[i].state == PX_SUB_UP && !vc->sub[i].used) {
-                vc->sub[i].used = 1;
-                px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
-            }
+        if (vc->rail->ft)
+            px_rail_connect_unused(vc, si);
     }
     px_status_t st = vc->rail->ops->ep_send(s->ep, buf, sizeof(*h) + x->uhl, x->iov, x->iovcnt,
                                             px_rail_wire_cb, x);
@@ -1841,13 +1851,7 @@ void px_rail_vc_connect(px_rail_vc_t *vc)
 {
     if (vc->failed)
         return;
-    for (int i = 0; i < vc->nsub; i++) {
-        px_rail_sub_t *s = &vc->sub[i];
-        if ((vc->single && i != vc->bind_sub) || !px_rail_usable(s) || s->used)
-            continue;
-        s->used = 1;
-        px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
-    }
+    px_rail_connect_unused(vc, -1);
     vc->armed = 1;
     px_rail_heat(vc);
 }
