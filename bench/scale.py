@@ -14,7 +14,10 @@ usage: bench/scale.py [--ranks 8,16,32,64] [--nets tcp,udp,udp+tcp] [--bytes 102
                       [--iters 50] [--repeat 1]
 
 udp+tcp is the hybrid mode (PX_NET=udp,tcp: datagrams to every peer,
-connections to the busy ones)."""
+connections to the busy ones). The modes take turns within each repeat, so
+that a slow spell of the machine falls on all of them; after each rank
+count, hybrid's time is given over connections only's and over the better
+single mode's."""
 import argparse
 import os
 import re
@@ -75,12 +78,29 @@ def main():
           f"(median of {a.repeat})")
     print(f"{'ranks':>5} {'PX_NET':>8} {'RSS KB':>8} {'max KB':>8} {'sockets':>8} "
           f"{'kernel KB':>9} {'alltoall us':>12}")
+    nets = a.nets.split(",")
     for n in [int(x) for x in a.ranks.split(",")]:
-        for net in a.nets.split(","):
-            rs = [run(n, net, a) for _ in range(a.repeat)]
-            med = {k: statistics.median(r[k] for r in rs) for k in rs[0]}
-            print(f"{n:>5} {net:>8} {med['rss']:>8.0f} {med['rss_max']:>8.0f} "
-                  f"{med['sockets']:>8.1f} {med['kernel']:>9.1f} {med['us']:>12.1f}", flush=True)
+        # Round-robin over the modes, so that a slow spell of the machine
+        # falls on all of them rather than on one mode's runs.
+        rs = {net: [] for net in nets}
+        for _ in range(a.repeat):
+            for net in nets:
+                rs[net].append(run(n, net, a))
+        med = {net: {k: statistics.median(r[k] for r in rs[net]) for k in rs[net][0]}
+               for net in nets}
+        for net in nets:
+            m = med[net]
+            print(f"{n:>5} {net:>8} {m['rss']:>8.0f} {m['rss_max']:>8.0f} "
+                  f"{m['sockets']:>8.1f} {m['kernel']:>9.1f} {m['us']:>12.1f}", flush=True)
+        single = [med[x]["us"] for x in nets if "+" not in x]
+        for net in (x for x in nets if "+" in x):
+            ratios = []
+            if "tcp" in med:
+                ratios.append(f"/ connections only {med[net]['us'] / med['tcp']['us']:.2f}")
+            if single:
+                ratios.append(f"/ better single mode {med[net]['us'] / min(single):.2f}")
+            if ratios:
+                print(f"{n:>5} {net:>8} alltoall time " + ", ".join(ratios), flush=True)
 
 
 if __name__ == "__main__":
