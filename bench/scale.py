@@ -5,7 +5,8 @@ against datagrams (udp) and hybrid (udp+tcp).
 Runs bench/scale/alltoall_mem (built with build/bin/mpicc into
 bench/.cache/scale) at each rank count with each PX_NET on this machine
 (PX_NET forces the network path between local ranks), and prints per
-process: resident set, socket descriptors, kernel socket memory (socket
+process: resident set, heap in use after MPI_Init (heap0) and at the end
+(less the benchmark's buffers), socket descriptors, kernel socket memory (socket
 slab objects created by the job, from /proc/slabinfo, plus the buffers
 /proc/net/sockstat counts at the end), and the time per alltoall. A
 benchmark: prints figures, asserts nothing.
@@ -62,6 +63,7 @@ def run(n, net, a):
     kern = (int(f["host_sock_slab_kb"]) - base) / n + float(f["kernel_tcp_kb"]) + \
         float(f["kernel_udp_kb"])
     return {"rss": float(f["rss_kb"]), "rss_max": float(f["rss_max_kb"]),
+            "heap0": float(f["heap_init_kb"]), "heap": float(f["heap_kb"]),
             "sockets": float(f["sockets"]), "kernel": kern, "us": float(f["alltoall_us"])}
 
 
@@ -76,8 +78,8 @@ def main():
     build()
     print(f"alltoall of {a.bytes} B per pair, {a.iters} iterations; per process "
           f"(median of {a.repeat})")
-    print(f"{'ranks':>5} {'PX_NET':>8} {'RSS KB':>8} {'max KB':>8} {'sockets':>8} "
-          f"{'kernel KB':>9} {'alltoall us':>12}")
+    print(f"{'ranks':>5} {'PX_NET':>8} {'RSS KB':>8} {'max KB':>8} {'heap0 KB':>8} {'heap KB':>8} "
+          f"{'sockets':>8} {'kernel KB':>9} {'alltoall us':>12}")
     nets = a.nets.split(",")
     for n in [int(x) for x in a.ranks.split(",")]:
         # Round-robin over the modes, so that a slow spell of the machine
@@ -91,6 +93,7 @@ def main():
         for net in nets:
             m = med[net]
             print(f"{n:>5} {net:>8} {m['rss']:>8.0f} {m['rss_max']:>8.0f} "
+                  f"{m['heap0']:>8.0f} {m['heap']:>8.0f} "
                   f"{m['sockets']:>8.1f} {m['kernel']:>9.1f} {m['us']:>12.1f}", flush=True)
         single = [med[x]["us"] for x in nets if "+" not in x]
         for net in (x for x in nets if "+" in x):

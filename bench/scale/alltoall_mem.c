@@ -2,7 +2,9 @@
  *
  * Every rank runs MPI_Alltoall of SIZE bytes per pair ITERS times (after a
  * warm-up that makes every pair talk), then reports, gathered on rank 0:
- * the mean and largest resident set (VmRSS, and VmHWM its peak), the socket
+ * the mean and largest resident set (VmRSS, and VmHWM its peak), the heap
+ * the process has in use (glibc's mallinfo2, less the benchmark's own two
+ * buffers) after MPI_Init and at the end, the socket
  * descriptors each process holds, the host's kernel socket memory from
  * /proc/net/sockstat (all of this job's sockets: one job on the host), the
  * host's socket slab memory (bench/scale.py subtracts what it was before the
@@ -11,6 +13,7 @@
  * usage: alltoall_mem [SIZE [ITERS]] */
 #include <mpi.h>
 #include <dirent.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +87,13 @@ static long slab_kb(void)
     return kb;
 }
 
+/* bytes of heap in use: small blocks and mmap-ed large ones */
+static long heap_bytes(void)
+{
+    struct mallinfo2 m = mallinfo2();
+    return (long)(m.uordblks + m.hblkhd);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size;
@@ -92,6 +102,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int bytes = argc > 1 ? atoi(argv[1]) : 1024;
     int iters = argc > 2 ? atoi(argv[2]) : 50;
+    long heap_init = heap_bytes();
     char *sb = malloc((size_t)bytes * size), *rb = malloc((size_t)bytes * size);
     for (size_t i = 0; i < (size_t)bytes * size; i++)
         sb[i] = (char)(rank + i);
@@ -106,9 +117,10 @@ int main(int argc, char **argv)
     for (int p = 0; p < size; p++)
         for (int i = 0; i < bytes; i++)
             bad |= rb[(size_t)p * bytes + i] != (char)(p + (size_t)rank * bytes + i);
-    long mine[3] = {status_kb("VmRSS"), status_kb("VmHWM"), sockets_held()};
+    long mine[5] = {status_kb("VmRSS"), status_kb("VmHWM"), sockets_held(), heap_init / 1024,
+                    (heap_bytes() - 2 * (long)bytes * size) / 1024};
     long *all = rank == 0 ? malloc(sizeof(mine) * size) : NULL;
-    MPI_Gather(mine, 3, MPI_LONG, all, 3, MPI_LONG, 0, MPI_COMM_WORLD);
+    MPI_Gather(mine, 5, MPI_LONG, all, 5, MPI_LONG, 0, MPI_COMM_WORLD);
     MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     int anybad;
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -116,19 +128,22 @@ int main(int argc, char **argv)
         long tcp_pages, udp_pages;
         sockstat(&tcp_pages, &udp_pages); /* every rank's sockets are still open */
         long slab = slab_kb();
-        double rss = 0, hwm = 0, socks = 0;
+        double rss = 0, hwm = 0, socks = 0, heap0 = 0, heap1 = 0;
         long rss_max = 0;
         for (int p = 0; p < size; p++) {
-            rss += all[3 * p];
-            hwm += all[3 * p + 1];
-            socks += all[3 * p + 2];
-            if (all[3 * p] > rss_max)
-                rss_max = all[3 * p];
+            rss += all[5 * p];
+            hwm += all[5 * p + 1];
+            socks += all[5 * p + 2];
+            heap0 += all[5 * p + 3];
+            heap1 += all[5 * p + 4];
+            if (all[5 * p] > rss_max)
+                rss_max = all[5 * p];
         }
         long page_kb = sysconf(_SC_PAGESIZE) / 1024;
-        printf("ranks %d bytes %d rss_kb %.0f rss_max_kb %ld hwm_kb %.0f sockets %.1f "
+        printf("ranks %d bytes %d rss_kb %.0f rss_max_kb %ld hwm_kb %.0f heap_init_kb %.0f "
+               "heap_kb %.0f sockets %.1f "
                "kernel_tcp_kb %.0f kernel_udp_kb %.0f host_sock_slab_kb %ld alltoall_us %.1f %s\n",
-               size, bytes, rss / size, rss_max, hwm / size, socks / size,
+               size, bytes, rss / size, rss_max, hwm / size, heap0 / size, heap1 / size, socks / size,
                (double)tcp_pages * page_kb / size, (double)udp_pages * page_kb / size, slab, tmax * 1e6,
                anybad ? "WRONG" : "ok");
         free(all);
