@@ -20,7 +20,7 @@ crosses a lossy rail. By default a subset runs: each program once at up to
 4 ranks over udp (but p2p_large and p2p_many, which move hundreds of
 megabytes), and four of them over hybrid channels; PX_LOSSY_SUITE=all runs
 every (program, ranks) line of the testlist in both modes, forced
-collective algorithms included (510 jobs, about an hour here). Programs
+collective algorithms included (514 jobs, about 100 minutes here). Programs
 that are expected to fail (fault_*) are left out: their failure is the
 launcher's, not the network's.
 """
