@@ -48,7 +48,8 @@ typedef struct px_am_hdr {
 _Static_assert(offsetof(px_am_hdr_t, a) == 16, "the envelope is the first 16 bytes");
 
 /* EAGER: a = sender's request (sync only). RTS: a = size, b = sender's
- * request, c = sender's buffer address. CTS: a = sender's request, b =
+ * request, c = sender's buffer address; over network channels its payload
+ * may be the message's first bytes (PX_RNDV_HEAD). CTS: a = sender's request, b =
  * receiver's request, c = bytes accepted. DATA: a = receiver's request,
  * b = offset. FIN / SYNC_ACK: a = sender's request. ZCTS: a = sender's
  * request, b = receiver's request, c = bytes accepted, d = port | data
@@ -111,6 +112,7 @@ struct px_proto_unexp {
     uint8_t am, flags;
     uint8_t arrived;
     size_t size;
+    size_t head; /* RTS: bytes of the message that came with it (in data) */
     uint64_t sreq, addr;
     char *data;
     px_proto_req_t *req; /* a receive waiting for the payload to arrive */
@@ -496,8 +498,12 @@ static inline void px_proto_pick(px_proto_peer_t *p, size_t len, int coll, px_pi
 
 static int px_proto_zc_offer(px_proto_peer_t *p, px_proto_req_t *req, size_t n, uint64_t sreq);
 
+/* The receive req met a rendezvous request for size bytes. head: bytes of
+ * the message that came with the request; the caller counts them in
+ * rndv_got as they land (the receive completes then if nothing else is
+ * accepted). */
 static void px_proto_rndv_start(px_proto_peer_t *p, px_proto_req_t *req, size_t size,
-                                uint64_t sreq, uint64_t addr, unsigned flags)
+                                uint64_t sreq, uint64_t addr, unsigned flags, size_t head)
 {
     size_t n = size < req->len ? size : req->len;
     if (size > req->len)
@@ -505,7 +511,7 @@ static void px_proto_rndv_start(px_proto_peer_t *p, px_proto_req_t *req, size_t 
     req->st_count = n;
     p->msgs_rx++;
     p->bytes_rx += n;
-    if (p->can_get && addr) { /* 0: the sender wants the data copied (PX_CHANNELS copy) */
+    if (p->can_get && addr && !head) { /* 0: the sender wants the data copied (PX_CHANNELS copy) */
         px_status_t st = n ? p->ops->ep_get(p->ep, req->buf, addr, n) : PX_OK;
         if (st == PX_OK) {
             px_proto_ctrl(p, PX_AM_FIN, sreq, 0, 0);
@@ -516,10 +522,24 @@ static void px_proto_rndv_start(px_proto_peer_t *p, px_proto_req_t *req, size_t 
     }
     req->rndv_total = n;
     req->rndv_got = 0;
-    if ((flags & PX_AM_FLAG_ZCOPY) && n && px_proto_zc_offer(p, req, n, sreq) == 0)
+    if ((flags & PX_AM_FLAG_ZCOPY) && !head && n && px_proto_zc_offer(p, req, n, sreq) == 0)
         return;
+    /* the sender sends what lies beyond its head and below n */
     px_proto_ctrl(p, PX_AM_CTS, sreq, px_proto_id_get(req), n);
-    if (n == 0)
+    if (n == 0 && !head)
+        px_proto_complete(req);
+}
+
+/* An unexpected request's head has arrived and its receive is matched. */
+static void px_proto_rndv_head_take(px_proto_req_t *req, px_proto_unexp_t *u)
+{
+    size_t m = u->head < req->rndv_total ? u->head : req->rndv_total;
+    if (m)
+        memcpy(req->buf, u->data, m);
+    free(u->data);
+    free(u);
+    req->rndv_got += m;
+    if (req->rndv_got == req->rndv_total)
         px_proto_complete(req);
 }
 
@@ -529,7 +549,7 @@ static void px_proto_rndv_data(px_proto_peer_t *p, px_proto_req_t *req, size_t n
     size_t chunk = p->kind == PX_CHAN_RAIL
                        ? px_rail_vc_chunk(vc, px_p.car_chunk[px_vc_car(p, vc)])
                        : p->chunk;
-    for (size_t off = 0; off < n; off += chunk) {
+    for (size_t off = req->head; off < n; off += chunk) {
         size_t k = n - off < chunk ? n - off : chunk;
         px_am_hdr_t h = {.am = PX_AM_DATA, .a = req->rndv_total, .b = off};
         struct iovec iov = {(char *)req->buf + off, k};
@@ -646,8 +666,13 @@ static void px_proto_take_unexp(px_proto_req_t *req, px_proto_unexp_t *u)
     req->st_tag = u->tag;
     req->peer = u->peer;
     if (u->am == PX_AM_RTS) {
-        px_proto_rndv_start(p, req, u->size, u->sreq, u->addr, u->flags);
-        free(u);
+        px_proto_rndv_start(p, req, u->size, u->sreq, u->addr, u->flags, u->head);
+        if (!u->head)
+            free(u);
+        else if (u->arrived)
+            px_proto_rndv_head_take(req, u);
+        else
+            u->req = req; /* rx_done finishes it */
         return;
     }
     px_proto_set_status(req, u->src, u->tag, u->peer, u->size);
@@ -722,6 +747,7 @@ static void *px_proto_rx_begin_at(void *owner, const void *hdr, size_t hdr_len, 
             u->peer = p->rank;
             u->am = PX_AM_EAGER;
             u->flags = h.flags;
+            u->head = 0;
             u->arrived = 0;
             u->size = payload_len;
             u->sreq = h.a;
@@ -732,33 +758,62 @@ static void *px_proto_rx_begin_at(void *owner, const void *hdr, size_t hdr_len, 
             return u->data;
         }
     case PX_AM_RTS:
+        /* a head is smaller than the message, and never with a read of the
+         * sender's memory or udp-zcopy */
+        if (payload_len && (payload_len >= h.a || h.c || (h.flags & PX_AM_FLAG_ZCOPY))) {
+            px_error("proto", "invalid rendezvous request from rank %d", p->rank);
+            return NULL;
+        }
         px_p.n_rndv++;
         req = px_proto_match_posted(h.ctx, h.src, h.tag);
         if (req) {
             req->st_source = h.src;
             req->st_tag = h.tag;
             req->peer = p->rank;
-            px_proto_rndv_start(p, req, h.a, h.b, h.c, h.flags);
+            px_proto_rndv_start(p, req, h.a, h.b, h.c, h.flags, payload_len);
+            if (!payload_len)
+                return NULL;
+            if (payload_len <= req->rndv_total) { /* counted as rendezvous data */
+                *ctx_p = PX_RX_TAG(req, PX_RX_DATA);
+                return req->buf;
+            }
+            /* truncated within the head: nothing more comes */
+            if (!(req->tmp = malloc(payload_len))) {
+                px_error("proto", "out of memory for a message of %zu bytes", payload_len);
+                return NULL;
+            }
+            *ctx_p = PX_RX_TAG(req, PX_RX_REQ);
+            return req->tmp;
         } else {
             px_proto_unexp_t *u = malloc(sizeof(*u));
             if (!u)
                 return NULL;
+            u->data = payload_len ? malloc(payload_len) : NULL;
+            if (payload_len && !u->data) {
+                px_error("proto", "out of memory for an unexpected message of %zu bytes",
+                         payload_len);
+                free(u);
+                return NULL;
+            }
             u->ctx = h.ctx;
             u->src = h.src;
             u->tag = h.tag;
             u->peer = p->rank;
             u->am = PX_AM_RTS;
             u->flags = h.flags;
-            u->arrived = 1;
+            u->arrived = !payload_len;
             u->size = h.a;
+            u->head = payload_len;
             u->sreq = h.b;
             u->addr = h.c;
-            u->data = NULL;
             u->req = NULL;
             px_list_insert_tail(&px_p.unexp, &u->link);
             px_p.n_unexp++;
+            if (!payload_len)
+                return NULL;
+            *ctx_p = PX_RX_TAG(u, PX_RX_UNEXP);
+            return u->data;
         }
-        return NULL;
     case PX_AM_CTS:
         req = px_proto_id_lookup(h.a);
         if (!req || req->kind != PX_PROTO_REQ_SEND || h.c > req->len) {
@@ -829,7 +884,9 @@ static void px_proto_rx_done_len(void *owner, void *ctx, size_t len)
     case PX_RX_UNEXP:
         u = PX_RX_PTR(ctx);
         u->arrived = 1;
-        if (u->req) { /* matched while its payload was still arriving */
+        if (u->req && u->am == PX_AM_RTS) {
+            px_proto_rndv_head_take(u->req, u);
+        } else if (u->req) { /* matched while its payload was still arriving */
             req = u->req;
             if (req->st_count)
                 memcpy(req->buf, u->data, req->st_count);
@@ -998,14 +1055,25 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
         return PX_OK;
     }
 
-    /* rendezvous: the receiver reads directly (FIN) or asks for DATA (CTS) */
+    /* rendezvous: the receiver reads directly (FIN) or asks for DATA (CTS);
+     * over a network channel that carries the data too, the first bytes go
+     * with the request and cross while the receiver answers */
     px_am_hdr_t h = {.am = PX_AM_RTS, .flags = k.zc ? PX_AM_FLAG_ZCOPY : 0, .src = my_rank,
                      .tag = tag, .ctx = ctx, .a = len, .b = px_proto_id_get(req),
                      .c = k.get ? (uint64_t)(uintptr_t)buf : 0};
+    size_t head = 0;
+    if (k.env && k.env == k.data && !k.zc) {
+        size_t lim = px_p.car_eager[px_vc_car(p, k.env)];
+        head = px_params.rndv_head < lim ? px_params.rndv_head : lim;
+        if (head >= len) /* a rendezvous PX_CHANNELS asked for: no head */
+            head = 0;
+    }
+    struct iovec iov = {(void *)buf, head};
     p->rndv_tx++;
     req->pending = 1;
     req->dvc = k.data;
-    st = px_chan_send_on(p, k.env, &h, px_am_hdr_len[PX_AM_RTS], NULL, 0, req->rflags,
+    req->head = head;
+    st = px_chan_send_on(p, k.env, &h, px_am_hdr_len[PX_AM_RTS], &iov, head ? 1 : 0, req->rflags,
                          px_proto_send_cb, req);
     if (st == PX_INPROGRESS)
         req->pending++;

@@ -56,6 +56,7 @@ struct px_proto_req {
     uint64_t id;       /* wire identifier while a peer may refer to it */
     void *tmp;         /* truncation scratch */
     struct px_rail_vc *dvc; /* rendezvous send to a network peer: the data's channel */
+    size_t head;       /* rendezvous send: bytes that went with the request */
     px_list_t link;    /* posted queue */
     px_proto_cmpl_cb_t cb; /* optional, runs at completion */
 };
