@@ -149,6 +149,10 @@ static const px_coll_rule_t px_coll_default_rules[] = {
      * 232-386 us; 64 KB: 220-250 against 295-408 us) */
     {PX_COLL_ALLREDUCE, 2, 0, 0, "recursive_doubling", PX_COLL_NODES_ANY},
     {PX_COLL_ALLREDUCE, 4, 65536, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
+    /* on one node the halving and doubling beat the ring at every size
+     * (osu_allreduce, 8 ranks, 1 MB: 1.6-2.1 against 2.4-2.5 ms; 4 ranks,
+     * 1 MB: 0.6-0.7 against 0.8-1.1 ms; 3 ranks alike, 6 ranks even) */
+    {PX_COLL_ALLREDUCE, 8, 0, 0, "rabenseifner", PX_COLL_NODES_ONE},
     {PX_COLL_ALLREDUCE, 0, 524288, 0, "rabenseifner", PX_COLL_NODES_ANY},
     {PX_COLL_ALLREDUCE, 0, 0, 0, "ring", PX_COLL_NODES_ANY},
     {PX_COLL_ALLREDUCE, 0, 0, 0, "recursive_doubling", PX_COLL_NODES_ANY},
