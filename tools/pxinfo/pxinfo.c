@@ -215,8 +215,13 @@ int main(int argc, char **argv)
     }
     printf("\nSelected: PX_NET=%s (shm between ranks of a node, tcp between nodes)\n",
            px_params.net);
-    printf("Eager limits: shm %zu bytes, tcp %zu bytes\n", px_params.shm_eager_limit,
-           px_params.tcp_eager_limit);
+    if (px_params.shm_eager_limit == PX_PARAM_SIZE_AUTO)
+        printf("Eager limits: shm auto (%d bytes while ranks on a machine are at most twice its "
+               "cores, else %d), tcp %zu bytes\n",
+               PX_SHM_EAGER_AUTO_HIGH, PX_SHM_EAGER_AUTO_LOW, px_params.tcp_eager_limit);
+    else
+        printf("Eager limits: shm %zu bytes, tcp %zu bytes\n", px_params.shm_eager_limit,
+               px_params.tcp_eager_limit);
     printf("Progress: PX_PROGRESS_MODE=%s, PX_SPIN_COUNT=%ld\n", px_params.progress_mode,
            px_params.spin_count);
     printf("Rails: PX_RAIL_POLICY=%s (`pxinfo --rails`)\n", px_params.rail_policy);

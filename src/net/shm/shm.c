@@ -297,7 +297,9 @@ static void px_shm_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
     memset(attr, 0, sizeof(*attr));
     attr->caps = s->cma_ok ? PX_NET_CAP_GET : 0;
     attr->max_frag = s->cell - sizeof(px_shm_cell_t) - PX_NET_HDR_MAX;
-    attr->eager_limit = px_params.shm_eager_limit;
+    /* 'auto' is resolved by proto, which knows how many ranks share the cores */
+    attr->eager_limit = px_params.shm_eager_limit == PX_PARAM_SIZE_AUTO ? PX_SHM_EAGER_AUTO_LOW
+                                                                        : px_params.shm_eager_limit;
     attr->latency_us = 0.2;
     attr->bandwidth_mbs = 10000;
 }
