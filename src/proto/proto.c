@@ -1355,6 +1355,10 @@ int px_proto_oversubscribed(void) { return px_p.oversub; }
 
 int px_proto_peer_failed(int peer) { return px_p.peers[peer].failed; }
 
+int px_proto_peer_local(int peer) { return px_p.peers[peer].kind != PX_CHAN_RAIL; }
+
+uint64_t px_proto_job_id(void) { return px_p.boot.job_id; }
+
 const char *px_proto_channel_name(int peer)
 {
     static const char *const names[] = {"self", "shm", "tcp"};

@@ -11,41 +11,11 @@ static int rank, size;
 
 static int val(int r, int i, int salt) { return (int)((r * 131 + i * 7 + salt * 17) % 1000) - 500; }
 
-/* Affine map x -> m*x + c; a op b = "a then b": associative, not commutative. */
-typedef struct {
-    unsigned m, c;
-} aff_t;
+typedef px_aff_t aff_t; /* the non-commutative operation (px_test.h) */
 static MPI_Datatype aff_type;
 static MPI_Op aff_op;
-
-static aff_t aff_compose(aff_t a, aff_t b)
-{
-    aff_t r = {a.m * b.m, b.m * a.c + b.c};
-    return r;
-}
-
-static void aff_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    aff_t *a = in, *b = inout;
-    for (int i = 0; i < *len; i++)
-        b[i] = aff_compose(a[i], b[i]);
-}
-
-static aff_t aff_val(int r, int i)
-{
-    aff_t a = {(unsigned)(r * 2 + 3 + (i % 5)), (unsigned)(r * 7 + i)};
-    return a;
-}
-
-/* x_lo op ... op x_hi (inclusive) */
-static aff_t aff_fold(int lo, int hi, int i)
-{
-    aff_t acc = aff_val(lo, i);
-    for (int r = lo + 1; r <= hi; r++)
-        acc = aff_compose(acc, aff_val(r, i));
-    return acc;
-}
+#define aff_val px_aff_val
+#define aff_fold px_aff_fold
 
 #define CHECK_INTS(buf, n, expr, what, ...)                                                        \
     do {                                                                                       \
@@ -571,7 +541,7 @@ int main(int argc, char **argv)
     size = px_test_size;
     MPI_Type_contiguous(2, MPI_UNSIGNED, &aff_type);
     MPI_Type_commit(&aff_type);
-    MPI_Op_create(aff_fn, 0, &aff_op);
+    MPI_Op_create(px_aff_fn, 0, &aff_op);
     int roots[3] = {0, size / 2, size - 1}, nroots = size == 1 ? 1 : size == 2 ? 2 : 3;
     for (int k = 0; k < NCOUNTS; k++) {
         int count = counts[k];

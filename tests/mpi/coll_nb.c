@@ -10,35 +10,10 @@ static int rank, size;
 
 static int val(int r, int i, int salt) { return (int)((r * 97 + i * 13 + salt * 29) % 2000) - 1000; }
 
-typedef struct {
-    unsigned m, c;
-} aff_t;
+typedef px_aff_t aff_t; /* the non-commutative operation (px_test.h) */
+#define aff_val px_aff_val
 
-static void aff_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    aff_t *a = in, *b = inout;
-    for (int i = 0; i < *len; i++) {
-        aff_t r = {a[i].m * b[i].m, b[i].m * a[i].c + b[i].c};
-        b[i] = r;
-    }
-}
-
-static aff_t aff_val(int r, int i)
-{
-    aff_t a = {(unsigned)(r * 2 + 3 + (i % 5)), (unsigned)(r * 7 + i)};
-    return a;
-}
-
-static aff_t aff_fold(int hi, int i)
-{
-    aff_t acc = aff_val(0, i);
-    for (int r = 1; r <= hi; r++) {
-        aff_t b = aff_val(r, i), n = {acc.m * b.m, b.m * acc.c + b.c};
-        acc = n;
-    }
-    return acc;
-}
+static aff_t aff_fold(int hi, int i) { return px_aff_fold(0, hi, i); }
 
 /* Reports the first mismatch of a loop and leaves the loop (no do/while
  * wrapper on purpose: the break belongs to the caller's loop). */
@@ -225,7 +200,7 @@ int main(int argc, char **argv)
     PX_MPI(MPI_Barrier(dup));
     MPI_Type_contiguous(2, MPI_UNSIGNED, &aff_type);
     MPI_Type_commit(&aff_type);
-    MPI_Op_create(aff_fn, 0, &aff_op);
+    MPI_Op_create(px_aff_fn, 0, &aff_op);
     for (int k = 0; k < (int)(sizeof(counts) / sizeof(counts[0])); k++)
         for (int root = 0; root < size; root += size > 2 ? size / 2 + 1 : 1)
             round_all(counts[k] / (counts[k] > 5000 ? size : 1), root, dup, aff_op, aff_type);

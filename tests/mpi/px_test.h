@@ -121,6 +121,43 @@ static inline int px_test_skip(const char *why)
     return 0;
 }
 
+/* Affine maps x -> m*x + c (mod 2^32) composed "a then b": an associative,
+ * non-commutative operation (MPI_Op_create(px_aff_fn, 0, ...) over two
+ * MPI_UNSIGNED) that shows whether a reduction keeps rank order. */
+typedef struct {
+    unsigned m, c;
+} px_aff_t;
+
+static inline px_aff_t px_aff_then(px_aff_t a, px_aff_t b)
+{
+    px_aff_t r = {a.m * b.m, b.m * a.c + b.c};
+    return r;
+}
+
+static inline void px_aff_fn(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    px_aff_t *a = (px_aff_t *)in, *b = (px_aff_t *)inout;
+    (void)dt;
+    for (int i = 0; i < *len; i++)
+        b[i] = px_aff_then(a[i], b[i]);
+}
+
+/* Element i of rank r's contribution. */
+static inline px_aff_t px_aff_val(int r, int i)
+{
+    px_aff_t a = {(unsigned)(r * 2 + 3 + (i % 5)), (unsigned)(r * 7 + i)};
+    return a;
+}
+
+/* x_lo then ... then x_hi (inclusive), element i */
+static inline px_aff_t px_aff_fold(int lo, int hi, int i)
+{
+    px_aff_t acc = px_aff_val(lo, i);
+    for (int r = lo + 1; r <= hi; r++)
+        acc = px_aff_then(acc, px_aff_val(r, i));
+    return acc;
+}
+
 /* Pair tests pair ranks 2i and 2i+1; a lone last rank gets -1. */
 static inline int px_pair_peer(int rank, int size)
 {

@@ -147,6 +147,8 @@ enum {
     PX_COLL_F_CONTIG = 1u << 2,  /* contiguous reduction datatype (segments) */
     PX_COLL_F_HIER = 1u << 3,    /* node hierarchy built for the communicator */
     PX_COLL_F_COUNT_POF2 = 1u << 4, /* count >= largest power of two <= size */
+    PX_COLL_F_SHM = 1u << 5,     /* shared-memory segment (coll_shm.c): blocking calls,
+                                    ranks on one machine, data within PX_COLL_SHM_SIZE */
 };
 
 typedef int (*px_coll_build_fn)(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c);
@@ -186,6 +188,15 @@ int px_coll_build_into(px_coll_sched_t *s, px_coll_id_t coll, const px_coll_args
 int px_coll_build_algo(px_coll_sched_t *s, px_coll_id_t coll, const char *algo,
                        const px_coll_args_t *a, px_mpi_comm_t *c);
 void px_mpi_coll_print_table(FILE *f);
+/* The algorithm for a blocking call made by the application (the
+ * shared-memory algorithms are only chosen here). */
+const px_coll_algo_t *px_coll_select_top(px_coll_id_t coll, const px_coll_args_t *a,
+                                         px_mpi_comm_t *c);
+/* Shared-memory collectives (coll_shm.c): whether id can run on c's segment
+ * (collective: sets the segment up at the first call that needs it), and
+ * running it. */
+int px_coll_shm_usable(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c);
+int px_coll_shm_run(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c);
 /* Whether some PX_<COLL>_ALGORITHM forces a node-aware algorithm. */
 int px_coll_forced_hier(void);
 

@@ -1,0 +1,330 @@
+/* Shared-memory collectives for communicators whose ranks are all on one
+ * machine: instead of messages through the shared-memory channel, each rank
+ * writes its contribution once into its own slot of a segment mapped by the
+ * whole communicator and reads the others' slots directly, so a small
+ * allreduce, barrier, broadcast or allgather costs one wait per rank instead
+ * of log2 n message rounds (each a wake-up when ranks share cores).
+ *
+ * Segment: per rank one `seq` and one `ack` word (own cache lines), then per
+ * rank two data slots of PX_COLL_SHM_SIZE bytes. Operation k of the
+ * communicator uses slot k % 2. A rank publishes its data for k by storing
+ * seq = k (release) and has finished reading operation k when it stores
+ * ack = k; before writing slot k % 2 again (operation k + 2) it waits until
+ * every rank's ack is at least k. Reductions combine the slots in rank order
+ * on every rank, so all ranks get bit-identical results and non-commutative
+ * operations are right.
+ *
+ * The segment is created at the first call that would use it (a blocking
+ * collective, where every rank takes part), mode 0600, and unlinked as soon
+ * as every rank has mapped it; the ranks agree over point-to-point messages
+ * whether it works, so one rank's failure makes the communicator use the
+ * message-based algorithms everywhere. */
+#include "coll_impl.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../../proto/proto.h"
+
+/* Largest communicator served: every rank reads every slot, which stops
+ * paying off long before this. */
+#define PX_CSHM_MAX_RANKS 64
+/* Segments a process keeps mapped at most (bytes); communicators beyond it
+ * use the message-based algorithms. */
+#define PX_CSHM_MAPPED_MAX ((size_t)256 << 20)
+static size_t px_cshm_mapped;
+
+typedef struct {
+    _Atomic uint64_t seq;
+    char pad0[56];
+    _Atomic uint64_t ack;
+    char pad1[56];
+} px_cshm_flags_t;
+
+struct px_coll_shm {
+    int state; /* 1 usable, -1 not */
+    int n, me;
+    size_t slot;
+    uint64_t op; /* operations started on this communicator */
+    px_cshm_flags_t *flags;
+    char *data;
+    void *base;
+    size_t len;
+    const int *world; /* world rank of each member (failure checks) */
+};
+
+/* Stands for "not usable" when there was no memory to say so. */
+static struct px_coll_shm px_cshm_none = {.state = -1};
+
+void px_coll_shm_free(struct px_coll_shm *m)
+{
+    if (!m || m == &px_cshm_none)
+        return;
+    if (m->base) {
+        munmap(m->base, m->len);
+        px_cshm_mapped -= m->len;
+    }
+    free(m);
+}
+
+static inline char *px_cshm_slot(const struct px_coll_shm *m, int r, uint64_t k)
+{
+    return m->data + ((size_t)r * 2 + (k & 1)) * m->slot;
+}
+
+static size_t px_cshm_slot_size(void)
+{
+    return (px_params.coll_shm_size + 63) & ~(size_t)63;
+}
+
+/* Creates and maps the segment (collective over c); 1 if every rank can use it. */
+static int px_cshm_setup(px_mpi_comm_t *c)
+{
+    struct px_coll_shm *m = calloc(1, sizeof(*m));
+    int n = c->size, ok = m != NULL;
+    if (!m) { /* only this rank knows: it still joins the agreement */
+        int root_ok = 0, all;
+        int rc = px_mpi_coll_bcast(&root_ok, 1, MPI_INT, 0, c);
+        if (rc == MPI_SUCCESS)
+            px_mpi_coll_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c);
+        c->cshm = &px_cshm_none;
+        return 0;
+    }
+    for (int r = 0; r < n; r++)
+        if (!px_proto_peer_local(px_mpi_comm_world_rank(c, r)))
+            ok = 0;
+    m->n = n;
+    m->me = c->rank;
+    m->slot = px_cshm_slot_size();
+    m->world = c->group->world;
+    long page = sysconf(_SC_PAGESIZE);
+    m->len = (size_t)n * sizeof(px_cshm_flags_t) + (size_t)n * 2 * m->slot;
+    m->len = (m->len + (size_t)page - 1) & ~((size_t)page - 1);
+    if (px_cshm_mapped + m->len > PX_CSHM_MAPPED_MAX)
+        ok = 0;
+    char name[96];
+    snprintf(name, sizeof(name), "/plexus-%016llx-c%u-%d", (unsigned long long)px_proto_job_id(),
+             c->ctx, px_mpi_comm_world_rank(c, 0));
+    int fd = -1, created = 0;
+    if (c->rank == 0 && ok) {
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0 && errno == EEXIST) { /* left by a process of this job that died */
+            shm_unlink(name);
+            fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        }
+        created = fd >= 0;
+        /* the pages are reserved now: a full /dev/shm fails here rather
+         * than with SIGBUS at a later write */
+        int err;
+        if (fd >= 0 && (err = posix_fallocate(fd, 0, (off_t)m->len)) != 0) {
+            errno = err;
+            close(fd);
+            fd = -1;
+        }
+        if (fd < 0)
+            px_warn("coll", "cannot create shared-memory segment %s (%zu bytes): %s; collectives "
+                    "on this communicator use messages", name, m->len, strerror(errno));
+        ok = fd >= 0;
+    }
+    int root_ok = ok;
+    int rc = px_mpi_coll_bcast(&root_ok, 1, MPI_INT, 0, c);
+    if (rc == MPI_SUCCESS && root_ok && ok && c->rank != 0) {
+        fd = shm_open(name, O_RDWR, 0600);
+        ok = fd >= 0;
+    }
+    ok = ok && root_ok && rc == MPI_SUCCESS;
+    if (ok) {
+        m->base = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m->base == MAP_FAILED) {
+            m->base = NULL;
+            ok = 0;
+        } else {
+            px_cshm_mapped += m->len;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    int all = 0;
+    if (rc == MPI_SUCCESS)
+        rc = px_mpi_coll_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c);
+    if (created)
+        shm_unlink(name); /* every rank has mapped it or given up */
+    if (rc != MPI_SUCCESS || !all) {
+        if (m->base) {
+            munmap(m->base, m->len);
+            px_cshm_mapped -= m->len;
+        }
+        m->base = NULL;
+        m->state = -1;
+    } else {
+        m->flags = m->base;
+        m->data = (char *)m->base + (size_t)n * sizeof(px_cshm_flags_t);
+        m->state = 1;
+    }
+    c->cshm = m;
+    return m->state == 1;
+}
+
+int px_coll_shm_usable(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
+{
+    size_t slot = px_cshm_slot_size();
+    if (!slot || c->is_inter || c->size < 2 || c->size > PX_CSHM_MAX_RANKS ||
+        c->local_size != c->size)
+        return 0;
+    switch (id) {
+    case PX_COLL_BARRIER:
+        break;
+    case PX_COLL_ALLTOALL:
+        if (a->bytes > slot / (size_t)c->size)
+            return 0;
+        break;
+    default:
+        if (a->bytes > slot)
+            return 0;
+        break;
+    }
+    /* the same on every rank up to here: set up (a collective) on first use */
+    if (c->cshm)
+        return c->cshm->state == 1;
+    return px_cshm_setup(c);
+}
+
+/* Waits until word `which` (0 seq, 1 ack) of rank `who` (or of every rank
+ * when who < 0) reaches val, progressing the engine meanwhile. */
+static int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val)
+{
+    int r = who < 0 ? 0 : who, end = who < 0 ? m->n : who + 1;
+    unsigned idle = 0;
+    for (;;) {
+        for (; r < end; r++) {
+            _Atomic uint64_t *w = which ? &m->flags[r].ack : &m->flags[r].seq;
+            if (atomic_load_explicit(w, memory_order_acquire) < val)
+                break;
+        }
+        if (r == end)
+            return MPI_SUCCESS;
+        if (px_proto_peer_failed(m->world[r]))
+            return MPI_ERR_OTHER;
+        px_proto_wait_step(&idle);
+    }
+}
+
+static inline void px_cshm_post(struct px_coll_shm *m, int which, uint64_t k)
+{
+    atomic_store_explicit(which ? &m->flags[m->me].ack : &m->flags[m->me].seq, k,
+                          memory_order_release);
+}
+
+/* count items of dt at buf <-> contiguous bytes at p */
+static void px_cshm_pack(const void *buf, MPI_Aint count, MPI_Datatype dt, void *p)
+{
+    px_mpi_dt_t *d = px_mpi_dt_get(dt);
+    if (d->contig)
+        memcpy(p, (const char *)buf + d->true_lb, (size_t)count * (size_t)d->size);
+    else if (count)
+        d->pack(d, count, buf, p);
+}
+
+static void px_cshm_unpack(const void *p, MPI_Aint count, MPI_Datatype dt, void *buf)
+{
+    px_mpi_dt_t *d = px_mpi_dt_get(dt);
+    if (d->contig)
+        memcpy((char *)buf + d->true_lb, p, (size_t)count * (size_t)d->size);
+    else if (count)
+        d->unpack(d, count, p, buf);
+}
+
+/* Before writing this rank's slot for operation k: every rank has
+ * finished reading operation k - 2, which used the same slot. */
+static int px_cshm_claim(struct px_coll_shm *m, uint64_t k)
+{
+    return k > 2 ? px_cshm_wait(m, 1, -1, k - 2) : MPI_SUCCESS;
+}
+
+/* x_0 op x_1 op ... op x_{n-1} into buf (contiguous datatype), in rank order. */
+static void px_cshm_reduce(struct px_coll_shm *m, uint64_t k, const px_coll_args_t *a, void *buf)
+{
+    px_mpi_dt_t *d = px_mpi_dt_get(a->dt);
+    memcpy((char *)buf + d->true_lb, px_cshm_slot(m, m->n - 1, k), a->bytes);
+    for (int r = m->n - 2; r >= 0; r--)
+        px_mpi_op_apply(a->op, px_cshm_slot(m, r, k) - d->true_lb, buf, a->count, a->dt);
+}
+
+int px_coll_shm_run(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
+{
+    struct px_coll_shm *m = c->cshm;
+    uint64_t k = ++m->op;
+    int rc = MPI_SUCCESS;
+    px_trace("coll", "%s: shm (ranks %d, bytes %zu, op %llu)", px_coll_name(id), c->size,
+             a->bytes, (unsigned long long)k);
+    int me = m->me, n = m->n;
+    char *mine = px_cshm_slot(m, me, k);
+    int writes = id != PX_COLL_BARRIER && (id != PX_COLL_BCAST || me == a->root);
+    if (writes && (rc = px_cshm_claim(m, k)) != MPI_SUCCESS)
+        return rc;
+    switch (id) {
+    case PX_COLL_BARRIER:
+        px_cshm_post(m, 0, k);
+        rc = px_cshm_wait(m, 0, -1, k);
+        break;
+    case PX_COLL_BCAST:
+        if (me == a->root) {
+            px_cshm_pack(a->rbuf, a->count, a->dt, mine);
+            px_cshm_post(m, 0, k);
+        } else {
+            rc = px_cshm_wait(m, 0, a->root, k);
+            if (rc == MPI_SUCCESS)
+                px_cshm_unpack(px_cshm_slot(m, a->root, k), a->count, a->dt, a->rbuf);
+        }
+        break;
+    case PX_COLL_REDUCE:
+    case PX_COLL_ALLREDUCE:
+        memcpy(mine, (const char *)a->sbuf + px_mpi_dt_get(a->dt)->true_lb, a->bytes);
+        px_cshm_post(m, 0, k);
+        if (id == PX_COLL_ALLREDUCE || me == a->root) {
+            rc = px_cshm_wait(m, 0, -1, k);
+            if (rc == MPI_SUCCESS)
+                px_cshm_reduce(m, k, a, a->rbuf);
+        }
+        break;
+    case PX_COLL_ALLGATHER: {
+        MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
+        if (a->sbuf == MPI_IN_PLACE)
+            px_cshm_pack((char *)a->rbuf + me * rext, a->rcount, a->rtype, mine);
+        else
+            px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
+        px_cshm_post(m, 0, k);
+        rc = px_cshm_wait(m, 0, -1, k);
+        for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
+            if (r != me || a->sbuf != MPI_IN_PLACE)
+                px_cshm_unpack(px_cshm_slot(m, r, k), a->rcount, a->rtype,
+                               (char *)a->rbuf + r * rext);
+        break;
+    }
+    case PX_COLL_ALLTOALL: {
+        /* slot of rank r: its blocks for ranks 0..n-1; IN_PLACE data is
+         * copied out of rbuf before rbuf is written */
+        const void *src = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
+        MPI_Aint sext = px_mpi_dt_get(a->stype)->extent * a->scount;
+        MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
+        for (int r = 0; r < n; r++)
+            px_cshm_pack((const char *)src + r * sext, a->scount, a->stype,
+                         mine + (size_t)r * a->bytes);
+        px_cshm_post(m, 0, k);
+        rc = px_cshm_wait(m, 0, -1, k);
+        for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
+            px_cshm_unpack(px_cshm_slot(m, r, k) + (size_t)me * a->bytes, a->rcount, a->rtype,
+                           (char *)a->rbuf + r * rext);
+        break;
+    }
+    default:
+        return MPI_ERR_INTERN;
+    }
+    px_cshm_post(m, 1, k);
+    return rc;
+}

@@ -1,0 +1,211 @@
+/* Collectives on one machine through a shared segment: many calls in a row
+ * whose ranks arrive skewed (a slot is only rewritten once everyone has
+ * read it), sizes on both sides of the slot size, a non-commutative
+ * operation (combined in rank order), blocking calls between the start and
+ * the end of a nonblocking one, and, with Plexus, that the segment exists
+ * exactly while its communicator does and never stays in /dev/shm. */
+#include "px_test.h"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#define ITERS 300
+
+static int rank, size;
+
+static unsigned val(int it, int r, int i) { return (unsigned)(it * 7919 + r * 104729 + i * 31); }
+
+static void skew(int it)
+{
+    /* one rank late now and then, a different one each time */
+    if (it % 17 == 0 && rank == (it / 17) % size)
+        usleep(200);
+}
+
+static void check_allreduce(int it, int count, MPI_Comm comm)
+{
+    unsigned *s = malloc(sizeof(unsigned) * (size_t)(count ? count : 1));
+    unsigned *r = malloc(sizeof(unsigned) * (size_t)(count ? count : 1));
+    for (int i = 0; i < count; i++)
+        s[i] = val(it, rank, i);
+    skew(it);
+    MPI_Allreduce(s, r, count, MPI_UNSIGNED, MPI_SUM, comm);
+    int bad = 0;
+    for (int i = 0; i < count && !bad; i++) {
+        unsigned e = 0;
+        for (int q = 0; q < size; q++)
+            e += val(it, q, i);
+        if (r[i] != e) {
+            PX_CHECK(0, "it %d Allreduce count %d: [%d] = %u, expected %u", it, count, i, r[i], e);
+            bad = 1;
+        }
+    }
+    free(s);
+    free(r);
+}
+
+static void check_gathers(int it, int count)
+{
+    size_t n = (size_t)count * (size_t)size;
+    unsigned *s = malloc(sizeof(unsigned) * (n ? n : 1));
+    unsigned *r = malloc(sizeof(unsigned) * (n ? n : 1));
+    for (int i = 0; i < count; i++)
+        s[i] = val(it, rank, i);
+    skew(it + 1);
+    MPI_Allgather(s, count, MPI_UNSIGNED, r, count, MPI_UNSIGNED, MPI_COMM_WORLD);
+    for (int q = 0, bad = 0; q < size && !bad; q++)
+        for (int i = 0; i < count && !bad; i++)
+            if (r[(size_t)q * count + i] != val(it, q, i)) {
+                PX_CHECK(0, "it %d Allgather count %d: block %d [%d] = %u, expected %u", it, count,
+                         q, i, r[(size_t)q * count + i], val(it, q, i));
+                bad = 1;
+            }
+    /* alltoall: block for q holds val(it, rank * size + q, i) */
+    for (int q = 0; q < size; q++)
+        for (int i = 0; i < count; i++)
+            s[(size_t)q * count + i] = val(it, rank * size + q, i);
+    skew(it + 2);
+    MPI_Alltoall(s, count, MPI_UNSIGNED, r, count, MPI_UNSIGNED, MPI_COMM_WORLD);
+    for (int q = 0, bad = 0; q < size && !bad; q++)
+        for (int i = 0; i < count && !bad; i++)
+            if (r[(size_t)q * count + i] != val(it, q * size + rank, i)) {
+                PX_CHECK(0, "it %d Alltoall count %d: block %d [%d] = %u, expected %u", it, count,
+                         q, i, r[(size_t)q * count + i], val(it, q * size + rank, i));
+                bad = 1;
+            }
+    free(s);
+    free(r);
+}
+
+/* reductions combine in rank order, also through shared slots */
+static void check_noncommutative(int it, MPI_Op op, MPI_Datatype affty)
+{
+    enum { N = 5 };
+    px_aff_t s[N], r[N];
+    for (int i = 0; i < N; i++)
+        s[i] = px_aff_val(rank + it, i);
+    int root = it % size;
+    MPI_Reduce(s, r, N, affty, op, root, MPI_COMM_WORLD);
+    for (int i = 0; i < N && rank == root; i++) {
+        px_aff_t e = px_aff_fold(it, it + size - 1, i);
+        PX_CHECK(r[i].m == e.m && r[i].c == e.c, "it %d Reduce [%d] = (%u,%u), expected (%u,%u)",
+                 it, i, r[i].m, r[i].c, e.m, e.c);
+    }
+    MPI_Allreduce(s, r, N, affty, op, MPI_COMM_WORLD);
+    for (int i = 0; i < N; i++) {
+        px_aff_t e = px_aff_fold(it, it + size - 1, i);
+        PX_CHECK(r[i].m == e.m && r[i].c == e.c, "it %d Allreduce [%d] = (%u,%u), expected "
+                 "(%u,%u)", it, i, r[i].m, r[i].c, e.m, e.c);
+    }
+}
+
+/* Mappings of Plexus collective segments in this process; sets *job to the
+ * job id in their names. */
+static int count_segments(char *job, size_t jobsz)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    int n = 0;
+    while (f && fgets(line, sizeof(line), f)) {
+        char *p = strstr(line, "/plexus-");
+        if (p && strlen(p) > 25 && p[24] == '-' && p[25] == 'c') {
+            n++;
+            snprintf(job, jobsz, "%.16s", p + 8);
+        }
+    }
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static int count_dev_shm(const char *job)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "plexus-%s-c", job);
+    DIR *d = opendir("/dev/shm");
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)))
+        if (!strncmp(e->d_name, prefix, strlen(prefix)))
+            n++;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    px_test_begin("coll_shm");
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    static const int counts[] = {1, 7, 1000, 16384, 16385, 0};
+    for (int it = 0; it < ITERS; it++) {
+        check_allreduce(it, counts[it % 6], MPI_COMM_WORLD);
+        /* alltoall blocks up to 64 KB / 8 ranks, and beyond */
+        check_gathers(it, it % 5 == 4 ? 4096 : 1 + it % 300);
+        if (it % 3 == 0)
+            MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    MPI_Op aff_op;
+    MPI_Datatype affty;
+    MPI_Type_contiguous(2, MPI_UNSIGNED, &affty);
+    MPI_Type_commit(&affty);
+    MPI_Op_create(px_aff_fn, 0, &aff_op);
+    for (int it = 0; it < 50; it++)
+        check_noncommutative(it, aff_op, affty);
+
+    /* blocking calls while a nonblocking one on the same communicator is open */
+    {
+        int a = rank + 1, b = 0, c = rank, d = 0;
+        MPI_Request req;
+        MPI_Iallreduce(&a, &b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &req);
+        for (int i = 0; i < 10; i++) {
+            MPI_Allreduce(&c, &d, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+            PX_CHECK(d == size - 1, "Allreduce(MAX) during Iallreduce: %d", d);
+        }
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        PX_CHECK(b == size * (size + 1) / 2, "Iallreduce: %d, expected %d", b, size * (size + 1) / 2);
+    }
+
+    /* Plexus: a segment per communicator whose ranks share a machine, while
+     * shared memory carries its messages; gone from /dev/shm once mapped,
+     * unmapped when the communicator is freed. */
+    char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(lib, &len);
+    if (strstr(lib, "Plexus")) {
+        MPI_Comm node;
+        int nsize;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &nsize);
+        MPI_Comm_free(&node);
+        const char *net = getenv("PX_NET"), *sz = getenv("PX_COLL_SHM_SIZE");
+        int expect = size > 1 && nsize == size && (!net || strstr(net, "shm")) &&
+                     !(sz && !strcmp(sz, "0"));
+        char job[32] = "";
+        MPI_Barrier(MPI_COMM_WORLD);
+        int before = count_segments(job, sizeof(job));
+        PX_CHECK(before == expect, "%d collective segments mapped on MPI_COMM_WORLD, expected %d",
+                 before, expect);
+        MPI_Comm dup;
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        check_allreduce(0, 3, dup);
+        int with = count_segments(job, sizeof(job));
+        PX_CHECK(with == before + expect, "%d segments after using a duplicate, expected %d", with,
+                 before + expect);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (expect)
+            PX_CHECK(count_dev_shm(job) == 0, "collective segments of job %s left in /dev/shm",
+                     job);
+        MPI_Comm_free(&dup);
+        int after = count_segments(job, sizeof(job));
+        PX_CHECK(after == before, "%d segments after MPI_Comm_free, expected %d", after, before);
+    }
+
+    MPI_Op_free(&aff_op);
+    MPI_Type_free(&affty);
+    return px_test_finish("%d rounds of allreduce/allgather/alltoall", ITERS);
+}
