@@ -260,8 +260,7 @@ int px_coll_shm_run(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
     struct px_coll_shm *m = c->cshm;
     uint64_t k = ++m->op;
     int rc = MPI_SUCCESS;
-    px_trace("coll", "%s: shm (ranks %d, bytes %zu, op %llu)", px_coll_name(id), c->size,
-             a->bytes, (unsigned long long)k);
+    px_trace("coll", "%s: shm (ranks %d, bytes %zu)", px_coll_name(id), c->size, a->bytes);
     int me = m->me, n = m->n;
     char *mine = px_cshm_slot(m, me, k);
     int writes = id != PX_COLL_BARRIER && (id != PX_COLL_BCAST || me == a->root);
