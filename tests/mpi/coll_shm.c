@@ -44,6 +44,24 @@ static void check_allreduce(int it, int count, MPI_Comm comm)
     free(r);
 }
 
+/* rotating roots: a root may run ahead of the readers of its last slot */
+static void check_bcast(int it, int count)
+{
+    unsigned *b = malloc(sizeof(unsigned) * (size_t)(count ? count : 1));
+    int root = it % size;
+    for (int i = 0; i < count; i++)
+        b[i] = rank == root ? val(it, root, i) : 0;
+    skew(it + 3);
+    MPI_Bcast(b, count, MPI_UNSIGNED, root, MPI_COMM_WORLD);
+    for (int i = 0; i < count; i++)
+        if (b[i] != val(it, root, i)) {
+            PX_CHECK(0, "it %d Bcast count %d root %d: [%d] = %u, expected %u", it, count, root,
+                     i, b[i], val(it, root, i));
+            break;
+        }
+    free(b);
+}
+
 static void check_gathers(int it, int count)
 {
     size_t n = (size_t)count * (size_t)size;
@@ -143,6 +161,8 @@ int main(int argc, char **argv)
     static const int counts[] = {1, 7, 1000, 16384, 16385, 0};
     for (int it = 0; it < ITERS; it++) {
         check_allreduce(it, counts[it % 6], MPI_COMM_WORLD);
+        check_bcast(it, counts[(it + 1) % 6]);
+        check_bcast(it + 1, counts[(it + 2) % 6]);
         /* alltoall blocks up to 64 KB / 8 ranks, and beyond */
         check_gathers(it, it % 5 == 4 ? 4096 : 1 + it % 300);
         if (it % 3 == 0)
@@ -207,5 +227,5 @@ int main(int argc, char **argv)
 
     MPI_Op_free(&aff_op);
     MPI_Type_free(&affty);
-    return px_test_finish("%d rounds of allreduce/allgather/alltoall", ITERS);
+    return px_test_finish("%d rounds of allreduce/bcast/allgather/alltoall", ITERS);
 }

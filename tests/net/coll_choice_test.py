@@ -50,7 +50,7 @@ def expect(tag, picks, coll, nbytes, algo):
 # alltoall blocks; one rank per node: nothing to share, the multi-node
 # choices for 4 ranks (tree barrier, k-nomial broadcast of 4-128 KB).
 CASES = [
-    (None, {("barrier", 0): {"shm", "tree"}, ("bcast", 65536): "linear", ("alltoall", 64): "shm",
+    (None, {("barrier", 0): {"shm", "tree"}, ("bcast", 65536): "shm", ("alltoall", 64): "shm",
             ("alltoallv", 0): "linear", ("allgather", 512): "shm"}),
     ("nodea:2,nodeb:1,nodec:1", {("barrier", 0): "smp", ("bcast", 65536): "smp",
                                  ("alltoall", 64): "bruck", ("alltoallv", 0): "linear",

@@ -268,8 +268,11 @@ int px_coll_shm_run(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
         return rc;
     switch (id) {
     case PX_COLL_BARRIER:
+        /* rank 0 sees every arrival, then releases the others with its
+         * ack: it leaves first, so an operation it roots next (a
+         * broadcast) has its data out before the others look for it */
         px_cshm_post(m, 0, k);
-        rc = px_cshm_wait(m, 0, -1, k);
+        rc = me == 0 ? px_cshm_wait(m, 0, -1, k) : px_cshm_wait(m, 1, 0, k);
         break;
     case PX_COLL_BCAST:
         if (me == a->root) {
