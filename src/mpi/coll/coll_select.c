@@ -127,8 +127,8 @@ static const px_coll_algo_t px_coll_algos[] = {
  * spans several nodes with more than one rank on some node. */
 static const px_coll_rule_t px_coll_default_rules[] = {
     /* one machine: flags in a shared segment, rank 0 released first like
-     * the tree (osu_barrier, 8 ranks on 2 cores: 8.2 us against the tree's
-     * 30.5; 2 ranks 0.26 against 0.78) */
+     * the tree (osu_barrier, 8 ranks on 2 cores: 13.8-15.3 us against the
+     * tree's 34.8-37.2; 4 ranks 7.8-9.7 against 14.1-15.8) */
     {PX_COLL_BARRIER, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
     {PX_COLL_BARRIER, 0, 0, 0, "smp", PX_COLL_NODES_ANY},
     {PX_COLL_BARRIER, 0, 0, 0, "tree", PX_COLL_NODES_ONE},
