@@ -187,6 +187,9 @@ int px_coll_build_into(px_coll_sched_t *s, px_coll_id_t coll, const px_coll_args
                        px_mpi_comm_t *c);
 int px_coll_build_algo(px_coll_sched_t *s, px_coll_id_t coll, const char *algo,
                        const px_coll_args_t *a, px_mpi_comm_t *c);
+/* Builds algorithm al (already selected) into s. */
+int px_coll_build_with(px_coll_sched_t *s, px_coll_id_t coll, const px_coll_algo_t *al,
+                       const px_coll_args_t *a, px_mpi_comm_t *c);
 void px_mpi_coll_print_table(FILE *f);
 /* The algorithm for a blocking call made by the application (the
  * shared-memory algorithms are only chosen here). */

@@ -124,23 +124,36 @@ static px_coll_sched_t *px_coll_begin(px_mpi_comm_t *c, MPI_Request *req)
     return px_coll_sched_new(c);
 }
 
+/* A blocking call by the application, where the shared-memory algorithms
+ * are candidates too: runs it if the selection picks one (1, *rc set), else
+ * returns the algorithm chosen for a schedule (0). */
+static int px_coll_shm_try(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c,
+                           const char *fn, int *rc, const px_coll_algo_t **al_p)
+{
+    px_coll_hier_ensure(c);
+    const px_coll_algo_t *al = px_coll_select_top(id, a, c);
+    if (!al || !(al->flags & PX_COLL_F_SHM)) {
+        *al_p = al;
+        return 0;
+    }
+    *rc = px_coll_shm_run(id, a, c);
+    if (*rc != MPI_SUCCESS)
+        *rc = px_mpi_error(c, *rc, fn, "communication failed");
+    return 1;
+}
+
 static int px_coll_launch(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c,
                           MPI_Request *req, const char *fn)
 {
     if (!req) {
-        /* blocking: the shared-memory algorithms are candidates too */
-        px_coll_hier_ensure(c);
-        const px_coll_algo_t *al = px_coll_select_top(id, a, c);
-        if (al && (al->flags & PX_COLL_F_SHM)) {
-            int rc = px_coll_shm_run(id, a, c);
-            return rc == MPI_SUCCESS ? rc : px_mpi_error(c, rc, fn, "communication failed");
-        }
+        const px_coll_algo_t *al;
+        int rc;
+        if (px_coll_shm_try(id, a, c, fn, &rc, &al))
+            return rc;
         px_coll_sched_t *s = px_coll_sched_new(c);
         if (!s)
             return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
-        px_trace("coll", "%s: %s (ranks %d, bytes %zu)", px_coll_name(id), al ? al->name : "?",
-                 c->size, a->bytes);
-        return px_coll_go(s, al ? al->build(s, a, c) : MPI_ERR_INTERN, c, NULL, fn);
+        return px_coll_go(s, px_coll_build_with(s, id, al, a, c), c, NULL, fn);
     }
     px_coll_sched_t *s = px_coll_begin(c, req);
     if (!s)
@@ -383,14 +396,12 @@ static int px_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
     if (buf == MPI_IN_PLACE)
         return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid here");
     if (!req) {
-        px_coll_hier_ensure(c);
         px_coll_args_t a = {.rbuf = buf, .count = count, .dt = dt, .root = root,
                             .bytes = (size_t)count * (size_t)px_mpi_dt_get(dt)->size};
-        const px_coll_algo_t *al = px_coll_select_top(PX_COLL_BCAST, &a, c);
-        if (al && (al->flags & PX_COLL_F_SHM)) {
-            int rc = px_coll_shm_run(PX_COLL_BCAST, &a, c);
-            return rc == MPI_SUCCESS ? rc : px_mpi_error(c, rc, fn, "communication failed");
-        }
+        const px_coll_algo_t *al;
+        int rc;
+        if (px_coll_shm_try(PX_COLL_BCAST, &a, c, fn, &rc, &al))
+            return rc;
     }
     px_coll_sched_t *s = px_coll_begin(c, req);
     if (!s)

@@ -513,7 +513,13 @@ const px_coll_algo_t *px_coll_select_top(px_coll_id_t coll, const px_coll_args_t
 int px_coll_build_algo(px_coll_sched_t *s, px_coll_id_t coll, const char *algo,
                        const px_coll_args_t *a, px_mpi_comm_t *c)
 {
-    const px_coll_algo_t *al = algo ? px_coll_find(coll, algo) : px_coll_select(coll, a, c);
+    return px_coll_build_with(s, coll,
+                              algo ? px_coll_find(coll, algo) : px_coll_select(coll, a, c), a, c);
+}
+
+int px_coll_build_with(px_coll_sched_t *s, px_coll_id_t coll, const px_coll_algo_t *al,
+                       const px_coll_args_t *a, px_mpi_comm_t *c)
+{
     if (!al || !al->build)
         return MPI_ERR_INTERN;
     px_trace("coll", "%s: %s (ranks %d, bytes %zu)", px_coll_names[coll], al->name, c->size,
