@@ -29,7 +29,12 @@ static void check_allreduce(int it, int count, MPI_Comm comm)
     for (int i = 0; i < count; i++)
         s[i] = val(it, rank, i);
     skew(it);
-    MPI_Allreduce(s, r, count, MPI_UNSIGNED, MPI_SUM, comm);
+    if (it % 4 == 1) { /* in place */
+        memcpy(r, s, sizeof(unsigned) * (size_t)count);
+        MPI_Allreduce(MPI_IN_PLACE, r, count, MPI_UNSIGNED, MPI_SUM, comm);
+    } else {
+        MPI_Allreduce(s, r, count, MPI_UNSIGNED, MPI_SUM, comm);
+    }
     int bad = 0;
     for (int i = 0; i < count && !bad; i++) {
         unsigned e = 0;
@@ -98,8 +103,10 @@ static void check_gathers(int it, int count)
 /* reductions combine in rank order, also through shared slots */
 static void check_noncommutative(int it, MPI_Op op, MPI_Datatype affty)
 {
-    enum { N = 5 };
-    px_aff_t s[N], r[N];
+    /* small, split among the ranks, several chunks */
+    enum { NMAX = 20001 };
+    static px_aff_t s[NMAX], r[NMAX];
+    const int N = it % 3 == 0 ? 5 : it % 3 == 1 ? 1501 : NMAX;
     for (int i = 0; i < N; i++)
         s[i] = px_aff_val(rank + it, i);
     int root = it % size;
@@ -114,6 +121,34 @@ static void check_noncommutative(int it, MPI_Op op, MPI_Datatype affty)
         px_aff_t e = px_aff_fold(it, it + size - 1, i);
         PX_CHECK(r[i].m == e.m && r[i].c == e.c, "it %d Allreduce [%d] = (%u,%u), expected "
                  "(%u,%u)", it, i, r[i].m, r[i].c, e.m, e.c);
+    }
+}
+
+/* 12-byte elements: a slot does not hold a whole number of them */
+static void sum3(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    for (int i = 0; i < 3 * *len; i++)
+        ((unsigned *)inout)[i] += ((unsigned *)in)[i];
+}
+
+static void check_triples(int it, MPI_Op op, MPI_Datatype t3)
+{
+    enum { N = 7001 };
+    static unsigned s[3 * N], r[3 * N];
+    for (int i = 0; i < 3 * N; i++)
+        s[i] = val(it, rank, i);
+    skew(it);
+    MPI_Allreduce(s, r, N, t3, op, MPI_COMM_WORLD);
+    for (int i = 0; i < 3 * N; i++) {
+        unsigned e = 0;
+        for (int q = 0; q < size; q++)
+            e += val(it, q, i);
+        if (r[i] != e) {
+            PX_CHECK(0, "it %d Allreduce of 12-byte elements: [%d] = %u, expected %u", it, i,
+                     r[i], e);
+            break;
+        }
     }
 }
 
@@ -158,9 +193,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    static const int counts[] = {1, 7, 1000, 16384, 16385, 0};
+    /* allreduce: whole vector per rank, split among the ranks (from 8 KB),
+     * exactly one 64 KB slot, two chunks, many chunks; counts not a
+     * multiple of the ranks */
+    static const int counts[] = {1, 7, 1000, 16384, 16385, 0, 2049, 90001};
     for (int it = 0; it < ITERS; it++) {
-        check_allreduce(it, counts[it % 6], MPI_COMM_WORLD);
+        check_allreduce(it, counts[it % 8], MPI_COMM_WORLD);
         check_bcast(it, counts[(it + 1) % 6]);
         check_bcast(it + 1, counts[(it + 2) % 6]);
         /* alltoall blocks up to 64 KB / 8 ranks, and beyond */
@@ -176,6 +214,15 @@ int main(int argc, char **argv)
     MPI_Op_create(px_aff_fn, 0, &aff_op);
     for (int it = 0; it < 50; it++)
         check_noncommutative(it, aff_op, affty);
+    MPI_Op sum3_op;
+    MPI_Datatype t3;
+    MPI_Type_contiguous(3, MPI_UNSIGNED, &t3);
+    MPI_Type_commit(&t3);
+    MPI_Op_create(sum3, 1, &sum3_op);
+    for (int it = 0; it < 10; it++)
+        check_triples(it, sum3_op, t3);
+    MPI_Op_free(&sum3_op);
+    MPI_Type_free(&t3);
 
     /* blocking calls while a nonblocking one on the same communicator is open */
     {

@@ -160,12 +160,14 @@ static const px_coll_rule_t px_coll_default_rules[] = {
      * ranks, 1 B: 2.5 against 9.8 us; 64 KB: 11 against 80) */
     {PX_COLL_REDUCE, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
     {PX_COLL_REDUCE, 0, 0, 0, "binomial", PX_COLL_NODES_ANY},
-    /* one machine, up to PX_COLL_SHM_SIZE: shared slots, one wait instead
-     * of log2 n rounds (osu_allreduce, 4 ranks on 2 cores, 1 B: 3.1 against
-     * 8.6-10 us; 8 ranks, 32 KB: 86 against 126); 4 ranks above 32 KB
-     * reduce n times the bytes for no gain (64 KB: 56 against 48 us) */
-    {PX_COLL_ALLREDUCE, 4, 32768, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLREDUCE, 4, 0, 0, "rabenseifner", PX_COLL_NODES_ONE},
+    /* one machine: shared slots, one wait instead of log2 n rounds
+     * (osu_allreduce, 4 ranks on 2 cores, 1 B: 3.1 against 8.6-10 us; 8
+     * ranks, 32 KB: 23-31 against 38-42); from 8 KB every rank combines an
+     * n-th (4 ranks, 1 MB: 392-509 against 591-752 us, Open MPI 577-594).
+     * Two ranks on their own cores do one exchange faster at 64-128 KB
+     * (64 KB: 10.2 against 13.3-13.6 us). */
+    {PX_COLL_ALLREDUCE, 2, 32768, 0, "shm", PX_COLL_NODES_ONE},
+    {PX_COLL_ALLREDUCE, 2, 131072, 0, "rabenseifner", PX_COLL_NODES_ONE},
     {PX_COLL_ALLREDUCE, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
     {PX_COLL_ALLREDUCE, 0, 65536, 0, "smp", PX_COLL_NODES_ANY},
     {PX_COLL_ALLREDUCE, 0, 2048, 0, "recursive_doubling", PX_COLL_NODES_ANY},
