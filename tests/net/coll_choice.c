@@ -74,6 +74,19 @@ int main(int argc, char **argv)
         for (int i = 0; i < AG; i++)
             CHECK(g[p * AG + i] == p + i / 128.0, "rank %d: allgather from %d [%d]\n", r, p, i);
 
+    enum { AR = 131072 }; /* 1 MB */
+    double *x = malloc(sizeof(double) * AR), *y = malloc(sizeof(double) * AR);
+    for (int i = 0; i < AR; i++)
+        x[i] = r + i;
+    MPI_Allreduce(x, y, AR, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < AR; i++)
+        if (y[i] != n * (n - 1) / 2 + (double)n * i) {
+            CHECK(0, "rank %d: allreduce [%d] = %g\n", r, i, y[i]);
+            break;
+        }
+    free(x);
+    free(y);
+
     int all = 0;
     MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (r == 0)

@@ -19,8 +19,8 @@ PICK = re.compile(r"\b(\w+): (\w+) \(ranks (\d+), bytes (\d+)\)")
 problems = []
 
 
-def run(hosts, env=None):
-    cmd = [pxrun, "-n", "4", "--timeout", "60", "--env", "PX_LOG_LEVEL=trace",
+def run(hosts, env=None, np=4):
+    cmd = [pxrun, "-n", str(np), "--timeout", "60", "--env", "PX_LOG_LEVEL=trace",
            "--env", "PX_LOG_SUBSYS=coll"]
     if hosts:
         cmd += ["--hosts", hosts, "--launcher", "env PX_TEST_HOST={host}"]
@@ -28,11 +28,11 @@ def run(hosts, env=None):
         cmd += ["--env", f"{k}={v}"]
     p = subprocess.run(cmd + [prog], capture_output=True, text=True, timeout=90)
     tag = f"[{hosts or 'one node'}{' ' + str(env) if env else ''}]"
-    if p.returncode != 0 or "PASS coll_choice np=4" not in p.stdout:
+    if p.returncode != 0 or f"PASS coll_choice np={np}" not in p.stdout:
         problems.append(f"{tag} job failed ({p.returncode}): {p.stdout[-600:]}{p.stderr[-1500:]}")
     picks = {}
     for m in PICK.finditer(p.stderr):
-        if int(m.group(3)) == 4:  # world-sized calls (not the node sub-communicators)
+        if int(m.group(3)) == np:  # world-sized calls (not the node sub-communicators)
             picks.setdefault((m.group(1), int(m.group(4))), set()).add(m.group(2))
     return tag, picks, p.stderr
 
@@ -51,7 +51,7 @@ def expect(tag, picks, coll, nbytes, algo):
 # choices for 4 ranks (tree barrier, k-nomial broadcast of 4-128 KB).
 CASES = [
     (None, {("barrier", 0): {"shm", "tree"}, ("bcast", 65536): "shm", ("alltoall", 64): "shm",
-            ("alltoallv", 0): "linear", ("allgather", 512): "shm"}),
+            ("alltoallv", 0): "linear", ("allgather", 512): "shm", ("allreduce", 1048576): "shm"}),
     ("nodea:2,nodeb:1,nodec:1", {("barrier", 0): "smp", ("bcast", 65536): "smp",
                                  ("alltoall", 64): "bruck", ("alltoallv", 0): "linear",
                                  ("allgather", 512): "recursive_doubling"}),
@@ -63,6 +63,9 @@ for hosts, want in CASES:
     tag, picks, _ = run(hosts)
     for (coll, nbytes), algo in want.items():
         expect(tag, picks, coll, nbytes, algo)
+# two ranks on two nodes leave a barrier together (dissemination)
+tag, picks, _ = run("nodea:1,nodeb:1", np=2)
+expect(tag, picks, "barrier", 0, "dissemination")
 
 # tuning-file rules restricted by placement; a bad "nodes" value is skipped
 with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:

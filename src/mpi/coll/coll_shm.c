@@ -322,7 +322,7 @@ int px_coll_shm_run(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
 {
     struct px_coll_shm *m = c->cshm;
     if (id == PX_COLL_ALLREDUCE && (a->bytes >= PX_CSHM_SPLIT_MIN || a->bytes > m->slot)) {
-        px_trace("coll", "%s: shm split (ranks %d, bytes %zu)", px_coll_name(id), c->size,
+        px_trace("coll", "%s: shm (ranks %d, bytes %zu), combining split", px_coll_name(id), c->size,
                  a->bytes);
         return px_cshm_allreduce_split(m, a);
     }
