@@ -1004,8 +1004,11 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
     char discard[4096];
 
     /* Frames already in staging are always parsed; only reads from the
-     * socket are bounded (level-triggered epoll reports what is left). */
-    int reads = 0;
+     * socket are bounded (level-triggered epoll reports what is left). A
+     * read that returned less than asked for emptied the socket: the next
+     * one would only say EAGAIN, a system call between the message just
+     * delivered and the caller's reply to it. */
+    int reads = 0, drained = 0;
     for (;;) {
         size_t avail = c->rx_end - c->rx_start;
         if (!c->rx_in_payload) {
@@ -1049,7 +1052,7 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
                 continue;
             }
             if (want >= PX_TCP_DIRECT_MIN) {
-                if (++reads > 16)
+                if (drained || ++reads > 16)
                     return;
                 /* staging is empty here: read straight into place */
                 char *dst = c->rx_dest ? c->rx_dest + c->rx_got : discard;
@@ -1063,11 +1066,12 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
                     goto err;
                 }
                 c->rx_got += (size_t)n;
+                drained = (size_t)n < len;
                 continue;
             }
         }
         /* need more bytes in staging */
-        if (++reads > 16)
+        if (drained || ++reads > 16)
             return;
         if (c->rx_start == c->rx_end) {
             c->rx_start = c->rx_end = 0;
@@ -1076,7 +1080,8 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
             c->rx_end -= c->rx_start;
             c->rx_start = 0;
         }
-        ssize_t n = recv(c->fd, c->rxbuf + c->rx_end, PX_TCP_RXBUF - c->rx_end, 0);
+        size_t room = PX_TCP_RXBUF - c->rx_end;
+        ssize_t n = recv(c->fd, c->rxbuf + c->rx_end, room, 0);
         if (n == 0)
             goto eof;
         if (n < 0) {
@@ -1085,6 +1090,7 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
             goto err;
         }
         c->rx_end += (size_t)n;
+        drained = (size_t)n < room;
     }
 eof:
     px_tcp_conn_close(c, (c->rx_in_payload || c->rx_end != c->rx_start) ? PX_ERR_LINK_RESET
