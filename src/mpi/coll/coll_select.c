@@ -134,8 +134,8 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     {PX_COLL_BARRIER, 0, 0, 0, "tree", PX_COLL_NODES_ONE},
     /* two ranks on two nodes: both leave together (the tree lets rank 1
      * out one message later, and OSU's next timed call waits for it:
-     * osu_alltoall/allreduce/allgather 2 nodes, 1 B-1 KB, 5.0-5.6 us
-     * against 6.2-7.4, MPICH 4.9-5.8; osu_bcast 5.7-5.9 against 4.5-4.8) */
+     * osu_alltoall/allreduce/allgather 2 nodes, 1 B-1 KB, 5.0-6.2 us
+     * against 6.0-7.8, MPICH 4.9-5.8; osu_bcast 5.5-6.2 against 4.3-5.2) */
     {PX_COLL_BARRIER, 2, 0, 0, "dissemination", PX_COLL_NODES_SEVERAL},
     /* up to 4 ranks across nodes the tree is as fast (osu_barrier, 4 nodes:
      * 54-65 us against 58-68 us), and it releases rank 0 first, so that a
