@@ -205,6 +205,13 @@ int px_coll_shm_usable(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *
     return px_cshm_setup(c);
 }
 
+/* Word `which` of rank r's flags: 0 seq, 1 ack, 2 red. */
+static inline _Atomic uint64_t *px_cshm_word(struct px_coll_shm *m, int r, int which)
+{
+    px_cshm_flags_t *f = &m->flags[r];
+    return which == 1 ? &f->ack : which == 2 ? &f->red : &f->seq;
+}
+
 /* Waits until word `which` (0 seq, 1 ack, 2 red) of rank `who` (or of every rank
  * when who < 0) reaches val, progressing the engine meanwhile. */
 static int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val)
@@ -213,9 +220,7 @@ static int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val)
     unsigned idle = 0;
     for (;;) {
         for (; r < end; r++) {
-            _Atomic uint64_t *w = which == 1 ? &m->flags[r].ack
-                                  : which == 2 ? &m->flags[r].red : &m->flags[r].seq;
-            if (atomic_load_explicit(w, memory_order_acquire) < val)
+            if (atomic_load_explicit(px_cshm_word(m, r, which), memory_order_acquire) < val)
                 break;
         }
         if (r == end)
@@ -228,9 +233,7 @@ static int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val)
 
 static inline void px_cshm_post(struct px_coll_shm *m, int which, uint64_t k)
 {
-    px_cshm_flags_t *f = &m->flags[m->me];
-    atomic_store_explicit(which == 1 ? &f->ack : which == 2 ? &f->red : &f->seq, k,
-                          memory_order_release);
+    atomic_store_explicit(px_cshm_word(m, m->me, which), k, memory_order_release);
 }
 
 /* count items of dt at buf <-> contiguous bytes at p */
