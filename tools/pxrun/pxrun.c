@@ -110,7 +110,8 @@ static void pxrun_check_unconnected_exit(pxrun_job_t *job)
         return;
     for (int i = 0; i < job->np; i++) {
         pxrun_rank_t *r = &job->ranks[i];
-        if (r->started && !r->running && !r->connected) {
+        /* judged: an exit code of its own (a failing launcher) is the better report */
+        if (r->started && r->judged && !r->connected) {
             pxrun_fail(job, PXRUN_EXIT_ERROR,
                        "rank %d (host %s) exited without connecting to pxrun while other ranks "
                        "wait for it (did it call MPI_Init?)",
@@ -231,6 +232,7 @@ static void pxrun_reap(pxrun_job_t *job)
         px_boot_server_progress(job->srv);
         pxrun_linebuf_drain(job, r, &r->out);
         pxrun_linebuf_drain(job, r, &r->err);
+        r->judged = 1;
         pxrun_classify_exit(job, r);
     }
 }

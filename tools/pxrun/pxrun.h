@@ -60,6 +60,7 @@ typedef struct pxrun_rank {
     int started;
     int running;
     int status;    /* wait status once reaped */
+    int judged;    /* its exit status has been classified (reported if it was a failure) */
     int connected, finalized, aborted;
     uint64_t lost_ns; /* bootstrap connection lost before finalize, process still running */
     char lost_why[160];
