@@ -48,7 +48,7 @@ def expect(tag, picks, coll, nbytes, algo):
 # (MPI_Finalize's own barrier stays a tree of messages).
 # 2+1+1 nodes: node-aware where a node holds several ranks, Bruck for small
 # alltoall blocks; one rank per node: nothing to share, the multi-node
-# choices for 4 ranks (tree barrier, k-nomial broadcast of 4-128 KB).
+# choices for 4 ranks (tree barrier, pipelined chain broadcast above 32 KB).
 CASES = [
     (None, {("barrier", 0): {"shm", "tree"}, ("bcast", 65536): "shm", ("alltoall", 64): "shm",
             ("alltoallv", 0): "linear", ("allgather", 512): "shm", ("allreduce", 1048576): "shm"}),
@@ -56,7 +56,7 @@ CASES = [
                                  ("alltoall", 64): "bruck", ("alltoallv", 0): "linear",
                                  ("allgather", 512): "recursive_doubling"}),
     ("nodea:1,nodeb:1,nodec:1,noded:1", {("barrier", 0): "tree",
-                                         ("bcast", 65536): "knomial",
+                                         ("bcast", 65536): "pipeline",
                                          ("alltoall", 64): "bruck"}),
 ]
 for hosts, want in CASES:

@@ -48,6 +48,8 @@ static const px_coll_algo_t px_coll_algos[] = {
      "root sends to all at once (one node, single-copy reads in parallel)"},
     {PX_COLL_BCAST, "scatter_ring", px_coll_bcast_scatter_ring, 0,
      "binomial scatter + ring allgather (large messages)"},
+    {PX_COLL_BCAST, "pipeline", px_coll_bcast_pipeline, 0,
+     "segments down a chain of ranks (PX_BCAST_PIPELINE_SEGMENT; large messages, few ranks)"},
     {PX_COLL_BCAST, "smp", px_coll_bcast_smp, PX_COLL_F_HIER,
      "root to its node leader, among leaders, then within each node"},
     {PX_COLL_BCAST, "shm", NULL, PX_COLL_F_SHM, "root writes a shared slot, all read it"},
@@ -151,6 +153,14 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     /* between nodes, 4-128 KB: the k-nomial tree's fewer rounds beat the
      * binomial tree's log2 n (4 nodes, 10 Gbit/s, 32 KB: 40-57 against
      * 64-77 us) */
+    {PX_COLL_BCAST, 0, 32768, 0, "knomial", PX_COLL_NODES_SEVERAL},
+    /* between nodes, above 32 KB and up to 4 ranks: 32 KB segments down a
+     * chain carry the message over each link once (osu_bcast, 4 nodes,
+     * 10 Gbit/s, 128 KB: 39-74 against the k-nomial tree's 204-207 us;
+     * 1 MB: 826-915 against 1432-1604; 2 nodes, 128 KB: 82 against 102).
+     * 8 ranks on 4 nodes: no clear gain over the k-nomial tree (64 KB-1 MB
+     * within 10% either way) */
+    {PX_COLL_BCAST, 4, 0, 0, "pipeline", PX_COLL_NODES_SEVERAL},
     {PX_COLL_BCAST, 0, 131072, 0, "knomial", PX_COLL_NODES_SEVERAL},
     {PX_COLL_BCAST, 0, 8192, 0, "binomial", PX_COLL_NODES_ANY},
     {PX_COLL_BCAST, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
