@@ -189,10 +189,12 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     /* two ranks: one exchange instead of two half-size ones (2 nodes,
      * 8-32 KB: 32-37 against 68-78 us; one node, 1 MB: 222-272 against
      * 254-516 us); up to 4 nodes the extra rounds cost more than the bytes
-     * they save up to 64 KB (4 nodes, 10 Gbit/s, 8 KB: 101-119 against
-     * 232-386 us; 64 KB: 220-250 against 295-408 us) */
+     * they save up to 32 KB (4 nodes, 10 Gbit/s, 8 KB: 101-119 against
+     * 232-386 us; 32 KB: 56-81 against 82-86). At 64 KB, with the 32 KB TCP
+     * eager limit, Rabenseifner's halves go eagerly: 108-117 against
+     * 131-208 us (Open MPI 126-170) */
     {PX_COLL_ALLREDUCE, 2, 0, 0, "recursive_doubling", PX_COLL_NODES_ANY},
-    {PX_COLL_ALLREDUCE, 4, 65536, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
+    {PX_COLL_ALLREDUCE, 4, 32768, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
     /* on one node the halving and doubling beat the ring at every size
      * (osu_allreduce, 8 ranks, 1 MB: 1.6-2.1 against 2.4-2.5 ms; 4 ranks,
      * 1 MB: 0.6-0.7 against 0.8-1.1 ms; 3 ranks alike, 6 ranks even) */
@@ -215,6 +217,12 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     {PX_COLL_ALLGATHER, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
     {PX_COLL_ALLGATHER, 0, 8192, 0, "recursive_doubling", PX_COLL_NODES_ANY},
     {PX_COLL_ALLGATHER, 0, 8192, 0, "bruck", PX_COLL_NODES_ANY},
+    /* up to 4 ranks between nodes the ring's n-1 steps cost most (4 nodes,
+     * 10 Gbit/s, four runs in turn: 16 KB linear 53-70 against the ring's
+     * 67-92 us; 64 KB recursive doubling 153-240 against 220-311; 128 KB
+     * 264-349 against 339-473) */
+    {PX_COLL_ALLGATHER, 4, 32768, 0, "linear", PX_COLL_NODES_SEVERAL},
+    {PX_COLL_ALLGATHER, 4, 131072, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLGATHER, 0, 0, 0, "ring", PX_COLL_NODES_ANY},
     {PX_COLL_ALLGATHERV, 0, 0, 0, "ring", PX_COLL_NODES_ANY},
     /* likewise (8 ranks, 4 KB: 23 against 62 us; 2 ranks, 16 KB: 2.6
@@ -225,6 +233,12 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     {PX_COLL_ALLTOALL, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
     {PX_COLL_ALLTOALL, 0, 256, 0, "bruck", PX_COLL_NODES_ANY},
     {PX_COLL_ALLTOALL, 0, 32768, 0, "linear", PX_COLL_NODES_ANY},
+    /* up to 4 ranks between nodes, all transfers at once up to 256 KB
+     * blocks: with the 32 KB TCP eager limit these are rendezvous, and the
+     * receivers pace them (4 nodes, 10 Gbit/s, 64 KB: 187-198 against
+     * pairwise 321-330 us, Open MPI 229-240; 128 KB: 318-413 against
+     * 460-532) */
+    {PX_COLL_ALLTOALL, 4, 262144, 0, "linear", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLTOALL, 0, 0, 0, "pairwise", PX_COLL_NODES_ANY},
     {PX_COLL_ALLTOALLV, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
     {PX_COLL_ALLTOALLW, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
