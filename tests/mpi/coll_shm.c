@@ -194,15 +194,18 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     /* allreduce: whole vector per rank, split among the ranks (from 8 KB),
-     * exactly one 64 KB slot, two chunks, many chunks; counts not a
+     * exactly one 64 KB chunk, two chunks, many chunks; counts not a
      * multiple of the ranks */
     static const int counts[] = {1, 7, 1000, 16384, 16385, 0, 2049, 90001};
+    /* bcast: on both sides of the 128 KB slot */
+    static const int bcounts[] = {1, 7, 1000, 16385, 32768, 32769, 0};
     for (int it = 0; it < ITERS; it++) {
         check_allreduce(it, counts[it % 8], MPI_COMM_WORLD);
-        check_bcast(it, counts[(it + 1) % 6]);
-        check_bcast(it + 1, counts[(it + 2) % 6]);
-        /* alltoall blocks up to 64 KB / 8 ranks, and beyond */
-        check_gathers(it, it % 5 == 4 ? 4096 : 1 + it % 300);
+        check_bcast(it, bcounts[(it + 1) % 7]);
+        check_bcast(it + 1, bcounts[(it + 2) % 7]);
+        /* alltoall blocks up to 128 KB / 8 ranks, and beyond (4 ranks
+         * and more: 32 KB + 4 B blocks) */
+        check_gathers(it, it % 5 == 4 ? (it % 10 == 4 ? 4096 : 8193) : 1 + it % 300);
         if (it % 3 == 0)
             MPI_Barrier(MPI_COMM_WORLD);
     }
