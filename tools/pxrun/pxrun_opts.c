@@ -33,6 +33,8 @@ static void pxrun_usage(FILE *out)
             "                           and advertises (default 127.0.0.1 when every rank is\n"
             "                           local, else the first non-loopback IPv4 address)\n"
             "  --bootstrap-port P       TCP port of the bootstrap server (default: any free port)\n"
+            "  --bind-to core|none      core: each rank on one CPU of its machine, the i-th\n"
+            "                           rank there on the i-th allowed CPU (PX_BIND; default none)\n"
             "  -l, --tag-output         prefix each output line with '[rank] '\n"
             "  --timeout SEC            end the job after SEC seconds (exit code 124), once\n"
             "                           every rank printed what it waits for\n"
@@ -252,6 +254,7 @@ int pxrun_opts_parse(int argc, char **argv, pxrun_opts_t *o)
         {{"--bootstrap-port", NULL}, 'P', 1},
         {{"-l", "--tag-output", "-prepend-rank", NULL}, 'l', 0},
         {{"--timeout", NULL}, 't', 1},
+        {{"--bind-to", "-bind-to", NULL}, 'b', 1},
         {{"--connect-timeout", NULL}, 'c', 1},
         {{"-v", "--verbose", NULL}, 'v', 0},
         {{"-h", "--help", NULL}, 'h', 0},
@@ -354,6 +357,17 @@ int pxrun_opts_parse(int argc, char **argv, pxrun_opts_t *o)
                 return -1;
             }
             break;
+        case 'b': {
+            char kv[32];
+            if (strcmp(val, "core") && strcmp(val, "none")) {
+                pxrun_msg("--bind-to %s: use core or none", val);
+                return -1;
+            }
+            snprintf(kv, sizeof(kv), "PX_BIND=%s", val);
+            if (pxrun_add_env(o, "--bind-to", kv) < 0)
+                return -1;
+            break;
+        }
         case 'l': o->tag_output = 1; break;
         case 't':
             if (pxrun_parse_secs(name, val, &o->timeout) < 0)
