@@ -70,6 +70,7 @@ static int px_mpi_init_common(const char *fn)
         px_boot_abort(1, "cannot create MPI_COMM_WORLD");
     px_mpi_main_thread = pthread_self();
     px_mpi_initialized = 1;
+    px_proto_spread();
     return MPI_SUCCESS;
 }
 

@@ -105,6 +105,7 @@ static inline void px_proto_wait(px_proto_req_t *req)
 /* Peers that failed (connection lost): operations to them fail. */
 int px_proto_peer_failed(int peer);
 int px_proto_oversubscribed(void);
+void px_proto_spread(void);
 /* Whether peer runs on this machine (reached through shared memory or self). */
 int px_proto_peer_local(int peer);
 /* The job's identifier (names shared-memory segments). */

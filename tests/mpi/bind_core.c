@@ -1,7 +1,8 @@
 /* PX_BIND: with "core" every rank runs on one CPU afterwards, the i-th rank
  * on this machine (all ranks of these tests are on one) on the i-th CPU of
- * the set it was started with, wrapping when ranks outnumber CPUs; without
- * it MPI_Init leaves the affinity alone. */
+ * the set it was started with, wrapping when ranks outnumber CPUs; with
+ * "spread" (the default) it only starts there, and MPI_Init gives back the
+ * set it was started with, as with "none". */
 #include "px_test.h"
 
 #include <sched.h>

@@ -33,8 +33,10 @@ static void pxrun_usage(FILE *out)
             "                           and advertises (default 127.0.0.1 when every rank is\n"
             "                           local, else the first non-loopback IPv4 address)\n"
             "  --bootstrap-port P       TCP port of the bootstrap server (default: any free port)\n"
-            "  --bind-to core|none      core: each rank on one CPU of its machine, the i-th\n"
-            "                           rank there on the i-th allowed CPU (PX_BIND; default none)\n"
+            "  --bind-to core|spread|none  core: each rank bound to one CPU of its machine, the\n"
+            "                           i-th rank there to the i-th allowed CPU; spread: each\n"
+            "                           starts there and may move; none: the kernel places them\n"
+            "                           (PX_BIND; default spread)\n"
             "  -l, --tag-output         prefix each output line with '[rank] '\n"
             "  --timeout SEC            end the job after SEC seconds (exit code 124), once\n"
             "                           every rank printed what it waits for\n"
@@ -359,8 +361,8 @@ int pxrun_opts_parse(int argc, char **argv, pxrun_opts_t *o)
             break;
         case 'b': {
             char kv[32];
-            if (strcmp(val, "core") && strcmp(val, "none")) {
-                pxrun_msg("--bind-to %s: use core or none", val);
+            if (strcmp(val, "core") && strcmp(val, "spread") && strcmp(val, "none")) {
+                pxrun_msg("--bind-to %s: use core, spread or none", val);
                 return -1;
             }
             snprintf(kv, sizeof(kv), "PX_BIND=%s", val);
