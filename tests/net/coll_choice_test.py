@@ -45,12 +45,13 @@ def expect(tag, picks, coll, nbytes, algo):
 
 # (hosts, {(collective, bytes): algorithm}) -- hosts None: all on one node,
 # where the shared-memory algorithms take the application's small calls
-# (MPI_Finalize's own barrier stays a tree of messages).
+# and the 64 KB broadcast is read from the root's buffer (MPI_Finalize's own
+# barrier stays a tree of messages).
 # 2+1+1 nodes: node-aware where a node holds several ranks, Bruck for small
 # alltoall blocks; one rank per node: nothing to share, the multi-node
 # choices for 4 ranks (tree barrier, pipelined chain broadcast above 32 KB).
 CASES = [
-    (None, {("barrier", 0): {"shm", "tree"}, ("bcast", 65536): "shm", ("alltoall", 64): "shm",
+    (None, {("barrier", 0): {"shm", "tree"}, ("bcast", 65536): "cma", ("alltoall", 64): "shm",
             ("alltoallv", 0): "linear", ("allgather", 512): "shm", ("allreduce", 1048576): "shm"}),
     ("nodea:2,nodeb:1,nodec:1", {("barrier", 0): "smp", ("bcast", 65536): "smp",
                                  ("alltoall", 64): "bruck", ("alltoallv", 0): "linear",

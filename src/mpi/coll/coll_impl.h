@@ -149,6 +149,8 @@ enum {
     PX_COLL_F_COUNT_POF2 = 1u << 4, /* count >= largest power of two <= size */
     PX_COLL_F_SHM = 1u << 5,     /* shared-memory segment (coll_shm.c): blocking calls,
                                     ranks on one machine, data within PX_COLL_SHM_SIZE */
+    PX_COLL_F_CMA = 1u << 6,     /* with F_SHM: the segment only signals, each rank reads
+                                    the others' buffers (process_vm_readv), any size */
 };
 
 typedef int (*px_coll_build_fn)(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c);
@@ -198,8 +200,9 @@ const px_coll_algo_t *px_coll_select_top(px_coll_id_t coll, const px_coll_args_t
 /* Shared-memory collectives (coll_shm.c): whether id can run on c's segment
  * (collective: sets the segment up at the first call that needs it), and
  * running it. */
-int px_coll_shm_usable(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c);
-int px_coll_shm_run(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c);
+/* direct: the F_CMA variant (bcast, allgather, alltoall) */
+int px_coll_shm_usable(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi_comm_t *c);
+int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi_comm_t *c);
 /* Whether some PX_<COLL>_ALGORITHM forces a node-aware algorithm. */
 int px_coll_forced_hier(void);
 

@@ -136,7 +136,7 @@ static int px_coll_shm_try(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm
         *al_p = al;
         return 0;
     }
-    *rc = px_coll_shm_run(id, a, c);
+    *rc = px_coll_shm_run(id, (al->flags & PX_COLL_F_CMA) != 0, a, c);
     if (*rc != MPI_SUCCESS)
         *rc = px_mpi_error(c, *rc, fn, "communication failed");
     return 1;

@@ -53,6 +53,8 @@ static const px_coll_algo_t px_coll_algos[] = {
     {PX_COLL_BCAST, "smp", px_coll_bcast_smp, PX_COLL_F_HIER,
      "root to its node leader, among leaders, then within each node"},
     {PX_COLL_BCAST, "shm", NULL, PX_COLL_F_SHM, "root writes a shared slot, all read it"},
+    {PX_COLL_BCAST, "cma", NULL, PX_COLL_F_SHM | PX_COLL_F_CMA,
+     "all read the root's buffer directly (process_vm_readv), one copy"},
     {PX_COLL_REDUCE, "ordered", px_coll_reduce_ordered, 0,
      "rank-ordered binomial tree to rank 0 (any operation)"},
     {PX_COLL_REDUCE, "binomial", px_coll_reduce_binomial, PX_COLL_F_COMMUTE,
@@ -88,6 +90,8 @@ static const px_coll_algo_t px_coll_algos[] = {
     {PX_COLL_ALLGATHER, "linear", px_coll_allgather_linear, 0,
      "everyone to everyone in one step (ranks sharing cores)"},
     {PX_COLL_ALLGATHER, "shm", NULL, PX_COLL_F_SHM, "all write shared slots, all read them"},
+    {PX_COLL_ALLGATHER, "cma", NULL, PX_COLL_F_SHM | PX_COLL_F_CMA,
+     "each reads every other's block from its buffer (process_vm_readv)"},
     {PX_COLL_ALLGATHERV, "ring", px_coll_allgatherv_ring, 0, "n-1 neighbour steps"},
     {PX_COLL_ALLGATHERV, "linear", px_coll_allgatherv_linear, 0, "everyone to everyone at once"},
     {PX_COLL_ALLTOALL, "pairwise", px_coll_alltoall_pairwise, 0,
@@ -96,6 +100,8 @@ static const px_coll_algo_t px_coll_algos[] = {
     {PX_COLL_ALLTOALL, "linear", px_coll_alltoall_linear, 0, "all transfers at once (medium)"},
     {PX_COLL_ALLTOALL, "shm", NULL, PX_COLL_F_SHM,
      "each writes its n blocks to a shared slot, all read theirs"},
+    {PX_COLL_ALLTOALL, "cma", NULL, PX_COLL_F_SHM | PX_COLL_F_CMA,
+     "each reads its block from every other's buffer (process_vm_readv)"},
     {PX_COLL_ALLTOALLV, "pairwise", px_coll_alltoallw_pairwise, 0, "n steps, one partner each"},
     {PX_COLL_ALLTOALLV, "linear", px_coll_alltoallw_linear, 0, "all transfers at once"},
     {PX_COLL_ALLTOALLW, "pairwise", px_coll_alltoallw_pairwise, 0, "n steps, one partner each"},
@@ -147,6 +153,16 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     /* one machine, up to PX_COLL_SHM_SIZE: the root writes one slot that
      * all read (osu_bcast, 8 ranks, 1 B: 0.24 against 3.6 us; 64 KB: 12.7
      * against 22.9; 2 ranks, 64 KB: 6.0 against 11.1) */
+    /* up to 4 ranks, larger messages: all read the root's buffer, one copy
+     * each instead of two (osu_bcast, 4 ranks on 2 cores, five runs in
+     * turn: 128 KB 13.8-15.0 against 15.5-16.2 us, Open MPI 8.9-21.8; 1 MB
+     * 147-198 against 171-194, Open MPI 196-216; 2 ranks, 128 KB: 4.9-5.1
+     * against 15.8-16.4, Open MPI 5.1-6.0). With 8 ranks the slots stay
+     * ahead to 256 KB (43 against 46-51 us) */
+    {PX_COLL_BCAST, 2, 8192, 0, "shm", PX_COLL_NODES_ONE},
+    {PX_COLL_BCAST, 2, 0, 0, "cma", PX_COLL_NODES_ONE},
+    {PX_COLL_BCAST, 4, 32768, 0, "shm", PX_COLL_NODES_ONE},
+    {PX_COLL_BCAST, 4, 0, 0, "cma", PX_COLL_NODES_ONE},
     {PX_COLL_BCAST, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
     {PX_COLL_BCAST, 0, 65536, 0, "smp", PX_COLL_NODES_ANY},
     {PX_COLL_BCAST, 0, 4096, 0, "binomial", PX_COLL_NODES_ANY},
@@ -210,9 +226,17 @@ static const px_coll_rule_t px_coll_default_rules[] = {
      * 71 against 266 us); two ranks on their own cores copy faster through
      * messages above 512 B (16 KB: 2.8 against 6.6 us) */
     {PX_COLL_ALLGATHER, 2, 512, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLGATHER, 2, 8192, 0, "recursive_doubling", PX_COLL_NODES_ONE},
+    {PX_COLL_ALLGATHER, 2, 4096, 0, "recursive_doubling", PX_COLL_NODES_ONE},
+    /* two ranks from 8 KB and up to 4 ranks above a slot: each reads the
+     * others' blocks from their buffers (2 ranks, 64 KB: 4.8 against
+     * 13.8-15.5 us, Open MPI 5.0-6.7; 4 ranks, 256 KB: 158-174 against
+     * 187-213, Open MPI 228-304; 1 MB: 739-783 against 743-1022, Open MPI
+     * 816-868). With 8 ranks the messages are faster at every size (256 KB:
+     * 832-900 against 934-1063) */
+    {PX_COLL_ALLGATHER, 2, 0, 0, "cma", PX_COLL_NODES_ONE},
     {PX_COLL_ALLGATHER, 2, 0, 0, "linear", PX_COLL_NODES_ONE},
     {PX_COLL_ALLGATHER, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
+    {PX_COLL_ALLGATHER, 4, 0, 0, "cma", PX_COLL_NODES_ONE},
     {PX_COLL_ALLGATHER, 4, 8192, 0, "recursive_doubling", PX_COLL_NODES_ONE},
     {PX_COLL_ALLGATHER, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
     {PX_COLL_ALLGATHER, 0, 8192, 0, "recursive_doubling", PX_COLL_NODES_ANY},
@@ -228,8 +252,17 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     /* likewise (8 ranks, 4 KB: 23 against 62 us; 2 ranks, 16 KB: 2.6
      * through messages against 9.7) */
     {PX_COLL_ALLTOALL, 2, 512, 0, "shm", PX_COLL_NODES_ONE},
+    {PX_COLL_ALLTOALL, 2, 4096, 0, "linear", PX_COLL_NODES_ONE},
+    /* reading the blocks from the others' buffers: 2 ranks from 8 KB
+     * (16 KB: 2.0-2.7 against 3.2-3.4 us, Open MPI 2.7-2.9), up to 4 ranks
+     * above a slot's share to 128 KB (4 ranks, 64 KB: 25.5-30.0 against
+     * 30.3-33.5, Open MPI 32.7-36.8); beyond that, and with 8 ranks, the
+     * messages are faster (4 ranks, 256 KB: 171-185 against 168-206; 8
+     * ranks, 64 KB: 225-240 against 245-299) */
+    {PX_COLL_ALLTOALL, 2, 0, 0, "cma", PX_COLL_NODES_ONE},
     {PX_COLL_ALLTOALL, 2, 0, 0, "linear", PX_COLL_NODES_ONE},
     {PX_COLL_ALLTOALL, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
+    {PX_COLL_ALLTOALL, 4, 131072, 0, "cma", PX_COLL_NODES_ONE},
     {PX_COLL_ALLTOALL, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
     {PX_COLL_ALLTOALL, 0, 256, 0, "bruck", PX_COLL_NODES_ANY},
     {PX_COLL_ALLTOALL, 0, 32768, 0, "linear", PX_COLL_NODES_ANY},
@@ -417,7 +450,7 @@ static int px_coll_applies(const px_coll_algo_t *al, const px_coll_args_t *a, px
         /* the first call that gets here sets the segment up, with
          * collectives of its own that must not consider it */
         px_select_top = 0;
-        int ok = px_coll_shm_usable(al->coll, a, c);
+        int ok = px_coll_shm_usable(al->coll, (al->flags & PX_COLL_F_CMA) != 0, a, c);
         px_select_top = 1;
         return ok;
     }

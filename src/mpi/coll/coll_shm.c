@@ -15,6 +15,14 @@
  * operations are right. Larger allreduces go chunk by chunk and split the
  * combining among the ranks (px_cshm_allreduce_split, a third word `red`).
  *
+ * The 'cma' broadcast, allgather and alltoall do not go through the slots: each rank that provides data stores where it
+ * lies in its own address space (`addr`) before its seq, and the others
+ * copy it straight into their buffers with process_vm_readv; every rank
+ * then stores ack = k, and the ranks whose data was read wait until all
+ * have, so that their buffers may change again. One copy instead of two,
+ * and no size bound. The segment's setup checks that each rank may read
+ * its neighbour's memory and agrees on it like on the segment itself.
+ *
  * The segment is created at the first call that would use it (a blocking
  * collective, where every rank takes part), mode 0600, and unlinked as soon
  * as every rank has mapped it; the ranks agree over point-to-point messages
@@ -28,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "../../proto/proto.h"
@@ -52,16 +61,21 @@ static size_t px_cshm_mapped;
 typedef struct {
     _Atomic uint64_t seq;
     _Atomic uint64_t red; /* split allreduce: this rank's share is reduced */
-    char pad0[48];
+    uint64_t addr;        /* direct operations: this rank's data (its own
+                           * address space), valid once seq says so */
+    int32_t pid;
+    char pad0[36];
     _Atomic uint64_t ack;
     char pad1[56];
 } px_cshm_flags_t;
+_Static_assert(sizeof(px_cshm_flags_t) == 128, "two cache lines per rank");
 
 struct px_coll_shm {
     int state; /* 1 usable, -1 not */
     int n, me;
     size_t slot;
     uint64_t op; /* operations started on this communicator */
+    int direct;  /* every rank may read every other's memory (process_vm_readv) */
     px_cshm_flags_t *flags;
     char *data;
     void *base;
@@ -156,6 +170,10 @@ static int px_cshm_setup(px_mpi_comm_t *c)
             ok = 0;
         } else {
             px_cshm_mapped += m->len;
+            /* for the probe below: read by the neighbour once all agree */
+            px_cshm_flags_t *f = (px_cshm_flags_t *)m->base + m->me;
+            f->pid = (int32_t)getpid();
+            f->addr = (uint64_t)(uintptr_t)&f->pid;
         }
     }
     if (fd >= 0)
@@ -163,6 +181,22 @@ static int px_cshm_setup(px_mpi_comm_t *c)
     int all = 0;
     if (rc == MPI_SUCCESS)
         rc = px_mpi_coll_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c);
+    if (rc == MPI_SUCCESS && all) {
+        /* may this rank read its neighbour's memory? (each rank probes one
+         * neighbour: permission is per user and machine, not per pair) */
+        int dok = 0;
+        if (px_params.shm_cma) {
+            px_cshm_flags_t *f = (px_cshm_flags_t *)m->base + (m->me + 1) % n;
+            int32_t v = 0;
+            struct iovec l = {&v, sizeof(v)}, r = {(void *)(uintptr_t)f->addr, sizeof(v)};
+            ssize_t got = process_vm_readv(f->pid, &l, 1, &r, 1, 0);
+            dok = got == (ssize_t)sizeof(v) && v == f->pid;
+            if (!dok)
+                px_info("coll", "process_vm_readv from rank %d: %s; shm collectives copy through "
+                        "the slots", (m->me + 1) % n, got < 0 ? strerror(errno) : "wrong data");
+        }
+        rc = px_mpi_coll_allreduce(&dok, &m->direct, 1, MPI_INT, MPI_MIN, c);
+    }
     if (created)
         shm_unlink(name); /* every rank has mapped it or given up */
     if (rc != MPI_SUCCESS || !all) {
@@ -181,32 +215,34 @@ static int px_cshm_setup(px_mpi_comm_t *c)
     return m->state == 1;
 }
 
-int px_coll_shm_usable(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
+int px_coll_shm_usable(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi_comm_t *c)
 {
     size_t slot = px_cshm_slot_size();
     if (!slot || c->is_inter || c->size < 2 || c->size > PX_CSHM_MAX_RANKS ||
         c->local_size != c->size)
         return 0;
+    if (direct && id != PX_COLL_BCAST && id != PX_COLL_ALLGATHER && id != PX_COLL_ALLTOALL)
+        return 0;
+    int fits = 1;
     switch (id) {
     case PX_COLL_BARRIER:
         break;
     case PX_COLL_ALLTOALL:
-        if (a->bytes > slot / (size_t)c->size)
-            return 0;
+        fits = a->bytes <= slot / (size_t)c->size;
         break;
     case PX_COLL_ALLREDUCE: /* larger vectors go chunk by chunk */
-        if ((size_t)px_mpi_dt_get(a->dt)->size > slot)
-            return 0;
+        fits = (size_t)px_mpi_dt_get(a->dt)->size <= slot;
         break;
     default:
-        if (a->bytes > slot)
-            return 0;
+        fits = a->bytes <= slot;
         break;
     }
+    if (!fits && !direct)
+        return 0;
     /* the same on every rank up to here: set up (a collective) on first use */
-    if (c->cshm)
-        return c->cshm->state == 1;
-    return px_cshm_setup(c);
+    if (!c->cshm && !px_cshm_setup(c))
+        return 0;
+    return c->cshm->state == 1 && (direct ? c->cshm->direct : 1);
 }
 
 /* Word `which` of rank r's flags: 0 seq, 1 ack, 2 red. */
@@ -326,9 +362,152 @@ static int px_cshm_allreduce_split(struct px_coll_shm *m, const px_coll_args_t *
     return rc;
 }
 
-int px_coll_shm_run(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
+/* len bytes at raddr in rank r's address space into local. */
+static int px_cshm_read(struct px_coll_shm *m, int r, void *local, uint64_t raddr, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        struct iovec l = {(char *)local + done, len - done};
+        struct iovec rv = {(void *)(uintptr_t)(raddr + done), len - done};
+        ssize_t got = process_vm_readv(m->flags[r].pid, &l, 1, &rv, 1, 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            px_error("coll", "reading %zu bytes of rank %d's memory: %s", len, m->world[r],
+                     got < 0 ? strerror(errno) : "nothing read");
+            return MPI_ERR_OTHER;
+        }
+        done += (size_t)got;
+    }
+    return MPI_SUCCESS;
+}
+
+/* count items of dt from rank r's packed or contiguous data at raddr into
+ * buf (through tmp, of count items' size, when dt is not contiguous). */
+static int px_cshm_read_into(struct px_coll_shm *m, int r, uint64_t raddr, void *buf,
+                             MPI_Aint count, MPI_Datatype dt, void *tmp)
+{
+    px_mpi_dt_t *d = px_mpi_dt_get(dt);
+    size_t len = (size_t)count * (size_t)d->size;
+    if (!len)
+        return MPI_SUCCESS;
+    if (d->contig)
+        return px_cshm_read(m, r, (char *)buf + d->true_lb, raddr, len);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    int rc = px_cshm_read(m, r, tmp, raddr, len);
+    if (rc == MPI_SUCCESS)
+        px_cshm_unpack(tmp, count, dt, buf);
+    return rc;
+}
+
+/* Broadcast, allgather or alltoall reading the others' buffers (see the
+ * top of the file). What a rank provides is its buffer itself when the
+ * datatype is contiguous, else (and for in-place alltoall, whose buffer
+ * is overwritten while the others read it) a packed copy. A rank that
+ * lacks memory for a copy still takes part (PX_CSHM_NO_DATA tells the
+ * others), so that all return with an error rather than some waiting
+ * forever. */
+#define PX_CSHM_NO_DATA UINT64_MAX
+static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a)
+{
+    uint64_t k = ++m->op;
+    int me = m->me, n = m->n, rc = MPI_SUCCESS;
+    px_trace("coll", "%s: cma (ranks %d, bytes %zu)", px_coll_name(id), n, a->bytes);
+    const void *src = NULL; /* what this rank provides, its count, type, blocks */
+    MPI_Aint scount = 0;
+    MPI_Datatype stype = MPI_DATATYPE_NULL;
+    int blocks = 1, gives = 1;
+    MPI_Aint rext = 0;
+    switch (id) {
+    case PX_COLL_BCAST:
+        gives = me == a->root;
+        src = a->rbuf, scount = a->count, stype = a->dt;
+        break;
+    case PX_COLL_ALLGATHER:
+        rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
+        if (a->sbuf == MPI_IN_PLACE)
+            src = (char *)a->rbuf + me * rext, scount = a->rcount, stype = a->rtype;
+        else
+            src = a->sbuf, scount = a->scount, stype = a->stype;
+        break;
+    default: /* PX_COLL_ALLTOALL */
+        rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
+        src = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf, scount = a->scount, stype = a->stype;
+        blocks = n;
+        break;
+    }
+    void *copy = NULL; /* packed data this rank provides, if not its buffer */
+    uint64_t addr = PX_CSHM_NO_DATA;
+    if (gives) {
+        px_mpi_dt_t *d = px_mpi_dt_get(stype);
+        int as_is = d->contig && (blocks == 1 || d->extent == d->size) &&
+                    !(id == PX_COLL_ALLTOALL && a->sbuf == MPI_IN_PLACE);
+        if (as_is) {
+            addr = (uint64_t)(uintptr_t)((const char *)src + d->true_lb);
+        } else if ((copy = malloc(a->bytes * (size_t)blocks + 1)) != NULL) {
+            MPI_Aint sext = d->extent * scount;
+            for (int b = 0; b < blocks; b++)
+                px_cshm_pack((const char *)src + b * sext, scount, stype,
+                             (char *)copy + (size_t)b * a->bytes);
+            addr = (uint64_t)(uintptr_t)copy;
+        } else {
+            rc = MPI_ERR_NO_MEM;
+        }
+        m->flags[me].addr = addr;
+        px_cshm_post(m, 0, k);
+    }
+    /* receive types that are not contiguous go through one block's copy */
+    MPI_Datatype rtype = id == PX_COLL_BCAST ? a->dt : a->rtype;
+    void *tmp = NULL;
+    if (!px_mpi_dt_get(rtype)->contig && (id != PX_COLL_BCAST || !gives) &&
+        !(tmp = malloc(a->bytes ? a->bytes : 1)))
+        rc = MPI_ERR_NO_MEM;
+    if (id == PX_COLL_BCAST) {
+        if (!gives) {
+            int w = px_cshm_wait(m, 0, a->root, k);
+            uint64_t ra = m->flags[a->root].addr;
+            if (w != MPI_SUCCESS || ra == PX_CSHM_NO_DATA)
+                rc = w != MPI_SUCCESS ? w : MPI_ERR_OTHER;
+            else if (rc == MPI_SUCCESS)
+                rc = px_cshm_read_into(m, a->root, ra, a->rbuf, a->count, a->dt, tmp);
+        }
+    } else {
+        int w = px_cshm_wait(m, 0, -1, k);
+        if (w != MPI_SUCCESS)
+            rc = w;
+        /* own block first, then the others starting after this rank, so
+         * that the ranks do not all read the same one at once */
+        if (rc == MPI_SUCCESS && !(id == PX_COLL_ALLGATHER && a->sbuf == MPI_IN_PLACE))
+            px_cshm_unpack((const char *)(uintptr_t)addr + (size_t)(blocks > 1 ? me : 0) * a->bytes,
+                           a->rcount, a->rtype, (char *)a->rbuf + me * rext);
+        for (int i = 1; i < n && rc == MPI_SUCCESS; i++) {
+            int r = (me + i) % n;
+            uint64_t ra = m->flags[r].addr;
+            if (ra == PX_CSHM_NO_DATA)
+                rc = MPI_ERR_OTHER;
+            else
+                rc = px_cshm_read_into(m, r, ra + (size_t)(blocks > 1 ? me : 0) * a->bytes,
+                                       (char *)a->rbuf + r * rext, a->rcount, a->rtype, tmp);
+        }
+    }
+    px_cshm_post(m, 1, k);
+    /* the others may be reading this rank's data until they say otherwise */
+    if (gives) {
+        int w = px_cshm_wait(m, 1, -1, k);
+        if (rc == MPI_SUCCESS)
+            rc = w;
+    }
+    free(copy);
+    free(tmp);
+    return rc;
+}
+
+int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi_comm_t *c)
 {
     struct px_coll_shm *m = c->cshm;
+    if (direct)
+        return px_cshm_direct(m, id, a);
     if (id == PX_COLL_ALLREDUCE && (a->bytes >= PX_CSHM_SPLIT_MIN || a->bytes > m->slot)) {
         px_trace("coll", "%s: shm (ranks %d, bytes %zu), combining split", px_coll_name(id), c->size,
                  a->bytes);
