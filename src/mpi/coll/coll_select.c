@@ -155,15 +155,19 @@ static const px_coll_rule_t px_coll_default_rules[] = {
      * against 22.9; 2 ranks, 64 KB: 6.0 against 11.1) */
     /* up to 4 ranks, larger messages: all read the root's buffer, one copy
      * each instead of two (osu_bcast, 4 ranks on 2 cores, five runs in
-     * turn: 128 KB 13.8-15.0 against 15.5-16.2 us, Open MPI 8.9-21.8; 1 MB
-     * 147-198 against 171-194, Open MPI 196-216; 2 ranks, 128 KB: 4.9-5.1
-     * against 15.8-16.4, Open MPI 5.1-6.0). With 8 ranks the slots stay
-     * ahead to 256 KB (43 against 46-51 us) */
+     * turn: 128 KB 13.8-15.0 against the slots' 15.5-16.2 us, Open MPI
+     * 8.9-21.8; with the readers starting at different pages, 256 KB
+     * 26-32 and 1 MB 128-163, Open MPI 33-43 and 202-237; 2 ranks, 128 KB:
+     * 4.9-5.1 against 15.8-16.4, Open MPI 5.1-6.0). With 8 ranks the slots
+     * stay ahead while the message fits (128 KB: 14.6-15.1 against
+     * 16.1-17.4), the reads beat the linear messages above (512 KB: 74-82
+     * against 86-110) */
     {PX_COLL_BCAST, 2, 8192, 0, "shm", PX_COLL_NODES_ONE},
     {PX_COLL_BCAST, 2, 0, 0, "cma", PX_COLL_NODES_ONE},
     {PX_COLL_BCAST, 4, 32768, 0, "shm", PX_COLL_NODES_ONE},
     {PX_COLL_BCAST, 4, 0, 0, "cma", PX_COLL_NODES_ONE},
     {PX_COLL_BCAST, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
+    {PX_COLL_BCAST, 8, 0, 0, "cma", PX_COLL_NODES_ONE},
     {PX_COLL_BCAST, 0, 65536, 0, "smp", PX_COLL_NODES_ANY},
     {PX_COLL_BCAST, 0, 4096, 0, "binomial", PX_COLL_NODES_ANY},
     /* between nodes, 4-128 KB: the k-nomial tree's fewer rounds beat the

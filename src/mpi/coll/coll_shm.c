@@ -469,8 +469,21 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
             uint64_t ra = m->flags[a->root].addr;
             if (w != MPI_SUCCESS || ra == PX_CSHM_NO_DATA)
                 rc = w != MPI_SUCCESS ? w : MPI_ERR_OTHER;
-            else if (rc == MPI_SUCCESS)
+            else if (rc == MPI_SUCCESS && px_mpi_dt_get(a->dt)->contig) {
+                /* the j-th reader starts at the j-th part of the root's
+                 * pages and wraps round, so that readers that start
+                 * together do not all begin with the same pages (4 ranks on 2 cores,
+                 * 1 MB: 128-163 us against 178-216 all from the start;
+                 * 256 KB: 26-32 against 37-40) */
+                char *dst = (char *)a->rbuf + px_mpi_dt_get(a->dt)->true_lb;
+                size_t j = (size_t)((me - a->root + n) % n - 1);
+                size_t at = (a->bytes / (size_t)(n - 1) * j) & ~(size_t)4095;
+                rc = px_cshm_read(m, a->root, dst + at, ra + at, a->bytes - at);
+                if (rc == MPI_SUCCESS && at)
+                    rc = px_cshm_read(m, a->root, dst, ra, at);
+            } else if (rc == MPI_SUCCESS) {
                 rc = px_cshm_read_into(m, a->root, ra, a->rbuf, a->count, a->dt, tmp);
+            }
         }
     } else {
         int w = px_cshm_wait(m, 0, -1, k);
