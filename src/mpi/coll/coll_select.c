@@ -270,12 +270,13 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     {PX_COLL_ALLTOALL, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
     {PX_COLL_ALLTOALL, 0, 256, 0, "bruck", PX_COLL_NODES_ANY},
     {PX_COLL_ALLTOALL, 0, 32768, 0, "linear", PX_COLL_NODES_ANY},
-    /* up to 4 ranks between nodes, all transfers at once up to 256 KB
-     * blocks: with the 32 KB TCP eager limit these are rendezvous, and the
-     * receivers pace them (4 nodes, 10 Gbit/s, 64 KB: 187-198 against
-     * pairwise 321-330 us, Open MPI 229-240; 128 KB: 318-413 against
-     * 460-532) */
-    {PX_COLL_ALLTOALL, 4, 262144, 0, "linear", PX_COLL_NODES_SEVERAL},
+    /* up to 4 ranks between nodes, all transfers at once: with the 32 KB
+     * TCP eager limit these are rendezvous, and the receivers pace them
+     * (4 nodes, 10 Gbit/s, 64 KB: 187-198 against pairwise 321-330 us,
+     * Open MPI 229-240; 128 KB: 318-413 against 460-532; 512 KB:
+     * 1675-1985 against 2067-2182, Open MPI 1712-2067; 1 MB: 3996-4311
+     * against 4446-4872, Open MPI 3988-4355) */
+    {PX_COLL_ALLTOALL, 4, 0, 0, "linear", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLTOALL, 0, 0, 0, "pairwise", PX_COLL_NODES_ANY},
     {PX_COLL_ALLTOALLV, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
     {PX_COLL_ALLTOALLW, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
