@@ -15,13 +15,14 @@
  * operations are right. Larger allreduces go chunk by chunk and split the
  * combining among the ranks (px_cshm_allreduce_split, a third word `red`).
  *
- * The 'cma' broadcast, allgather and alltoall do not go through the slots: each rank that provides data stores where it
- * lies in its own address space (`addr`) before its seq, and the others
- * copy it straight into their buffers with process_vm_readv; every rank
- * then stores ack = k, and the ranks whose data was read wait until all
- * have, so that their buffers may change again. One copy instead of two,
- * and no size bound. The segment's setup checks that each rank may read
- * its neighbour's memory and agrees on it like on the segment itself.
+ * The 'cma' broadcast, allgather and alltoall do not go through the
+ * slots: each rank that provides data stores where it lies in its own
+ * address space (`addr`) before its seq, and the others copy it straight
+ * into their buffers with process_vm_readv; every rank then stores
+ * ack = k, and the ranks whose data was read wait until all have, so that
+ * their buffers may change again. One copy instead of two, and no size
+ * bound. The segment's setup checks that each rank may read its
+ * neighbour's memory and agrees on it like on the segment itself.
  *
  * The segment is created at the first call that would use it (a blocking
  * collective, where every rank takes part), mode 0600, and unlinked as soon
@@ -472,9 +473,9 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
             else if (rc == MPI_SUCCESS && px_mpi_dt_get(a->dt)->contig) {
                 /* the j-th reader starts at the j-th part of the root's
                  * pages and wraps round, so that readers that start
-                 * together do not all begin with the same pages (4 ranks on 2 cores,
-                 * 1 MB: 128-163 us against 178-216 all from the start;
-                 * 256 KB: 26-32 against 37-40) */
+                 * together do not all begin with the same pages (4 ranks
+                 * on 2 cores, 1 MB: 128-163 us against 178-216 all from
+                 * the start; 256 KB: 26-32 against 37-40) */
                 char *dst = (char *)a->rbuf + px_mpi_dt_get(a->dt)->true_lb;
                 size_t j = (size_t)((me - a->root + n) % n - 1);
                 size_t at = (a->bytes / (size_t)(n - 1) * j) & ~(size_t)4095;
@@ -492,7 +493,8 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
         /* own block first, then the others starting after this rank, so
          * that the ranks do not all read the same one at once */
         if (rc == MPI_SUCCESS && !(id == PX_COLL_ALLGATHER && a->sbuf == MPI_IN_PLACE))
-            px_cshm_unpack((const char *)(uintptr_t)addr + (size_t)(blocks > 1 ? me : 0) * a->bytes,
+            px_cshm_unpack((const char *)(uintptr_t)addr +
+                               (size_t)(blocks > 1 ? me : 0) * a->bytes,
                            a->rcount, a->rtype, (char *)a->rbuf + me * rext);
         for (int i = 1; i < n && rc == MPI_SUCCESS; i++) {
             int r = (me + i) % n;
