@@ -1358,6 +1358,14 @@ int px_proto_peer_failed(int peer) { return px_p.peers[peer].failed; }
 
 int px_proto_peer_local(int peer) { return px_p.peers[peer].kind != PX_CHAN_RAIL; }
 
+px_status_t px_proto_peer_read(int peer, void *local, uint64_t raddr, size_t len)
+{
+    px_proto_peer_t *p = &px_p.peers[peer];
+    if (!p->can_get || !p->ops->ep_get)
+        return PX_ERR_UNSUPPORTED;
+    return len ? p->ops->ep_get(p->ep, local, raddr, len) : PX_OK;
+}
+
 uint64_t px_proto_job_id(void) { return px_p.boot.job_id; }
 
 const char *px_proto_channel_name(int peer)

@@ -108,6 +108,10 @@ int px_proto_oversubscribed(void);
 void px_proto_spread(void);
 /* Whether peer runs on this machine (reached through shared memory or self). */
 int px_proto_peer_local(int peer);
+/* Copies len bytes at raddr in peer's address space into local, through its
+ * channel's single-copy read (shared memory: process_vm_readv);
+ * PX_ERR_UNSUPPORTED when the channel has none or the kernel forbids it. */
+px_status_t px_proto_peer_read(int peer, void *local, uint64_t raddr, size_t len);
 /* The job's identifier (names shared-memory segments). */
 uint64_t px_proto_job_id(void);
 const char *px_proto_channel_name(int peer);

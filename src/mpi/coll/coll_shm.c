@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "../../proto/proto.h"
@@ -64,8 +63,7 @@ typedef struct {
     _Atomic uint64_t red; /* split allreduce: this rank's share is reduced */
     uint64_t addr;        /* direct operations: this rank's data (its own
                            * address space), valid once seq says so */
-    int32_t pid;
-    char pad0[36];
+    char pad0[40];
     _Atomic uint64_t ack;
     char pad1[56];
 } px_cshm_flags_t;
@@ -171,10 +169,10 @@ static int px_cshm_setup(px_mpi_comm_t *c)
             ok = 0;
         } else {
             px_cshm_mapped += m->len;
-            /* for the probe below: read by the neighbour once all agree */
+            /* for the probe below: the neighbour reads this word, which
+             * holds its own address here */
             px_cshm_flags_t *f = (px_cshm_flags_t *)m->base + m->me;
-            f->pid = (int32_t)getpid();
-            f->addr = (uint64_t)(uintptr_t)&f->pid;
+            f->addr = (uint64_t)(uintptr_t)&f->addr;
         }
     }
     if (fd >= 0)
@@ -185,17 +183,14 @@ static int px_cshm_setup(px_mpi_comm_t *c)
     if (rc == MPI_SUCCESS && all) {
         /* may this rank read its neighbour's memory? (each rank probes one
          * neighbour: permission is per user and machine, not per pair) */
-        int dok = 0;
-        if (px_params.shm_cma) {
-            px_cshm_flags_t *f = (px_cshm_flags_t *)m->base + (m->me + 1) % n;
-            int32_t v = 0;
-            struct iovec l = {&v, sizeof(v)}, r = {(void *)(uintptr_t)f->addr, sizeof(v)};
-            ssize_t got = process_vm_readv(f->pid, &l, 1, &r, 1, 0);
-            dok = got == (ssize_t)sizeof(v) && v == f->pid;
-            if (!dok)
-                px_info("coll", "process_vm_readv from rank %d: %s; shm collectives copy through "
-                        "the slots", (m->me + 1) % n, got < 0 ? strerror(errno) : "wrong data");
-        }
+        int next = (m->me + 1) % n;
+        px_cshm_flags_t *f = (px_cshm_flags_t *)m->base + next;
+        uint64_t v = 0;
+        int dok = px_proto_peer_read(px_mpi_comm_world_rank(c, next), &v, f->addr, sizeof(v)) ==
+                      PX_OK && v == f->addr;
+        if (!dok)
+            px_info("coll", "cannot read rank %d's memory; shm collectives copy through the "
+                    "slots", next);
         rc = px_mpi_coll_allreduce(&dok, &m->direct, 1, MPI_INT, MPI_MIN, c);
     }
     if (created)
@@ -366,21 +361,12 @@ static int px_cshm_allreduce_split(struct px_coll_shm *m, const px_coll_args_t *
 /* len bytes at raddr in rank r's address space into local. */
 static int px_cshm_read(struct px_coll_shm *m, int r, void *local, uint64_t raddr, size_t len)
 {
-    size_t done = 0;
-    while (done < len) {
-        struct iovec l = {(char *)local + done, len - done};
-        struct iovec rv = {(void *)(uintptr_t)(raddr + done), len - done};
-        ssize_t got = process_vm_readv(m->flags[r].pid, &l, 1, &rv, 1, 0);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0) {
-            px_error("coll", "reading %zu bytes of rank %d's memory: %s", len, m->world[r],
-                     got < 0 ? strerror(errno) : "nothing read");
-            return MPI_ERR_OTHER;
-        }
-        done += (size_t)got;
-    }
-    return MPI_SUCCESS;
+    px_status_t st = px_proto_peer_read(m->world[r], local, raddr, len);
+    if (st == PX_OK)
+        return MPI_SUCCESS;
+    px_error("coll", "reading %zu bytes of rank %d's memory: %s", len, m->world[r],
+             px_status_string(st));
+    return MPI_ERR_OTHER;
 }
 
 /* count items of dt from rank r's packed or contiguous data at raddr into
