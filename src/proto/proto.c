@@ -1397,8 +1397,9 @@ static int px_proto_count_cpus(void)
     return n > 0 ? (int)n : 1;
 }
 
-/* PX_BIND=core: the i-th rank on this machine runs on the i-th CPU it may
- * use (wrapping when ranks outnumber CPUs). With ranks sharing cores, a
+/* PX_BIND: the i-th rank on this machine gets the i-th CPU it may use
+ * (wrapping when ranks outnumber CPUs); core binds it there now, spread
+ * leaves the move to px_proto_spread. With ranks sharing cores, a
  * process the scheduler moves between them leaves its partners waiting
  * (4 ranks on 2 cores, osu_alltoall 128 KB: 74-122 us from run to run
  * unbound, 66-76 bound). */
