@@ -109,6 +109,11 @@ typedef struct px_rail_tx {
     uint8_t tries;           /* lossy transports: retransmissions after a timeout */
     uint8_t again;           /* sent more than once: its acknowledgement times nothing */
     uint8_t npieces;
+    uint8_t coll;            /* a collective's frame: it may be released (PX_RAIL_RELEASE) */
+    uint8_t told;            /* the caller was told it is done before the acknowledgement */
+    uint8_t inbuf;           /* it holds a reference on the rail's release buffer */
+    char *area;              /* its place in that buffer (the payload once told) */
+    size_t staged;           /* bytes already copied there */
     uint32_t order;          /* lossy: its place among the frames its subchannel sent */         /* PX_RAIL_H_SPLIT: pieces of the stripe it is one of */
     uint16_t uhl;
     uint8_t uh[PX_NET_HDR_MAX];
@@ -124,6 +129,7 @@ struct px_rail_msg {
     px_net_send_cb_t cb;
     void *arg;
     int nparts, open, nacked;
+    int users;  /* records whose caller is not told yet, + the sending function */
     px_status_t st;
     int warm;   /* every subchannel used had carried a stripe before */
     int resent; /* a part went again: its times say nothing about rates */
@@ -242,6 +248,9 @@ struct px_rail_vc {
     size_t stripe_inflight;
     int rr, rr_left, primary, bind_sub;
     int resend_pending; /* records to send again */
+    uint32_t on_wire;   /* records a transport still writes (its callback outstanding) */
+    uint8_t rel_due;    /* px_rail_release at the end of this progress pass */
+    uint8_t rel_wait;   /* the release buffer was short: try again on acknowledgements */
     int hot;            /* on rail->hot: its timers run every tick */
     uint32_t split_open; /* pieces of re-split stripes not yet acknowledged */
     int armed;          /* every subchannel connected (alternates ready before a failure) */
@@ -308,6 +317,15 @@ struct px_rail {
     uint64_t small_frame_periods;      /* lossy: times a channel went to one-datagram frames */
     uint64_t rx_split_skipped;         /* pieces whose original had arrived whole */
     size_t copy_max; /* payloads copied into their send record */
+    /* PX_RAIL_RELEASE (connections): senders are told once the transport has
+     * written their frames; with fault tolerance the frames go to rel_buf
+     * first, a bump allocator emptied when the last of them is acknowledged */
+    int release, rel_any;
+    char *rel_buf;
+    size_t rel_cap, rel_used;
+    uint32_t rel_live;
+    px_rail_tx_t *stage_x; /* a frame being written, copied meanwhile (px_rail_stage) */
+    uint64_t released, released_bytes;
     double rail_weight[PX_NET_MAX_SUB];
     int nrail_weight;
     int bind_list[64], nbind; /* explicit binding by local rank; -1 bunch, -2 scatter */
@@ -512,6 +530,10 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
             r->rto_min = 100000;
     }
     r->copy_max = r->attr.eager_limit > PX_RAIL_COPY_SMALL ? r->attr.eager_limit : PX_RAIL_COPY_SMALL;
+    /* a lossy transport holds nothing once it returns: there, waiting for
+     * the acknowledgement is the only way to know the frame arrived */
+    r->rel_cap = px_params.rail_release;
+    r->release = r->rel_cap > 0 && !r->lossy;
     if (r->copy_max > PX_RAIL_COPY_MAX)
         r->copy_max = PX_RAIL_COPY_MAX;
     for (int i = 0; i < 4; i++)
@@ -578,6 +600,7 @@ void px_rail_finalize(px_rail_t *r)
     free(r->vlist);
     free(r->hot);
     free(r->due);
+    free(r->rel_buf);
     free(r);
 }
 
@@ -709,6 +732,18 @@ static inline void px_rail_heat(px_rail_vc_t *vc)
         vc->hot = 1;
         r->hot[r->nhot++] = vc;
     }
+}
+
+static void px_rail_stage_start(px_rail_t *r, px_rail_tx_t *x);
+static void px_rail_stage_copy(px_rail_tx_t *x, size_t len);
+static int px_rail_area(px_rail_t *r, px_rail_tx_t *x);
+
+/* vc may have frames whose senders can be told (px_rail_release). */
+static inline void px_rail_release_mark(px_rail_vc_t *vc)
+{
+    vc->rel_due = 1;
+    vc->rail->rel_any = 1;
+    px_rail_heat(vc);
 }
 
 static inline void px_rail_resend_mark(px_rail_vc_t *vc)
@@ -1115,6 +1150,9 @@ static px_rail_tx_t *px_rail_tx_get(px_rail_vc_t *vc)
     x->msg = NULL;
     x->cb = NULL;
     x->wire = x->acked = x->resend = x->tries = x->again = x->npieces = 0;
+    x->told = x->inbuf = x->coll = 0;
+    x->area = NULL;
+    x->staged = 0;
     x->off = 0;
     x->sub = -1;
     return x;
@@ -1122,6 +1160,14 @@ static px_rail_tx_t *px_rail_tx_get(px_rail_vc_t *vc)
 
 static void px_rail_tx_put(px_rail_t *r, px_rail_tx_t *x)
 {
+    if (r->stage_x == x)
+        r->stage_x = NULL;
+    if (x->inbuf) {
+        x->inbuf = 0;
+        if (--r->rel_live == 0)
+            r->rel_used = 0;
+    }
+    x->area = NULL;
     if (x->heap_cap > x->vc->rail->copy_max) { /* keep only eager-sized buffers around */
         free(x->heap);
         x->heap = NULL;
@@ -1152,12 +1198,13 @@ static int px_rail_tx_copy(px_rail_tx_t *x, const struct iovec *iov, int iovcnt,
     return 0;
 }
 
-static void px_rail_msg_event(px_rail_msg_t *m)
+/* A record of block m is done (told: its caller was told already). */
+static void px_rail_msg_event(px_rail_msg_t *m, int told)
 {
-    if (--m->open > 0)
-        return;
-    m->cb(m->arg, m->st);
-    free(m);
+    if (!told && --m->users == 0)
+        m->cb(m->arg, m->st);
+    if (--m->open == 0)
+        free(m);
 }
 
 /* A record is done when acknowledged and no longer held by a transport. */
@@ -1172,7 +1219,7 @@ static void px_rail_tx_finish(px_rail_tx_t *x)
     if (m) {
         if (st != PX_OK)
             m->st = st;
-        px_rail_msg_event(m);
+        px_rail_msg_event(m, x->told);
     } else if (cb) {
         cb(arg, st);
     }
@@ -1228,10 +1275,13 @@ static void px_rail_wire_cb(void *arg, px_status_t st)
 {
     px_rail_tx_t *x = arg;
     x->wire = 0;
+    x->vc->on_wire--;
     if (x->acked) {
         px_rail_tx_finish(x);
         return;
     }
+    if (st == PX_OK && (x->msg || x->cb) && !x->told && x->vc->rail->release)
+        px_rail_release_mark(x->vc);
     if (st != PX_OK) {
         /* the transport dropped it (failing subchannel): send it again */
         px_rail_vc_t *vc = x->vc;
@@ -1286,8 +1336,15 @@ static void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
     }
     px_status_t st = vc->rail->ops->ep_send(s->ep, buf, sizeof(*h) + x->uhl, x->iov, x->iovcnt,
                                             px_rail_wire_cb, x);
-    if (st == PX_OK) {
+    if (st == PX_INPROGRESS) {
+        vc->on_wire++;
+        if (vc->rail->release && vc->rail->ft && !vc->rail->stage_x && !x->area && !x->told &&
+            (x->msg || x->cb))
+            px_rail_stage_start(vc->rail, x);
+    } else if (st == PX_OK) {
         x->wire = 0;
+        if ((x->msg || x->cb) && !x->told && vc->rail->release)
+            px_rail_release_mark(vc); /* not here: the caller is still in its send */
     } else if (st < 0) {
         x->wire = 0;
         x->resend = 1;
@@ -1329,9 +1386,28 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
     if (!x)
         return PX_ERR_NO_MEMORY;
     x->hflags = (flags & PX_RAIL_F_STRIPE) ? PX_RAIL_H_UNORD : 0;
+    x->coll = (flags & PX_RAIL_F_COLL) != 0;
     size_t copy_max =
         (flags & (PX_RAIL_F_BLOCKING | PX_RAIL_F_COLL)) ? vc->rail->copy_max : PX_RAIL_COPY_SMALL;
-    if (cb && len > copy_max && iovcnt <= PX_RAIL_IOV) {
+    x->len = len;
+    if (cb && len > copy_max && (flags & PX_RAIL_F_COLL) && vc->rail->release &&
+        vc->rail->rel_live == 0 && iovcnt <= PX_RAIL_IOV && px_rail_area(vc->rail, x) == 0) {
+        /* A collective's step while nothing released is in flight on the
+         * rail: copied now, while the links are quiet, and done at once.
+         * Once bytes are in flight a copy competes with their delivery for
+         * the CPU, and steps with several sends (alltoall) gained nothing
+         * from copying the others: they wait for the release instead. */
+        memcpy(x->iov, iov, (size_t)iovcnt * sizeof(*iov));
+        x->iovcnt = iovcnt;
+        px_rail_stage_copy(x, len);
+        x->iov[0].iov_base = x->area;
+        x->iov[0].iov_len = len;
+        x->iovcnt = 1;
+        x->told = 1;
+        x->hflags |= PX_RAIL_H_SACK;
+        vc->rail->released++;
+        vc->rail->released_bytes += len;
+    } else if (cb && len > copy_max && iovcnt <= PX_RAIL_IOV) {
         /* the caller's buffer is kept until the peer has it all */
         memcpy(x->iov, iov, (size_t)iovcnt * sizeof(*iov));
         x->iovcnt = iovcnt;
@@ -1431,7 +1507,7 @@ static int px_rail_split(px_rail_vc_t *vc, double *share)
 
 static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
                                         const struct iovec *iov, int iovcnt, size_t len,
-                                        px_net_send_cb_t cb, void *arg)
+                                        unsigned flags, px_net_send_cb_t cb, void *arg)
 {
     double share[PX_NET_MAX_SUB];
     size_t bytes[PX_NET_MAX_SUB];
@@ -1482,7 +1558,7 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
     m->arg = arg;
     m->nparts = used;
     m->nacked = 0;
-    m->open = used + 1; /* a record per part, + this function */
+    m->open = m->users = used + 1; /* a record per part, + this function */
     m->st = PX_OK;
     m->warm = 1;
     m->resent = 0;
@@ -1498,10 +1574,12 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
             /* cannot happen often; the block fails as a whole */
             m->st = PX_ERR_NO_MEMORY;
             m->open -= used - k;
+            m->users -= used - k;
             break;
         }
         x->msg = m;
         x->part = k;
+        x->coll = (flags & PX_RAIL_F_COLL) != 0;
         m->part[k].sub = i;
         m->part[k].bytes = bytes[i];
         m->part[k].t_ns = 0;
@@ -1529,7 +1607,7 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
         }
         off += bytes[i];
     }
-    px_rail_msg_event(m);
+    px_rail_msg_event(m, 0);
     return PX_INPROGRESS;
 }
 
@@ -1666,6 +1744,8 @@ static void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, ui
                 vc->sub[m->part[k].sub].warm = 1;
         }
     }
+    if (vc->rel_wait)
+        px_rail_release_mark(vc);
     if (!x->wire)
         px_rail_tx_finish(x);
 }
@@ -1708,7 +1788,7 @@ static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hd
         if (vc->stripe_inflight && (vc->stripe_inflight + len > px_rail_inflight_max(vc) ||
                                     !px_list_empty(&vc->deferred)))
             return px_rail_enqueue(&vc->deferred, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
-        return px_rail_send_striped(vc, hdr, hdr_len, iov, iovcnt, len, cb, arg);
+        return px_rail_send_striped(vc, hdr, hdr_len, iov, iovcnt, len, flags, cb, arg);
     }
     if (vc->rail->ft)
         return px_rail_send_rec(vc, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
@@ -1741,7 +1821,7 @@ static void px_rail_deferred_flush(px_rail_vc_t *vc)
         if (vc->stripe_inflight && vc->stripe_inflight + len > px_rail_inflight_max(vc))
             return;
         px_list_del(&b->link);
-        px_status_t st = px_rail_send_striped(vc, b->hdr, b->hdr_len, b->iov, b->iovcnt, len,
+        px_status_t st = px_rail_send_striped(vc, b->hdr, b->hdr_len, b->iov, b->iovcnt, len, b->flags,
                                               b->cb, b->arg);
         if (st < 0)
             b->cb(b->arg, st);
@@ -1943,8 +2023,13 @@ static int px_rail_resplit(px_rail_vc_t *vc, px_rail_tx_t *x)
         size_t len = bytes[order[k]];
         y->msg = m;
         y->part = x->part;
+        y->coll = x->coll;
         m->extra++;
         m->open++;
+        m->users += !x->told;
+        y->told = x->told;
+        if ((y->inbuf = x->told && x->inbuf))
+            r->rel_live++; /* a slice of x's copy */
         y->iovcnt = px_iov_slice(x->iov, x->iovcnt, off, len, y->iov, PX_RAIL_IOV);
         y->len = len;
         y->off = x->off + off;
@@ -1960,6 +2045,8 @@ static int px_rail_resplit(px_rail_vc_t *vc, px_rail_tx_t *x)
     vc->split_open += (uint32_t)n;
     /* x keeps only its seq and completes with the cumulative
      * acknowledgement; its bytes are the pieces' now */
+    if (r->stage_x == x)
+        r->stage_x = NULL;
     x->resend = 0;
     x->sub = -1;
     x->len = 0;
@@ -2674,6 +2761,170 @@ static void px_rail_acks_due(px_rail_t *r)
     r->ndue = 0;
 }
 
+/* ---------- completion before the acknowledgement (PX_RAIL_RELEASE) ---------- */
+
+static void px_rail_free_cb(void *arg, px_status_t st);
+
+#define PX_RAIL_REL_ALIGN(n) (((n) + 63) & ~(size_t)63)
+#define PX_RAIL_REL_BATCH 64 /* callers told per call; the rest on the next pass */
+
+/* x's payload is its caller's buffer, and the caller waits for it. With
+ * fault tolerance only a collective's frames are released: copying a
+ * point-to-point message aside while its bytes are in flight slowed their
+ * delivery (the CPU that copies also runs the connection's work), by 10%
+ * for a 2 MB ping-pong between emulated nodes, and a blocking send of a
+ * large message is mostly answered by the peer anyway. */
+static inline int px_rail_caller_held(const px_rail_tx_t *x)
+{
+    if (x->told || !x->len || (x->vc->rail->ft && !x->coll))
+        return 0;
+    if (x->msg)
+        return x->msg->cb != px_rail_free_cb;
+    return x->cb && x->cb != px_rail_free_cb;
+}
+
+/* x is written, not acknowledged, and its caller still waits for it. */
+static inline int px_rail_releasable(const px_rail_tx_t *x)
+{
+    return !x->acked && !x->wire && !x->resend && px_rail_caller_held(x);
+}
+
+/* Copies bytes [x->staged, x->staged + len) of x's payload to its area. */
+static void px_rail_stage_copy(px_rail_tx_t *x, size_t len)
+{
+    struct iovec v[PX_RAIL_IOV];
+    int n = px_iov_slice(x->iov, x->iovcnt, x->staged, len, v, PX_RAIL_IOV);
+    px_net_iov_gather(x->area + x->staged, v, n);
+    x->staged += len;
+}
+
+/* A place in the release buffer for x's payload (0), or -1. */
+static int px_rail_area(px_rail_t *r, px_rail_tx_t *x)
+{
+    size_t a = PX_RAIL_REL_ALIGN(x->len);
+    if (a > r->rel_cap - r->rel_used)
+        return -1;
+    if (!r->rel_buf && !(r->rel_buf = malloc(r->rel_cap))) {
+        r->release = 0; /* wait for acknowledgements from now on */
+        return -1;
+    }
+    x->area = r->rel_buf + r->rel_used;
+    x->staged = 0;
+    x->inbuf = 1;
+    r->rel_used += a;
+    r->rel_live++;
+    return 0;
+}
+
+/* A frame the transport could not write at once: while the sender waits
+ * for the socket, the progress passes copy it (a slice each), so that
+ * little is left to copy once it is written. One frame at a time. */
+static void px_rail_stage_start(px_rail_t *r, px_rail_tx_t *x)
+{
+    if (px_rail_caller_held(x) && px_rail_area(r, x) == 0)
+        r->stage_x = x;
+}
+
+#define PX_RAIL_STAGE_STEP (64 * 1024)
+
+static void px_rail_stage(px_rail_t *r)
+{
+    px_rail_tx_t *x = r->stage_x;
+    size_t k = x->len - x->staged;
+    px_rail_stage_copy(x, k < PX_RAIL_STAGE_STEP ? k : PX_RAIL_STAGE_STEP);
+    if (x->staged == x->len)
+        r->stage_x = NULL;
+}
+
+/* Once a transport has written everything vc had for it (a connection's
+ * kernel now carries the bytes), the senders of the frames still waiting
+ * for their acknowledgement are told they are done, as a socket write
+ * completes a send in other MPI libraries: a broadcast's root or a
+ * sender of large messages goes on a round trip and a queue's drain
+ * earlier. With fault tolerance the frames stay until acknowledged, with
+ * their payload copied out of the caller's buffer, which is the caller's
+ * again; if that copy does not fit, the senders wait as before and the
+ * release is tried again as acknowledgements free room. Never inside a
+ * send call: the progress pass runs it. */
+static void px_rail_release(px_rail_vc_t *vc)
+{
+    px_rail_t *r = vc->rail;
+    size_t need = 0;
+    int n = 0;
+    vc->rel_wait = 0;
+    if (vc->failed || vc->on_wire || vc->resend_pending || !px_list_empty(&vc->backlog) ||
+        !px_list_empty(&vc->deferred))
+        return; /* the last write's callback marks it again */
+    for (uint32_t q = vc->tx_acked; q != vc->tx_seq; q++) {
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (x && x->seq == q && px_rail_releasable(x)) {
+            if (!x->area)
+                need += PX_RAIL_REL_ALIGN(x->len);
+            n++;
+        }
+    }
+    if (!n)
+        return;
+    if (r->ft && need > r->rel_cap - r->rel_used) {
+        vc->rel_wait = 1;
+        return;
+    }
+    struct {
+        px_net_send_cb_t cb;
+        void *arg;
+        px_status_t st;
+    } told[PX_RAIL_REL_BATCH];
+    int k = 0;
+    for (uint32_t q = vc->tx_acked; q != vc->tx_seq && k < PX_RAIL_REL_BATCH; q++) {
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (!x || x->seq != q || !px_rail_releasable(x))
+            continue;
+        if (r->ft) {
+            if (!x->area && px_rail_area(r, x) < 0)
+                break; /* cannot happen: the room was counted */
+            if (r->stage_x == x)
+                r->stage_x = NULL;
+            px_rail_stage_copy(x, x->len - x->staged);
+            x->iov[0].iov_base = x->area;
+            x->iov[0].iov_len = x->len;
+            x->iovcnt = 1;
+        }
+        x->told = 1;
+        r->released++;
+        r->released_bytes += x->len;
+        if (x->msg) {
+            px_rail_msg_t *m = x->msg;
+            if (--m->users == 0) { /* every part told: the caller is done */
+                told[k].cb = m->cb;
+                told[k].arg = m->arg;
+                told[k++].st = m->st;
+            }
+        } else {
+            told[k].cb = x->cb;
+            told[k].arg = x->arg;
+            told[k++].st = PX_OK;
+            x->cb = NULL;
+        }
+    }
+    if (k == PX_RAIL_REL_BATCH)
+        px_rail_release_mark(vc);
+    /* callers may send again from their callbacks: only after the walk */
+    for (int i = 0; i < k; i++)
+        told[i].cb(told[i].arg, told[i].st);
+}
+
+static void px_rail_release_due(px_rail_t *r)
+{
+    r->rel_any = 0;
+    for (int i = 0; i < r->nhot; i++) {
+        px_rail_vc_t *vc = r->hot[i];
+        if (vc->rel_due) {
+            vc->rel_due = 0;
+            px_rail_release(vc);
+        }
+    }
+}
+
 int px_rail_progress(px_rail_t *r) { return px_rail_progress_ready(r, 1); }
 
 int px_rail_progress_ready(px_rail_t *r, int readable)
@@ -2687,6 +2938,10 @@ int px_rail_progress_ready(px_rail_t *r, int readable)
     }
     if (r->ndue)
         px_rail_acks_due(r);
+    if (r->rel_any)
+        px_rail_release_due(r);
+    else if (r->stage_x)
+        px_rail_stage(r);
     if (r->now >= r->next_tick) {
         r->next_tick = r->now + PX_RAIL_TICK_NS;
         if (r->now >= r->next_sweep) {
@@ -2872,6 +3127,10 @@ void px_rail_print_stats(px_rail_t *r, int rank)
                 rank, (unsigned long long)r->retx_timeout, (unsigned long long)r->retx_fast,
                 (unsigned long long)r->rx_dup, (unsigned long long)r->rx_out_of_window,
                 (unsigned long long)r->small_frame_periods);
+    if (r->released)
+        fprintf(stderr,
+                "[plexus profile] rank %d completed before acknowledgement: frames %llu bytes %llu\n",
+                rank, (unsigned long long)r->released, (unsigned long long)r->released_bytes);
     fprintf(stderr,
             "[plexus profile] rank %d faults: suspect %llu down %llu recovered %llu failover "
             "frames %llu bytes %llu resplit %llu pieces %llu skipped %llu partitioned %llu "

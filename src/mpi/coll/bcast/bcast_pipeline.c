@@ -13,6 +13,8 @@ PX_COLL_BUILDER(px_coll_bcast_pipeline)
     size_t seg = px_params.bcast_pipeline_segment ? px_params.bcast_pipeline_segment : a->bytes;
     if (n == 1 || a->bytes == 0)
         return MPI_SUCCESS;
+    if (n == 2)
+        seg = a->bytes; /* nobody forwards: one message, one handshake, one write */
     size_t nseg = (a->bytes + seg - 1) / seg;
     int parent = (vr - 1 + a->root + n) % n, child = (vr + 1 + a->root) % n;
 #define PX_SEG_LEN(i) ((MPI_Aint)((i) + 1 < nseg ? seg : a->bytes - (i) * seg))
