@@ -1014,7 +1014,8 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
     req->kind = PX_PROTO_REQ_SEND;
     /* traffic class for the rail policy: collectives use the odd contexts */
     req->rflags = (uint8_t)(((mode & PX_PROTO_MODE_BLOCKING) ? PX_RAIL_F_BLOCKING : 0) |
-                            ((ctx & 1) ? PX_RAIL_F_COLL : 0));
+                            ((ctx & 1) ? PX_RAIL_F_COLL : 0) |
+                            ((mode & PX_PROTO_MODE_RELEASE) ? PX_RAIL_F_RELEASE : 0));
     mode = (px_proto_mode_t)(mode & 3);
     req->mode = (uint8_t)mode;
     req->done = 0;

@@ -25,6 +25,8 @@ typedef enum {
     PX_PROTO_MODE_SYNC = 1,
     PX_PROTO_MODE_READY = 2,
     PX_PROTO_MODE_BLOCKING = 0x10, /* or'ed in by blocking calls (multi-rail policy epc) */
+    PX_PROTO_MODE_RELEASE = 0x20,  /* or'ed in by a collective's round that only sends: over a
+                                    * connection the send is done once written (rail release) */
 } px_proto_mode_t;
 
 enum {

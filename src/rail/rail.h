@@ -24,6 +24,8 @@ enum {
     PX_RAIL_F_STRIPE = 1u << 0, /* offset-addressed data: may be split, delivered in any order */
     PX_RAIL_F_BLOCKING = 1u << 1, /* traffic of a blocking point-to-point call (policy epc) */
     PX_RAIL_F_COLL = 1u << 2,     /* traffic of a collective (policy epc) */
+    PX_RAIL_F_RELEASE = 1u << 3,  /* the sender waits for nothing else: done once written
+                                   * (PX_RAIL_RELEASE) */
 };
 
 /* Upcalls to the layer above: like px_net_rx_ops_t, with the offset of a

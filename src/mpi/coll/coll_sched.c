@@ -224,6 +224,15 @@ static void px_step_pack(const px_coll_step_t *st, int unpack)
 static void px_sched_start_round(px_coll_sched_t *s)
 {
     int end = s->cur + 1 < s->nrounds ? s->rounds[s->cur + 1] : s->nsteps;
+    /* A round that only sends (a broadcast's root, a reduction's leaf)
+     * waits for nothing but its sends: they may complete once written
+     * (PX_RAIL_RELEASE). Where a round also receives, the receive takes as
+     * long as the transfer anyway, and copying the sends aside would only
+     * cost CPU. */
+    int mode = PX_PROTO_MODE_RELEASE;
+    for (int i = s->rounds[s->cur]; i < end; i++)
+        if (s->steps[i].kind == PX_COLL_STEP_RECV)
+            mode = PX_PROTO_MODE_STD;
     for (int i = s->rounds[s->cur]; i < end && s->err == MPI_SUCCESS; i++) {
         px_coll_step_t *st = &s->steps[i];
         int rc = MPI_SUCCESS;
@@ -231,7 +240,7 @@ static void px_sched_start_round(px_coll_sched_t *s)
         switch (st->kind) {
         case PX_COLL_STEP_SEND:
             rc = px_mpi_isend_nohandle(&r, st->src, (int)st->count, st->dt, st->peer, s->tag,
-                                       st->c, st->c->ctx + 1, PX_PROTO_MODE_STD);
+                                       st->c, st->c->ctx + 1, mode);
             break;
         case PX_COLL_STEP_RECV:
             rc = px_mpi_irecv_nohandle(&r, st->dst, (int)st->count, st->dt, st->peer, s->tag,

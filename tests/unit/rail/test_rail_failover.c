@@ -285,7 +285,8 @@ const px_net_ops_t *px_net_find(const char *name)
 static unsigned char *sendbuf, *orig, *recvbuf, *times;
 static int completions;
 static int release; /* PX_RAIL_RELEASE on in this round */
-static int coll;    /* the block is a collective's (the only frames released) */
+static int coll;    /* the block is sent with PX_RAIL_F_RELEASE (as a collective's round
+                     * that only sends), the only frames released */
 static px_status_t completion_st;
 
 static void *up_begin(void *owner, const void *hdr, size_t hl, size_t off, size_t len, void **ctx)
@@ -385,7 +386,7 @@ static void send_block(void)
     static const char hdr[8] = "block";
     struct iovec iov = {sendbuf, LEN};
     px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1,
-                                     PX_RAIL_F_STRIPE | (coll ? PX_RAIL_F_COLL : 0), sent_cb, NULL);
+                                     PX_RAIL_F_STRIPE | (coll ? PX_RAIL_F_RELEASE : 0), sent_cb, NULL);
     CHECK(st == PX_INPROGRESS);
 }
 
@@ -569,7 +570,8 @@ static void collective_frame(void)
     uint64_t before[NSUB];
     for (int k = 0; k < NSUB; k++)
         before[k] = data_frames(0, k);
-    px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_COLL, sent_cb, NULL);
+    px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_COLL | PX_RAIL_F_RELEASE,
+                                     sent_cb, NULL);
     CHECK(st == (release ? PX_OK : PX_INPROGRESS));
     if (st == PX_OK)
         memset(sendbuf, 0x5a, len); /* done: the caller's buffer again */
