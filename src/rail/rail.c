@@ -735,6 +735,24 @@ static inline void px_rail_heat(px_rail_vc_t *vc)
 }
 
 static void px_rail_stage_start(px_rail_t *r, px_rail_tx_t *x);
+static void px_rail_free_cb(void *arg, px_status_t st);
+
+/* x's payload is its caller's buffer, and the caller waits for it. With
+ * fault tolerance only frames sent with PX_RAIL_F_RELEASE are released (a
+ * collective's round that waits for nothing else): a copy made while the
+ * bytes are in flight competes with their delivery for the CPU, which cost
+ * 10% on a 2 MB ping-pong and 10-15% on a 4-node allgather at 128 KB between
+ * emulated nodes, where the early completion gained nothing. Without fault
+ * tolerance nothing is copied, and every written frame is released. */
+static inline int px_rail_caller_held(const px_rail_tx_t *x)
+{
+    if (x->told || !x->len || (x->vc->rail->ft && !x->rel_ok))
+        return 0;
+    if (x->msg)
+        return x->msg->cb != px_rail_free_cb;
+    return x->cb && x->cb != px_rail_free_cb;
+}
+
 static void px_rail_stage_copy(px_rail_tx_t *x, size_t len);
 static int px_rail_area(px_rail_t *r, px_rail_tx_t *x);
 
@@ -1280,7 +1298,7 @@ static void px_rail_wire_cb(void *arg, px_status_t st)
         px_rail_tx_finish(x);
         return;
     }
-    if (st == PX_OK && (x->msg || x->cb) && !x->told && x->vc->rail->release)
+    if (st == PX_OK && x->vc->rail->release && px_rail_caller_held(x))
         px_rail_release_mark(x->vc);
     if (st != PX_OK) {
         /* the transport dropped it (failing subchannel): send it again */
@@ -1338,12 +1356,11 @@ static void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
                                             px_rail_wire_cb, x);
     if (st == PX_INPROGRESS) {
         vc->on_wire++;
-        if (vc->rail->release && vc->rail->ft && !vc->rail->stage_x && !x->area && !x->told &&
-            (x->msg || x->cb))
+        if (vc->rail->release && vc->rail->ft && !vc->rail->stage_x && !x->area)
             px_rail_stage_start(vc->rail, x);
     } else if (st == PX_OK) {
         x->wire = 0;
-        if ((x->msg || x->cb) && !x->told && vc->rail->release)
+        if (vc->rail->release && px_rail_caller_held(x))
             px_rail_release_mark(vc); /* not here: the caller is still in its send */
     } else if (st < 0) {
         x->wire = 0;
@@ -2761,26 +2778,8 @@ static void px_rail_acks_due(px_rail_t *r)
 
 /* ---------- completion before the acknowledgement (PX_RAIL_RELEASE) ---------- */
 
-static void px_rail_free_cb(void *arg, px_status_t st);
-
 #define PX_RAIL_REL_ALIGN(n) (((n) + 63) & ~(size_t)63)
 #define PX_RAIL_REL_BATCH 64 /* callers told per call; the rest on the next pass */
-
-/* x's payload is its caller's buffer, and the caller waits for it. With
- * fault tolerance only frames sent with PX_RAIL_F_RELEASE are released (a
- * collective's round that waits for nothing else): a copy made while the
- * bytes are in flight competes with their delivery for the CPU, which cost
- * 10% on a 2 MB ping-pong and 10-15% on a 4-node allgather at 128 KB between
- * emulated nodes, where the early completion gained nothing. Without fault
- * tolerance nothing is copied, and every written frame is released. */
-static inline int px_rail_caller_held(const px_rail_tx_t *x)
-{
-    if (x->told || !x->len || (x->vc->rail->ft && !x->rel_ok))
-        return 0;
-    if (x->msg)
-        return x->msg->cb != px_rail_free_cb;
-    return x->cb && x->cb != px_rail_free_cb;
-}
 
 /* x is written, not acknowledged, and its caller still waits for it. */
 static inline int px_rail_releasable(const px_rail_tx_t *x)
