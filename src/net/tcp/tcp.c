@@ -1195,12 +1195,13 @@ static void px_tcp_check_connects(struct px_net_iface *s)
  * against 5.5). An empty receive costs more than an empty epoll_wait (about
  * 130 ns against 85 here), hence the small limit. Every 16th pass still asks
  * epoll, which also sees listening sockets and connections in their
- * handshake. Returns -1 when the pass must ask epoll. */
+ * handshake. Returns -1 when the pass must ask epoll (always with
+ * PX_TCP_POLL_DIRECT=0, even before any connection exists). */
 static int px_tcp_progress_direct(struct px_net_iface *s)
 {
     px_tcp_conn_t *cs[PX_TCP_DIRECT_CAP];
     int k = 0;
-    if (s->nconns > s->direct_max || (++s->pass & 15) == 0)
+    if (!s->direct_max || s->nconns > s->direct_max || (++s->pass & 15) == 0)
         return -1;
     px_list_t *it, *tmp;
     px_list_for_each_safe(it, tmp, &s->conns) {
