@@ -1076,8 +1076,9 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
     req->pending = 1;
     req->dvc = k.data;
     req->head = head;
-    st = px_chan_send_on(p, k.env, &h, px_am_hdr_len[PX_AM_RTS], &iov, head ? 1 : 0, req->rflags,
-                         px_proto_send_cb, req);
+    /* the request waits for its data anyway: the head needs no copy */
+    st = px_chan_send_on(p, k.env, &h, px_am_hdr_len[PX_AM_RTS], &iov, head ? 1 : 0,
+                         req->rflags | (head ? PX_RAIL_F_HELD : 0), px_proto_send_cb, req);
     if (st == PX_INPROGRESS)
         req->pending++;
     else if (st < 0) {

@@ -1422,7 +1422,7 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
         x->hflags |= PX_RAIL_H_SACK;
         vc->rail->released++;
         vc->rail->released_bytes += len;
-    } else if (cb && len > copy_max && iovcnt <= PX_RAIL_IOV) {
+    } else if (cb && (len > copy_max || (flags & PX_RAIL_F_HELD)) && iovcnt <= PX_RAIL_IOV) {
         /* the caller's buffer is kept until the peer has it all */
         memcpy(x->iov, iov, (size_t)iovcnt * sizeof(*iov));
         x->iovcnt = iovcnt;

@@ -26,6 +26,8 @@ enum {
     PX_RAIL_F_COLL = 1u << 2,     /* traffic of a collective (policy epc) */
     PX_RAIL_F_RELEASE = 1u << 3,  /* the sender waits for nothing else: done once written
                                    * (PX_RAIL_RELEASE) */
+    PX_RAIL_F_HELD = 1u << 4,     /* the caller waits for the callback anyway (a rendezvous
+                                   * head): its buffer is kept, not copied, whatever the size */
 };
 
 /* Upcalls to the layer above: like px_net_rx_ops_t, with the offset of a
