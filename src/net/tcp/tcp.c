@@ -29,6 +29,7 @@
 #include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define PX_TCP_MAX_SUB 16
@@ -37,6 +38,15 @@
 #define PX_TCP_VERSION 1
 #define PX_TCP_RXBUF (64 * 1024)
 #define PX_TCP_DIRECT_MIN 8192 /* read payloads this large straight into place */
+/* After a payload of PX_TCP_BIG_MIN or more, and until PX_TCP_BIG_KEEP
+ * smaller frames in a row followed it, reads into staging ask for one frame
+ * header (with the upper layer's) and little more, so that the next large
+ * payload stays in the socket for its own read instead of passing through
+ * staging (a copy that costs more than the second system call from 32 KB);
+ * a stream of small frames goes back to filling staging with one read. */
+#define PX_TCP_BIG_MIN 32768
+#define PX_TCP_HDR_READ 128
+#define PX_TCP_BIG_KEEP 8
 #define PX_TCP_COPY_MAX 4096   /* queued payloads this small are copied */
 #define PX_TCP_DIRECT_CAP 8    /* most connections read directly by a pass */
 
@@ -90,6 +100,7 @@ typedef struct px_tcp_conn {
     char *rxbuf;
     size_t rx_start, rx_end;
     int rx_in_payload;
+    int rx_big; /* > 0: a recent frame's payload went straight into place */
     px_tcp_frame_t rx_frame;
     char *rx_dest;
     void *rx_ctx;
@@ -1066,6 +1077,10 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
                 }
                 size_t need = sizeof(px_tcp_frame_t) + c->rx_frame.hdr_len;
                 if (avail >= need) {
+                    if (c->rx_frame.payload_len >= PX_TCP_BIG_MIN)
+                        c->rx_big = PX_TCP_BIG_KEEP;
+                    else if (c->rx_big)
+                        c->rx_big--;
                     c->rx_dest = s->rx->rx_begin(ep->owner,
                                                  c->rxbuf + c->rx_start + sizeof(px_tcp_frame_t),
                                                  c->rx_frame.hdr_len, c->rx_frame.payload_len,
@@ -1098,10 +1113,17 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
             if (want >= PX_TCP_DIRECT_MIN) {
                 if (drained || ++reads > 16)
                     return;
-                /* staging is empty here: read straight into place */
-                char *dst = c->rx_dest ? c->rx_dest + c->rx_got : discard;
-                size_t len = c->rx_dest ? want : (want < sizeof(discard) ? want : sizeof(discard));
-                ssize_t n = recv(c->fd, dst, len, 0);
+                /* staging is empty here: the payload straight into place,
+                 * the next frame's header into staging in the same call */
+                c->rx_start = c->rx_end = 0;
+                struct iovec v[2] = {{c->rx_dest ? c->rx_dest + c->rx_got : discard, want},
+                                     {c->rxbuf, PX_TCP_HDR_READ}};
+                int nv = 2;
+                if (!c->rx_dest && want > sizeof(discard)) {
+                    v[0].iov_len = sizeof(discard);
+                    nv = 1;
+                }
+                ssize_t n = readv(c->fd, v, nv);
                 if (n == 0)
                     goto eof;
                 if (n < 0) {
@@ -1109,9 +1131,11 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
                         return;
                     goto err;
                 }
-                c->rx_got += (size_t)n;
+                size_t got = (size_t)n < v[0].iov_len ? (size_t)n : v[0].iov_len;
+                c->rx_got += got;
+                c->rx_end = (size_t)n - got;
                 s->reads++;
-                drained = (size_t)n < len;
+                drained = (size_t)n < v[0].iov_len + (nv == 2 ? v[1].iov_len : 0);
                 continue;
             }
         }
@@ -1126,6 +1150,8 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
             c->rx_start = 0;
         }
         size_t room = PX_TCP_RXBUF - c->rx_end;
+        if (c->rx_big && !c->rx_in_payload && room > PX_TCP_HDR_READ)
+            room = PX_TCP_HDR_READ;
         ssize_t n = recv(c->fd, c->rxbuf + c->rx_end, room, 0);
         if (n == 0)
             goto eof;
