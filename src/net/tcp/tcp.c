@@ -100,7 +100,7 @@ typedef struct px_tcp_conn {
     char *rxbuf;
     size_t rx_start, rx_end;
     int rx_in_payload;
-    int rx_big; /* > 0: a recent frame's payload went straight into place */
+    int rx_big; /* > 0: a recent frame carried PX_TCP_BIG_MIN or more (header reads stay short) */
     px_tcp_frame_t rx_frame;
     char *rx_dest;
     void *rx_ctx;
