@@ -551,6 +551,11 @@ static void px_proto_rndv_data(px_proto_peer_t *p, px_proto_req_t *req, size_t n
     size_t chunk = p->kind == PX_CHAN_RAIL
                        ? px_rail_vc_chunk(vc, px_p.car_chunk[px_vc_car(p, vc)])
                        : p->chunk;
+    /* a send-only collective round (a broadcast's root) returns once its
+     * frames are written: in smaller frames, the writes end earlier */
+    if (p->kind == PX_CHAN_RAIL && (req->rflags & PX_RAIL_F_RELEASE) &&
+        px_params.rndv_release_chunk && px_params.rndv_release_chunk < chunk)
+        chunk = px_params.rndv_release_chunk;
     for (size_t off = req->head; off < n; off += chunk) {
         size_t k = n - off < chunk ? n - off : chunk;
         px_am_hdr_t h = {.am = PX_AM_DATA, .a = req->rndv_total, .b = off};
