@@ -10,6 +10,7 @@ better peer are listed. Output: Markdown on stdout, progress on stderr.
 Benchmarks print figures, they never fail a build.
 
   python3 bench/coll_compare.py --reps 3 --np 4,8 --nodes 2,4
+  python3 bench/coll_compare.py --np "" --nodes 4 --ppn 2   # 8 ranks, 2 per node
 """
 
 import signal
@@ -43,11 +44,13 @@ def sizes(out):
     return r
 
 
-def argv_for(mpi, bench, np, nodes, args):
+def argv_for(mpi, bench, np, nodes, args, ppn=1):
     a = [RUN_SH, "--mpi", mpi, "--np", str(np), "--timeout", "600"]
     if nodes:
         names = ",".join("node%d" % i for i in range(nodes))
         a += ["--nodes", names, "--rails", "rail0", "--mgmt", "pxf-mgmt"]
+        if ppn > 1:
+            a += ["--ppn", str(ppn)]
     return a + ["collective/" + bench] + args
 
 
@@ -58,7 +61,8 @@ def main():
     ap.add_argument("--benches", default="osu_bcast,osu_allreduce,osu_alltoall,osu_allgather")
     ap.add_argument("--np", default="4,8", help="rank counts on one node")
     ap.add_argument("--nodes", default="2,4",
-                    help="emulated node counts (pxfab, one rank each; root; no fabric may be up)")
+                    help="emulated node counts (pxfab; root; no fabric may be up)")
+    ap.add_argument("--ppn", type=int, default=1, help="ranks per emulated node")
     ap.add_argument("--max", default="1048576", help="largest message size")
     ap.add_argument("--iters", default="100")
     ap.add_argument("--rate", default="10gbit", help="rate of the emulated links (pxfab)")
@@ -77,7 +81,7 @@ def main():
                            capture_output=True, text=True, env=FAB_ENV)
         if r.returncode == 0:
             made = True
-            placements += [(int(k), int(k)) for k in args.nodes.split(",") if k]
+            placements += [(int(k) * args.ppn, int(k)) for k in args.nodes.split(",") if k]
         else:
             print("coll_compare: no namespace nodes: " + r.stderr.strip(), file=sys.stderr)
     print("Run %s, %s; median of %d runs; OSU %s. Ratio: Plexus / better peer (below 1: Plexus faster)."
@@ -86,13 +90,14 @@ def main():
     slow = []
     try:
         for np_, nodes in placements:
-            where = "%d ranks on one node" % np_ if not nodes else "%d nodes, 1 rank each" % nodes
+            where = ("%d ranks on one node" % np_ if not nodes else
+                     "%d nodes, %d rank%s each" % (nodes, args.ppn, "s" if args.ppn > 1 else ""))
             for bench in args.benches.split(","):
                 res = {m: [] for m in mpis}
                 cmds = {}
                 for rep in range(args.reps):
                     for m in mpis:
-                        argv = argv_for(m, bench, np_, nodes, osu_args)
+                        argv = argv_for(m, bench, np_, nodes, osu_args, args.ppn)
                         cmds[m] = compare.show_cmd(argv)
                         t0 = time.time()
                         rc, out = compare.run(argv, 900)
