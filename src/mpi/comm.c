@@ -194,6 +194,11 @@ int px_mpi_comm_create_from_group(px_mpi_comm_t *parent, px_mpi_group_t *group, 
     return MPI_SUCCESS;
 }
 
+int px_mpi_comm_node_of(const px_mpi_comm_t *c, int rank)
+{
+    return px_comm_boot ? px_comm_boot->node_of[c->group->world[rank]] : 0;
+}
+
 PX_PMPI(MPI_Comm_rank)(MPI_Comm comm, int *rank)
 {
     PX_CS_ENTER();

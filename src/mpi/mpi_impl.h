@@ -70,6 +70,12 @@ typedef struct px_mpi_comm {
     int coll_tag;    /* sequence for internal collective tags */
     /* node awareness (learnt from the launcher) */
     int local_rank, local_size;
+    /* Rabenseifner's allreduce: 0 not chosen yet, 1 largest distance first,
+     * 2 smallest first (allreduce/allreduce_rabenseifner.c) */
+    int rab_order;
+    /* ranks 2i and 2i+1 on one node: 0 not known yet, 1 yes, -1 no
+     * (coll/coll_select.c) */
+    int pairs;
     /* virtual topology (Cart/Graph/Dist_graph), owned by src/mpi/topo */
     void *topo;
     void (*topo_free)(void *topo);
@@ -88,6 +94,9 @@ typedef struct px_mpi_comm {
 } px_mpi_comm_t;
 
 extern px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;
+
+/* The node (from the launcher) of rank `rank` of intra-communicator c. */
+int px_mpi_comm_node_of(const px_mpi_comm_t *c, int rank);
 
 void *px_mpi_topo_dup(const void *topo); /* deep copy, NULL if out of memory (src/mpi/topo) */
 

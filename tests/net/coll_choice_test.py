@@ -55,9 +55,13 @@ CASES = [
             ("alltoallv", 0): "linear", ("allgather", 512): "shm", ("allreduce", 1048576): "shm"}),
     ("nodea:2,nodeb:1,nodec:1", {("barrier", 0): "smp", ("bcast", 65536): "smp",
                                  ("alltoall", 64): "bruck", ("alltoallv", 0): "linear",
-                                 ("allgather", 512): "recursive_doubling"}),
+                                 ("allgather", 512): "recursive_doubling",
+                                 ("allreduce", 1048576): "ring"}),
+    # ranks in pairs on each node: a large allreduce halves inside the nodes first
+    ("nodea:2,nodeb:2", {("allreduce", 1048576): "rabenseifner"}),
     ("nodea:1,nodeb:1,nodec:1,noded:1", {("barrier", 0): "tree",
                                          ("bcast", 65536): "pipeline",
+                                         ("allreduce", 1048576): "ring",
                                          ("alltoall", 64): "bruck"}),
 ]
 for hosts, want in CASES:
@@ -79,7 +83,7 @@ try:
     tag, picks, err = run(None, env)
     expect(tag, picks, "alltoall", 64, "bruck")
     expect(tag, picks, "allgather", 512, "shm")
-    if '"nodes" must be one, several or any' not in err:
+    if '"nodes" must be one, several, pairs or any' not in err:
         problems.append(f"{tag} no warning for \"nodes\": \"two\":\n{err[-1500:]}")
     tag, picks, _ = run("nodea:2,nodeb:2", env)
     expect(tag, picks, "alltoall", 64, "pairwise")  # the built-in rows would give bruck

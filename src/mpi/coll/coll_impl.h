@@ -163,9 +163,16 @@ typedef struct px_coll_algo {
     const char *doc;
 } px_coll_algo_t;
 
-/* Where a row applies: any placement, all ranks on one node, or ranks on
- * several nodes (known alike on every rank of the communicator). */
-typedef enum { PX_COLL_NODES_ANY = 0, PX_COLL_NODES_ONE, PX_COLL_NODES_SEVERAL } px_coll_nodes_t;
+/* Where a row applies: any placement, all ranks on one node, ranks on
+ * several nodes, or on several nodes in pairs (ranks 2i and 2i+1 on one
+ * node, as the launcher places two or more per node; from its node map, so
+ * known alike on every rank of the communicator). */
+typedef enum {
+    PX_COLL_NODES_ANY = 0,
+    PX_COLL_NODES_ONE,
+    PX_COLL_NODES_SEVERAL,
+    PX_COLL_NODES_PAIRS
+} px_coll_nodes_t;
 
 /* One row of the selection table: the first row of a collective whose limits
  * hold and whose algorithm applies wins (0 = no limit). */
@@ -291,11 +298,21 @@ PX_COLL_BUILDER(px_coll_scan_recursive_doubling);
 PX_COLL_BUILDER(px_coll_exscan_linear);
 PX_COLL_BUILDER(px_coll_exscan_recursive_doubling);
 
+/* One step of a recursive halving: the partner, the blocks (indices into
+ * cnts/displs) this rank keeps [klo, khi) and those it sends [slo, shi). */
+typedef struct px_coll_rab_step {
+    int peer, klo, khi, slo, shi;
+} px_coll_rab_step_t;
+
 /* Shared pieces of the segmenting reductions (allreduce/allreduce_rabenseifner.c):
- * recursive halving over the pof2 ranks left after folding; rank holds
- * segment `newrank` of acc afterwards (newrank -1: folded out). */
+ * recursive halving over the pof2 ranks left after folding (newrank -1:
+ * folded out), partners farthest first (newrank ^ pof2/2 first; the rank
+ * then holds segment `newrank` of acc) or, with up, nearest first (the
+ * segment whose index is newrank's bits reversed). steps (log2 pof2 of
+ * them, may be NULL) receives each step, for an allgather to retrace. */
 int px_coll_rabenseifner_reduce_scatter(px_coll_sched_t *s, px_mpi_comm_t *c, void *acc,
                                         MPI_Aint count, MPI_Datatype dt, MPI_Op op,
-                                        MPI_Aint *cnts, MPI_Aint *displs, int *newrank_p);
+                                        MPI_Aint *cnts, MPI_Aint *displs, int up,
+                                        px_coll_rab_step_t *steps, int *newrank_p);
 
 #endif
