@@ -11,6 +11,7 @@
 #include "../net.h"
 #include "tcp_addr.h"
 #include "../../util/clock.h"
+#include "../../util/iov.h"
 #include "../../util/list.h"
 #include "../../util/log.h"
 #include "../../util/param.h"
@@ -878,32 +879,15 @@ static ssize_t px_tcp_writev(int fd, struct iovec *iov, int cnt)
         pieces = 2;
     struct iovec w[16];
     size_t done = 0; /* bytes written */
-    int k = 0;       /* iov[k] holds byte `done` */
-    size_t off = 0;  /* ... at this offset */
     for (size_t p = 1; p <= pieces; p++) {
-        size_t end = total * p / pieces, acc = done;
-        int nw = 0;
-        w[nw].iov_base = (char *)iov[k].iov_base + off;
-        w[nw].iov_len = iov[k].iov_len - off;
-        int j = k;
-        while (acc + w[nw].iov_len < end) {
-            acc += w[nw++].iov_len;
-            w[nw] = iov[++j];
-        }
-        w[nw].iov_len = end - acc; /* bytes of iov[j] in this piece */
-        ssize_t n = px_tcp_sendv(fd, w, nw + 1);
+        size_t len = total * p / pieces - done;
+        int nw = px_iov_slice(iov, cnt, done, len, w, 16);
+        ssize_t n = px_tcp_sendv(fd, w, nw);
         if (n < 0)
             return done ? (ssize_t)done : n;
         done += (size_t)n;
-        if ((size_t)n != end - (done - (size_t)n))
-            return (ssize_t)done;
-        /* the next piece starts in iov[j], after the bytes just written */
-        off = (j == k ? off : 0) + w[nw].iov_len;
-        k = j;
-        if (off == iov[k].iov_len && k + 1 < cnt) {
-            k++;
-            off = 0;
-        }
+        if ((size_t)n != len)
+            break;
     }
     return (ssize_t)done;
 }
