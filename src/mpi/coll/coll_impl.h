@@ -61,6 +61,7 @@ enum {
 
 typedef struct px_coll_step {
     uint8_t kind;
+    uint8_t early; /* a transfer posted ahead of its round's local steps */
     px_mpi_comm_t *c;
     int peer;
     const void *src;
