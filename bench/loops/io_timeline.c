@@ -1,5 +1,6 @@
 /* A preload library that times, in each rank, the socket calls made inside
- * MPI_Bcast and MPI_Barrier: where a collective's time goes between its
+ * MPI_Bcast, MPI_Gather, MPI_Reduce ("coll>" to "coll<") and MPI_Barrier:
+ * where a collective's time goes between its
  * writes, its reads and its waits. Works with any MPI library (it wraps
  * libc's calls and MPI through the profiling interface).
  *   build/bin/mpicc -O2 -shared -fPIC -o build/io_timeline.so bench/loops/io_timeline.c -ldl
@@ -23,9 +24,9 @@
 #define EVENTS (1 << 20) /* the last this many events are kept */
 
 enum { EV_WRITEV = 1, EV_READV, EV_SENDMSG, EV_RECV, EV_EPOLL, EV_POLL,
-       EV_BCAST_IN, EV_BCAST_OUT, EV_BARRIER_IN, EV_BARRIER_OUT, EV_N };
+       EV_COLL_IN, EV_COLL_OUT, EV_BARRIER_IN, EV_BARRIER_OUT, EV_N };
 static const char *ev_name[EV_N] = {"", "writev", "readv", "sendmsg", "recv", "epoll_wait",
-                                    "poll", "bcast>", "bcast<", "barrier>", "barrier<"};
+                                    "poll", "coll>", "coll<", "barrier>", "barrier<"};
 
 static struct ev {
     double t0, t1;
@@ -126,15 +127,38 @@ int poll(struct pollfd *p, nfds_t n, int to)
     return r;
 }
 
-int MPI_Bcast(void *b, int c, MPI_Datatype d, int root, MPI_Comm comm)
+static void coll_in(int count)
 {
     if (rank < 0) {
         PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
         on = getenv("IO_TIMELINE") != NULL;
     }
-    rec(now(), EV_BCAST_IN, 0, c);
+    rec(now(), EV_COLL_IN, 0, count);
+}
+
+int MPI_Bcast(void *b, int c, MPI_Datatype d, int root, MPI_Comm comm)
+{
+    coll_in(c);
     int r = PMPI_Bcast(b, c, d, root, comm);
-    rec(now(), EV_BCAST_OUT, 0, c);
+    rec(now(), EV_COLL_OUT, 0, c);
+    return r;
+}
+
+int MPI_Gather(const void *sb, int sc, MPI_Datatype sd, void *rb, int rc, MPI_Datatype rd,
+               int root, MPI_Comm comm)
+{
+    coll_in(sc);
+    int r = PMPI_Gather(sb, sc, sd, rb, rc, rd, root, comm);
+    rec(now(), EV_COLL_OUT, 0, sc);
+    return r;
+}
+
+int MPI_Reduce(const void *sb, void *rb, int c, MPI_Datatype d, MPI_Op op, int root,
+               MPI_Comm comm)
+{
+    coll_in(c);
+    int r = PMPI_Reduce(sb, rb, c, d, op, root, comm);
+    rec(now(), EV_COLL_OUT, 0, c);
     return r;
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Summarizes one rank's file from io_timeline.so: per MPI_Bcast, when the
-first control message (a read of less than 100 bytes) arrived, when the
-last large write (over 1,000 bytes) ended, the time spent inside large
-writes and when the call returned, in us from entering it; medians and
+"""Summarizes one rank's file from io_timeline.so: per collective call
+(MPI_Bcast, MPI_Gather or MPI_Reduce), when the first control message (a
+read of less than 100 bytes) arrived, when the last large write (over
+1,000 bytes) ended, the time spent inside large writes and when the call
+returned, in us from entering it; medians and
 10th/90th percentiles over the calls after --skip. --show N prints call
 N's events.
   python3 bench/loops/io_timeline.py PREFIX.0 [--skip 60] [--show 400]"""
@@ -13,11 +14,11 @@ import statistics
 def calls(lines):
     cur = None
     for f in lines:
-        if f[2] == "bcast>":
+        if f[2] in ("coll>", "bcast>"):
             cur = [f]
         elif cur is not None:
             cur.append(f)
-            if f[2] == "bcast<":
+            if f[2] in ("coll<", "bcast<"):
                 yield cur
                 cur = None
 
@@ -54,7 +55,7 @@ def main():
             rows["last large write ends"].append(end)
             rows["inside large writes"].append(inside)
         rows["return"].append(float(c[-1][1]) - t0)
-    print(f"{len(cs) - a.skip} calls of {a.file}; us from entering MPI_Bcast")
+    print(f"{len(cs) - a.skip} calls of {a.file}; us from entering the collective")
     for k, v in rows.items():
         if not v:
             continue

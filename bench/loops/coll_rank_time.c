@@ -1,0 +1,52 @@
+/* Times one collective on each rank separately, after 20 warm-up calls,
+ * with a barrier after every call (as OSU does):
+ *   bench/loops/coll_rank_time bcast|gather|reduce BYTES ITERATIONS
+ * Rank 0 is the root; reduce sums BYTES/4 floats. Where osu_X reports the
+ * mean over the ranks, this shows which rank's time differs between two
+ * libraries. Build with any library's mpicc, e.g.
+ *   build/bin/mpicc -O2 -o build/coll_rank_time bench/loops/coll_rank_time.c
+ *   mpicc.openmpi -O2 -o build/coll_rank_time.ompi bench/loops/coll_rank_time.c */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int r, np;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    if (argc < 4) {
+        if (r == 0)
+            fprintf(stderr, "usage: %s bcast|gather|reduce BYTES ITERATIONS\n", argv[0]);
+        MPI_Finalize();
+        return 2;
+    }
+    const char *op = argv[1];
+    int n = atoi(argv[2]), it = atoi(argv[3]);
+    char *a = malloc((size_t)n), *b = malloc((size_t)n * (size_t)np);
+    memset(a, 1, (size_t)n);
+    memset(b, 0, (size_t)n * (size_t)np);
+    double t_sum = 0;
+    for (int i = 0; i < it + 20; i++) {
+        if (i == 20) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            t_sum = 0;
+        }
+        double t = MPI_Wtime();
+        if (!strcmp(op, "reduce"))
+            MPI_Reduce(a, b, n / 4, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+        else if (!strcmp(op, "gather"))
+            MPI_Gather(a, n, MPI_CHAR, b, n, MPI_CHAR, 0, MPI_COMM_WORLD);
+        else
+            MPI_Bcast(a, n, MPI_CHAR, 0, MPI_COMM_WORLD);
+        t_sum += MPI_Wtime() - t;
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    printf("%s rank %d bytes %d %.1f us\n", op, r, n, t_sum / it * 1e6);
+    free(a);
+    free(b);
+    MPI_Finalize();
+    return 0;
+}
