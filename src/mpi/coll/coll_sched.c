@@ -205,19 +205,55 @@ void px_coll_copy_items(px_coll_sched_t *s, const void *src, void *dst, MPI_Aint
     px_coll_sched_copy(s, (const char *)src + off, (char *)dst + off, px_coll_span(d, count));
 }
 
-static void px_step_pack(const px_coll_step_t *st, int unpack)
+/* Local work between progress passes while transfers of the round wait. */
+#define PX_SCHED_SLICE (256 * 1024)
+
+/* memmove; sliced: in slices with a progress pass before each but the
+ * first, so that the round's transfers go on meanwhile. */
+static void px_sched_copy(const char *src, char *dst, size_t bytes, int sliced)
+{
+    if (!sliced || bytes <= PX_SCHED_SLICE || (src < dst + bytes && dst < src + bytes)) {
+        memmove(dst, src, bytes);
+        return;
+    }
+    for (size_t off = 0; off < bytes; off += PX_SCHED_SLICE) {
+        if (off)
+            px_proto_progress();
+        memcpy(dst + off, src + off, bytes - off < PX_SCHED_SLICE ? bytes - off : PX_SCHED_SLICE);
+    }
+}
+
+static void px_step_pack(const px_coll_step_t *st, int unpack, int sliced)
 {
     px_mpi_dt_t *d = px_mpi_dt_get(st->dt);
     if (d->contig) {
         size_t bytes = (size_t)st->count * (size_t)d->size;
         if (unpack)
-            memmove((char *)st->dst + d->true_lb, st->src, bytes);
+            px_sched_copy(st->src, (char *)st->dst + d->true_lb, bytes, sliced);
         else
-            memmove(st->dst, (const char *)st->src + d->true_lb, bytes);
+            px_sched_copy((const char *)st->src + d->true_lb, st->dst, bytes, sliced);
     } else if (unpack) {
         d->unpack(d, st->count, st->src, st->dst);
     } else {
         d->pack(d, st->count, st->src, st->dst);
+    }
+}
+
+/* dst = src op dst; sliced (contiguous types): as px_sched_copy. */
+static void px_step_reduce(const px_coll_step_t *st, int sliced)
+{
+    px_mpi_dt_t *d = px_mpi_dt_get(st->dt);
+    MPI_Aint per = d->contig && d->extent > 0 ? PX_SCHED_SLICE / d->extent : 0;
+    if (!sliced || per <= 0 || st->count <= per) {
+        px_mpi_op_apply(st->op, st->src, st->dst, (int)st->count, st->dt);
+        return;
+    }
+    for (MPI_Aint i = 0; i < st->count; i += per) {
+        if (i)
+            px_proto_progress();
+        px_mpi_op_apply(st->op, (const char *)st->src + i * d->extent,
+                        (char *)st->dst + i * d->extent,
+                        (int)(st->count - i < per ? st->count - i : per), st->dt);
     }
 }
 
@@ -261,8 +297,8 @@ static int px_step_meets(const px_coll_step_t *st, uintptr_t lo, uintptr_t hi, i
     }
 }
 
-/* Runs a local step or posts a transfer. */
-static int px_sched_step(px_coll_sched_t *s, px_coll_step_t *st, int mode)
+/* Runs a local step (sliced: see px_sched_copy) or posts a transfer. */
+static int px_sched_step(px_coll_sched_t *s, px_coll_step_t *st, int mode, int sliced)
 {
     int rc = MPI_SUCCESS;
     px_mpi_req_t *r = NULL;
@@ -276,16 +312,16 @@ static int px_sched_step(px_coll_sched_t *s, px_coll_step_t *st, int mode)
                                    st->c->ctx + 1);
         break;
     case PX_COLL_STEP_COPY:
-        memmove(st->dst, st->src, (size_t)st->count);
+        px_sched_copy(st->src, st->dst, (size_t)st->count, sliced);
         break;
     case PX_COLL_STEP_REDUCE:
-        px_mpi_op_apply(st->op, st->src, st->dst, (int)st->count, st->dt);
+        px_step_reduce(st, sliced);
         break;
     case PX_COLL_STEP_PACK:
-        px_step_pack(st, 0);
+        px_step_pack(st, 0, sliced);
         break;
     case PX_COLL_STEP_UNPACK:
-        px_step_pack(st, 1);
+        px_step_pack(st, 1, sliced);
         break;
     }
     if (rc != MPI_SUCCESS || !r)
@@ -297,60 +333,6 @@ static int px_sched_step(px_coll_sched_t *s, px_coll_step_t *st, int mode)
     }
     s->reqs[s->nreqs++] = r;
     return MPI_SUCCESS;
-}
-
-/* Local work between progress passes while receives of the round wait. */
-#define PX_SCHED_SLICE (256 * 1024)
-
-static void px_sched_copy_sliced(const char *src, char *dst, size_t bytes)
-{
-    if ((src < dst + bytes && dst < src + bytes) || bytes <= PX_SCHED_SLICE) {
-        memmove(dst, src, bytes);
-        return;
-    }
-    for (size_t off = 0; off < bytes; off += PX_SCHED_SLICE) {
-        if (off)
-            px_proto_progress();
-        memcpy(dst + off, src + off, bytes - off < PX_SCHED_SLICE ? bytes - off : PX_SCHED_SLICE);
-    }
-}
-
-/* A local step in slices with a progress pass between them, so that the
- * senders of the round's receives are answered while it runs; 0 when the
- * step has no contiguous layout to slice. */
-static int px_sched_local_sliced(const px_coll_step_t *st)
-{
-    px_mpi_dt_t *d = st->kind == PX_COLL_STEP_COPY ? NULL : px_mpi_dt_get(st->dt);
-    switch (st->kind) {
-    case PX_COLL_STEP_COPY:
-        px_sched_copy_sliced(st->src, st->dst, (size_t)st->count);
-        return 1;
-    case PX_COLL_STEP_PACK:
-    case PX_COLL_STEP_UNPACK:
-        if (!d->contig)
-            return 0;
-        if (st->kind == PX_COLL_STEP_PACK)
-            px_sched_copy_sliced((const char *)st->src + d->true_lb, st->dst,
-                                 (size_t)st->count * (size_t)d->size);
-        else
-            px_sched_copy_sliced(st->src, (char *)st->dst + d->true_lb,
-                                 (size_t)st->count * (size_t)d->size);
-        return 1;
-    case PX_COLL_STEP_REDUCE: {
-        if (!d->contig || d->extent <= 0 || (size_t)d->extent > PX_SCHED_SLICE)
-            return 0;
-        MPI_Aint per = PX_SCHED_SLICE / d->extent;
-        for (MPI_Aint i = 0; i < st->count; i += per) {
-            if (i)
-                px_proto_progress();
-            px_mpi_op_apply(st->op, (const char *)st->src + i * d->extent,
-                            (char *)st->dst + i * d->extent,
-                            (int)(st->count - i < per ? st->count - i : per), st->dt);
-        }
-        return 1;
-    }
-    }
-    return 0;
 }
 
 /* Rounds of more steps than this post their transfers in the builder's order. */
@@ -402,7 +384,7 @@ static int px_sched_post_early(px_coll_sched_t *s, int first, int end, int mode)
             break; /* and the later transfers wait too, keeping their order */
         st->early = 1;
         early = 1;
-        int rc = px_sched_step(s, st, mode);
+        int rc = px_sched_step(s, st, mode, 0);
         if (rc != MPI_SUCCESS)
             s->err = rc;
     }
@@ -433,9 +415,7 @@ static void px_sched_start_round(px_coll_sched_t *s)
             st->early = 0;
             continue;
         }
-        if (sliced && px_step_local_bytes(st) > PX_SCHED_SLICE && px_sched_local_sliced(st))
-            continue;
-        int rc = px_sched_step(s, st, mode);
+        int rc = px_sched_step(s, st, mode, sliced);
         if (rc != MPI_SUCCESS)
             s->err = rc;
     }
