@@ -42,7 +42,7 @@ typedef struct px_net_rx_ops {
 typedef void (*px_net_send_cb_t)(void *arg, px_status_t status);
 
 enum {
-    PX_NET_CAP_GET = 1u << 0, /* ep_get: read a peer's memory directly (CMA) */
+    PX_NET_CAP_GET = 1u << 0, /* ep_get/ep_put: a peer's memory directly (CMA) */
     /* Frames may be lost, duplicated or reordered, and ep_failed never says
      * so: the layer above retransmits (the rail layer does). Frames must not
      * exceed max_frag payload bytes. */
@@ -96,6 +96,9 @@ typedef struct px_net_ops {
                            const struct iovec *iov, int iovcnt, px_net_send_cb_t cb, void *arg);
     /* Copies len bytes at the peer's address raddr into local (PX_NET_CAP_GET). */
     px_status_t (*ep_get)(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len);
+    /* Copies len bytes at local to the peer's address raddr (PX_NET_CAP_GET;
+     * NULL: not supported). */
+    px_status_t (*ep_put)(px_net_ep_t *ep, const void *local, uint64_t raddr, size_t len);
     /* Bytes queued but not yet written. */
     size_t (*ep_pending)(px_net_ep_t *ep);
     /* Drops the endpoint's connection and everything queued on it (their

@@ -1381,6 +1381,14 @@ px_status_t px_proto_peer_read(int peer, void *local, uint64_t raddr, size_t len
     return len ? p->ops->ep_get(p->ep, local, raddr, len) : PX_OK;
 }
 
+px_status_t px_proto_peer_write(int peer, const void *local, uint64_t raddr, size_t len)
+{
+    px_proto_peer_t *p = &px_p.peers[peer];
+    if (!p->can_get || !p->ops->ep_put)
+        return PX_ERR_UNSUPPORTED;
+    return len ? p->ops->ep_put(p->ep, local, raddr, len) : PX_OK;
+}
+
 uint64_t px_proto_job_id(void) { return px_p.boot.job_id; }
 
 const char *px_proto_channel_name(int peer)

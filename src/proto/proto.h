@@ -114,6 +114,8 @@ int px_proto_peer_local(int peer);
  * channel's single-copy read (shared memory: process_vm_readv);
  * PX_ERR_UNSUPPORTED when the channel has none or the kernel forbids it. */
 px_status_t px_proto_peer_read(int peer, void *local, uint64_t raddr, size_t len);
+/* The other way: len bytes at local into the peer's memory at raddr. */
+px_status_t px_proto_peer_write(int peer, const void *local, uint64_t raddr, size_t len);
 /* The job's identifier (names shared-memory segments). */
 uint64_t px_proto_job_id(void);
 const char *px_proto_channel_name(int peer);

@@ -157,7 +157,9 @@ static const px_coll_rule_t px_coll_default_rules[] = {
      * each instead of two (osu_bcast, 4 ranks on 2 cores, five runs in
      * turn: 128 KB 13.8-15.0 against the slots' 15.5-16.2 us, Open MPI
      * 8.9-21.8; with the readers starting at different pages, 256 KB
-     * 26-32 and 1 MB 128-163, Open MPI 33-43 and 202-237; 2 ranks, 128 KB:
+     * 26-32 and 1 MB 128-163, Open MPI 33-43 and 202-237; with the root
+     * writing one reader's copy, 64 KB 5.2-5.5, Open MPI 5.5-6.3 (32 KB:
+     * 4.1 against the slots' 4.0), 128 KB 7.8, 256 KB 13.1; 2 ranks, 128 KB:
      * 4.9-5.1 against 15.8-16.4, Open MPI 5.1-6.0). With 8 ranks the slots
      * stay ahead while the message fits (128 KB: 14.6-15.1 against
      * 16.1-17.4), the reads beat the linear messages above (512 KB: 74-82

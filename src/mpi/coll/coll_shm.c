@@ -21,7 +21,12 @@
  * into their buffers with process_vm_readv; every rank then stores
  * ack = k, and the ranks whose data was read wait until all have, so that
  * their buffers may change again. One copy instead of two, and no size
- * bound. The segment's setup checks that each rank may read its
+ * bound. Reads of one process's memory slow each other down (the kernel
+ * pins its pages for each: two readers of one 64 KB buffer take 6 us each
+ * against 2.5 alone, readers of two processes 4), so a broadcast root with
+ * two or three readers, idle otherwise, writes one reader's copy itself
+ * (process_vm_writev): that reader stores its buffer's address before its
+ * seq and waits for the root to store its `red` = k. The segment's setup checks that each rank may read its
  * neighbour's memory and agrees on it like on the segment itself.
  *
  * The segment is created at the first call that would use it (a blocking
@@ -56,11 +61,17 @@
  * larger chunks a rank combines longer before the others may copy
  * (4 ranks, 256 KB, 128 KB chunks: 110-112 us against 83-106) */
 #define PX_CSHM_SPLIT_CHUNK 65536
+/* A direct broadcast's root writes one reader's copy itself in
+ * communicators of 3 up to this many ranks (4 ranks on 2 cores, osu_bcast
+ * 64 KB-1 MB: 5.4-76 us against 6.4-125 with all reading; 3 ranks 6.6-58
+ * against 8.8-142; 8 ranks: no gain, 2: the same) */
+#define PX_CSHM_PUSH_MAX_RANKS 4
 static size_t px_cshm_mapped;
 
 typedef struct {
     _Atomic uint64_t seq;
-    _Atomic uint64_t red; /* split allreduce: this rank's share is reduced */
+    _Atomic uint64_t red; /* split allreduce: this rank's share is reduced;
+                           * direct broadcast: the root wrote this rank's copy */
     uint64_t addr;        /* direct operations: this rank's data (its own
                            * address space), valid once seq says so */
     char pad0[40];
@@ -249,8 +260,10 @@ static inline _Atomic uint64_t *px_cshm_word(struct px_coll_shm *m, int r, int w
 }
 
 /* Waits until word `which` (0 seq, 1 ack, 2 red) of rank `who` (or of every rank
- * when who < 0) reaches val, progressing the engine meanwhile. */
-static int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val)
+ * when who < 0) reaches val, progressing the engine meanwhile; gives up when
+ * the rank waited for (or `from`, when not negative: the one that stores
+ * the word) has failed. */
+static int px_cshm_wait_from(struct px_coll_shm *m, int which, int who, uint64_t val, int from)
 {
     int r = who < 0 ? 0 : who, end = who < 0 ? m->n : who + 1;
     unsigned idle = 0;
@@ -261,10 +274,15 @@ static int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val)
         }
         if (r == end)
             return MPI_SUCCESS;
-        if (px_proto_peer_failed(m->world[r]))
+        if (px_proto_peer_failed(m->world[from < 0 ? r : from]))
             return MPI_ERR_OTHER;
         px_proto_wait_step(&idle);
     }
+}
+
+static int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val)
+{
+    return px_cshm_wait_from(m, which, who, val, -1);
 }
 
 static inline void px_cshm_post(struct px_coll_shm *m, int which, uint64_t k)
@@ -358,6 +376,9 @@ static int px_cshm_allreduce_split(struct px_coll_shm *m, const px_coll_args_t *
     return rc;
 }
 
+/* Stands for "no data" where a direct operation's address goes. */
+#define PX_CSHM_NO_DATA UINT64_MAX
+
 /* len bytes at raddr in rank r's address space into local. */
 static int px_cshm_read(struct px_coll_shm *m, int r, void *local, uint64_t raddr, size_t len)
 {
@@ -367,6 +388,30 @@ static int px_cshm_read(struct px_coll_shm *m, int r, void *local, uint64_t radd
     px_error("coll", "reading %zu bytes of rank %d's memory: %s", len, m->world[r],
              px_status_string(st));
     return MPI_ERR_OTHER;
+}
+
+/* Broadcast root: len bytes at local into rank r's buffer, which r has
+ * published for operation k (PX_CSHM_NO_DATA: r has none), then r's red =
+ * k; r's address becomes PX_CSHM_NO_DATA when it did not get the data. */
+static int px_cshm_push(struct px_coll_shm *m, int r, uint64_t k, const void *local, size_t len,
+                        int have)
+{
+    int rc = px_cshm_wait(m, 0, r, k);
+    if (rc != MPI_SUCCESS)
+        return rc; /* r has failed: nobody waits for its red */
+    px_cshm_flags_t *f = &m->flags[r];
+    if (have && f->addr != PX_CSHM_NO_DATA) {
+        px_status_t st = px_proto_peer_write(m->world[r], local, f->addr, len);
+        if (st != PX_OK) {
+            px_error("coll", "writing %zu bytes into rank %d's memory: %s", len, m->world[r],
+                     px_status_string(st));
+            rc = MPI_ERR_OTHER;
+        }
+    }
+    if (!have || rc != MPI_SUCCESS)
+        f->addr = PX_CSHM_NO_DATA;
+    atomic_store_explicit(&f->red, k, memory_order_release);
+    return rc;
 }
 
 /* count items of dt from rank r's packed or contiguous data at raddr into
@@ -395,7 +440,6 @@ static int px_cshm_read_into(struct px_coll_shm *m, int r, uint64_t raddr, void 
  * lacks memory for a copy still takes part (PX_CSHM_NO_DATA tells the
  * others), so that all return with an error rather than some waiting
  * forever. */
-#define PX_CSHM_NO_DATA UINT64_MAX
 static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a)
 {
     uint64_t k = ++m->op;
@@ -451,20 +495,40 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
         !(tmp = malloc(a->bytes ? a->bytes : 1)))
         rc = MPI_ERR_NO_MEM;
     if (id == PX_COLL_BCAST) {
-        if (!gives) {
+        /* the reader whose copy the root writes (see the top), if any */
+        int rel = (me - a->root + n) % n, pushed = -1;
+        if (n >= 3 && n <= PX_CSHM_PUSH_MAX_RANKS)
+            pushed = n / 2;
+        int contig = px_mpi_dt_get(a->dt)->contig;
+        if (gives && pushed > 0) {
+            int w = px_cshm_push(m, (a->root + pushed) % n, k, (const void *)(uintptr_t)addr,
+                                 a->bytes, addr != PX_CSHM_NO_DATA);
+            if (rc == MPI_SUCCESS)
+                rc = w;
+        } else if (rel == pushed) {
+            char *dst = contig ? (char *)a->rbuf + px_mpi_dt_get(a->dt)->true_lb : tmp;
+            m->flags[me].addr = rc == MPI_SUCCESS ? (uint64_t)(uintptr_t)dst : PX_CSHM_NO_DATA;
+            px_cshm_post(m, 0, k);
+            int w = px_cshm_wait_from(m, 2, me, k, a->root);
+            if (w != MPI_SUCCESS || m->flags[me].addr == PX_CSHM_NO_DATA)
+                rc = rc != MPI_SUCCESS ? rc : w != MPI_SUCCESS ? w : MPI_ERR_OTHER;
+            else if (!contig)
+                px_cshm_unpack(tmp, a->count, a->dt, a->rbuf);
+        } else if (!gives) {
             int w = px_cshm_wait(m, 0, a->root, k);
             uint64_t ra = m->flags[a->root].addr;
             if (w != MPI_SUCCESS || ra == PX_CSHM_NO_DATA)
                 rc = w != MPI_SUCCESS ? w : MPI_ERR_OTHER;
-            else if (rc == MPI_SUCCESS && px_mpi_dt_get(a->dt)->contig) {
-                /* the j-th reader starts at the j-th part of the root's
-                 * pages and wraps round, so that readers that start
-                 * together do not all begin with the same pages (4 ranks
-                 * on 2 cores, 1 MB: 128-163 us against 178-216 all from
-                 * the start; 256 KB: 26-32 against 37-40) */
+            else if (rc == MPI_SUCCESS && contig) {
+                /* the j-th of the readers that read starts at the j-th
+                 * part of the root's pages and wraps round, so that
+                 * readers that start together do not all begin with the
+                 * same pages (4 ranks on 2 cores, 1 MB: 128-163 us against
+                 * 178-216 all from the start; 256 KB: 26-32 against 37-40) */
                 char *dst = (char *)a->rbuf + px_mpi_dt_get(a->dt)->true_lb;
-                size_t j = (size_t)((me - a->root + n) % n - 1);
-                size_t at = (a->bytes / (size_t)(n - 1) * j) & ~(size_t)4095;
+                int readers = n - 1 - (pushed > 0);
+                size_t j = (size_t)(rel - 1 - (pushed > 0 && rel > pushed));
+                size_t at = (a->bytes / (size_t)readers * j) & ~(size_t)4095;
                 rc = px_cshm_read(m, a->root, dst + at, ra + at, a->bytes - at);
                 if (rc == MPI_SUCCESS && at)
                     rc = px_cshm_read(m, a->root, dst, ra, at);

@@ -103,6 +103,14 @@ static px_status_t px_self_ep_get(px_net_ep_t *ep, void *local, uint64_t raddr, 
     return PX_OK;
 }
 
+static px_status_t px_self_ep_put(px_net_ep_t *ep, const void *local, uint64_t raddr,
+                                  size_t len)
+{
+    (void)ep;
+    memmove((void *)(uintptr_t)raddr, local, len);
+    return PX_OK;
+}
+
 static size_t px_self_ep_pending(px_net_ep_t *ep)
 {
     (void)ep;
@@ -152,6 +160,7 @@ const px_net_ops_t px_net_self_ops = {
     .ep_create = px_self_ep_create,
     .ep_send = px_self_ep_send,
     .ep_get = px_self_ep_get,
+    .ep_put = px_self_ep_put,
     .ep_pending = px_self_ep_pending,
     .iface_progress = px_self_iface_progress,
     .iface_fd = px_self_iface_fd,

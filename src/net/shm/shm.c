@@ -1,7 +1,8 @@
 /* shm: per-node shared memory. One single-producer/single-consumer ring of
  * fixed cells per ordered pair of local ranks; messages larger than a cell
  * are fragmented over consecutive cells. Large transfers read the sender's
- * buffer directly with process_vm_readv (ep_get). The segment is created
+ * buffer directly with process_vm_readv (ep_get); collectives may also
+ * write a peer's buffer (ep_put, process_vm_writev). The segment is created
  * 0600 and unlinked as soon as every local rank has mapped it, so nothing is
  * left behind even if the job dies. */
 #include "../net.h"
@@ -493,7 +494,9 @@ static px_status_t px_shm_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     return PX_INPROGRESS;
 }
 
-static px_status_t px_shm_ep_get(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len)
+/* len bytes between local and the peer's raddr, in the direction `put`
+ * says (process_vm_writev or process_vm_readv). */
+static px_status_t px_shm_cma(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len, int put)
 {
     size_t done = 0;
     if (!ep->iface->cma_ok)
@@ -501,23 +504,35 @@ static px_status_t px_shm_ep_get(px_net_ep_t *ep, void *local, uint64_t raddr, s
     while (done < len) {
         struct iovec l = {(char *)local + done, len - done};
         struct iovec r = {(void *)(uintptr_t)(raddr + done), len - done};
-        ssize_t n = process_vm_readv(ep->pid, &l, 1, &r, 1, 0);
+        ssize_t n = put ? process_vm_writev(ep->pid, &l, 1, &r, 1, 0)
+                        : process_vm_readv(ep->pid, &l, 1, &r, 1, 0);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
             if (errno == EPERM || errno == ENOSYS || errno == EACCES) {
-                px_info("shm", "process_vm_readv not permitted (%s); copying through rings",
-                        strerror(errno));
+                px_info("shm", "%s not permitted (%s); copying through rings",
+                        put ? "process_vm_writev" : "process_vm_readv", strerror(errno));
                 ep->iface->cma_ok = 0;
                 return PX_ERR_UNSUPPORTED;
             }
-            px_error("shm", "process_vm_readv from rank %d failed: %s", ep->rank,
+            px_error("shm", "%s rank %d failed: %s",
+                     put ? "process_vm_writev to" : "process_vm_readv from", ep->rank,
                      strerror(errno));
             return PX_ERR_IO;
         }
         done += (size_t)n;
     }
     return PX_OK;
+}
+
+static px_status_t px_shm_ep_get(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len)
+{
+    return px_shm_cma(ep, local, raddr, len, 0);
+}
+
+static px_status_t px_shm_ep_put(px_net_ep_t *ep, const void *local, uint64_t raddr, size_t len)
+{
+    return px_shm_cma(ep, (void *)(uintptr_t)local, raddr, len, 1);
 }
 
 static size_t px_shm_ep_pending(px_net_ep_t *ep)
@@ -623,6 +638,7 @@ const px_net_ops_t px_net_shm_ops = {
     .ep_create = px_shm_ep_create,
     .ep_send = px_shm_ep_send,
     .ep_get = px_shm_ep_get,
+    .ep_put = px_shm_ep_put,
     .ep_pending = px_shm_ep_pending,
     .iface_progress = px_shm_iface_progress,
     .iface_fd = px_shm_iface_fd,
