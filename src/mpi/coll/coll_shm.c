@@ -21,12 +21,13 @@
  * into their buffers with process_vm_readv; every rank then stores
  * ack = k, and the ranks whose data was read wait until all have, so that
  * their buffers may change again. One copy instead of two, and no size
- * bound. Reads of one process's memory slow each other down (the kernel
- * pins its pages for each: two readers of one 64 KB buffer take 6 us each
- * against 2.5 alone, readers of two processes 4), so a broadcast root with
- * two or three readers, idle otherwise, writes one reader's copy itself
- * (process_vm_writev): that reader stores its buffer's address before its
- * seq and waits for the root to store its `red` = k. The segment's setup checks that each rank may read its
+ * bound. Simultaneous reads of the same pages slow each other down in the
+ * kernel (bench/loops/cma_readers: two readers of one 64 KB buffer take
+ * 4.8-6.2 us each against 2.7-3.1 alone, even when they start at
+ * different pages), so a broadcast root with two or three readers, idle
+ * otherwise, writes one reader's copy itself (process_vm_writev): that
+ * reader stores its buffer's address before its seq and waits for the
+ * root to store its `red` = k. The segment's setup checks that each rank may read its
  * neighbour's memory and agrees on it like on the segment itself.
  *
  * The segment is created at the first call that would use it (a blocking
@@ -63,8 +64,8 @@
 #define PX_CSHM_SPLIT_CHUNK 65536
 /* A direct broadcast's root writes one reader's copy itself in
  * communicators of 3 up to this many ranks (4 ranks on 2 cores, osu_bcast
- * 64 KB-1 MB: 5.4-76 us against 6.4-125 with all reading; 3 ranks 6.6-58
- * against 8.8-142; 8 ranks: no gain, 2: the same) */
+ * 64 KB-1 MB: 5.3-84 us against 6.7-109 with all reading; 3 ranks 6.5-69
+ * against 8.7-135; 8 ranks: no gain, 2: the same) */
 #define PX_CSHM_PUSH_MAX_RANKS 4
 static size_t px_cshm_mapped;
 
