@@ -27,8 +27,9 @@
  * different pages), so a broadcast root with two or three readers, idle
  * otherwise, writes one reader's copy itself (process_vm_writev): that
  * reader stores its buffer's address before its seq and waits for the
- * root to store its `red` = k. The segment's setup checks that each rank may read its
- * neighbour's memory and agrees on it like on the segment itself.
+ * root to store its `red` = k. The segment's setup checks that each rank
+ * may read its neighbour's memory and agrees on it like on the segment
+ * itself.
  *
  * The segment is created at the first call that would use it (a blocking
  * collective, where every rank takes part), mode 0600, and unlinked as soon
