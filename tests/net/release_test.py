@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Sends done once written (PX_RAIL_RELEASE), between two emulated nodes over
 TCP: a broadcast's root (a round that only sends) completes its 1 MB sends
-before their acknowledgement, every one of them; an allgather, whose rounds
-also receive, waits for its acknowledgements; PX_RAIL_RELEASE=0 turns the
+before their acknowledgement, every one of them; so does an allgather,
+whose rounds also receive, with its 256 KB sends (ranks on their own cores,
+sends up to PX_RNDV_RELEASE_MAX), and it waits for its acknowledgements
+when its sends are above PX_RNDV_RELEASE_MAX; PX_RAIL_RELEASE=0 turns the
 release off. Counted from PX_PROFILE's "completed before acknowledgement"
 line; the program checks the data (the root scribbles over its buffer as
 soon as the broadcast returns).
@@ -47,8 +49,17 @@ if rel:
     problems.append(f"{tag} released {rel} with the release off")
 
 tag, rel = run("allgather")
+# 20 allgathers of 256 KB: each rank's data frames (less the head) released
+for r in (0, 1):
+    frames, nbytes = rel.get(r, (0, 0))
+    if frames < 20 or nbytes < 20 * ((256 << 10) - 65536):
+        problems.append(f"{tag} rank {r} released {frames} frames, {nbytes} bytes; expected "
+                        "20 frames, about 4.5 MB")
+
+tag, rel = run("allgather", {"PX_RNDV_RELEASE_MAX": "131072"})
 if rel:
-    problems.append(f"{tag} released {rel}: its rounds receive too, they should wait")
+    problems.append(f"{tag} released {rel}: its sends are above PX_RNDV_RELEASE_MAX, "
+                    "they should wait")
 
 for p in problems:
     print("FAIL", p)

@@ -400,13 +400,29 @@ static void px_sched_start_round(px_coll_sched_t *s)
     int end = s->cur + 1 < s->nrounds ? s->rounds[s->cur + 1] : s->nsteps;
     /* A round that only sends (a broadcast's root, a reduction's leaf)
      * waits for nothing but its sends: they may complete once written
-     * (PX_RAIL_RELEASE). Where a round also receives, the receive takes as
-     * long as the transfer anyway, and copying the sends aside would only
-     * cost CPU. */
-    int mode = PX_PROTO_MODE_RELEASE;
-    for (int i = first; i < end; i++)
-        if (s->steps[i].kind == PX_COLL_STEP_RECV)
-            mode = PX_PROTO_MODE_STD;
+     * (PX_RAIL_RELEASE). So may those of a round that also receives, while
+     * each rank has a CPU of its own: there the peer's acknowledgement
+     * comes behind the peer's own data and, without the release, an
+     * exchange waits for it after its receives are done (2 emulated nodes,
+     * osu_alltoall 256 KB: 183 us against 207, osu_allgather 173 against
+     * 212). With ranks sharing cores the copies aside compete with the
+     * transfers for the CPU (4 emulated nodes on 2 cores, osu_alltoall
+     * 1 MB: 3,409 against 3,166), and the round waits instead; so it does
+     * for sends above PX_RNDV_RELEASE_MAX, whose copies cost more than the
+     * wait (2 nodes, osu_allreduce 4 MB: 4,681 against 3,882). */
+    int mode = PX_PROTO_MODE_RELEASE, recv = 0;
+    size_t most = 0; /* the round's largest send */
+    for (int i = first; i < end; i++) {
+        const px_coll_step_t *st = &s->steps[i];
+        if (st->kind == PX_COLL_STEP_RECV) {
+            recv = 1;
+        } else if (st->kind == PX_COLL_STEP_SEND) {
+            size_t b = (size_t)st->count * (size_t)px_mpi_dt_get(st->dt)->size;
+            most = b > most ? b : most;
+        }
+    }
+    if (recv && (px_proto_oversubscribed() || most > px_params.rndv_release_max))
+        mode = PX_PROTO_MODE_STD;
     int sliced = end - first <= PX_SCHED_EARLY_MAX &&
                  px_sched_post_early(s, first, end, mode);
     for (int i = first; i < end && s->err == MPI_SUCCESS; i++) {
