@@ -49,25 +49,29 @@ def expect(tag, picks, coll, nbytes, algo):
 # barrier stays a tree of messages).
 # 2+1+1 nodes: node-aware where a node holds several ranks, Bruck for small
 # alltoall blocks; one rank per node: nothing to share, the multi-node
-# choices for 4 ranks (tree barrier, pipelined chain broadcast above 32 KB).
+# choices for 4 ranks (tree barrier, pipelined chain broadcast above 32 KB,
+# Rabenseifner's allreduce at 1 MB).
 CASES = [
     (None, {("barrier", 0): {"shm", "tree"}, ("bcast", 65536): "cma", ("alltoall", 64): "shm",
             ("alltoallv", 0): "linear", ("allgather", 512): "shm", ("allreduce", 1048576): "shm"}),
     ("nodea:2,nodeb:1,nodec:1", {("barrier", 0): "smp", ("bcast", 65536): "smp",
                                  ("alltoall", 64): "bruck", ("alltoallv", 0): "linear",
                                  ("allgather", 512): "recursive_doubling",
-                                 ("allreduce", 1048576): "ring"}),
+                                 ("allreduce", 1048576): "rabenseifner"}),
     # ranks in pairs on each node: a large allreduce halves inside the nodes first
     ("nodea:2,nodeb:2", {("allreduce", 1048576): "rabenseifner"}),
     ("nodea:1,nodeb:1,nodec:1,noded:1", {("barrier", 0): "tree",
                                          ("bcast", 65536): "pipeline",
-                                         ("allreduce", 1048576): "ring",
+                                         ("allreduce", 1048576): "rabenseifner",
                                          ("alltoall", 64): "bruck"}),
 ]
 for hosts, want in CASES:
     tag, picks, _ = run(hosts)
     for (coll, nbytes), algo in want.items():
         expect(tag, picks, coll, nbytes, algo)
+# three ranks on three nodes: the ring (the halving would fold one in whole)
+tag, picks, _ = run("nodea:1,nodeb:1,nodec:1", np=3)
+expect(tag, picks, "allreduce", 1048576, "ring")
 # two ranks on two nodes leave a barrier together (dissemination)
 tag, picks, _ = run("nodea:1,nodeb:1", np=2)
 expect(tag, picks, "barrier", 0, "dissemination")
