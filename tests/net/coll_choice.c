@@ -34,6 +34,19 @@ int main(int argc, char **argv)
             break;
         }
 
+    /* a large broadcast from rank 0 */
+    enum { BL = 1 << 20 };
+    unsigned char *bl = malloc(BL);
+    for (int i = 0; i < BL; i++)
+        bl[i] = r == 0 ? (unsigned char)(i * 13 + 5) : 0;
+    MPI_Bcast(bl, BL, MPI_BYTE, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < BL; i++)
+        if (bl[i] != (unsigned char)(i * 13 + 5)) {
+            CHECK(0, "rank %d: large bcast byte %d is %u\n", r, i, bl[i]);
+            break;
+        }
+    free(bl);
+
     int *s = malloc(sizeof(int) * (size_t)n * AA), *d = malloc(sizeof(int) * (size_t)n * AA);
     for (int p = 0; p < n; p++)
         for (int i = 0; i < AA; i++)

@@ -60,8 +60,11 @@ CASES = [
                                  ("allreduce", 1048576): "rabenseifner"}),
     # ranks in pairs on each node: a large allreduce halves inside the nodes first
     ("nodea:2,nodeb:2", {("allreduce", 1048576): "rabenseifner"}),
+    # and a large broadcast crosses between the nodes once (binomial tree)
+    ("nodea:2,nodeb:2", {("bcast", 1048576): "binomial"}),
     ("nodea:1,nodeb:1,nodec:1,noded:1", {("barrier", 0): "tree",
                                          ("bcast", 65536): "pipeline",
+                                         ("bcast", 1048576): "pipeline",
                                          ("allreduce", 1048576): "rabenseifner",
                                          ("alltoall", 64): "bruck"}),
 ]
