@@ -58,10 +58,9 @@ CASES = [
                                  ("alltoall", 64): "bruck", ("alltoallv", 0): "linear",
                                  ("allgather", 512): "recursive_doubling",
                                  ("allreduce", 1048576): "rabenseifner"}),
-    # ranks in pairs on each node: a large allreduce halves inside the nodes first
-    ("nodea:2,nodeb:2", {("allreduce", 1048576): "rabenseifner"}),
-    # and a large broadcast crosses between the nodes once (binomial tree)
-    ("nodea:2,nodeb:2", {("bcast", 1048576): "binomial"}),
+    # ranks in pairs on each node: a large allreduce halves inside the nodes
+    # first, a large broadcast crosses between the nodes once (binomial tree)
+    ("nodea:2,nodeb:2", {("allreduce", 1048576): "rabenseifner", ("bcast", 1048576): "binomial"}),
     ("nodea:1,nodeb:1,nodec:1,noded:1", {("barrier", 0): "tree",
                                          ("bcast", 65536): "pipeline",
                                          ("bcast", 1048576): "pipeline",
