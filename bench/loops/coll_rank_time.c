@@ -1,7 +1,7 @@
 /* Times one collective on each rank separately, after 20 warm-up calls,
  * with a barrier after every call (as OSU does):
- *   bench/loops/coll_rank_time bcast|gather|reduce BYTES ITERATIONS
- * Rank 0 is the root; reduce sums BYTES/4 floats. Where osu_X reports the
+ *   bench/loops/coll_rank_time bcast|gather|reduce|allreduce BYTES ITERATIONS
+ * Rank 0 is the root; reduce and allreduce sum BYTES/4 floats. Where osu_X reports the
  * mean over the ranks, this shows which rank's time differs between two
  * libraries. Build with any library's mpicc, e.g.
  *   build/bin/mpicc -O2 -o build/coll_rank_time bench/loops/coll_rank_time.c
@@ -19,7 +19,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     if (argc < 4) {
         if (r == 0)
-            fprintf(stderr, "usage: %s bcast|gather|reduce BYTES ITERATIONS\n", argv[0]);
+            fprintf(stderr, "usage: %s bcast|gather|reduce|allreduce BYTES ITERATIONS\n", argv[0]);
         MPI_Finalize();
         return 2;
     }
@@ -35,7 +35,9 @@ int main(int argc, char **argv)
             t_sum = 0;
         }
         double t = MPI_Wtime();
-        if (!strcmp(op, "reduce"))
+        if (!strcmp(op, "allreduce"))
+            MPI_Allreduce(a, b, n / 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        else if (!strcmp(op, "reduce"))
             MPI_Reduce(a, b, n / 4, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
         else if (!strcmp(op, "gather"))
             MPI_Gather(a, n, MPI_CHAR, b, n, MPI_CHAR, 0, MPI_COMM_WORLD);

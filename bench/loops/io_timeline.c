@@ -1,5 +1,5 @@
 /* A preload library that times, in each rank, the socket calls made inside
- * MPI_Bcast, MPI_Gather, MPI_Reduce ("coll>" to "coll<") and MPI_Barrier:
+ * MPI_Bcast, MPI_Gather, MPI_Reduce, MPI_Allreduce ("coll>" to "coll<") and MPI_Barrier:
  * where a collective's time goes between its
  * writes, its reads and its waits. Works with any MPI library (it wraps
  * libc's calls and MPI through the profiling interface).
@@ -158,6 +158,14 @@ int MPI_Reduce(const void *sb, void *rb, int c, MPI_Datatype d, MPI_Op op, int r
 {
     coll_in(c);
     int r = PMPI_Reduce(sb, rb, c, d, op, root, comm);
+    rec(now(), EV_COLL_OUT, 0, c);
+    return r;
+}
+
+int MPI_Allreduce(const void *sb, void *rb, int c, MPI_Datatype d, MPI_Op op, MPI_Comm comm)
+{
+    coll_in(c);
+    int r = PMPI_Allreduce(sb, rb, c, d, op, comm);
     rec(now(), EV_COLL_OUT, 0, c);
     return r;
 }

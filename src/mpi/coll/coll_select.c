@@ -221,8 +221,14 @@ static const px_coll_rule_t px_coll_default_rules[] = {
      * they save up to 32 KB (4 nodes, 10 Gbit/s, 8 KB: 101-119 against
      * 232-386 us; 32 KB: 56-81 against 82-86). At 64 KB, with the 32 KB TCP
      * eager limit, Rabenseifner's halves go eagerly: 108-117 against
-     * 131-208 us (Open MPI 126-170) */
-    {PX_COLL_ALLREDUCE, 2, 0, 0, "recursive_doubling", PX_COLL_NODES_ANY},
+     * 131-208 us (Open MPI 126-170). Above 512 KB the two half-size
+     * exchanges win again: a half's reduction overlaps the other half's
+     * transfer, and one 4 MB send no longer waits for its acknowledgement
+     * behind the peer's data (2 nodes, osu_allreduce, three runs in turn,
+     * one exchange / halving / Open MPI: 2 MB 1,796 / 1,689 / 1,714 us,
+     * 4 MB 3,920 [3,654-4,997] / 3,550 [3,538-3,575] / 3,504) */
+    {PX_COLL_ALLREDUCE, 2, 524288, 0, "recursive_doubling", PX_COLL_NODES_ANY},
+    {PX_COLL_ALLREDUCE, 2, 0, 0, "rabenseifner", PX_COLL_NODES_ANY},
     {PX_COLL_ALLREDUCE, 4, 32768, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
     /* on one node the halving and doubling beat the ring at every size
      * (osu_allreduce, 8 ranks, 1 MB: 1.6-2.1 against 2.4-2.5 ms; 4 ranks,
