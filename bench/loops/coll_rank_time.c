@@ -1,7 +1,8 @@
 /* Times one collective on each rank separately, after 20 warm-up calls,
  * with a barrier after every call (as OSU does):
- *   bench/loops/coll_rank_time bcast|gather|reduce|allreduce BYTES ITERATIONS
- * Rank 0 is the root; reduce and allreduce sum BYTES/4 floats. Where osu_X reports the
+ *   bench/loops/coll_rank_time bcast|gather|reduce|allreduce|alltoall BYTES ITERATIONS
+ * Rank 0 is the root; reduce and allreduce sum BYTES/4 floats, alltoall
+ * sends BYTES to every rank. Where osu_X reports the
  * mean over the ranks, this shows which rank's time differs between two
  * libraries. Build with any library's mpicc, e.g.
  *   build/bin/mpicc -O2 -o build/coll_rank_time bench/loops/coll_rank_time.c
@@ -19,14 +20,14 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     if (argc < 4) {
         if (r == 0)
-            fprintf(stderr, "usage: %s bcast|gather|reduce|allreduce BYTES ITERATIONS\n", argv[0]);
+            fprintf(stderr, "usage: %s bcast|gather|reduce|allreduce|alltoall BYTES ITERATIONS\n", argv[0]);
         MPI_Finalize();
         return 2;
     }
     const char *op = argv[1];
     int n = atoi(argv[2]), it = atoi(argv[3]);
-    char *a = malloc((size_t)n), *b = malloc((size_t)n * (size_t)np);
-    memset(a, 1, (size_t)n);
+    char *a = malloc((size_t)n * (size_t)np), *b = malloc((size_t)n * (size_t)np);
+    memset(a, 1, (size_t)n * (size_t)np);
     memset(b, 0, (size_t)n * (size_t)np);
     double t_sum = 0;
     for (int i = 0; i < it + 20; i++) {
@@ -35,7 +36,9 @@ int main(int argc, char **argv)
             t_sum = 0;
         }
         double t = MPI_Wtime();
-        if (!strcmp(op, "allreduce"))
+        if (!strcmp(op, "alltoall"))
+            MPI_Alltoall(a, n, MPI_CHAR, b, n, MPI_CHAR, MPI_COMM_WORLD);
+        else if (!strcmp(op, "allreduce"))
             MPI_Allreduce(a, b, n / 4, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         else if (!strcmp(op, "reduce"))
             MPI_Reduce(a, b, n / 4, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);

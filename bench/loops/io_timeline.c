@@ -1,5 +1,6 @@
 /* A preload library that times, in each rank, the socket calls made inside
- * MPI_Bcast, MPI_Gather, MPI_Reduce, MPI_Allreduce ("coll>" to "coll<") and MPI_Barrier:
+ * MPI_Bcast, MPI_Gather, MPI_Reduce, MPI_Allreduce,
+ * MPI_Alltoall ("coll>" to "coll<") and MPI_Barrier:
  * where a collective's time goes between its
  * writes, its reads and its waits. Works with any MPI library (it wraps
  * libc's calls and MPI through the profiling interface).
@@ -167,6 +168,15 @@ int MPI_Allreduce(const void *sb, void *rb, int c, MPI_Datatype d, MPI_Op op, MP
     coll_in(c);
     int r = PMPI_Allreduce(sb, rb, c, d, op, comm);
     rec(now(), EV_COLL_OUT, 0, c);
+    return r;
+}
+
+int MPI_Alltoall(const void *sb, int sc, MPI_Datatype sd, void *rb, int rc, MPI_Datatype rd,
+                 MPI_Comm comm)
+{
+    coll_in(sc);
+    int r = PMPI_Alltoall(sb, sc, sd, rb, rc, rd, comm);
+    rec(now(), EV_COLL_OUT, 0, sc);
     return r;
 }
 

@@ -57,6 +57,22 @@ int main(int argc, char **argv)
             CHECK(d[p * AA + i] == p * 1000000 + r * 1000 + i, "rank %d: alltoall from %d [%d]\n",
                   r, p, i);
 
+    /* blocks of 512 KB */
+    enum { AL = 131072 };
+    int *ls = malloc(sizeof(int) * (size_t)n * AL), *ld = malloc(sizeof(int) * (size_t)n * AL);
+    for (int p = 0; p < n; p++)
+        for (int i = 0; i < AL; i++)
+            ls[p * AL + i] = r * 1000000 + p * 100000 + i % 99991;
+    MPI_Alltoall(ls, AL, MPI_INT, ld, AL, MPI_INT, MPI_COMM_WORLD);
+    for (int p = 0; p < n; p++)
+        for (int i = 0; i < AL; i++)
+            if (ld[p * AL + i] != p * 1000000 + r * 100000 + i % 99991) {
+                CHECK(0, "rank %d: large alltoall from %d [%d]\n", r, p, i);
+                break;
+            }
+    free(ls);
+    free(ld);
+
     /* rank p sends p+q+1 ints to rank q */
     int *sc = malloc(sizeof(int) * (size_t)n), *sd = malloc(sizeof(int) * (size_t)n);
     int *rc = malloc(sizeof(int) * (size_t)n), *rd = malloc(sizeof(int) * (size_t)n);

@@ -59,13 +59,16 @@ CASES = [
                                  ("allgather", 512): "recursive_doubling",
                                  ("allreduce", 1048576): "rabenseifner"}),
     # ranks in pairs on each node: a large allreduce halves inside the nodes
-    # first, a large broadcast crosses between the nodes once (binomial tree)
-    ("nodea:2,nodeb:2", {("allreduce", 1048576): "rabenseifner", ("bcast", 1048576): "binomial"}),
+    # first, a large broadcast crosses between the nodes once (binomial tree),
+    # large alltoall blocks go one exchange at a time
+    ("nodea:2,nodeb:2", {("allreduce", 1048576): "rabenseifner", ("bcast", 1048576): "binomial",
+                         ("alltoall", 524288): "pairwise"}),
     ("nodea:1,nodeb:1,nodec:1,noded:1", {("barrier", 0): "tree",
                                          ("bcast", 65536): "pipeline",
                                          ("bcast", 1048576): "pipeline",
                                          ("allreduce", 1048576): "rabenseifner",
-                                         ("alltoall", 64): "bruck"}),
+                                         ("alltoall", 64): "bruck",
+                                         ("alltoall", 524288): "linear"}),
 ]
 for hosts, want in CASES:
     tag, picks, _ = run(hosts)

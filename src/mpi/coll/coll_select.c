@@ -303,7 +303,16 @@ static const px_coll_rule_t px_coll_default_rules[] = {
      * (4 nodes, 10 Gbit/s, 64 KB: 187-198 against pairwise 321-330 us,
      * Open MPI 229-240; 128 KB: 318-413 against 460-532; 512 KB:
      * 1675-1985 against 2067-2182, Open MPI 1712-2067; 1 MB: 3996-4311
-     * against 4446-4872, Open MPI 3988-4355) */
+     * against 4446-4872, Open MPI 3988-4355). Not above 256 KB for ranks in
+     * pairs on 2 nodes: the two ranks sharing a node's cores then wait,
+     * each in its own copies, for clear-to-sends that come behind the
+     * other node's data, and one exchange at a time is faster and steadier
+     * (2 emulated nodes with 2 ranks each on 2 cores, six runs in turn,
+     * all at once / pairwise / Open MPI: 512 KB 1,840 / 1,633 / 1,645 us,
+     * 1 MB 3,855 / 3,425 / 3,227, 4 MB 24,103 [23,176-25,924] / 18,882
+     * [18,541-19,109] / 19,409) */
+    {PX_COLL_ALLTOALL, 4, 262144, 0, "linear", PX_COLL_NODES_SEVERAL},
+    {PX_COLL_ALLTOALL, 4, 0, 0, "pairwise", PX_COLL_NODES_PAIRS},
     {PX_COLL_ALLTOALL, 4, 0, 0, "linear", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLTOALL, 0, 0, 0, "pairwise", PX_COLL_NODES_ANY},
     {PX_COLL_ALLTOALLV, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
