@@ -103,6 +103,21 @@ int main(int argc, char **argv)
         for (int i = 0; i < AG; i++)
             CHECK(g[p * AG + i] == p + i / 128.0, "rank %d: allgather from %d [%d]\n", r, p, i);
 
+    /* blocks of 384 KB */
+    enum { GL = 49152 };
+    double *gl = malloc(sizeof(double) * (size_t)n * GL), *ml = malloc(sizeof(double) * GL);
+    for (int i = 0; i < GL; i++)
+        ml[i] = r * 100000.0 + i;
+    MPI_Allgather(ml, GL, MPI_DOUBLE, gl, GL, MPI_DOUBLE, MPI_COMM_WORLD);
+    for (int p = 0; p < n; p++)
+        for (int i = 0; i < GL; i++)
+            if (gl[p * GL + i] != p * 100000.0 + i) {
+                CHECK(0, "rank %d: large allgather from %d [%d]\n", r, p, i);
+                break;
+            }
+    free(gl);
+    free(ml);
+
     enum { AR = 131072 }; /* 1 MB */
     double *x = malloc(sizeof(double) * AR), *y = malloc(sizeof(double) * AR);
     for (int i = 0; i < AR; i++)

@@ -60,15 +60,17 @@ CASES = [
                                  ("allreduce", 1048576): "rabenseifner"}),
     # ranks in pairs on each node: a large allreduce halves inside the nodes
     # first, a large broadcast crosses between the nodes once (binomial tree),
-    # large alltoall blocks go one exchange at a time
+    # large alltoall blocks go one exchange at a time, 384 KB allgather blocks
+    # go round the ring (4 x 1: recursive doubling)
     ("nodea:2,nodeb:2", {("allreduce", 1048576): "rabenseifner", ("bcast", 1048576): "binomial",
-                         ("alltoall", 524288): "pairwise"}),
+                         ("alltoall", 524288): "pairwise", ("allgather", 393216): "ring"}),
     ("nodea:1,nodeb:1,nodec:1,noded:1", {("barrier", 0): "tree",
                                          ("bcast", 65536): "pipeline",
                                          ("bcast", 1048576): "pipeline",
                                          ("allreduce", 1048576): "rabenseifner",
                                          ("alltoall", 64): "bruck",
-                                         ("alltoall", 524288): "linear"}),
+                                         ("alltoall", 524288): "linear",
+                                         ("allgather", 393216): "recursive_doubling"}),
 ]
 for hosts, want in CASES:
     tag, picks, _ = run(hosts)
