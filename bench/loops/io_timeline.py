@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Summarizes one rank's file from io_timeline.so: per collective call
-(MPI_Bcast, MPI_Gather or MPI_Reduce), when the first control message (a
+(MPI_Bcast, MPI_Gather, MPI_Reduce, MPI_Allreduce or MPI_Alltoall), when the first control message (a
 read of less than 100 bytes) arrived, when the last large write (over
 1,000 bytes) ended, the time spent inside large writes and when the call
 returned, in us from entering it; medians and

@@ -280,6 +280,11 @@ PX_COLL_BUILDER(px_coll_scatter_linear);
 PX_COLL_BUILDER(px_coll_scatterv_linear);
 /* Copies this rank's own block of an allgather into rbuf (unless in place). */
 int px_coll_allgather_own(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c);
+/* Schedules the send of this rank's own block of an allgather to peer:
+ * from sbuf (unless in place, or ranks share cores), so that it does not
+ * wait for the copy into rbuf. */
+void px_coll_allgather_send_own(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c,
+                                int peer);
 PX_COLL_BUILDER(px_coll_allgather_ring);
 PX_COLL_BUILDER(px_coll_allgather_linear);
 PX_COLL_BUILDER(px_coll_allgather_recursive_doubling);

@@ -14,8 +14,11 @@ PX_COLL_BUILDER(px_coll_allgather_recursive_doubling)
         int peer = r ^ mask, mine = r / mask * mask, theirs = peer / mask * mask;
         px_coll_sched_recv(s, c, (char *)a->rbuf + theirs * blk, (MPI_Aint)mask * a->rcount,
                            a->rtype, peer);
-        px_coll_sched_send(s, c, (char *)a->rbuf + mine * blk, (MPI_Aint)mask * a->rcount,
-                           a->rtype, peer);
+        if (mask == 1)
+            px_coll_allgather_send_own(s, a, c, peer);
+        else
+            px_coll_sched_send(s, c, (char *)a->rbuf + mine * blk, (MPI_Aint)mask * a->rcount,
+                               a->rtype, peer);
         px_coll_sched_round(s);
     }
     px_coll_sched_round(s);
