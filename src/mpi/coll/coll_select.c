@@ -280,11 +280,8 @@ static const px_coll_rule_t px_coll_default_rules[] = {
      * ahead to 512 KB on 4 nodes (four runs in turn, recursive doubling /
      * ring / Open MPI: 256 KB 639 / 811 / 686 us, 512 KB 1,307 / 1,493 /
      * 1,416; 1 MB 3,217 / 2,914 / 3,142) and to 256 KB in pairs on 2 (512
-     * KB: 1,664 against the ring's 1,469); three ranks take the ring from
-     * 256 KB (3 nodes, 256 KB: 426 against 559) */
+     * KB: 1,664 against the ring's 1,469) */
     {PX_COLL_ALLGATHER, 4, 32768, 0, "linear", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_ALLGATHER, 4, 131072, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_ALLGATHER, 3, 0, 0, "ring", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLGATHER, 4, 262144, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLGATHER, 4, 0, 0, "ring", PX_COLL_NODES_PAIRS},
     {PX_COLL_ALLGATHER, 4, 524288, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
