@@ -223,8 +223,8 @@ static const px_coll_rule_t px_coll_default_rules[] = {
      * eager limit, Rabenseifner's halves go eagerly: 108-117 against
      * 131-208 us (Open MPI 126-170). Above 512 KB the two half-size
      * exchanges win again: a half's reduction overlaps the other half's
-     * transfer, and one 4 MB send no longer waits for its acknowledgement
-     * behind the peer's data (2 nodes, osu_allreduce, three runs in turn,
+     * transfer, and a 4 MB exchange no longer waits, when the ranks enter
+     * a little apart, for a clear-to-send behind the peer's data (2 nodes, osu_allreduce, three runs in turn,
      * one exchange / halving / Open MPI: 2 MB 1,796 / 1,689 / 1,714 us,
      * 4 MB 3,920 [3,654-4,997] / 3,550 [3,538-3,575] / 3,504) */
     {PX_COLL_ALLREDUCE, 2, 524288, 0, "recursive_doubling", PX_COLL_NODES_ANY},
