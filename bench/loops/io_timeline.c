@@ -9,7 +9,8 @@
  * Run a program with LD_PRELOAD set to it (pxrun --env, mpirun -x) and
  * IO_TIMELINE=PREFIX: each rank writes PREFIX.RANK at MPI_Finalize, one line
  * per event: start and end (us, CLOCK_MONOTONIC), call, result, bytes asked
- * (timeout for polls). Polls that return nothing are not recorded.
+ * (timeout for polls), descriptor (-1 for polls and MPI calls). Polls and
+ * reads that return nothing are not recorded.
  * bench/loops/io_timeline.py summarizes the files. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -31,7 +32,7 @@ static const char *ev_name[EV_N] = {"", "writev", "readv", "sendmsg", "recv", "e
 
 static struct ev {
     double t0, t1;
-    int type;
+    int type, fd;
     long ret, arg;
 } ev[EVENTS];
 static long nev;
@@ -44,11 +45,13 @@ static double now(void)
     return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
 }
 
-static void rec(double t0, int type, long ret, long arg)
+static void rec_fd(double t0, int type, int fd, long ret, long arg)
 {
     if (on)
-        ev[nev++ & (EVENTS - 1)] = (struct ev){t0, now(), type, ret, arg};
+        ev[nev++ & (EVENTS - 1)] = (struct ev){t0, now(), type, fd, ret, arg};
 }
+
+static void rec(double t0, int type, long ret, long arg) { rec_fd(t0, type, -1, ret, arg); }
 
 static size_t iov_bytes(const struct iovec *v, size_t n)
 {
@@ -70,7 +73,7 @@ ssize_t writev(int fd, const struct iovec *v, int n)
     RESOLVE(writev);
     double t = now();
     ssize_t r = real_writev(fd, v, n);
-    rec(t, EV_WRITEV, (long)r, (long)iov_bytes(v, (size_t)n));
+    rec_fd(t, EV_WRITEV, fd, (long)r, (long)iov_bytes(v, (size_t)n));
     return r;
 }
 
@@ -81,7 +84,7 @@ ssize_t readv(int fd, const struct iovec *v, int n)
     double t = now();
     ssize_t r = real_readv(fd, v, n);
     if (r > 0)
-        rec(t, EV_READV, (long)r, (long)iov_bytes(v, (size_t)n));
+        rec_fd(t, EV_READV, fd, (long)r, (long)iov_bytes(v, (size_t)n));
     return r;
 }
 
@@ -91,7 +94,7 @@ ssize_t sendmsg(int fd, const struct msghdr *m, int fl)
     RESOLVE(sendmsg);
     double t = now();
     ssize_t r = real_sendmsg(fd, m, fl);
-    rec(t, EV_SENDMSG, (long)r, (long)iov_bytes(m->msg_iov, m->msg_iovlen));
+    rec_fd(t, EV_SENDMSG, fd, (long)r, (long)iov_bytes(m->msg_iov, m->msg_iovlen));
     return r;
 }
 
@@ -102,7 +105,7 @@ ssize_t recv(int fd, void *b, size_t l, int fl)
     double t = now();
     ssize_t r = real_recv(fd, b, l, fl);
     if (r > 0)
-        rec(t, EV_RECV, (long)r, (long)l);
+        rec_fd(t, EV_RECV, fd, (long)r, (long)l);
     return r;
 }
 
@@ -199,8 +202,8 @@ int MPI_Finalize(void)
         if (o) {
             for (long i = nev > EVENTS ? nev - EVENTS : 0; i < nev; i++) {
                 struct ev *e = &ev[i & (EVENTS - 1)];
-                fprintf(o, "%.3f %.3f %s %ld %ld\n", e->t0, e->t1, ev_name[e->type], e->ret,
-                        e->arg);
+                fprintf(o, "%.3f %.3f %s %ld %ld %d\n", e->t0, e->t1, ev_name[e->type], e->ret,
+                        e->arg, e->fd);
             }
             fclose(o);
         } else {

@@ -5,9 +5,12 @@ read of less than 100 bytes) arrived, when the last large write (over
 1,000 bytes) ended, the time spent inside large writes and when the call
 returned, in us from entering it; medians and
 10th/90th percentiles over the calls after --skip. --show N prints call
-N's events.
-  python3 bench/loops/io_timeline.py PREFIX.0 [--skip 60] [--show 400]"""
+N's events. --both N prints call N of every rank (PREFIX.0, PREFIX.1, ...)
+on one time line from rank 0's entry to its next call, with the barrier
+between them: which rank waited for whom, and which message was late.
+  python3 bench/loops/io_timeline.py PREFIX.0 [--skip 60] [--show 400] [--both 400]"""
 import argparse
+import os
 import statistics
 
 
@@ -23,13 +26,35 @@ def calls(lines):
                 cur = None
 
 
+def both(path, lines0, n):
+    """Call n of all ranks on rank 0's clock (one machine: one clock)."""
+    starts = [float(f[0]) for f in lines0 if f[2] in ("coll>", "bcast>")]
+    t0 = starts[n]
+    t1 = starts[n + 1] if n + 1 < len(starts) else float("inf")
+    prefix = path.rsplit(".", 1)[0]
+    ev = []
+    r = 0
+    while os.path.exists(f"{prefix}.{r}"):
+        for f in (lines0 if r == 0 else (l.split() for l in open(f"{prefix}.{r}"))):
+            if t0 - 50 <= float(f[0]) < t1 + 50:
+                ev.append((float(f[0]), r, f))
+        r += 1
+    for t, rank, f in sorted(ev, key=lambda e: (e[0], e[1])):
+        fd = f" fd {f[5]}" if len(f) > 5 and f[5] != "-1" else ""
+        print(f"{t - t0:8.1f} {float(f[1]) - t0:8.1f} {'    ' * rank}r{rank} {f[2]} {f[3]} {f[4]}{fd}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("file")
     ap.add_argument("--skip", type=int, default=60)
     ap.add_argument("--show", type=int)
+    ap.add_argument("--both", type=int)
     a = ap.parse_args()
     lines = [l.split() for l in open(a.file)]
+    if a.both is not None:
+        both(a.file, lines, a.both)
+        return
     cs = list(calls(lines))
     if a.show is not None:
         c = cs[a.show]
