@@ -575,6 +575,8 @@ static void px_proto_rndv_data(px_proto_peer_t *p, px_proto_req_t *req, size_t n
         else if (st < 0)
             req->st_error = st;
     }
+    if (p->kind == PX_CHAN_RAIL && (req->rflags & PX_RAIL_F_RELEASE))
+        px_rail_prestage_end(vc, (const char *)req->buf + req->head);
     px_proto_send_cb(req, PX_OK); /* the wait for CTS is over */
 }
 
@@ -1108,6 +1110,11 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
         px_proto_id_put(req);
         return st;
     }
+    /* the data frames of such a round will be copied once written (fault
+     * tolerance): the wait for the clear-to-send copies them instead */
+    if ((req->rflags & PX_RAIL_F_RELEASE) && !px_p.oversub && p->kind == PX_CHAN_RAIL &&
+        k.data && !k.zc && !k.get)
+        px_rail_prestage(k.data, (const char *)buf + head, len - head);
     return PX_OK;
 }
 

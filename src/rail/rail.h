@@ -119,6 +119,14 @@ const char *px_rail_net_name(px_rail_t *rail);
  * the path to the peer loses many frames (a frame cut into several
  * datagrams is lost with any of them). */
 size_t px_rail_vc_chunk(px_rail_vc_t *vc, size_t chunk);
+/* With fault tolerance and PX_RAIL_RELEASE: len bytes at buf will be sent
+ * to vc in frames sent with PX_RAIL_F_RELEASE once the peer asks for them;
+ * progress passes copy them to the release buffer meanwhile.
+ * px_rail_prestage_end once the frames are made (or will not be). */
+void px_rail_prestage(px_rail_vc_t *vc, const void *buf, size_t len);
+void px_rail_prestage_end(px_rail_vc_t *vc, const void *buf);
+/* Bytes copied so by the prestages ended so far. */
+uint64_t px_rail_prestaged_bytes(const px_rail_t *rail);
 /* Addresses of a working subchannel of vc (NULL: none works). */
 const px_net_sub_info_t *px_rail_vc_path(px_rail_vc_t *vc);
 /* The same for every channel of the rail. */

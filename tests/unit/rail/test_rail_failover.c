@@ -288,6 +288,8 @@ static int release; /* PX_RAIL_RELEASE on in this round */
 static int coll;    /* the block is sent with PX_RAIL_F_RELEASE (as a collective's round
                      * that only sends), the only frames released */
 static px_status_t completion_st;
+static int prestage_steps; /* the block's payload copied meanwhile (px_rail_prestage) for
+                            * this many progress passes before it is sent */
 
 static void *up_begin(void *owner, const void *hdr, size_t hl, size_t off, size_t len, void **ctx)
 {
@@ -381,12 +383,38 @@ static void progress(int rounds)
     }
 }
 
+/* As a rendezvous sender waiting for the clear-to-send: len bytes of
+ * sendbuf copied for prestage_steps passes (64 KB each), partly or whole;
+ * the frames made next take their slices of the copy. */
+static uint64_t prestaged_before;
+
+static void prestage(size_t len)
+{
+    if (!prestage_steps)
+        return;
+    prestaged_before = px_rail_prestaged_bytes(rail[0]);
+    px_rail_prestage(vc[0], sendbuf, len);
+    for (int i = 0; i < prestage_steps; i++)
+        px_rail_progress(rail[0]);
+}
+
+static void prestage_done(size_t len)
+{
+    if (!prestage_steps)
+        return;
+    px_rail_prestage_end(vc[0], sendbuf);
+    size_t want = (size_t)prestage_steps * 65536 < len ? (size_t)prestage_steps * 65536 : len;
+    CHECK(px_rail_prestaged_bytes(rail[0]) - prestaged_before == want);
+}
+
 static void send_block(void)
 {
     static const char hdr[8] = "block";
     struct iovec iov = {sendbuf, LEN};
+    prestage(LEN);
     px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1,
                                      PX_RAIL_F_STRIPE | (coll ? PX_RAIL_F_RELEASE : 0), sent_cb, NULL);
+    prestage_done(LEN);
     CHECK(st == PX_INPROGRESS);
 }
 
@@ -570,9 +598,13 @@ static void collective_frame(void)
     uint64_t before[NSUB];
     for (int k = 0; k < NSUB; k++)
         before[k] = data_frames(0, k);
+    /* done at once when copied at once; after a prestage, once written */
+    int at_once = release && !prestage_steps;
+    prestage(len);
     px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_COLL | PX_RAIL_F_RELEASE,
                                      sent_cb, NULL);
-    CHECK(st == (release ? PX_OK : PX_INPROGRESS));
+    prestage_done(len);
+    CHECK(st == (at_once ? PX_OK : PX_INPROGRESS));
     if (st == PX_OK)
         memset(sendbuf, 0x5a, len); /* done: the caller's buffer again */
     int s = -1; /* the subchannel that carries it */
@@ -598,7 +630,7 @@ static void collective_frame(void)
     for (size_t i = 0; i < len; i++)
         bad += times[i] != 1 || recvbuf[i] != orig[i];
     CHECK(bad == 0);
-    CHECK(completions == (release ? 0 : 1)); /* PX_OK: no callback */
+    CHECK(completions == (at_once ? 0 : 1)); /* PX_OK: no callback */
     CHECK(px_rail_vc_unacked(vc[0]) == 0);
     teardown();
 }
@@ -617,9 +649,14 @@ int main(void)
         orig[i] = (unsigned char)(i * 2654435761u >> 13);
 
     size_t rel = px_params.rail_release;
-    for (int round = 0; round < 3; round++) {
-        release = round < 2;
+    /* rounds: release on / off for a point-to-point block / off; then
+     * released with the payload copied in part (10 passes of 64 KB) and
+     * whole before the frames were made, as while waiting for a
+     * clear-to-send */
+    for (int round = 0; round < 5; round++) {
+        release = round < 2 || round > 2;
         coll = round != 1;
+        prestage_steps = round == 3 ? 10 : round == 4 ? 100 : 0;
         px_params.rail_release = release ? rel : 0;
         lost_with_link();
         acknowledgement_lost();
