@@ -1419,14 +1419,22 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
     size_t copy_max =
         (flags & (PX_RAIL_F_BLOCKING | PX_RAIL_F_COLL)) ? vc->rail->copy_max : PX_RAIL_COPY_SMALL;
     x->len = len;
-    if (cb && len > copy_max && (flags & PX_RAIL_F_RELEASE) && vc->rail->release &&
-        vc->rail->rel_live == 0 && iovcnt <= PX_RAIL_IOV && px_rail_area(vc->rail, x) == 0) {
-        /* The first frame to release while nothing released is in flight
-         * on the rail: copied now, while the links are quiet, and done at
-         * once (a broadcast's root); the others wait for their write. */
+    px_rail_t *r = vc->rail;
+    int rel = cb && len > copy_max && (flags & PX_RAIL_F_RELEASE) && r->release &&
+              iovcnt <= PX_RAIL_IOV;
+    if (rel) {
         memcpy(x->iov, iov, (size_t)iovcnt * sizeof(*iov));
         x->iovcnt = iovcnt;
-        px_rail_stage_copy(x, len);
+        if (r->pre.vc == vc)
+            px_rail_pre_attach(r, x); /* its copy may be begun */
+    }
+    if (rel && r->rel_live == (uint32_t)(r->pre.vc != NULL) + x->inbuf &&
+        px_rail_area(r, x) == 0) {
+        /* The first frame to release while nothing released is in flight
+         * on the rail (but a prestaged payload): copied now, what is not
+         * yet, while the links are quiet, and done at once (a broadcast's
+         * root); the others wait for their write. */
+        px_rail_stage_copy(x, len - x->staged);
         x->iov[0].iov_base = x->area;
         x->iov[0].iov_len = len;
         x->iovcnt = 1;
@@ -1441,8 +1449,8 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
         x->cb = cb;
         x->arg = arg;
         x->hflags |= PX_RAIL_H_SACK;
-        if (vc->rail->pre.vc == vc && x->rel_ok)
-            px_rail_pre_attach(vc->rail, x);
+        if (r->pre.vc == vc && x->rel_ok)
+            px_rail_pre_attach(r, x);
         ret = PX_INPROGRESS;
     } else if (px_rail_tx_copy(x, iov, iovcnt, len) < 0) {
         px_rail_tx_put(vc->rail, x);
@@ -2858,9 +2866,10 @@ static void px_rail_stage(px_rail_t *r)
  * place the release buffer keeps for it. Frames made from that buffer
  * (px_rail_pre_attach) take their slice of the copy and the bytes already
  * in it; px_rail_prestage_end gives the place back. One payload per rail.
- * 2 emulated nodes, osu_bcast with the root waiting 25-35 us for the
- * receiver (four runs in turn): 1 MB 596 us against 609, 512 KB 286
- * against 291; the root's calls returned at 328-335 us against 334-343. */
+ * 2 emulated nodes, 1 MB broadcasts with the receiver 200 us late
+ * (bench/loops/coll_rank_time): the root's call takes 450-465 us against
+ * 552-577 (Open MPI 426-473); 4 MB: 1,198-1,271 against 1,399-1,437. In
+ * osu_bcast, where the root waits 25-35 us, it comes out even. */
 void px_rail_prestage(px_rail_vc_t *vc, const void *buf, size_t len)
 {
     px_rail_t *r = vc->rail;

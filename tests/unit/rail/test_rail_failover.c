@@ -598,8 +598,9 @@ static void collective_frame(void)
     uint64_t before[NSUB];
     for (int k = 0; k < NSUB; k++)
         before[k] = data_frames(0, k);
-    /* done at once when copied at once; after a prestage, once written */
-    int at_once = release && !prestage_steps;
+    /* the first frame released: copied now (the rest of it, after a
+     * prestage), done at once */
+    int at_once = release;
     prestage(len);
     px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_COLL | PX_RAIL_F_RELEASE,
                                      sent_cb, NULL);
