@@ -1,6 +1,8 @@
 /* Times one collective on each rank separately, after 20 warm-up calls,
  * with a barrier after every call (as OSU does):
- *   bench/loops/coll_rank_time bcast|gather|reduce|allreduce|alltoall BYTES ITERATIONS
+ *   bench/loops/coll_rank_time bcast|gather|reduce|allreduce|alltoall BYTES ITERATIONS [LATE_US]
+ * (LATE_US: the ranks other than 0 come that many microseconds after the
+ * barrier to each call, as a receiver still busy with its own work)
  * Rank 0 is the root; reduce and allreduce sum BYTES/4 floats, alltoall
  * sends BYTES to every rank. Where osu_X reports the
  * mean over the ranks, this shows which rank's time differs between two
@@ -26,6 +28,7 @@ int main(int argc, char **argv)
     }
     const char *op = argv[1];
     int n = atoi(argv[2]), it = atoi(argv[3]);
+    double late = argc > 4 && r != 0 ? atof(argv[4]) * 1e-6 : 0;
     char *a = malloc((size_t)n * (size_t)np), *b = malloc((size_t)n * (size_t)np);
     memset(a, 1, (size_t)n * (size_t)np);
     memset(b, 0, (size_t)n * (size_t)np);
@@ -34,6 +37,11 @@ int main(int argc, char **argv)
         if (i == 20) {
             MPI_Barrier(MPI_COMM_WORLD);
             t_sum = 0;
+        }
+        if (late > 0) {
+            double t_late = MPI_Wtime();
+            while (MPI_Wtime() - t_late < late)
+                ;
         }
         double t = MPI_Wtime();
         if (!strcmp(op, "alltoall"))
