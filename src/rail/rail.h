@@ -125,7 +125,7 @@ size_t px_rail_vc_chunk(px_rail_vc_t *vc, size_t chunk);
  * px_rail_prestage_end once the frames are made (or will not be). */
 void px_rail_prestage(px_rail_vc_t *vc, const void *buf, size_t len);
 void px_rail_prestage_end(px_rail_vc_t *vc, const void *buf);
-/* Bytes copied so by the prestages ended so far. */
+/* Bytes the prestages ended so far had copied. */
 uint64_t px_rail_prestaged_bytes(const px_rail_t *rail);
 /* Addresses of a working subchannel of vc (NULL: none works). */
 const px_net_sub_info_t *px_rail_vc_path(px_rail_vc_t *vc);
