@@ -57,19 +57,22 @@ int main(int argc, char **argv)
             CHECK(d[p * AA + i] == p * 1000000 + r * 1000 + i, "rank %d: alltoall from %d [%d]\n",
                   r, p, i);
 
-    /* blocks of 512 KB */
+    /* blocks of 256 KB, then of 512 KB */
     enum { AL = 131072 };
     int *ls = malloc(sizeof(int) * (size_t)n * AL), *ld = malloc(sizeof(int) * (size_t)n * AL);
-    for (int p = 0; p < n; p++)
-        for (int i = 0; i < AL; i++)
-            ls[p * AL + i] = r * 1000000 + p * 100000 + i % 99991;
-    MPI_Alltoall(ls, AL, MPI_INT, ld, AL, MPI_INT, MPI_COMM_WORLD);
-    for (int p = 0; p < n; p++)
-        for (int i = 0; i < AL; i++)
-            if (ld[p * AL + i] != p * 1000000 + r * 100000 + i % 99991) {
-                CHECK(0, "rank %d: large alltoall from %d [%d]\n", r, p, i);
-                break;
-            }
+    for (int k = AL / 2; k <= AL; k *= 2) {
+        for (int p = 0; p < n; p++)
+            for (int i = 0; i < k; i++)
+                ls[p * k + i] = r * 1000000 + p * 100000 + (i + k) % 99991;
+        memset(ld, 0, sizeof(int) * (size_t)n * k);
+        MPI_Alltoall(ls, k, MPI_INT, ld, k, MPI_INT, MPI_COMM_WORLD);
+        for (int p = 0; p < n; p++)
+            for (int i = 0; i < k; i++)
+                if (ld[p * k + i] != p * 1000000 + r * 100000 + (i + k) % 99991) {
+                    CHECK(0, "rank %d: alltoall of %d ints from %d [%d]\n", r, k, p, i);
+                    break;
+                }
+    }
     free(ls);
     free(ld);
 

@@ -320,14 +320,14 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     {PX_COLL_ALLTOALL, 4, 262144, 0, "linear", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLTOALL, 4, 0, 0, "pairwise", PX_COLL_NODES_PAIRS},
     {PX_COLL_ALLTOALL, 4, 0, 0, "linear", PX_COLL_NODES_SEVERAL},
-    /* 8 ranks on 2 or 4 nodes (all on 2 cores), all at once to 512 KB:
+    /* 8 ranks on 2 or 4 nodes (all on 2 cores), all at once to 256 KB:
      * one exchange at a time leaves the links idle while a step's partners
      * are on the same node (runs in turn, all at once / pairwise / Open
-     * MPI; 4 nodes x 2, 128 KB: 2,257 / 2,683 / 2,537 us, 256 KB: 4,065 /
-     * 4,967 / 4,200, 512 KB: 8,151 / 9,227 / 8,944; 2 nodes x 4, 128 KB:
-     * 1,637 / 2,048 / 2,337). From 1 MB on 2 nodes the transfers all at
-     * once crowd the shared cores (2 MB: 42,543 / 32,422 / 32,729) */
-    {PX_COLL_ALLTOALL, 8, 524288, 0, "linear", PX_COLL_NODES_SEVERAL},
+     * MPI; 4 nodes x 2, 64 KB: 1,038 / 1,316 / 1,412 us, 128 KB: 1,642 /
+     * 2,270 / 1,950, 256 KB: 3,123 / 3,779 / 3,179; 2 nodes x 4, 128 KB:
+     * 1,441 / 1,838 / 2,165). From 512 KB on 2 nodes the transfers all at
+     * once crowd the shared cores (9,234 / 7,576 / 7,055) */
+    {PX_COLL_ALLTOALL, 8, 262144, 0, "linear", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLTOALL, 0, 0, 0, "pairwise", PX_COLL_NODES_ANY},
     {PX_COLL_ALLTOALLV, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
     {PX_COLL_ALLTOALLW, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
