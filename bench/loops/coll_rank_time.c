@@ -6,13 +6,20 @@
  * Rank 0 is the root; reduce and allreduce sum BYTES/4 floats, alltoall
  * sends BYTES to every rank. Where osu_X reports the
  * mean over the ranks, this shows which rank's time differs between two
- * libraries. Build with any library's mpicc, e.g.
+ * libraries; rank 0 also prints that mean and the median over the calls of
+ * the slowest rank's time (when the collective is over everywhere). Build with any library's mpicc, e.g.
  *   build/bin/mpicc -O2 -o build/coll_rank_time bench/loops/coll_rank_time.c
  *   mpicc.openmpi -O2 -o build/coll_rank_time.ompi bench/loops/coll_rank_time.c */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
 
 int main(int argc, char **argv)
 {
@@ -32,7 +39,7 @@ int main(int argc, char **argv)
     char *a = malloc((size_t)n * (size_t)np), *b = malloc((size_t)n * (size_t)np);
     memset(a, 1, (size_t)n * (size_t)np);
     memset(b, 0, (size_t)n * (size_t)np);
-    double t_sum = 0;
+    double t_sum = 0, *slowest = malloc(sizeof(double) * (size_t)(it > 0 ? it : 1));
     for (int i = 0; i < it + 20; i++) {
         if (i == 20) {
             MPI_Barrier(MPI_COMM_WORLD);
@@ -54,10 +61,23 @@ int main(int argc, char **argv)
             MPI_Gather(a, n, MPI_CHAR, b, n, MPI_CHAR, 0, MPI_COMM_WORLD);
         else
             MPI_Bcast(a, n, MPI_CHAR, 0, MPI_COMM_WORLD);
-        t_sum += MPI_Wtime() - t;
+        double dt = MPI_Wtime() - t, mx;
+        t_sum += dt;
         MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Reduce(&dt, &mx, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+        if (i >= 20)
+            slowest[i - 20] = mx;
     }
     printf("%s rank %d bytes %d %.1f us\n", op, r, n, t_sum / it * 1e6);
+    double mean = 0, my = t_sum / it;
+    MPI_Reduce(&my, &mean, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (r == 0 && it > 0) {
+        qsort(slowest, (size_t)it, sizeof(double), cmp_double);
+        printf("%s bytes %d: mean of the ranks %.1f us, slowest rank per call %.1f us "
+               "(median of %d calls)\n",
+               op, n, mean / np * 1e6, slowest[it / 2] * 1e6, it);
+    }
+    free(slowest);
     free(a);
     free(b);
     MPI_Finalize();

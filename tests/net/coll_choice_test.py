@@ -76,9 +76,12 @@ for hosts, want in CASES:
     tag, picks, _ = run(hosts)
     for (coll, nbytes), algo in want.items():
         expect(tag, picks, coll, nbytes, algo)
-# eight ranks in pairs on four nodes: 256 KB alltoall blocks all at once,
-# 512 KB one exchange at a time
+# eight ranks: alltoall blocks all at once up to 1 MB with two ranks per
+# node, up to 256 KB with four (512 KB one exchange at a time)
 tag, picks, _ = run("nodea:2,nodeb:2,nodec:2,noded:2", np=8)
+expect(tag, picks, "alltoall", 262144, "linear")
+expect(tag, picks, "alltoall", 524288, "linear")
+tag, picks, _ = run("nodea:4,nodeb:4", np=8)
 expect(tag, picks, "alltoall", 262144, "linear")
 expect(tag, picks, "alltoall", 524288, "pairwise")
 # three ranks on three nodes: the ring (the halving would fold one in whole)

@@ -320,13 +320,16 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     {PX_COLL_ALLTOALL, 4, 262144, 0, "linear", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLTOALL, 4, 0, 0, "pairwise", PX_COLL_NODES_PAIRS},
     {PX_COLL_ALLTOALL, 4, 0, 0, "linear", PX_COLL_NODES_SEVERAL},
-    /* 8 ranks on 2 or 4 nodes (all on 2 cores), all at once to 256 KB:
-     * one exchange at a time leaves the links idle while a step's partners
-     * are on the same node (runs in turn, all at once / pairwise / Open
-     * MPI; 4 nodes x 2, 64 KB: 1,038 / 1,316 / 1,412 us, 128 KB: 1,642 /
-     * 2,270 / 1,950, 256 KB: 3,123 / 3,779 / 3,179; 2 nodes x 4, 128 KB:
-     * 1,441 / 1,838 / 2,165). From 512 KB on 2 nodes the transfers all at
-     * once crowd the shared cores (9,234 / 7,576 / 7,055) */
+    /* 8 ranks on 2 or 4 nodes (all on 2 cores): all at once, up to 1 MB
+     * with 2 ranks per node and up to 256 KB with more. One exchange at a
+     * time leaves the links idle while a step's partners are on the same
+     * node (runs in turn, all at once / pairwise / Open MPI; 4 nodes x 2,
+     * 128 KB: 1,642 / 2,270 / 1,950 us, 256 KB: 3,123 / 3,779 / 3,179,
+     * 512 KB: 8,347 / 9,533 / 8,542, 1 MB: 17,261 / 18,872 / 17,557; 2
+     * nodes x 4, 128 KB: 1,441 / 1,838 / 2,165). With 4 ranks per node
+     * the transfers all at once crowd the shared cores from 512 KB (9,234 /
+     * 7,576 / 7,055), and with 2 from 2 MB (34,242 / 32,304 / 35,489) */
+    {PX_COLL_ALLTOALL, 8, 1048576, 2, "linear", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLTOALL, 8, 262144, 0, "linear", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLTOALL, 0, 0, 0, "pairwise", PX_COLL_NODES_ANY},
     {PX_COLL_ALLTOALLV, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
