@@ -303,6 +303,12 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     {PX_COLL_ALLTOALL, 4, 131072, 0, "cma", PX_COLL_NODES_ONE},
     {PX_COLL_ALLTOALL, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
     {PX_COLL_ALLTOALL, 0, 256, 0, "bruck", PX_COLL_NODES_ANY},
+    /* up to 8 ranks between nodes Bruck's log2 n steps stay ahead to 4 KB
+     * (runs in turn, Bruck / all at once / Open MPI; 4 nodes x 2, 2 KB:
+     * 186 / 245 / 305 us, 4 KB: 222 / 262 / 327, 8 KB: 345 / 293 / 331;
+     * 2 nodes x 4, 2 KB: 136 / 168 / 260; 4 ranks on 4 nodes or 2 x 2:
+     * within the runs' spread) */
+    {PX_COLL_ALLTOALL, 8, 4096, 0, "bruck", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLTOALL, 0, 32768, 0, "linear", PX_COLL_NODES_ANY},
     /* up to 4 ranks between nodes, all transfers at once: with the 32 KB
      * TCP eager limit these are rendezvous, and the receivers pace them
