@@ -77,13 +77,19 @@ for hosts, want in CASES:
     for (coll, nbytes), algo in want.items():
         expect(tag, picks, coll, nbytes, algo)
 # eight ranks: alltoall blocks all at once up to 1 MB with two ranks per
-# node, up to 256 KB with four (512 KB one exchange at a time)
+# node, up to 256 KB with four (512 KB one exchange at a time); a 1 MB
+# broadcast down the binomial tree with two ranks per node, the k-nomial
+# tree with four, scatter + ring allgather with one
 tag, picks, _ = run("nodea:2,nodeb:2,nodec:2,noded:2", np=8)
 expect(tag, picks, "alltoall", 262144, "linear")
 expect(tag, picks, "alltoall", 524288, "linear")
+expect(tag, picks, "bcast", 1048576, "binomial")
 tag, picks, _ = run("nodea:4,nodeb:4", np=8)
 expect(tag, picks, "alltoall", 262144, "linear")
 expect(tag, picks, "alltoall", 524288, "pairwise")
+expect(tag, picks, "bcast", 1048576, "knomial")
+tag, picks, _ = run(",".join(f"node{i}:1" for i in range(8)), np=8)
+expect(tag, picks, "bcast", 1048576, "scatter_ring")
 # three ranks on three nodes: the ring (the halving would fold one in whole)
 tag, picks, _ = run("nodea:1,nodeb:1,nodec:1", np=3)
 expect(tag, picks, "allreduce", 1048576, "ring")

@@ -191,11 +191,24 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     {PX_COLL_BCAST, 4, 0, 0, "binomial", PX_COLL_NODES_PAIRS},
     {PX_COLL_BCAST, 4, 0, 0, "pipeline", PX_COLL_NODES_SEVERAL},
     {PX_COLL_BCAST, 0, 131072, 0, "knomial", PX_COLL_NODES_SEVERAL},
+    /* likewise 8 ranks in pairs on 4 nodes from 256 KB (three runs in
+     * turn, binomial / k-nomial to 512 KB, then scatter + ring / Open MPI:
+     * 256 KB 288 / 415 / 645 us, 512 KB 581 / 772 / 1,403, 1 MB 1,147 /
+     * 2,376 / 2,845, 4 MB 6,727 / 10,161 / 14,179) */
+    {PX_COLL_BCAST, 8, 0, 2, "binomial", PX_COLL_NODES_PAIRS},
     {PX_COLL_BCAST, 0, 8192, 0, "binomial", PX_COLL_NODES_ANY},
     {PX_COLL_BCAST, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
     {PX_COLL_BCAST, 0, 12288, 0, "binomial", PX_COLL_NODES_ANY},
     {PX_COLL_BCAST, 4, 0, 0, "binomial", PX_COLL_NODES_ANY},
     {PX_COLL_BCAST, 0, 524288, 0, "knomial", PX_COLL_NODES_ANY},
+    /* 8 ranks, 4 on each of 2 nodes: the k-nomial tree (radix 4) from rank
+     * 0 crosses between the nodes once and then reads inside both; the
+     * scatter and ring allgather's 2(n-1) messages cost the shared cores
+     * more (three runs in turn, k-nomial / scatter + ring / binomial / Open
+     * MPI: 1 MB 544 / 1,834 / 896 / 2,009 us, 4 MB 3,231 / 6,489 / 3,852 /
+     * 9,267). One rank on each of 8 nodes keeps the scatter + ring (4 MB:
+     * 9,859 against the k-nomial tree's 15,702) */
+    {PX_COLL_BCAST, 8, 0, 0, "knomial", PX_COLL_NODES_PAIRS},
     {PX_COLL_BCAST, 0, 0, 0, "scatter_ring", PX_COLL_NODES_ANY},
     /* the binomial tree beats reduce-scatter + gather at every size
      * measured: 2, 4 and 8 ranks on one node and 2 and 4 nodes, 4 KB-1 MB
