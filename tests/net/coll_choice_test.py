@@ -93,11 +93,13 @@ expect(tag, picks, "bcast", 1048576, "scatter_ring")
 # three ranks on three nodes: the ring (the halving would fold one in whole)
 tag, picks, _ = run("nodea:1,nodeb:1,nodec:1", np=3)
 expect(tag, picks, "allreduce", 1048576, "ring")
-# two ranks on two nodes leave a barrier together (dissemination) and
+# two ranks on two nodes leave a barrier together (dissemination),
 # halve a 1 MB allreduce (one 1 MB exchange would wait behind the data)
+# and exchange small alltoall blocks directly
 tag, picks, _ = run("nodea:1,nodeb:1", np=2)
 expect(tag, picks, "barrier", 0, "dissemination")
 expect(tag, picks, "allreduce", 1048576, "rabenseifner")
+expect(tag, picks, "alltoall", 64, "linear")  # one block each way: no Bruck rotations
 
 # tuning-file rules restricted by placement; a bad "nodes" value is skipped
 with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
