@@ -7,7 +7,8 @@
  * sends BYTES to every rank. Where osu_X reports the
  * mean over the ranks, this shows which rank's time differs between two
  * libraries; rank 0 also prints that mean and the median over the calls of
- * the slowest rank's time (when the collective is over everywhere). Build with any library's mpicc, e.g.
+ * the slowest rank's time (when the collective is over everywhere). Build
+ * with any library's mpicc, e.g.
  *   build/bin/mpicc -O2 -o build/coll_rank_time bench/loops/coll_rank_time.c
  *   mpicc.openmpi -O2 -o build/coll_rank_time.ompi bench/loops/coll_rank_time.c */
 #include <mpi.h>
