@@ -76,6 +76,8 @@ typedef struct px_mpi_comm {
     /* ranks 2i and 2i+1 on one node: 0 not known yet, 1 yes, -1 no
      * (coll/coll_select.c) */
     int pairs;
+    /* ranks on exactly two nodes: 0 not known yet, 1 yes, -1 no */
+    int two_nodes;
     /* virtual topology (Cart/Graph/Dist_graph), owned by src/mpi/topo */
     void *topo;
     void (*topo_free)(void *topo);

@@ -57,22 +57,31 @@ int main(int argc, char **argv)
             CHECK(d[p * AA + i] == p * 1000000 + r * 1000 + i, "rank %d: alltoall from %d [%d]\n",
                   r, p, i);
 
-    /* blocks of 256 KB, then of 512 KB */
+    /* blocks of 128, 256 and 512 KB, then 512 KB again on a communicator
+     * whose ranks are in reverse order (the staggered alltoall orders them
+     * node by node itself) */
     enum { AL = 131072 };
     int *ls = malloc(sizeof(int) * (size_t)n * AL), *ld = malloc(sizeof(int) * (size_t)n * AL);
-    for (int k = AL / 2; k <= AL; k *= 2) {
+    MPI_Comm rev;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, n - r, &rev);
+    for (int k = AL / 4, pass = 0; pass < 4; k = k < AL ? k * 2 : k, pass++) {
+        MPI_Comm cm = pass < 3 ? MPI_COMM_WORLD : rev;
+        int me;
+        MPI_Comm_rank(cm, &me);
         for (int p = 0; p < n; p++)
             for (int i = 0; i < k; i++)
-                ls[p * k + i] = r * 1000000 + p * 100000 + (i + k) % 99991;
+                ls[p * k + i] = me * 1000000 + p * 100000 + (i + k) % 99991;
         memset(ld, 0, sizeof(int) * (size_t)n * k);
-        MPI_Alltoall(ls, k, MPI_INT, ld, k, MPI_INT, MPI_COMM_WORLD);
+        MPI_Alltoall(ls, k, MPI_INT, ld, k, MPI_INT, cm);
         for (int p = 0; p < n; p++)
             for (int i = 0; i < k; i++)
-                if (ld[p * k + i] != p * 1000000 + r * 100000 + (i + k) % 99991) {
-                    CHECK(0, "rank %d: alltoall of %d ints from %d [%d]\n", r, k, p, i);
+                if (ld[p * k + i] != p * 1000000 + me * 100000 + (i + k) % 99991) {
+                    CHECK(0, "rank %d: alltoall of %d ints from %d [%d] (pass %d)\n", r, k, p, i,
+                          pass);
                     break;
                 }
     }
+    MPI_Comm_free(&rev);
     free(ls);
     free(ld);
 

@@ -60,10 +60,11 @@ CASES = [
                                  ("allreduce", 1048576): "rabenseifner"}),
     # ranks in pairs on each node: a large allreduce halves inside the nodes
     # first, a large broadcast crosses between the nodes once (binomial tree),
-    # large alltoall blocks go one exchange at a time, 384 KB allgather blocks
-    # go round the ring (4 x 1: recursive doubling)
+    # large alltoall blocks on two nodes go in staggered phases, 384 KB
+    # allgather blocks go round the ring (4 x 1: recursive doubling)
     ("nodea:2,nodeb:2", {("allreduce", 1048576): "rabenseifner", ("bcast", 1048576): "binomial",
-                         ("alltoall", 524288): "pairwise", ("allgather", 393216): "ring"}),
+                         ("alltoall", 131072): "linear", ("alltoall", 262144): "staggered",
+                         ("alltoall", 524288): "staggered", ("allgather", 393216): "ring"}),
     ("nodea:1,nodeb:1,nodec:1,noded:1", {("barrier", 0): "tree",
                                          ("bcast", 65536): "pipeline",
                                          ("bcast", 1048576): "pipeline",
@@ -77,17 +78,22 @@ for hosts, want in CASES:
     for (coll, nbytes), algo in want.items():
         expect(tag, picks, coll, nbytes, algo)
 # eight ranks: alltoall blocks all at once up to 1 MB with two ranks per
-# node, up to 256 KB with four (512 KB one exchange at a time); a 1 MB
-# broadcast down the binomial tree with two ranks per node, the k-nomial
-# tree with four, scatter + ring allgather with one
+# node on four nodes, in staggered phases above 128 KB on two nodes (the
+# program also runs them on a communicator in reverse order; and with five
+# ranks, three on one node and two on the other); a 1 MB broadcast down the binomial tree
+# with two ranks per node, the k-nomial tree with four, scatter + ring
+# allgather with one
 tag, picks, _ = run("nodea:2,nodeb:2,nodec:2,noded:2", np=8)
 expect(tag, picks, "alltoall", 262144, "linear")
 expect(tag, picks, "alltoall", 524288, "linear")
 expect(tag, picks, "bcast", 1048576, "binomial")
 tag, picks, _ = run("nodea:4,nodeb:4", np=8)
-expect(tag, picks, "alltoall", 262144, "linear")
-expect(tag, picks, "alltoall", 524288, "pairwise")
+expect(tag, picks, "alltoall", 131072, "linear")
+expect(tag, picks, "alltoall", 262144, "staggered")
+expect(tag, picks, "alltoall", 524288, "staggered")
 expect(tag, picks, "bcast", 1048576, "knomial")
+tag, picks, _ = run("nodea:3,nodeb:2", np=5)
+expect(tag, picks, "alltoall", 524288, "staggered")
 tag, picks, _ = run(",".join(f"node{i}:1" for i in range(8)), np=8)
 expect(tag, picks, "bcast", 1048576, "scatter_ring")
 # three ranks on three nodes: the ring (the halving would fold one in whole)
@@ -105,22 +111,27 @@ expect(tag, picks, "alltoall", 64, "linear")  # one block each way: no Bruck rot
 with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
     f.write('[{"coll": "alltoall", "nodes": "several", "algorithm": "pairwise"},\n'
             ' {"coll": "alltoall", "nodes": "one", "algorithm": "bruck"},\n'
-            ' {"coll": "allgather", "nodes": "two", "algorithm": "ring"}]\n')
+            ' {"coll": "allgather", "nodes": "three", "algorithm": "ring"},\n'
+            ' {"coll": "allgather", "nodes": "two", "algorithm": "linear"}]\n')
     tuning = f.name
 try:
     env = {"PX_COLL_TUNING_FILE": tuning}
     tag, picks, err = run(None, env)
     expect(tag, picks, "alltoall", 64, "bruck")
     expect(tag, picks, "allgather", 512, "shm")
-    if '"nodes" must be one, several, pairs or any' not in err:
-        problems.append(f"{tag} no warning for \"nodes\": \"two\":\n{err[-1500:]}")
+    if '"nodes" must be one, several, pairs, two or any' not in err:
+        problems.append(f"{tag} no warning for \"nodes\": \"three\":\n{err[-1500:]}")
     tag, picks, _ = run("nodea:2,nodeb:2", env)
     expect(tag, picks, "alltoall", 64, "pairwise")  # the built-in rows would give bruck
+    expect(tag, picks, "allgather", 512, "linear")  # the "two" rule
+    tag, picks, _ = run("nodea:2,nodeb:1,nodec:1", env)
+    expect(tag, picks, "allgather", 512, "recursive_doubling")  # three nodes: built-in
     info = subprocess.run([pxinfo, "--coll"], capture_output=True, text=True, timeout=30,
                           env=dict(os.environ, PX_COLL_TUNING_FILE=tuning))
     rows = [l.split() for l in info.stdout.splitlines()]
     if ["alltoall", "0", "0", "0", "several", "pairwise"] not in rows or \
-       ["alltoall", "0", "0", "0", "one", "bruck"] not in rows:
+       ["alltoall", "0", "0", "0", "one", "bruck"] not in rows or \
+       ["allgather", "0", "0", "0", "two", "linear"] not in rows:
         problems.append("pxinfo --coll does not list the file's rules with their nodes column:\n"
                         + info.stdout[-2000:])
 finally:

@@ -6,7 +6,8 @@ and Rabenseifner's allreduce, whose halving takes the nearest partners
 first when the launcher's node map puts consecutive ranks together. Every
 blocking collective is checked against its reference (tests/mpi/coll_all,
 counts up to 262144) with the default selection and with the allreduce
-forced to each algorithm, over placements in pairs, in triples and uneven.
+forced to each algorithm, over placements in pairs, in triples and uneven;
+likewise with the alltoall forced to the staggered phases of two nodes.
 """
 
 import os
@@ -45,6 +46,16 @@ def test_coll_all_several_per_node(two_nodes, hosts, algo):
     np_ = sum(int(h.split(":")[1]) for h in hosts.split(","))
     assert p.returncode == 0 and f"PASS coll_all np={np_}:" in p.stdout, \
         f"{hosts} {algo or 'default'}: rc={p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+
+
+@pytest.mark.parametrize("hosts", ["node0:2,node1:2", "node0:3,node1:2", "node0:1,node1:3"])
+def test_alltoall_staggered_two_nodes(two_nodes, hosts):
+    """The staggered alltoall forced at every size, on even and uneven
+    placements over two nodes (its phases follow the node map)."""
+    p = coll_all(hosts, {"PX_ALLTOALL_ALGORITHM": "staggered"})
+    np_ = sum(int(h.split(":")[1]) for h in hosts.split(","))
+    assert p.returncode == 0 and f"PASS coll_all np={np_}:" in p.stdout, \
+        f"{hosts}: rc={p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
 
 
 def test_pairs_row_in_table():

@@ -165,14 +165,16 @@ typedef struct px_coll_algo {
 } px_coll_algo_t;
 
 /* Where a row applies: any placement, all ranks on one node, ranks on
- * several nodes, or on several nodes in pairs (ranks 2i and 2i+1 on one
- * node, as the launcher places two or more per node; from its node map, so
- * known alike on every rank of the communicator). */
+ * several nodes, on several nodes in pairs (ranks 2i and 2i+1 on one
+ * node, as the launcher places two or more per node), or on exactly two
+ * nodes; from the launcher's node map, so known alike on every rank of the
+ * communicator. */
 typedef enum {
     PX_COLL_NODES_ANY = 0,
     PX_COLL_NODES_ONE,
     PX_COLL_NODES_SEVERAL,
-    PX_COLL_NODES_PAIRS
+    PX_COLL_NODES_PAIRS,
+    PX_COLL_NODES_TWO
 } px_coll_nodes_t;
 
 /* One row of the selection table: the first row of a collective whose limits
@@ -291,9 +293,15 @@ PX_COLL_BUILDER(px_coll_allgather_recursive_doubling);
 PX_COLL_BUILDER(px_coll_allgather_bruck);
 PX_COLL_BUILDER(px_coll_allgatherv_ring);
 PX_COLL_BUILDER(px_coll_allgatherv_linear);
+/* alltoall_pairwise.c: MPI_IN_PLACE resolved (the send data copied aside),
+ * and with start, the block extents and this rank's own block copied */
+int px_coll_alltoall_resolve(px_coll_sched_t *s, const px_coll_args_t *a, px_coll_args_t *out);
+int px_coll_alltoall_start(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c,
+                           px_coll_args_t *b, MPI_Aint *sblk, MPI_Aint *rblk);
 PX_COLL_BUILDER(px_coll_alltoall_pairwise);
 PX_COLL_BUILDER(px_coll_alltoall_bruck);
 PX_COLL_BUILDER(px_coll_alltoall_linear);
+PX_COLL_BUILDER(px_coll_alltoall_staggered);
 PX_COLL_BUILDER(px_coll_alltoallw_pairwise);
 PX_COLL_BUILDER(px_coll_alltoallw_linear);
 PX_COLL_BUILDER(px_coll_reduce_scatter_recursive_halving);

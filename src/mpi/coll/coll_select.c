@@ -98,6 +98,8 @@ static const px_coll_algo_t px_coll_algos[] = {
      "n-1 steps, one partner each (large)"},
     {PX_COLL_ALLTOALL, "bruck", px_coll_alltoall_bruck, 0, "ceil(log2 n) steps (small)"},
     {PX_COLL_ALLTOALL, "linear", px_coll_alltoall_linear, 0, "all transfers at once (medium)"},
+    {PX_COLL_ALLTOALL, "staggered", px_coll_alltoall_staggered, 0,
+     "first node's ranks in turn exchange with all later ones (large, two nodes)"},
     {PX_COLL_ALLTOALL, "shm", NULL, PX_COLL_F_SHM,
      "each writes its n blocks to a shared slot, all read theirs"},
     {PX_COLL_ALLTOALL, "cma", NULL, PX_COLL_F_SHM | PX_COLL_F_CMA,
@@ -328,31 +330,37 @@ static const px_coll_rule_t px_coll_default_rules[] = {
      * within the runs' spread) */
     {PX_COLL_ALLTOALL, 8, 4096, 0, "bruck", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLTOALL, 0, 32768, 0, "linear", PX_COLL_NODES_ANY},
-    /* up to 4 ranks between nodes, all transfers at once: with the 32 KB
-     * TCP eager limit these are rendezvous, and the receivers pace them
-     * (4 nodes, 10 Gbit/s, 64 KB: 187-198 against pairwise 321-330 us,
-     * Open MPI 229-240; 128 KB: 318-413 against 460-532; 512 KB:
-     * 1675-1985 against 2067-2182, Open MPI 1712-2067; 1 MB: 3996-4311
-     * against 4446-4872, Open MPI 3988-4355). Not above 256 KB for ranks in
-     * pairs on 2 nodes: the two ranks sharing a node's cores then wait,
-     * each in its own copies, for clear-to-sends that come behind the
-     * other node's data, and one exchange at a time is faster and steadier
-     * (2 emulated nodes with 2 ranks each on 2 cores, six runs in turn,
-     * all at once / pairwise / Open MPI: 512 KB 1,840 / 1,633 / 1,645 us,
-     * 1 MB 3,855 / 3,425 / 3,227, 4 MB 24,103 [23,176-25,924] / 18,882
-     * [18,541-19,109] / 19,409) */
-    {PX_COLL_ALLTOALL, 4, 262144, 0, "linear", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_ALLTOALL, 4, 0, 0, "pairwise", PX_COLL_NODES_PAIRS},
+    /* up to 8 ranks on two nodes, above 128 KB: the first node's ranks in
+     * turn exchange with all later ones. The link stays as full as with
+     * every transfer at once, but those ranks leave one after the other
+     * (osu_alltoall, the mean over the ranks, three runs in turn, staggered
+     * / pairwise / all at once / Open MPI; 2 x 4, 256 KB: 2,791 / 3,400 /
+     * 3,568 / 2,884 us, 512 KB: 5,678 / 7,177 / 8,499 / 6,407, 1 MB:
+     * 12,952 / 15,492 / 17,841 / 13,429, 2 MB: 29,922 / 33,391 / 42,756 /
+     * 31,942; 2 x 2, 512 KB: 1,441 / 1,628 / 2,017 / 1,655, 1 MB: 3,047 /
+     * 3,430 / 3,884 / 3,478). Up to 128 KB all at once is faster (2 x 4,
+     * 128 KB: 1,356 against 1,600 pairwise, Open MPI 1,706), and with 4
+     * ranks pairwise from 2 MB (2 x 2, 2 MB: 8,283 against 8,623, Open MPI
+     * 8,656; 4 MB: 18,510 against 20,121, Open MPI 19,772) */
+    {PX_COLL_ALLTOALL, 8, 131072, 0, "linear", PX_COLL_NODES_TWO},
+    {PX_COLL_ALLTOALL, 4, 1048576, 0, "staggered", PX_COLL_NODES_TWO},
+    {PX_COLL_ALLTOALL, 4, 0, 0, "pairwise", PX_COLL_NODES_TWO},
+    {PX_COLL_ALLTOALL, 8, 0, 0, "staggered", PX_COLL_NODES_TWO},
+    /* up to 4 ranks on more than two nodes, all transfers at once: with
+     * the 32 KB TCP eager limit these are rendezvous, and the receivers
+     * pace them (4 nodes, 10 Gbit/s, 64 KB: 187-198 against pairwise
+     * 321-330 us, Open MPI 229-240; 128 KB: 318-413 against 460-532; 512
+     * KB: 1675-1985 against 2067-2182, Open MPI 1712-2067; 1 MB: 3996-4311
+     * against 4446-4872, Open MPI 3988-4355) */
     {PX_COLL_ALLTOALL, 4, 0, 0, "linear", PX_COLL_NODES_SEVERAL},
-    /* 8 ranks on 2 or 4 nodes (all on 2 cores): all at once, up to 1 MB
-     * with 2 ranks per node and up to 256 KB with more. One exchange at a
-     * time leaves the links idle while a step's partners are on the same
-     * node (runs in turn, all at once / pairwise / Open MPI; 4 nodes x 2,
-     * 128 KB: 1,642 / 2,270 / 1,950 us, 256 KB: 3,123 / 3,779 / 3,179,
-     * 512 KB: 8,347 / 9,533 / 8,542, 1 MB: 17,261 / 18,872 / 17,557; 2
-     * nodes x 4, 128 KB: 1,441 / 1,838 / 2,165). With 4 ranks per node
-     * the transfers all at once crowd the shared cores from 512 KB (9,234 /
-     * 7,576 / 7,055), and with 2 from 2 MB (34,242 / 32,304 / 35,489) */
+    /* 8 ranks on more than two nodes (all on 2 cores): all at once, up to
+     * 1 MB with 2 ranks per node and up to 256 KB with more. One exchange
+     * at a time leaves the links idle while a step's partners are on the
+     * same node (runs in turn, all at once / pairwise / Open MPI; 4 nodes x
+     * 2, 128 KB: 1,642 / 2,270 / 1,950 us, 256 KB: 3,123 / 3,779 / 3,179,
+     * 512 KB: 8,347 / 9,533 / 8,542, 1 MB: 17,261 / 18,872 / 17,557); with
+     * 2 per node from 2 MB the transfers all at once crowd the shared
+     * cores (34,242 / 32,304 / 35,489) */
     {PX_COLL_ALLTOALL, 8, 1048576, 2, "linear", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLTOALL, 8, 262144, 0, "linear", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLTOALL, 0, 0, 0, "pairwise", PX_COLL_NODES_ANY},
@@ -381,7 +389,8 @@ static const px_coll_algo_t *px_coll_find(px_coll_id_t coll, const char *name)
  *   [{"coll": "bcast", "max_comm_size": 0, "max_bytes": 16384,
  *     "max_ppn": 0, "nodes": "any", "algorithm": "binomial"}, ...]
  * ("nodes": "one" = all ranks on one node, "several" = on more than one,
- * "pairs" = on more than one with ranks 2i and 2i+1 on one node.)
+ * "pairs" = on more than one with ranks 2i and 2i+1 on one node, "two" =
+ * on exactly two nodes.)
  * Every rank must read the same file. Unknown collectives or algorithms
  * are reported and skipped. */
 
@@ -472,8 +481,11 @@ static void px_coll_load_file(void)
                 ru.nodes = PX_COLL_NODES_SEVERAL;
             else if (!strcmp(num, "pairs"))
                 ru.nodes = PX_COLL_NODES_PAIRS;
+            else if (!strcmp(num, "two"))
+                ru.nodes = PX_COLL_NODES_TWO;
             else if (strcmp(num, "any")) {
-                px_warn("coll", "%s: \"nodes\" must be one, several, pairs or any; skipping rule %.*s",
+                px_warn("coll",
+                        "%s: \"nodes\" must be one, several, pairs, two or any; skipping rule %.*s",
                         path, (int)(end - p + 1), p);
                 p = end + 1;
                 continue;
@@ -634,6 +646,27 @@ static int px_coll_pairs(px_mpi_comm_t *c)
     return c->pairs > 0;
 }
 
+/* Whether c's ranks are on exactly two nodes (likewise once). */
+static int px_coll_two_nodes(px_mpi_comm_t *c)
+{
+    if (!c->two_nodes) {
+        int a = px_mpi_comm_node_of(c, 0), b = a;
+        c->two_nodes = 1;
+        for (int r = 1; r < c->size; r++) {
+            int x = px_mpi_comm_node_of(c, r);
+            if (x == a || x == b)
+                continue;
+            if (a == b)
+                b = x;
+            else
+                c->two_nodes = -1;
+        }
+        if (a == b)
+            c->two_nodes = -1;
+    }
+    return c->two_nodes > 0;
+}
+
 const px_coll_algo_t *px_coll_select(px_coll_id_t coll, const px_coll_args_t *a, px_mpi_comm_t *c)
 {
     const char *f = px_coll_forced(coll);
@@ -656,7 +689,9 @@ const px_coll_algo_t *px_coll_select(px_coll_id_t coll, const px_coll_args_t *a,
             (ru->max_bytes && a->bytes > ru->max_bytes) || (ru->max_ppn && ppn > ru->max_ppn) ||
             (ru->nodes && ru->nodes != where &&
              !(ru->nodes == PX_COLL_NODES_PAIRS && where == PX_COLL_NODES_SEVERAL &&
-               px_coll_pairs(c))))
+               px_coll_pairs(c)) &&
+             !(ru->nodes == PX_COLL_NODES_TWO && where == PX_COLL_NODES_SEVERAL &&
+               px_coll_two_nodes(c))))
             continue;
         const px_coll_algo_t *al = px_coll_rule_algo(i, ru);
         if (!al || ((al->flags & PX_COLL_F_HIER) && !multinode) || !px_coll_applies(al, a, c))
@@ -737,7 +772,7 @@ void px_mpi_coll_print_table(FILE *f)
     fprintf(f, "Selection table (first matching row wins; 0 = any)%s%s:\n",
             px_file_nrules ? ", rules from " : "",
             px_file_nrules ? getenv("PX_COLL_TUNING_FILE") : "");
-    static const char *const where[] = {"any", "one", "several", "pairs"};
+    static const char *const where[] = {"any", "one", "several", "pairs", "two"};
     fprintf(f, "  %-22s %10s %12s %8s %8s  %s\n", "collective", "max_ranks", "max_bytes",
             "max_ppn", "nodes", "algorithm");
     const px_coll_rule_t *ru;

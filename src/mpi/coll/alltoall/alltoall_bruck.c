@@ -3,8 +3,6 @@
  * on. Blocks are packed, so any datatype works. */
 #include "../coll_impl.h"
 
-int px_coll_alltoall_resolve(px_coll_sched_t *s, const px_coll_args_t *a, px_coll_args_t *out);
-
 PX_COLL_BUILDER(px_coll_alltoall_bruck)
 {
     px_coll_args_t b;

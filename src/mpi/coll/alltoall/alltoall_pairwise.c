@@ -2,8 +2,6 @@
  * receives from r-k; one message in flight per direction, for large blocks. */
 #include "../coll_impl.h"
 
-int px_coll_alltoall_resolve(px_coll_sched_t *s, const px_coll_args_t *a, px_coll_args_t *out);
-
 /* MPI_IN_PLACE: the send data is the receive buffer, copied aside first. */
 int px_coll_alltoall_resolve(px_coll_sched_t *s, const px_coll_args_t *a, px_coll_args_t *out)
 {
@@ -21,11 +19,10 @@ int px_coll_alltoall_resolve(px_coll_sched_t *s, const px_coll_args_t *a, px_col
     return MPI_SUCCESS;
 }
 
-int px_coll_alltoall_own(px_coll_sched_t *s, const px_coll_args_t *a, const char *src, char *dst);
-
 /* This rank's own block, converted from the send to the receive type (one
  * copy when both are contiguous: the signatures match). */
-int px_coll_alltoall_own(px_coll_sched_t *s, const px_coll_args_t *a, const char *src, char *dst)
+static int px_coll_alltoall_own(px_coll_sched_t *s, const px_coll_args_t *a, const char *src,
+                                char *dst)
 {
     px_mpi_dt_t *sd = px_mpi_dt_get(a->stype), *rd = px_mpi_dt_get(a->rtype);
     if (sd->contig && rd->contig) {
@@ -40,18 +37,26 @@ int px_coll_alltoall_own(px_coll_sched_t *s, const px_coll_args_t *a, const char
     return MPI_SUCCESS;
 }
 
+int px_coll_alltoall_start(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c,
+                           px_coll_args_t *b, MPI_Aint *sblk, MPI_Aint *rblk)
+{
+    int rc = px_coll_alltoall_resolve(s, a, b);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    *sblk = (MPI_Aint)b->scount * px_mpi_dt_get(b->stype)->extent;
+    *rblk = (MPI_Aint)b->rcount * px_mpi_dt_get(b->rtype)->extent;
+    return px_coll_alltoall_own(s, b, (const char *)b->sbuf + c->rank * *sblk,
+                                (char *)b->rbuf + c->rank * *rblk);
+}
+
 PX_COLL_BUILDER(px_coll_alltoall_pairwise)
 {
     px_coll_args_t b;
-    int rc = px_coll_alltoall_resolve(s, a, &b);
+    MPI_Aint sblk, rblk;
+    int rc = px_coll_alltoall_start(s, a, c, &b, &sblk, &rblk);
     if (rc != MPI_SUCCESS)
         return rc;
     int n = c->size, r = c->rank;
-    MPI_Aint sblk = (MPI_Aint)b.scount * px_mpi_dt_get(b.stype)->extent;
-    MPI_Aint rblk = (MPI_Aint)b.rcount * px_mpi_dt_get(b.rtype)->extent;
-    rc = px_coll_alltoall_own(s, &b, (const char *)b.sbuf + r * sblk, (char *)b.rbuf + r * rblk);
-    if (rc != MPI_SUCCESS)
-        return rc;
     for (int k = 1; k < n; k++) {
         int dst = (r + k) % n, src = (r - k + n) % n;
         px_coll_sched_recv(s, c, (char *)b.rbuf + src * rblk, b.rcount, b.rtype, src);
