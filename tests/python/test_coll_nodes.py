@@ -20,6 +20,7 @@ from conftest import ROOT, module_fabric
 BUILD = os.environ.get("PX_BUILD_DIR", os.path.join(ROOT, "build"))
 PXRUN = os.path.join(BUILD, "bin", "pxrun")
 COLL_ALL = os.path.join(BUILD, "tests", "mpi", "coll_all")
+COLL_NB = os.path.join(BUILD, "tests", "mpi", "coll_nb")
 
 
 @pytest.fixture(scope="module")
@@ -30,12 +31,12 @@ def two_nodes():
     yield from module_fabric("--nodes", 2, "--rails", 1, "--rate", "10gbit")
 
 
-def coll_all(hosts, env, timeout=180):
+def coll_all(hosts, env, timeout=180, prog=COLL_ALL):
     cmd = [PXRUN, "--launcher", "ip netns exec {host}", "--hosts", hosts,
            "--bootstrap-iface", "pxf-mgmt", "--timeout", str(timeout), "--env", "PX_NET=shm,tcp"]
     for k, v in env.items():
         cmd += ["--env", f"{k}={v}"]
-    return subprocess.run(cmd + [COLL_ALL], capture_output=True, text=True, timeout=timeout + 30)
+    return subprocess.run(cmd + [prog], capture_output=True, text=True, timeout=timeout + 30)
 
 
 @pytest.mark.parametrize("hosts", ["node0:2,node1:2", "node0:3,node1:3", "node0:1,node1:3"])
@@ -51,11 +52,13 @@ def test_coll_all_several_per_node(two_nodes, hosts, algo):
 @pytest.mark.parametrize("hosts", ["node0:2,node1:2", "node0:3,node1:2", "node0:1,node1:3"])
 def test_alltoall_staggered_two_nodes(two_nodes, hosts):
     """The staggered alltoall forced at every size, on even and uneven
-    placements over two nodes (its phases follow the node map)."""
-    p = coll_all(hosts, {"PX_ALLTOALL_ALGORITHM": "staggered"})
+    placements over two nodes (its phases follow the node map), blocking
+    and nonblocking (in flight with other collectives and point-to-point)."""
     np_ = sum(int(h.split(":")[1]) for h in hosts.split(","))
-    assert p.returncode == 0 and f"PASS coll_all np={np_}:" in p.stdout, \
-        f"{hosts}: rc={p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+    for name, prog in (("coll_all", COLL_ALL), ("coll_nb", COLL_NB)):
+        p = coll_all(hosts, {"PX_ALLTOALL_ALGORITHM": "staggered"}, prog=prog)
+        assert p.returncode == 0 and f"PASS {name} np={np_}:" in p.stdout, \
+            f"{hosts} {name}: rc={p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
 
 
 def test_pairs_row_in_table():

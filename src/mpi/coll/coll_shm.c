@@ -539,23 +539,55 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
             }
         }
     } else {
-        int w = px_cshm_wait(m, 0, -1, k);
-        if (w != MPI_SUCCESS)
-            rc = w;
         /* own block first, then the others starting after this rank, so
-         * that the ranks do not all read the same one at once */
+         * that the ranks do not all read the same one at once; each as
+         * soon as its owner has posted it (with up to 64 ranks: beyond,
+         * once all have), so that a rank waiting for one that the
+         * scheduler has not run yet reads the others meanwhile (4 ranks
+         * on 2 cores, 128 KB blocks: against waiting for all first) */
         if (rc == MPI_SUCCESS && !(id == PX_COLL_ALLGATHER && a->sbuf == MPI_IN_PLACE))
             px_cshm_unpack((const char *)(uintptr_t)addr +
                                (size_t)(blocks > 1 ? me : 0) * a->bytes,
                            a->rcount, a->rtype, (char *)a->rbuf + me * rext);
-        for (int i = 1; i < n && rc == MPI_SUCCESS; i++) {
-            int r = (me + i) % n;
-            uint64_t ra = m->flags[r].addr;
-            if (ra == PX_CSHM_NO_DATA)
-                rc = MPI_ERR_OTHER;
-            else
-                rc = px_cshm_read_into(m, r, ra + (size_t)(blocks > 1 ? me : 0) * a->bytes,
-                                       (char *)a->rbuf + r * rext, a->rcount, a->rtype, tmp);
+        uint64_t left = n <= 64 ? ~(uint64_t)0 >> (64 - n) & ~((uint64_t)1 << me) : 0;
+        unsigned idle = 0;
+        if (!left && n > 1) {
+            int w = px_cshm_wait(m, 0, -1, k);
+            if (w != MPI_SUCCESS)
+                rc = w;
+        }
+        for (int round = 0; rc == MPI_SUCCESS; round++) {
+            int got = 0, late = -1;
+            for (int i = 1; i < n && rc == MPI_SUCCESS; i++) {
+                int r = (me + i) % n;
+                if (left) {
+                    if (!(left >> r & 1))
+                        continue;
+                    if (atomic_load_explicit(px_cshm_word(m, r, 0), memory_order_acquire) < k) {
+                        late = r;
+                        continue;
+                    }
+                    left &= ~((uint64_t)1 << r);
+                } else if (round) {
+                    break;
+                }
+                got = 1;
+                uint64_t ra = m->flags[r].addr;
+                if (ra == PX_CSHM_NO_DATA)
+                    rc = MPI_ERR_OTHER;
+                else
+                    rc = px_cshm_read_into(m, r, ra + (size_t)(blocks > 1 ? me : 0) * a->bytes,
+                                           (char *)a->rbuf + r * rext, a->rcount, a->rtype, tmp);
+            }
+            if (late < 0)
+                break;
+            if (!got) {
+                if (px_proto_peer_failed(m->world[late])) {
+                    rc = MPI_ERR_OTHER;
+                    break;
+                }
+                px_proto_wait_step(&idle);
+            }
         }
     }
     px_cshm_post(m, 1, k);
