@@ -34,8 +34,8 @@ PX_COLL_BUILDER(px_coll_alltoall_staggered)
         return rc;
     int n = c->size, r = c->rank;
     /* order[] sorts the ranks node by node; pos[] is each rank's place in
-     * it, phase[] the phase of this rank's exchange with each, first[] the
-     * start of each phase's partners in by_phase[] */
+     * it, phase[] the phase of this rank's exchange with each, first[] (zeroed
+     * by calloc) counts, then bounds, each phase's partners in by_phase[] */
     px_stag_t *order = malloc(sizeof(*order) * (size_t)n);
     int *pos = calloc((size_t)n * 4 + 1, sizeof(int));
     if (!order || !pos) {
@@ -56,8 +56,6 @@ PX_COLL_BUILDER(px_coll_alltoall_staggered)
     /* the last node's own exchanges go in the phases before the last one,
      * which only moves data between the nodes */
     int spread = last_first > 1 ? last_first - 1 : 1;
-    for (int i = 0; i <= n; i++)
-        first[i] = 0;
     for (int y = 0; y < n; y++) {
         if (y == r)
             continue;
