@@ -115,6 +115,21 @@ int main(int argc, char **argv)
         for (int i = 0; i < AG; i++)
             CHECK(g[p * AG + i] == p + i / 128.0, "rank %d: allgather from %d [%d]\n", r, p, i);
 
+    /* blocks of 128 KB */
+    enum { GM = 16384 };
+    double *gm = malloc(sizeof(double) * (size_t)n * GM), *mm = malloc(sizeof(double) * GM);
+    for (int i = 0; i < GM; i++)
+        mm[i] = r * 100000.0 - i;
+    MPI_Allgather(mm, GM, MPI_DOUBLE, gm, GM, MPI_DOUBLE, MPI_COMM_WORLD);
+    for (int p = 0; p < n; p++)
+        for (int i = 0; i < GM; i++)
+            if (gm[p * GM + i] != p * 100000.0 - i) {
+                CHECK(0, "rank %d: 128 KB allgather from %d [%d]\n", r, p, i);
+                break;
+            }
+    free(gm);
+    free(mm);
+
     /* blocks of 384 KB */
     enum { GL = 49152 };
     double *gl = malloc(sizeof(double) * (size_t)n * GL), *ml = malloc(sizeof(double) * GL);

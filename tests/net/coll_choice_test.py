@@ -80,14 +80,19 @@ for hosts, want in CASES:
 # eight ranks: alltoall blocks all at once up to 1 MB with two ranks per
 # node on four nodes, in staggered phases above 128 KB on two nodes (the
 # program also runs them on a communicator in reverse order; and with five
-# ranks, three on one node and two on the other); a 1 MB broadcast down the binomial tree
+# ranks, three on one node and two on the other); 128 KB allgather blocks
+# by recursive doubling with two ranks per node, round the ring with four;
+# a 1 MB broadcast down the binomial tree
 # with two ranks per node, the k-nomial tree with four, scatter + ring
 # allgather with one
 tag, picks, _ = run("nodea:2,nodeb:2,nodec:2,noded:2", np=8)
 expect(tag, picks, "alltoall", 262144, "linear")
 expect(tag, picks, "alltoall", 524288, "linear")
 expect(tag, picks, "bcast", 1048576, "binomial")
+expect(tag, picks, "allgather", 131072, "recursive_doubling")
+expect(tag, picks, "allgather", 393216, "ring")
 tag, picks, _ = run("nodea:4,nodeb:4", np=8)
+expect(tag, picks, "allgather", 131072, "ring")
 expect(tag, picks, "alltoall", 131072, "linear")
 expect(tag, picks, "alltoall", 262144, "staggered")
 expect(tag, picks, "alltoall", 524288, "staggered")

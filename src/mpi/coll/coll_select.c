@@ -300,6 +300,15 @@ static const px_coll_rule_t px_coll_default_rules[] = {
     {PX_COLL_ALLGATHER, 4, 262144, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLGATHER, 4, 0, 0, "ring", PX_COLL_NODES_PAIRS},
     {PX_COLL_ALLGATHER, 4, 524288, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
+    /* eight ranks between nodes: recursive doubling's three rounds beat the
+     * ring's seven steps up to 64 KB blocks, and to 128 KB with two ranks
+     * per node (three runs in turn, recursive doubling / ring / Open MPI;
+     * 4 nodes x 2: 32 KB 424 / 497 / 775 us, 64 KB 775 / 906 / 1,200,
+     * 128 KB 1,411-1,484 / 1,538-1,737 / 1,567-1,920, 512 KB 7,144 /
+     * 5,648 / 7,348; 2 nodes x 4: 32 KB 328 / 528 / 694, 64 KB 735 / 775
+     * / 1,147, 128 KB 1,425 / 1,082 / 2,001) */
+    {PX_COLL_ALLGATHER, 8, 131072, 2, "recursive_doubling", PX_COLL_NODES_SEVERAL},
+    {PX_COLL_ALLGATHER, 8, 65536, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLGATHER, 0, 0, 0, "ring", PX_COLL_NODES_ANY},
     {PX_COLL_ALLGATHERV, 0, 0, 0, "ring", PX_COLL_NODES_ANY},
     /* likewise (8 ranks, 4 KB: 23 against 62 us; 2 ranks, 16 KB: 2.6
