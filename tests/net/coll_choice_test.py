@@ -81,7 +81,8 @@ for hosts, want in CASES:
 # node on four nodes, in staggered phases above 128 KB on two nodes (the
 # program also runs them on a communicator in reverse order; and with five
 # ranks, three on one node and two on the other); 128 KB allgather blocks
-# by recursive doubling with two ranks per node, round the ring with four;
+# by recursive doubling with two ranks per node, round the ring with four
+# (384 KB ones by recursive doubling with one rank per node);
 # a 1 MB broadcast down the binomial tree
 # with two ranks per node, the k-nomial tree with four, scatter + ring
 # allgather with one
@@ -101,6 +102,7 @@ tag, picks, _ = run("nodea:3,nodeb:2", np=5)
 expect(tag, picks, "alltoall", 524288, "staggered")
 tag, picks, _ = run(",".join(f"node{i}:1" for i in range(8)), np=8)
 expect(tag, picks, "bcast", 1048576, "scatter_ring")
+expect(tag, picks, "allgather", 393216, "recursive_doubling")
 # three ranks on three nodes: the ring (the halving would fold one in whole)
 tag, picks, _ = run("nodea:1,nodeb:1,nodec:1", np=3)
 expect(tag, picks, "allreduce", 1048576, "ring")

@@ -306,7 +306,10 @@ static const px_coll_rule_t px_coll_default_rules[] = {
      * 4 nodes x 2: 32 KB 424 / 497 / 775 us, 64 KB 775 / 906 / 1,200,
      * 128 KB 1,411-1,484 / 1,538-1,737 / 1,567-1,920, 512 KB 7,144 /
      * 5,648 / 7,348; 2 nodes x 4: 32 KB 328 / 528 / 694, 64 KB 735 / 775
-     * / 1,147, 128 KB 1,425 / 1,082 / 2,001) */
+     * / 1,147, 128 KB 1,425 / 1,082 / 2,001); with one rank per node to
+     * 512 KB (8 nodes: 128 KB 1,947 / 2,793 / 2,074, 256 KB 3,531 / 4,615 /
+     * 3,774, 512 KB 7,477 / 8,506 / 7,401, 1 MB 18,169 / 18,215 / 16,831) */
+    {PX_COLL_ALLGATHER, 8, 524288, 1, "recursive_doubling", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLGATHER, 8, 131072, 2, "recursive_doubling", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLGATHER, 8, 65536, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
     {PX_COLL_ALLGATHER, 0, 0, 0, "ring", PX_COLL_NODES_ANY},
