@@ -107,21 +107,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "bad address %s\n", argv[2]);
         return 2;
     }
-    char *buf = aligned_alloc(4096, (n + 4095) / 4096 * 4096);
-    char *stg = aligned_alloc(4096, (n + 4095) / 4096 * 4096);
+    size_t alloc = (n + 4095) / 4096 * 4096;
+    char *buf = aligned_alloc(4096, alloc), *stg;
     int mfd = -1;
-    if (!buf || !stg)
-        die("aligned_alloc");
-    memset(buf, 0, n);
-    memset(stg, 0, n);
-    if (mode == M_COPY_FILE) {
+    if (mode == M_COPY_FILE) { /* the staging buffer is the memfd's pages */
         mfd = memfd_create("send_copy", 0);
         if (mfd < 0 || ftruncate(mfd, (off_t)n) < 0)
             die("memfd");
         stg = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
         if (stg == MAP_FAILED)
             die("mmap");
+    } else {
+        stg = aligned_alloc(4096, alloc);
     }
+    if (!buf || !stg)
+        die("aligned_alloc");
+    memset(buf, 0, n);
+    memset(stg, 0, n);
     if (recv_side) {
         int l = socket(AF_INET, SOCK_STREAM, 0);
         setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
