@@ -6,7 +6,8 @@ default) and placement (N ranks on one node; N ranks over K emulated nodes,
 root), every library runs --reps times, interleaved; the per-size medians are
 compared and each size gets the ratio Plexus / better peer (latency: below 1
 means Plexus is faster). Sizes where Plexus is more than 10% slower than the
-better peer are listed. Output: Markdown on stdout, progress on stderr.
+better peer are listed. Output: Markdown on stdout, progress on stderr, and
+every run's figures as JSON in --json (default bench/results/coll_compare-DATE.json).
 Benchmarks print figures, they never fail a build.
 
   python3 bench/coll_compare.py --reps 3 --np 4,8 --nodes 2,4
@@ -16,6 +17,7 @@ Benchmarks print figures, they never fail a build.
 import signal
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -29,6 +31,7 @@ import compare  # noqa: E402
 RUN_SH = os.path.join(HERE, "osu", "run.sh")
 PXFAB = [sys.executable, "-m", "plexus.fab"]
 FAB_ENV = dict(os.environ, PYTHONPATH=os.path.join(os.path.dirname(HERE), "python"))
+RESULTS = os.path.join(HERE, "results")
 
 
 def sizes(out):
@@ -69,6 +72,7 @@ def main():
                          "up to 8 KB and 100 above (100 of a small size vary by up to 30%% "
                          "from one run to the next)")
     ap.add_argument("--rate", default="10gbit", help="rate of the emulated links (pxfab)")
+    ap.add_argument("--json", help="write the raw results here (default bench/results/coll_compare-DATE.json)")
     args = ap.parse_args()
     mpis = compare.available_mpis([m for m in args.mpis.split(",") if m])
 
@@ -89,10 +93,12 @@ def main():
             placements += [(int(k) * args.ppn, int(k)) for k in args.nodes.split(",") if k]
         else:
             print("coll_compare: no namespace nodes: " + r.stderr.strip(), file=sys.stderr)
+    started = time.strftime("%Y-%m-%d %H:%M")
     print("Run %s, %s; median of %d runs; OSU %s. Ratio: Plexus / better peer (below 1: Plexus faster)."
-          % (time.strftime("%Y-%m-%d %H:%M"), ", ".join(compare.MPIS[m] for m in mpis), args.reps,
+          % (started, ", ".join(compare.MPIS[m] for m in mpis), args.reps,
              " ".join(osu_args)))
     slow = []
+    raw = []
     try:
         for np_, nodes in placements:
             where = ("%d ranks on one node" % np_ if not nodes else
@@ -115,6 +121,9 @@ def main():
                 allsz = sorted({s for m in mpis for r in res[m] for s in r})
                 med = {m: {s: statistics.median([r[s] for r in res[m] if s in r])
                            for s in allsz if any(s in r for r in res[m])} for m in mpis}
+                raw.append({"bench": bench, "placement": where, "np": np_, "nodes": nodes,
+                            "ppn": args.ppn if nodes else None, "commands": dict(cmds),
+                            "runs_us": res, "median_us": med})
                 print("\n#### %s, %s (µs)\n" % (bench, where))
                 print("| size | " + " | ".join(compare.MPIS[m] for m in mpis) + " | ratio |")
                 print("|---" * (len(mpis) + 2) + "|")
@@ -140,6 +149,13 @@ def main():
             subprocess.run(PXFAB + ["down"], capture_output=True, env=FAB_ENV)
     print("\nSizes where Plexus is more than 10%% slower than the better peer: %s"
           % ("; ".join(slow) if slow else "none"))
+    path = args.json or os.path.join(RESULTS, "coll_compare-%s.json" % time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"date": started, "reps": args.reps, "osu_args": osu_args, "rate": args.rate,
+                   "mpis": [compare.MPIS[m] for m in mpis], "machine": compare.machine(),
+                   "results": raw, "slower_than_peer": slow}, f, indent=1)
+    print("coll_compare: raw results in %s" % path, file=sys.stderr)
     return 0
 
 

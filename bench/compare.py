@@ -4,11 +4,14 @@
 Each case runs --reps times per MPI, the MPIs interleaved so that drift of the
 machine hits all of them alike; medians are reported with their spread, and
 ratios Plexus/MPICH and Plexus/Open MPI. Output: a Markdown table with the exact
-commands on stdout, and all raw figures as JSON under bench/.cache/results/.
+commands on stdout, and all raw figures as JSON in --json (default
+bench/results/compare-DATE.json).
 
 Prerequisites: bench/osu/build.sh OSU_SRC_DIR all. Cases between emulated
-nodes need root; the namespace pair bnode0/bnode1 is created for the run (and
-removed afterwards) unless it already exists.
+nodes need root; they run between pxfab nodes node0 and node1 over rail0. When
+no fabric is up, two nodes joined by one rail of --rate are brought up for the
+run (tools/pxfab up --nodes 2 --rails 1 --rate RATE) and taken down afterwards;
+a fabric that is up already is used as it is.
 
 Benchmarks print figures; they never fail a build. The exit status is non-zero
 only when no MPI could run any case.
@@ -30,8 +33,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RUN_SH = os.path.join(HERE, "osu", "run.sh")
-PAIR_SH = os.path.join(HERE, "netns-pair.sh")
+PXFAB = os.path.join(ROOT, "tools", "pxfab")
 CACHE = os.path.join(HERE, ".cache")
+RESULTS = os.path.join(HERE, "results")
+PLEXUS_BUILD = os.environ.get("PLEXUS_BUILD", os.path.join(ROOT, "build"))
 
 MPIS = {
     "mpich": "MPICH",
@@ -39,9 +44,13 @@ MPIS = {
     "plexus": "Plexus",
 }
 
-NODES = ["bnode0", "bnode1"]
+NODES = ["node0", "node1"]
 RAIL = "rail0"
-MGMT_NS_IF = "mgmt0"
+MGMT = "pxf-mgmt"      # pxfab's management bridge in the root namespace
+MGMT_NS_IF = "mgmt"    # and its end inside each node
+# Far above what a veth carries on a small machine: the CPU, not the shaper,
+# limits the namespace cases unless --rate says otherwise.
+UNSHAPED = "100gbit"
 OSU_WINDOW = 64  # osu_bw default window (-W)
 
 
@@ -63,7 +72,7 @@ class Case:
     def run_args(self, mpi):
         a = [RUN_SH, "--mpi", mpi, "--np", str(self.np), "--timeout", "120"]
         if self.nodes:
-            a += ["--nodes", ",".join(NODES), "--rails", RAIL, "--mgmt", "bn-mgmt"]
+            a += ["--nodes", ",".join(NODES), "--rails", RAIL, "--mgmt", MGMT]
         else:
             a += ["--net", self.net]
         return a + [self.bench] + self.args
@@ -160,12 +169,22 @@ def ns_exists():
     return all(n in names for n in NODES)
 
 
+def fabric_up():
+    """A pxfab fabric is up (or half up): bringing up another would replace it."""
+    p = subprocess.run([PXFAB, "status", "--json"], capture_output=True, text=True)
+    try:
+        return p.returncode != 0 or bool(json.loads(p.stdout).get("phase"))
+    except ValueError:
+        return True
+
+
 def available_mpis(wanted):
     ok = []
     for m in wanted:
-        if m == "plexus" and not os.path.exists(os.path.join(ROOT, "build", "bin", "mpicc")):
-            print("compare: skipping Plexus: build/bin/mpicc does not exist yet "
-                  "(build Plexus, then bench/osu/build.sh OSU_SRC_DIR plexus).", file=sys.stderr)
+        if m == "plexus" and not os.path.exists(os.path.join(PLEXUS_BUILD, "bin", "mpicc")):
+            print("compare: skipping Plexus: %s/bin/mpicc does not exist yet "
+                  "(build Plexus, then bench/osu/build.sh OSU_SRC_DIR plexus)." % rel(PLEXUS_BUILD),
+                  file=sys.stderr)
             continue
         osu = os.path.join(CACHE, "osu-%s" % m, "src", "c", "mpi", "pt2pt", "standard", "osu_latency")
         if not os.access(osu, os.X_OK):
@@ -228,7 +247,10 @@ def main():
     ap.add_argument("--cases", default="",
                     help="comma-separated case keys (default: the default set; 'all' for every case)")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
-    ap.add_argument("--json", default="", help="write raw results here (default bench/.cache/results/)")
+    ap.add_argument("--json", default="", help="write raw results here (default bench/results/compare-DATE.json)")
+    ap.add_argument("--rate", default=UNSHAPED,
+                    help="rate of the rail when the script brings the nodes up (default %s: "
+                         "in effect unshaped)" % UNSHAPED)
     args = ap.parse_args()
 
     if args.list:
@@ -258,21 +280,28 @@ def main():
         print("compare: no MPI to run.", file=sys.stderr)
         return 1
 
-    made_pair = False
+    made_fabric = False
     if any(c.nodes for c in cases):
         if os.geteuid() != 0:
             print("compare: skipping cases between namespace nodes (need root).", file=sys.stderr)
             cases = [c for c in cases if not c.nodes]
-        elif not ns_exists():
-            r = subprocess.run([PAIR_SH, "up"], capture_output=True, text=True)
+        elif ns_exists():
+            pass
+        elif fabric_up():
+            print("compare: skipping cases between namespace nodes: the pxfab fabric that is up "
+                  "has no %s ('tools/pxfab down' first)." % " and ".join(NODES), file=sys.stderr)
+            cases = [c for c in cases if not c.nodes]
+        else:
+            r = subprocess.run([PXFAB, "up", "--nodes", str(len(NODES)), "--rails", "1",
+                                "--rate", args.rate], capture_output=True, text=True)
             if r.returncode != 0:
-                print("compare: could not create the namespace pair:\n" + r.stdout + r.stderr,
+                print("compare: could not bring up the nodes:\n" + r.stdout + r.stderr,
                       file=sys.stderr)
                 cases = [c for c in cases if not c.nodes]
             else:
-                made_pair = True
+                made_fabric = True
 
-    # Remove the namespaces even when interrupted.
+    # Take the fabric down even when interrupted.
     def on_signal(signum, _frame):
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, on_signal)
@@ -318,8 +347,8 @@ def main():
     except KeyboardInterrupt:
         print("compare: interrupted; reporting what ran.", file=sys.stderr)
     finally:
-        if made_pair:
-            subprocess.run([PAIR_SH, "down"], capture_output=True)
+        if made_fabric:
+            subprocess.run([PXFAB, "down"], capture_output=True)
 
     # ---- report ----
     info = machine()
@@ -377,16 +406,16 @@ def main():
         lines.append("Traffic check for the namespace cases (bytes counted on the nodes' "
                      "interfaces during each run, median over runs):")
         lines.append("")
-        lines.append("| case | MPI | %s tx bytes (bnode0) | expected payload ≥ | %s tx bytes (bnode0) | on the rail |"
-                     % (RAIL, MGMT_NS_IF))
+        lines.append("| case | MPI | %s tx bytes (%s) | expected payload ≥ | %s tx bytes (%s) | on the rail |"
+                     % (RAIL, NODES[0], MGMT_NS_IF, NODES[0]))
         lines.append("|---|---|---|---|---|---|")
         for c in ns_cases:
             for m in mpis:
                 r = results.get((c.key, m))
                 if not r or not r["rail"]:
                     continue
-                rail_tx = statistics.median(d["bnode0/%s/tx_bytes" % RAIL] for d in r["rail"])
-                mg_tx = statistics.median(d["bnode0/%s/tx_bytes" % MGMT_NS_IF] for d in r["rail"])
+                rail_tx = statistics.median(d["%s/%s/tx_bytes" % (NODES[0], RAIL)] for d in r["rail"])
+                mg_tx = statistics.median(d["%s/%s/tx_bytes" % (NODES[0], MGMT_NS_IF)] for d in r["rail"])
                 exp = c.expected_rail_bytes()
                 lines.append("| %s | %s | %d | %d | %d | %s |"
                              % (c.key, MPIS[m], rail_tx, exp, mg_tx,
@@ -403,11 +432,9 @@ def main():
                 lines.append("  - runs: `%s`" % expanded[(c.key, m)])
     print("\n".join(lines))
 
-    path = args.json
-    if not path:
-        os.makedirs(os.path.join(CACHE, "results"), exist_ok=True)
-        path = os.path.join(CACHE, "results",
-                            "compare-%s.json" % datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
+    path = args.json or os.path.join(
+        RESULTS, "compare-%s.json" % datetime.datetime.now().strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         json.dump({"machine": info, "reps": args.reps, "date": now,
                    "cases": {c.key: {"title": c.title, "unit": c.unit,

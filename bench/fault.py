@@ -9,7 +9,8 @@ into bench/.cache/fault/. A run streams a fixed number of bytes while a timer
 breaks the fabric; each run has a hard time limit and a job still running
 then is recorded as hung and killed.
 
-Scenarios (numbers as in the fault-tolerance tests):
+Scenarios (plexus.fab.scenarios, shared with the fault-tolerance tests; the
+times here are this script's):
   base  no fault (reference completion time and rate)
   1     node0:rail1 down for good, 5 s in
   2     node0:rail1 down 20 s (3 s to 23 s), then up
@@ -31,11 +32,14 @@ bench/multirail.py.
 
 Output: one Markdown table per scenario (outcome, completion time, longest
 stall, rates during and after the fault, lost/dup/corrupt; for scenario 2 also
-when rail1 carried traffic again) on stdout and in --out; raw results as JSON
-under bench/.cache/fault/. Benchmarks print figures; they never fail a build.
+when rail1 carried traffic again) on stdout and in --out; raw results (every
+row with the job's exit, events and ft_stream verdict) as JSON in --json
+(default bench/results/fault-DATE.json). Benchmarks print figures; they never
+fail a build.
 
   sudo bench/fault.py --mpis mpich,openmpi,mptcp --out /tmp/fault_peers.md
   sudo bench/fault.py --mpis plexus --plexus-build build
+  sudo bench/fault.py --mpis plexus --scenarios 1 --json /tmp/fault1.json
 """
 
 import argparse
@@ -54,29 +58,21 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 import multirail  # noqa: E402  (osu(): peer launch through run.sh on pxfab nodes; fab())
+from plexus.fab import scenarios  # noqa: E402
+from plexus.fab.scenarios import CUT, SPINES  # noqa: E402
 
 CACHE = os.path.join(HERE, ".cache", "fault")
+RESULTS = os.path.join(HERE, "results")
 SRC = os.path.join(ROOT, "tests", "mpi", "ft_stream.c")
 MPTCP_LIB = "/usr/lib/x86_64-linux-gnu/mptcpize/libmptcpwrap.so.0"
 CC = {"mpich": "mpicc.mpich", "openmpi": "mpicc.openmpi", "mptcp": "mpicc.openmpi"}
 LABEL = {"mpich": "MPICH/UCX", "openmpi": "Open MPI (ob1/tcp)", "mptcp": "Open MPI over MPTCP",
          "plexus": "Plexus"}
-CUT = "node0:rail1"
 NODE_ADDR = {"node0": 1, "node1": 2}
 
-# name: (title, bytes, fault time, fault end (None: permanent), fabric)
-SCENARIOS = {
-    "base": ("no fault", "3g", None, None, "rails"),
-    "1": ("node0:rail1 down for good 5 s into the transfer", "3g", 5, None, "rails"),
-    "2": ("node0:rail1 down for 20 s (3 s to 23 s), then up", "4g", 3, 23, "rails"),
-    "3": ("node0:rail1 flapping, period 2 s, for 30 s from 3 s in", "4g", 3, 33, "rails"),
-    "4": ("5% random loss on node0:rail1 from 1 s in", "1g", 1, None, "rails"),
-    "5": ("both rails of node0 down for 10 s (3 s to 13 s), then up", "2g", 3, 13, "rails"),
-    "6": ("node1 cut off on every rail for good 3 s in", "4g", 3, None, "rails"),
-    "7": ("fat-tree, 2 paths: leaf0-spine0 (path 0) down for good 3 s in", "2g", 3, None,
-          "fattree"),
-}
-SPINES = ("leaf0:spine0", "leaf0:spine1")   # sampled in scenario 7
+# bytes each scenario streams; its faults, times and fabric are the shared ones
+BYTES = {"base": "3g", "1": "3g", "2": "4g", "3": "4g", "4": "1g", "5": "2g", "6": "4g", "7": "2g"}
+SCENARIOS = {sc: scenarios.scenario(sc) for sc in BYTES}
 PEER_LOST_RE = re.compile(r"rank \d+.*\bunreachable\b|\bunreachable\b.*rank \d+", re.I)
 HARD_LIMIT_SLACK = 60   # seconds on top of the scenario's outage and expected run
 
@@ -135,31 +131,12 @@ def kill_leftovers(exe):
 
 
 def fault_plan(sc):
-    f = lambda *a: (lambda: multirail.fab("fault", *a))  # noqa: E731
-    if sc == "1":
-        return [(5, "down", f("down", CUT))]
-    if sc == "2":
-        return [(3, "down", f("down", CUT)), (23, "up", f("up", CUT))]
-    if sc == "3":
-        return [(3, "flap", f("flap", CUT, "--period", 2, "--for", 30))]
-    if sc == "4":
-        return [(1, "loss", f("loss", CUT, 5))]
-    if sc == "5":
-        return [(3, "down0", f("down", "node0:rail0")), (3, "down1", f("down", CUT)),
-                (13, "up0", f("up", "node0:rail0")), (13, "up1", f("up", CUT))]
-    if sc == "6":
-        return [(3, "partition", f("partition", "node1", "--rails-only"))]
-    if sc == "7":
-        return [(3, "down", f("down", SPINES[0]))]
-    return []
+    return scenarios.plan(SCENARIOS[sc], lambda *a: multirail.fab("fault", *a))
 
 
 def fabric_args(fabric, rate):
-    if fabric == "fattree":
-        # uplinks at the node links' rate: one path alone can carry a node's traffic
-        return ["--leaves", 2, "--spines", 2, "--nodes-per-leaf", 1, "--rails", 1, "--paths", 2,
-                "--rate", rate, "--uplink-rate", rate, "--routing", "path"]
-    return ["--nodes", 2, "--rails", 2, "--rate", rate]
+    # fat-tree uplinks at the node links' rate: one path alone can carry a node's traffic
+    return scenarios.fabric_args(fabric, rate)
 
 
 def run_job(argv, plan, limit, sample_links=()):
@@ -285,7 +262,7 @@ def moved(samples, link, a, b):
 
 
 def summarize(mpi, sc, r, limit):
-    title, _, fat, fend, _fabric = SCENARIOS[sc]
+    fat, fend = SCENARIOS[sc].fault_at, SCENARIOS[sc].fault_end
     j = r["json"]
     row = {"library": LABEL[mpi], "rc": r["rc"], "hung": r["hung"]}
     if r["hung"] and j is not None and j["ok"]:
@@ -296,7 +273,7 @@ def summarize(mpi, sc, r, limit):
         t_kill = r["t_end"] or 0
         recent = [b for t, b in prog if t >= t_kill - 10]
         if prog and recent and recent[-1] > min(recent):
-            total = parse_bytes(SCENARIOS[sc][1])
+            total = parse_bytes(BYTES[sc])
             # rank 1 alone receives in pairs mode, so its count is the job's
             row["outcome"] = "too slow: killed after %d s, still moving (%d%% done)" % (
                 limit, 100 * prog[-1][1] // total)
@@ -353,8 +330,7 @@ def fmt(v, unit=""):
 
 
 def table(sc, rows):
-    title, nbytes, fat, fend, _fabric = SCENARIOS[sc]
-    out = ["", "#### Scenario %s: %s (%s B, node0 -> node1)" % (sc, title, nbytes), ""]
+    out = ["", "#### Scenario %s: %s (%s B, node0 -> node1)" % (sc, SCENARIOS[sc].title, BYTES[sc]), ""]
     hdr = ["library", "outcome", "completion (s)", "max stall (s)", "rate during fault (MB/s)",
            "rate after (MB/s)", "lost/dup/corrupt"]
     if sc == "base":
@@ -378,41 +354,49 @@ def table(sc, rows):
     return out
 
 
+def run_one(sc, fab, m, exe, plexus_build, reap=True):
+    """One run of scenario sc with library m on the fabric that is up (shape fab),
+    faults cleared after; its table row, with the raw outcome under "raw". reap:
+    kill leftover ranks after the run by their binary's path (kill_leftovers)."""
+    fat, fend = SCENARIOS[sc].fault_at, SCENARIOS[sc].fault_end
+    fa = ["--seconds", "0", "--bytes", BYTES[sc]]
+    if fat is not None:
+        fa += ["--fault-at", str(fat)]
+    if fend is not None:
+        fa += ["--fault-end", str(fend)]
+    argv = command(m, exe, fa, plexus_build, fab)
+    outage = (fend - fat) if fend else 0
+    limit = 40 + outage + HARD_LIMIT_SLACK
+    if sc == "6":  # Plexus ends 30 s (PX_PARTITION_TIMEOUT) after the cut
+        limit = fat + 30 + 30
+    if m == "mptcp":
+        mptcp_setup(True, fab)
+    log("scenario %s, %s: %s" % (sc, LABEL[m], " ".join(shlex.quote(a) for a in argv)))
+    links = (CUT,) if sc == "2" else SPINES if sc == "7" else ()
+    try:
+        r = run_job(argv, fault_plan(sc), limit, sample_links=links)
+    finally:
+        multirail.fab("fault", "reset", check=False)
+        if m == "mptcp":
+            mptcp_setup(False, fab)
+        if reap:
+            kill_leftovers(exe)
+    row = summarize(m, sc, r, limit)
+    row["scenario"] = sc
+    row["command"] = " ".join(shlex.quote(a) for a in argv)
+    log("  -> %s, %s s, stall %s s" % (row["outcome"], fmt(row["completion_s"]),
+                                      fmt(row["max_stall_s"])))
+    if not r["json"]:
+        log("    " + "\n    ".join(r["tail"].strip().splitlines()[-6:]))
+    return dict(row, raw={k: r[k] for k in ("rc", "hung", "events", "json", "t_end", "tail")})
+
+
 def run_scenario(sc, fab, mpis, exes, plexus_build, lines, results):
-    title, nbytes, fat, fend, _fabric = SCENARIOS[sc]
     rows = []
     for m in mpis:
-        fa = ["--seconds", "0", "--bytes", nbytes]
-        if fat is not None:
-            fa += ["--fault-at", str(fat)]
-        if fend is not None:
-            fa += ["--fault-end", str(fend)]
-        argv = command(m, exes[m], fa, plexus_build, fab)
-        outage = (fend - fat) if fend else 0
-        limit = 40 + outage + HARD_LIMIT_SLACK
-        if sc == "6":  # Plexus ends 30 s (PX_PARTITION_TIMEOUT) after the cut
-            limit = fat + 30 + 30
-        if m == "mptcp":
-            mptcp_setup(True, fab)
-        log("scenario %s, %s: %s" % (sc, LABEL[m], " ".join(shlex.quote(a) for a in argv)))
-        links = (CUT,) if sc == "2" else SPINES if sc == "7" else ()
-        try:
-            r = run_job(argv, fault_plan(sc), limit, sample_links=links)
-        finally:
-            multirail.fab("fault", "reset", check=False)
-            if m == "mptcp":
-                mptcp_setup(False, fab)
-            kill_leftovers(exes[m])
-        row = summarize(m, sc, r, limit)
-        row["scenario"] = sc
-        row["command"] = " ".join(shlex.quote(a) for a in argv)
-        rows.append(row)
-        results.append(dict(row, raw={k: r[k] for k in ("rc", "hung", "events", "json",
-                                                         "t_end", "tail")}))
-        log("  -> %s, %s s, stall %s s" % (row["outcome"], fmt(row["completion_s"]),
-                                          fmt(row["max_stall_s"])))
-        if not r["json"]:
-            log("    " + "\n    ".join(r["tail"].strip().splitlines()[-6:]))
+        res = run_one(sc, fab, m, exes[m], plexus_build)
+        rows.append({k: v for k, v in res.items() if k != "raw"})
+        results.append(res)
     t = table(sc, rows)
     print("\n".join(t), flush=True)
     lines += t
@@ -425,6 +409,7 @@ def main():
     ap.add_argument("--rate", default="1gbit", help="rate of each rail (default 1gbit)")
     ap.add_argument("--plexus-build", default=os.environ.get("PX_BUILD_DIR", os.path.join(ROOT, "build")))
     ap.add_argument("--out", help="also write the Markdown here")
+    ap.add_argument("--json", help="write the raw results here (default bench/results/fault-DATE.json)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         log("fault: needs root (pxfab)")
@@ -446,15 +431,16 @@ def main():
         raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, on_signal)
 
+    started = time.strftime("%Y-%m-%d %H:%M")
     lines = ["Run %s; 2 nodes x 2 rails of %s (pxfab), one rank per node, ft_stream "
-             "--mode pairs; faults at FT_START + t." % (time.strftime("%Y-%m-%d %H:%M"), args.rate)]
+             "--mode pairs; faults at FT_START + t." % (started, args.rate)]
     results = []
     wanted = [s for s in args.scenarios.split(",") if s]
     for sc in wanted:
         if sc not in SCENARIOS:
             log("fault: unknown scenario " + sc)
     for fab in ("rails", "fattree"):
-        todo = [sc for sc in wanted if sc in SCENARIOS and SCENARIOS[sc][4] == fab]
+        todo = [sc for sc in wanted if sc in SCENARIOS and SCENARIOS[sc].fabric == fab]
         if not todo:
             continue
         multirail.fab("up", *fabric_args(fab, args.rate))
@@ -470,9 +456,14 @@ def main():
         if c not in seen:
             seen.add(c)
             lines.append("    " + c)
-    os.makedirs(CACHE, exist_ok=True)
-    with open(os.path.join(CACHE, "results-%s.json" % time.strftime("%Y%m%d-%H%M%S")), "w") as f:
-        json.dump(results, f, indent=1)
+    path = args.json or os.path.join(RESULTS, "fault-%s.json" % time.strftime("%Y%m%d-%H%M%S"))
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"date": started, "rate": args.rate, "mpis": [LABEL[m] for m in mpis],
+                   "scenarios": {sc: dict(SCENARIOS[sc]._asdict(), bytes=BYTES[sc])
+                                 for sc in wanted if sc in SCENARIOS},
+                   "results": results}, f, indent=1)
+    log("fault: raw results in %s" % path)
     if args.out:
         with open(args.out, "w") as f:
             f.write("\n".join(lines) + "\n")

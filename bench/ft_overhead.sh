@@ -13,14 +13,19 @@
 # (min latency, max bandwidth): on a small shared machine single runs fall
 # into fast and slow modes, and the best of several is the steadier figure.
 #
-# Needs root (network namespaces, bench/netns-pair.sh), Plexus built in build/
-# and OSU built for it (bench/osu/build.sh OSU_SRC plexus). The pair of nodes
-# is created and removed by the script.
+# --rate shapes every rail (default 100gbit, far above what a veth carries on
+# a small machine: memory speed, the CPU is the limit).
+#
+# Needs root (pxfab), Plexus built in $PLEXUS_BUILD (default build/) and OSU
+# built for it (bench/osu/build.sh OSU_SRC plexus). The two nodes are brought
+# up by the script (tools/pxfab up --nodes 2 --rails N --rate RATE) and taken
+# down at the end; it refuses to run while another fabric is up.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
+PXFAB="$HERE/../tools/pxfab"
 reps=5
 rails=1
-rate=""
+rate=100gbit
 only=""
 sizes=""
 pin=""
@@ -32,14 +37,17 @@ while [ $# -gt 0 ]; do
         --only) only=$2; shift 2 ;;
         --sizes) sizes=$2; shift 2 ;;
         --pin) pin=--pin; shift ;;
-        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,/^set -u/p' "$0" | sed -e '/^set -u/d' -e 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "ft_overhead.sh: unknown argument '$1'" >&2; exit 2 ;;
     esac
 done
-up=("$HERE/netns-pair.sh" up --rails "$rails")
-[ -n "$rate" ] && up+=(--rate "$rate")
-"${up[@]}" >/dev/null || exit 1
-trap '"$HERE/netns-pair.sh" down >/dev/null' EXIT INT TERM
+if [ -e "${PXFAB_STATE_DIR:-/run/pxfab}/state.json" ]; then
+    echo "ft_overhead.sh: a pxfab fabric is up; 'tools/pxfab down' first" >&2
+    exit 1
+fi
+trap '"$PXFAB" down >/dev/null' EXIT
+trap 'exit 130' INT TERM
+"$PXFAB" up --nodes 2 --rails "$rails" --rate "$rate" >/dev/null || exit 1
 railist=rail0
 [ "$rails" -ge 2 ] && railist=rail0,rail1
 out=$(mktemp -d)
@@ -47,7 +55,7 @@ out=$(mktemp -d)
 run() { # bench ft rep args...
     local b=$1 ft=$2 rep=$3
     shift 3
-    "$HERE/osu/run.sh" --mpi plexus $pin --nodes bnode0,bnode1 --rails "$railist" \
+    "$HERE/osu/run.sh" --mpi plexus $pin --nodes node0,node1 --mgmt pxf-mgmt --rails "$railist" \
         --env PX_RAIL_FT="$ft" "$b" "$@" 2>/dev/null |
         awk '/^[0-9]/ {print $1, $2}' >"$out/$b.$ft.$rep"
 }
@@ -66,7 +74,7 @@ for rep in $(seq 1 "$reps"); do
 done
 
 for b in $benches; do
-    echo "== $b ($rails rail(s)${rate:+ at $rate}${pin:+, pinned}), median and best of $reps interleaved runs"
+    echo "== $b ($rails rail(s) at $rate${pin:+, pinned}), median and best of $reps interleaved runs"
     printf "%10s %12s %12s %8s %12s %12s %8s\n" size "FT on" "FT off" "on/off" "best on" "best off" "on/off"
     python3 - "$out" "$b" <<'EOF'
 import glob, statistics, sys

@@ -14,8 +14,10 @@ Scenarios (each builds its own fabric with pxfab and takes it down after):
               osu_alltoall, Plexus with one path (PX_PATHS=1) and with two.
 
 Every case runs --reps times per library, interleaved; medians with [min-max]
-and the exact commands are printed as Markdown. Benchmarks print figures, they
-never fail a build. Prerequisites: bench/osu/build.sh OSU_SRC all, Plexus built.
+and the exact commands are printed as Markdown, and every run's figure goes
+as JSON to --json (default bench/results/multirail-DATE.json). Benchmarks
+print figures, they never fail a build. Prerequisites: bench/osu/build.sh
+OSU_SRC all, Plexus built (in $PLEXUS_BUILD, default build/).
 """
 
 import argparse
@@ -38,6 +40,7 @@ PXFAB = [sys.executable, "-m", "plexus.fab"]
 ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
 RING_SRC = os.path.join(HERE, "multirail", "ring.c")
 RING = os.path.join(HERE, ".cache", "multirail", "ring")
+RESULTS = os.path.join(HERE, "results")
 
 
 def fab(*args, check=True):
@@ -58,7 +61,7 @@ def osu(mpi, bench, args, nodes="node0,node1", rails="rail0,rail1", np=2, env=()
 
 
 def plexus_prog(prog, args, nodes, env=(), ppn=1):
-    a = [os.path.join(ROOT, "build", "bin", "pxrun"), "--hosts", nodes, "--ppn", str(ppn),
+    a = [os.path.join(compare.PLEXUS_BUILD, "bin", "pxrun"), "--hosts", nodes, "--ppn", str(ppn),
          "--launcher", "ip netns exec {host}", "--bootstrap-iface", "pxf-mgmt", "--timeout", "240",
          "--env", "PX_NET=shm,tcp"]
     for e in env:
@@ -98,15 +101,22 @@ def med(vals):
     return ("%.1f [%.1f–%.1f]" % (m, min(vals), max(vals)) if len(vals) > 1 else "%.1f" % m), m
 
 
-def table(title, rows, res, ref=None, ref_label="ratio"):
+def table(title, rows, res, ref=None, ref_label="ratio", raw=None):
+    """Markdown lines; with raw (a list), also appends the table's figures to it."""
     out = ["", "#### " + title, "", "| case | median [min–max] | %s |" % ref_label, "|---|---|---|"]
+    cases = []
     for label, argv, size in rows:
         s, m = med(res[label])
         r = ""
+        base = None
         if ref and m is not None:
             base = ref(label, res)
             r = "%.2f" % (m / base) if base else ""
         out.append("| %s | %s | %s |" % (label, s, r))
+        cases.append({"case": label, "size": size, "command": compare.show_cmd(argv),
+                      "values": res[label], "median": m, "ratio": (m / base) if base else None})
+    if raw is not None:
+        raw.append({"title": title, "ratio": ref_label if ref else None, "cases": cases})
     out.append("")
     out.append("Commands:")
     out.append("")
@@ -129,17 +139,40 @@ def peers_and_plexus(mpis, bench, args, rails, np=2, ppn=None, extra_plexus=()):
     return rows
 
 
-def scenario_rails(mpis, reps, log, slow):
+def bw_args(size):
+    """osu_bw / osu_bibw arguments of the rail scenarios: a window of 16 messages,
+    6 x 16 x 4 MB per run, seconds even on the 250 Mbit/s rail."""
+    return ["-m", "%d:%d" % (size, size), "-i", "5", "-x", "1", "-W", "16"]
+
+
+def rails_fabric(slow):
+    """pxfab commands of the rail scenarios' fabric: two nodes, two rails of
+    1 Gbit/s; with slow, rail1 at 250 Mbit/s (both ends)."""
+    cmds = [("up", "--nodes", 2, "--rails", 2, "--rate", "1gbit")]
+    if slow:
+        cmds += [("fault", "rate", "node0:rail1", "250mbit"),
+                 ("fault", "rate", "node1:rail1", "250mbit")]
+    return cmds
+
+
+def up(cmds):
+    """Run pxfab commands, the first an `up`; nothing stays up when a later one fails."""
+    fab(*cmds[0])
+    try:
+        for c in cmds[1:]:
+            fab(*c)
+    except BaseException:
+        fab("down", check=False)
+        raise
+
+
+def scenario_rails(mpis, reps, log, slow, raw=None):
     title = "two rails, 1 Gbit/s + 250 Mbit/s" if slow else "two rails of 1 Gbit/s"
-    fab("up", "--nodes", 2, "--rails", 2, "--rate", "1gbit")
+    up(rails_fabric(slow))
     out = []
     try:
-        if slow:
-            fab("fault", "rate", "node0:rail1", "250mbit")
-            fab("fault", "rate", "node1:rail1", "250mbit")
         size = 4194304
-        # window of 16 messages: 6 x 16 x 4 MB per run, seconds even on the 250 Mbit/s rail
-        bw = ["-m", "%d:%d" % (size, size), "-i", "5", "-x", "1", "-W", "16"]
+        bw = bw_args(size)
         benches = [("pt2pt/osu_bw", bw, 2, None), ("pt2pt/osu_bibw", bw, 2, None)]
         if not slow:
             benches += [("pt2pt/osu_mbw_mr", bw, 2, None),
@@ -171,7 +204,7 @@ def scenario_rails(mpis, reps, log, slow):
             out += table("%s — %s, %d B (MB/s%s)" % (title, bench.split("/")[-1], sz,
                                                       "" if not bench.endswith("osu_latency") else "; µs"),
                          rows, res, ref if has_single else None,
-                         "of the library's rail0 + rail1" if has_single else "")
+                         "of the library's rail0 + rail1" if has_single else "", raw)
     finally:
         fab("down", check=False)
     return out
@@ -189,7 +222,7 @@ def background(src, dst_node, dst_addr, flows, seconds):
     return rx, tx
 
 
-def scenario_hotspot(reps, log):
+def scenario_hotspot(reps, log, raw=None):
     fab("up", "--leaves", 2, "--spines", 2, "--nodes-per-leaf", 2, "--rails", 1, "--paths", 2,
         "--rate", "1gbit")
     out = []
@@ -216,7 +249,7 @@ def scenario_hotspot(reps, log):
             e = res.get(label.rsplit(" ", 1)[0] + " even")
             return statistics.median(e) if e else None
         out += table("hot spot: osu_bw node0 -> node2 over 2 paths, one spine loaded by 4 TCP flows (MB/s)",
-                     rows, res, ref, "vs even striping")
+                     rows, res, ref, "vs even striping", raw)
         out.append("")
         out.append("Background: `ip netns exec node1 python3 -m plexus.fab.probe tcp-send 10.100.0.4 "
                    "--port 9555 --flows 4 --time 3600` (receiver `tcp-recv` in node3).")
@@ -225,9 +258,9 @@ def scenario_hotspot(reps, log):
     return out
 
 
-def scenario_fattree4(reps, log):
+def scenario_fattree4(reps, log, raw=None):
     os.makedirs(os.path.dirname(RING), exist_ok=True)
-    subprocess.run([os.path.join(ROOT, "build", "bin", "mpicc"), "-O2", RING_SRC, "-o", RING], check=True)
+    subprocess.run([os.path.join(compare.PLEXUS_BUILD, "bin", "mpicc"), "-O2", RING_SRC, "-o", RING], check=True)
     # routing by path index (as with one LID per path): every flow's path 0
     # crosses spine0, so one path makes the two flows leaving a leaf share an
     # uplink while the other spine idles
@@ -254,7 +287,7 @@ def scenario_fattree4(reps, log):
                 return None
             return statistics.median(one)
         out += table("4 nodes, 2 leaves, 2 spines, 2 paths: one path vs two (ring: MB/s per rank; alltoall: µs)",
-                     rows, res, ref, "2 paths / 1 path")
+                     rows, res, ref, "2 paths / 1 path", raw)
     finally:
         fab("down", check=False)
     return out
@@ -265,6 +298,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--mpis", default="mpich,openmpi,plexus")
     ap.add_argument("--scenarios", default="rails2x1g,rails1g250m,hotspot,fattree4")
+    ap.add_argument("--json", help="write the raw results here (default bench/results/multirail-DATE.json)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("multirail: needs root (pxfab)", file=sys.stderr)
@@ -281,20 +315,33 @@ def main():
     def log(msg):
         print(msg, file=sys.stderr, flush=True)
 
-    print("Run %s; median of %d runs." % (time.strftime("%Y-%m-%d %H:%M"), args.reps), flush=True)
-    for sc in args.scenarios.split(","):
-        if sc == "rails2x1g":
-            out = scenario_rails(mpis, args.reps, log, slow=False)
-        elif sc == "rails1g250m":
-            out = scenario_rails(mpis, args.reps, log, slow=True)
-        elif sc == "hotspot":
-            out = scenario_hotspot(args.reps, log)
-        elif sc == "fattree4":
-            out = scenario_fattree4(args.reps, log)
-        else:
-            log("unknown scenario " + sc)
-            continue
-        print("\n".join(out), flush=True)
+    started = time.strftime("%Y-%m-%d %H:%M")
+    print("Run %s; median of %d runs." % (started, args.reps), flush=True)
+    raw = {}
+    try:
+        for sc in args.scenarios.split(","):
+            raw[sc] = []
+            if sc == "rails2x1g":
+                out = scenario_rails(mpis, args.reps, log, slow=False, raw=raw[sc])
+            elif sc == "rails1g250m":
+                out = scenario_rails(mpis, args.reps, log, slow=True, raw=raw[sc])
+            elif sc == "hotspot":
+                out = scenario_hotspot(args.reps, log, raw=raw[sc])
+            elif sc == "fattree4":
+                out = scenario_fattree4(args.reps, log, raw=raw[sc])
+            else:
+                log("unknown scenario " + sc)
+                del raw[sc]
+                continue
+            print("\n".join(out), flush=True)
+    finally:
+        # the tables finished so far, also when interrupted
+        path = args.json or os.path.join(RESULTS, "multirail-%s.json" % time.strftime("%Y%m%d-%H%M%S"))
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "w") as f:
+            json.dump({"date": started, "reps": args.reps, "mpis": [compare.MPIS[m] for m in mpis],
+                       "machine": compare.machine(), "scenarios": raw}, f, indent=1)
+        log("multirail: raw results in %s" % path)
     return 0
 
 

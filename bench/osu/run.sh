@@ -13,11 +13,12 @@
 #                     or TCP forced between all ranks (over loopback on one node)
 #   --net udp         Plexus only: its datagram transport instead of TCP
 #   --net hybrid      Plexus only: datagrams, connections to busy peers (udp,tcp)
-#   --nodes A,B       emulated nodes: network namespaces (see bench/netns-pair.sh);
-#                     ranks run inside them and talk over TCP on the rails
+#   --nodes A,B       emulated nodes of a pxfab fabric (tools/pxfab up --nodes 2
+#                     ...; docs/fabric.md); ranks run inside them and talk over
+#                     TCP on the rails
 #   --ppn K           ranks per node with --nodes (default np / number of nodes)
 #   --mgmt IFACE      with --nodes: management interface in the root namespace
-#                     that reaches every node (default bn-mgmt); bootstrap and
+#                     that reaches every node (default pxf-mgmt); bootstrap and
 #                     launcher traffic go there
 #   --rails R0[,R1]   with --nodes: data interfaces inside the nodes (default rail0)
 #   --osu-dir DIR     OSU build tree (default bench/.cache/osu-<mpi>/src)
@@ -30,11 +31,15 @@
 #   -v, --verbose     print the command on stderr before running it
 #
 # Launchers: MPICH uses mpiexec.mpich (hydra), Open MPI mpirun.openmpi (with the
-# ob1 PML so that the chosen BTL is really used), Plexus build/bin/pxrun.
+# ob1 PML so that the chosen BTL is really used), Plexus $PLEXUS_BUILD/bin/pxrun
+# (default build/bin/pxrun). Across emulated nodes hydra and Open MPI start
+# their daemons through pxfab's ssh stand-in, $PXFAB_STATE_DIR/rsh (default
+# /run/pxfab/rsh).
 set -u
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
+PLEXUS_BUILD=${PLEXUS_BUILD:-$ROOT/build}
 
 die() { echo "run.sh: $*" >&2; exit 2; }
 
@@ -45,7 +50,7 @@ np=2
 net=shm
 nodes=""
 ppn=""
-mgmt=bn-mgmt
+mgmt=pxf-mgmt
 rails=rail0
 osu_dir=""
 timeout_s=300
@@ -89,8 +94,8 @@ case "$net" in shm|tcp) ;; udp|hybrid) [ "$mpi" = plexus ] || die "--net $net: P
 [[ "$np" =~ ^[1-9][0-9]*$ ]] || die "--np must be a positive integer"
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer"
 
-if [ "$mpi" = plexus ] && [ ! -x "$ROOT/build/bin/pxrun" ] && [ "$dry" -eq 0 ]; then
-    echo "run.sh: skipping plexus: $ROOT/build/bin/pxrun does not exist yet (build Plexus first)." >&2
+if [ "$mpi" = plexus ] && [ ! -x "$PLEXUS_BUILD/bin/pxrun" ] && [ "$dry" -eq 0 ]; then
+    echo "run.sh: skipping plexus: $PLEXUS_BUILD/bin/pxrun does not exist yet (build Plexus first)." >&2
     exit 3
 fi
 
@@ -152,7 +157,7 @@ if [ -z "$nodes" ]; then
             [ "$np" -gt "$cores" ] && cmd+=(--oversubscribe)
             ;;
         plexus)
-            cmd=("$ROOT/build/bin/pxrun" -n "$np")
+            cmd=("$PLEXUS_BUILD/bin/pxrun" -n "$np")
             case "$net" in tcp|udp) cmd+=(--env PX_NET=$net) ;; hybrid) cmd+=(--env PX_NET=udp,tcp) ;;
                 *) cmd+=(--env PX_NET=shm,tcp) ;; esac
             ;;
@@ -164,7 +169,7 @@ else
     nn=${#node_list[@]}
     if [ "$dry" -eq 0 ]; then
         for n in "${node_list[@]}"; do
-            ip netns list | grep -qw "^$n" || die "namespace '$n' does not exist (bench/netns-pair.sh up)"
+            ip netns list | grep -qw "^$n" || die "node '$n' does not exist (tools/pxfab up --nodes 2)"
         done
     fi
     if [ -z "$ppn" ]; then
@@ -179,7 +184,10 @@ else
         [ "$dry" -eq 1 ] || die "management interface '$mgmt' not found or has no IPv4 subnet"
         mgmt_net="<subnet-of-$mgmt>"
     fi
-    agent="$ROOT/bench/netns-exec.sh"
+    agent="${PXFAB_STATE_DIR:-/run/pxfab}/rsh"
+    if [ "$mpi" != plexus ] && [ "$dry" -eq 0 ] && [ ! -x "$agent" ]; then
+        die "$agent not found: no pxfab fabric is up (tools/pxfab up --nodes 2)"
+    fi
     nrails=$(tr ',' '\n' <<<"$rails" | grep -c .)
     # Ranks of one node may use shared memory (--net shm, the default) as on
     # a real cluster; --net tcp forces TCP between them too. With one rank per
@@ -227,7 +235,7 @@ else
             [ "$local_tcp" -eq 1 ] || pxnet=shm,$pxnet
             launcher='ip netns exec {host}'
             [ "$pin" -eq 1 ] && launcher="$HERE/pin-exec.sh $nodes {host}"
-            cmd=("$ROOT/build/bin/pxrun" -n "$np" --hosts "$nodes" --ppn "$ppn"
+            cmd=("$PLEXUS_BUILD/bin/pxrun" -n "$np" --hosts "$nodes" --ppn "$ppn"
                  --launcher "$launcher" --bootstrap-iface "$mgmt"
                  --env PX_NET="$pxnet" --env PX_RAILS="$rails")
             ;;

@@ -10,8 +10,8 @@
 # number for osu_mbw_mr and osu_multi_lat. osu_barrier/osu_ibarrier have no
 # validation and are only checked for completing (they get no -c, -m, -T, -u).
 # The congestion benchmarks have no validation either and need several nodes:
-# they run with --nodes (emulated nodes in network namespaces, see
-# bench/netns-pair.sh; pxrun only) and are n/a otherwise. osu_latency_mt runs
+# they run with --nodes (emulated nodes of a pxfab fabric, tools/pxfab up
+# --nodes 2; pxrun only) and are n/a otherwise. osu_latency_mt runs
 # with -t 2:2 (OSU wants as many sender as receiver threads with -c).
 # Neighborhood benchmarks use OSU's default Cartesian neighbourhood, or at two
 # ranks (where OSU refuses it) a ring given as a graph.
@@ -37,8 +37,8 @@
 #                   bench/.cache/osu-validate/<date>)
 #   --markdown FILE also write the summary as a Markdown table
 #   --nodes A,B     run the congestion benchmarks (even rank counts) across
-#                   these network namespaces, rail0 as data interface and
-#                   --mgmt IFACE (default bn-mgmt) for bootstrap
+#                   these pxfab nodes, rail0 as data interface and
+#                   --mgmt IFACE (default pxf-mgmt) for bootstrap
 #   --strict        count n/a and unsupported results as failures
 #   -q, --quiet     no line per run, only the summary
 #
@@ -67,7 +67,7 @@ markdown=""
 strict=0
 quiet=0
 nodes=""
-mgmt=bn-mgmt
+mgmt=pxf-mgmt
 
 while [ $# -gt 0 ]; do
     case "$1" in

@@ -28,8 +28,10 @@ after the fault, and on how and when the job ended:
              packet dropped with the links up (a clear error, no hang); a
              peer busy for longer than PX_PARTITION_TIMEOUT (no error).
 
-Faults are cleared in finally blocks (pxfab fault reset). PX_BUILD_DIR selects
-the build (default: <repo>/build).
+The faults (what breaks, in which order) are plexus.fab.scenarios, shared
+with bench/fault.py; the times are this file's. Faults are cleared in finally
+blocks (pxfab fault reset). PX_BUILD_DIR selects the build (default:
+<repo>/build).
 """
 
 import json
@@ -43,6 +45,8 @@ import time
 import pytest
 
 from conftest import ROOT, module_fabric, pxfab, stats
+from plexus.fab import scenarios
+from plexus.fab.scenarios import CUT, RAILS, SPINES
 
 BUILD = os.environ.get("PX_BUILD_DIR", os.path.join(ROOT, "build"))
 PXRUN = os.path.join(BUILD, "bin", "pxrun")
@@ -52,7 +56,6 @@ RATE = "200mbit"          # per rail: the network, not the 2 cores, is the bottl
 UPLINK_RATE = "100mbit"   # fat-tree leaf-spine links (scenario 7)
 PAIR = "node0:1,node1:1"  # rank 0 on node0 streams to rank 1 on node1
 MANY = "node0:2,node1:2"  # 4 ranks, every rank to every other (--mode all)
-CUT = "node0:rail1"       # the rail cable the single-rail scenarios pull
 FLAP_FOR = 30             # seconds of flapping in scenario 3
 MAX_STALL_S = 1.0         # a rail failure may stop traffic this long at most
 # Messages of at most 1 MiB where the stall is asserted: at 200 Mbit/s one
@@ -209,8 +212,9 @@ def leftovers():
     return p.stdout.split()
 
 
-def fault(*args):
-    return lambda: pxfab("fault", *args)
+def plan(key, **timing):
+    """The injections of a fault scenario at the given times, for ft_stream."""
+    return scenarios.plan(scenarios.scenario(key, **timing), lambda *a: pxfab("fault", *a))
 
 
 def stream_args(seconds, fault_at=None, fault_end=None, mode="pairs", extra=()):
@@ -227,7 +231,7 @@ def stream_args(seconds, fault_at=None, fault_end=None, mode="pairs", extra=()):
 @pytest.fixture(scope="module")
 def two_rails():
     need_programs()
-    yield from module_fabric("--nodes", 2, "--rails", 2, "--rate", RATE)
+    yield from module_fabric(*scenarios.fabric_args("rails", RATE))
 
 
 @pytest.fixture(scope="module")
@@ -248,7 +252,7 @@ def clear_faults():
 
 
 def test_baseline_no_fault(two_rails, one_rail_rate):
-    links = ("node0:rail0", "node0:rail1")
+    links = RAILS
     r = ft_stream(PAIR, stream_args(6, fault_at=1), sample=links)
     assert_correct(r)
     moved = {l: r.samples[-1][1][l] - r.samples[0][1][l] for l in links}
@@ -262,7 +266,7 @@ def rail_down_for_good(one_rail_rate, env, min_ratio):
     """Scenario 1: rail1 down at 3 s; stall and rate afterwards bounded."""
     try:
         r = ft_stream(PAIR, stream_args(10, fault_at=3, extra=STALL_SIZES), env=env,
-                      plan=[(3, "down", fault("down", CUT))])
+                      plan=plan("1", at=3))
     finally:
         pxfab("fault", "reset")
     assert_correct(r)
@@ -295,7 +299,7 @@ def first_use_after(r, link, t_from, min_bytes=1_000_000):
 def test_2_rail_down_20s_then_up(two_rails, one_rail_rate):
     try:
         r = ft_stream(PAIR, stream_args(30, fault_at=3, fault_end=23),
-                      plan=[(3, "down", fault("down", CUT)), (23, "up", fault("up", CUT))],
+                      plan=plan("2", at=3, end=23),
                       sample=(CUT, "node0:rail0"))
     finally:
         pxfab("fault", "reset")
@@ -313,7 +317,7 @@ def test_3_rail_flapping(two_rails, one_rail_rate):
     try:
         r = ft_stream(MANY, stream_args(start + FLAP_FOR + 4, fault_at=start,
                                         fault_end=start + FLAP_FOR, mode="all"),
-                      plan=[(start, "flap", fault("flap", CUT, "--period", 2, "--for", FLAP_FOR))])
+                      plan=plan("3", at=start, period=2, duration=FLAP_FOR))
     finally:
         pxfab("fault", "reset")
     assert_correct(r)
@@ -324,7 +328,7 @@ def test_3_rail_flapping(two_rails, one_rail_rate):
 def test_4_loss_on_one_rail(two_rails, one_rail_rate):
     try:
         r = ft_stream(MANY, stream_args(10, fault_at=0.5, mode="all"),
-                      plan=[(0.5, "loss", fault("loss", CUT, 5))])
+                      plan=plan("4", at=0.5, percent=5))
     finally:
         pxfab("fault", "reset")
     assert_correct(r)
@@ -332,12 +336,9 @@ def test_4_loss_on_one_rail(two_rails, one_rail_rate):
 
 
 def test_5_all_rails_down_10s_then_up(two_rails, one_rail_rate):
-    rails = ("node0:rail0", "node0:rail1")
-    plan = [(3, f"down{i}", fault("down", l)) for i, l in enumerate(rails)]
-    plan += [(13, f"up{i}", fault("up", l)) for i, l in enumerate(rails)]
     try:
         r = ft_stream(MANY, stream_args(18, fault_at=3, fault_end=13, mode="all"),
-                      env={"PX_PARTITION_TIMEOUT": 30}, plan=plan)
+                      env={"PX_PARTITION_TIMEOUT": 30}, plan=plan("5", at=3, end=13))
     finally:
         pxfab("fault", "reset")
     assert_correct(r)
@@ -351,7 +352,7 @@ def test_6_all_rails_down_for_good(two_rails):
     try:
         r = ft_stream(PAIR, stream_args(40, fault_at=3),
                       env={"PX_PARTITION_TIMEOUT": PARTITION_TIMEOUT},
-                      plan=[(3, "partition", fault("partition", "node1", "--rails-only"))],
+                      plan=plan("6", at=3),
                       timeout=60)
     finally:
         pxfab("fault", "reset")
@@ -368,7 +369,7 @@ def test_ft_off_one_rail_down_fails_cleanly(two_rails):
     bound = 20
     try:
         r = ft_stream(PAIR, stream_args(60, fault_at=2), env={"PX_RAIL_FT": 0},
-                      plan=[(2, "down", fault("down", CUT))], timeout=bound + 10)
+                      plan=plan("1", at=2), timeout=bound + 10)
     finally:
         pxfab("fault", "reset")
     left = leftovers()
@@ -391,7 +392,7 @@ def retransmitted(r):
 
 
 def test_udp_both_rails(two_rails, one_rail_rate):
-    links = ("node0:rail0", "node0:rail1")
+    links = RAILS
     r = ft_stream(PAIR, stream_args(6, fault_at=1), env=UDP, sample=links)
     assert_correct(r)
     moved = {l: r.samples[-1][1][l] - r.samples[0][1][l] for l in links}
@@ -404,9 +405,9 @@ def test_udp_both_rails(two_rails, one_rail_rate):
 def lossy_stream(seconds, env):
     """Every rank to every other, 5% of the datagrams lost each way on both
     rails from 0.5 s on; the stream must still be correct."""
-    plan = [(0.5, "loss0", fault("loss", "node0:rail0", 5)), (0.5, "loss1", fault("loss", CUT, 5))]
     try:
-        r = ft_stream(MANY, stream_args(seconds, fault_at=0.5, mode="all"), env=env, plan=plan)
+        r = ft_stream(MANY, stream_args(seconds, fault_at=0.5, mode="all"), env=env,
+                      plan=plan("loss-all", at=0.5, percent=5))
     finally:
         pxfab("fault", "reset")
     assert_correct(r)
@@ -453,11 +454,9 @@ def test_udp_silent_loss_for_good(two_rails):
     rails dropped. No transport reports anything; the rail layer's path check
     (answered by the peer's kernel) finds the paths dead, and the job ends
     with the peer named after PX_PARTITION_TIMEOUT."""
-    plan = [(3, "loss0", fault("loss", "node1:rail0", 100)),
-            (3, "loss1", fault("loss", "node1:rail1", 100))]
     try:
         r = ft_stream(PAIR, stream_args(40, fault_at=3),
-                      env=dict(UDP, PX_PARTITION_TIMEOUT=PARTITION_TIMEOUT), plan=plan,
+                      env=dict(UDP, PX_PARTITION_TIMEOUT=PARTITION_TIMEOUT), plan=plan("silent", at=3),
                       timeout=60)
     finally:
         pxfab("fault", "reset")
@@ -495,7 +494,7 @@ RESPLIT_RE = re.compile(r"faults: .* resplit (\d+) pieces (\d+)")
 @pytest.fixture(scope="module")
 def three_rails():
     need_programs()
-    yield from module_fabric("--nodes", 2, "--rails", 3, "--rate", RATE)
+    yield from module_fabric(*scenarios.fabric_args("rails", RATE, rails=3))
 
 
 def test_1_three_rails_one_down_resplit(three_rails):
@@ -508,7 +507,7 @@ def test_1_three_rails_one_down_resplit(three_rails):
     # the cut could find nothing but small stripes unacknowledged
     try:
         r = ft_stream(PAIR, stream_args(8, fault_at=3, extra=["--sizes", "1m"]), env={"PX_PROFILE": "1"},
-                      plan=[(3, "down", fault("down", CUT))], sample=survivors)
+                      plan=plan("1", at=3), sample=survivors)
     finally:
         pxfab("fault", "reset")
     assert_correct(r)
@@ -527,12 +526,9 @@ def test_1_three_rails_one_down_resplit(three_rails):
 @pytest.fixture(scope="module")
 def fat_tree():
     need_programs()
-    # routed by path index: path p crosses spine p both ways, so one
-    # leaf-spine cable breaks exactly one path; uplinks at half the node
-    # link's rate, so a path alone carries half of what the two do
-    yield from module_fabric("--leaves", 2, "--spines", 2, "--nodes-per-leaf", 1, "--rails", 1,
-                             "--paths", 2, "--rate", RATE, "--uplink-rate", UPLINK_RATE,
-                             "--routing", "path")
+    # uplinks at half the node link's rate, so a path alone carries half of
+    # what the two do
+    yield from module_fabric(*scenarios.fabric_args("fattree", RATE, uplink_rate=UPLINK_RATE))
 
 
 def test_7_leaf_spine_link_down(fat_tree):
@@ -540,10 +536,10 @@ def test_7_leaf_spine_link_down(fat_tree):
     assert_correct(r1)
     one_path = r1.result["rate_after_MBs"]
     assert one_path > 3, r1.why()
-    links = ("leaf0:spine0", "leaf0:spine1")
+    links = SPINES
     try:
         r = ft_stream(PAIR, stream_args(10, fault_at=3),
-                      plan=[(3, "down", fault("down", "leaf0:spine1"))], sample=links)
+                      plan=plan("7", at=3, link="leaf0:spine1"), sample=links)
     finally:
         pxfab("fault", "reset")
     assert_correct(r)
