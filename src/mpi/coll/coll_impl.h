@@ -302,15 +302,34 @@ PX_COLL_BUILDER(px_coll_alltoall_pairwise);
 PX_COLL_BUILDER(px_coll_alltoall_bruck);
 PX_COLL_BUILDER(px_coll_alltoall_linear);
 PX_COLL_BUILDER(px_coll_alltoall_staggered);
+/* alltoallw_pairwise.c: MPI_IN_PLACE resolved (the send data copied
+ * aside), and the receive or send of the block of rank i */
+int px_coll_alltoallw_resolve(px_coll_sched_t *s, const px_coll_args_t *a, px_coll_args_t *out);
+void px_coll_alltoallw_recv(px_coll_sched_t *s, px_mpi_comm_t *c, const px_coll_args_t *a, int i);
+void px_coll_alltoallw_send(px_coll_sched_t *s, px_mpi_comm_t *c, const px_coll_args_t *a, int i);
 PX_COLL_BUILDER(px_coll_alltoallw_pairwise);
 PX_COLL_BUILDER(px_coll_alltoallw_linear);
 PX_COLL_BUILDER(px_coll_reduce_scatter_recursive_halving);
 PX_COLL_BUILDER(px_coll_reduce_scatter_pairwise);
 PX_COLL_BUILDER(px_coll_reduce_scatter_reduce_scatterv);
 PX_COLL_BUILDER(px_coll_scan_linear);
+/* scan_recursive_doubling.c: MPI_Scan (inclusive) or MPI_Exscan */
+int px_coll_scan_doubling(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c,
+                          int inclusive);
 PX_COLL_BUILDER(px_coll_scan_recursive_doubling);
 PX_COLL_BUILDER(px_coll_exscan_linear);
 PX_COLL_BUILDER(px_coll_exscan_recursive_doubling);
+
+/* Recursive doubling and halving on n ranks that are not a power of two
+ * (allreduce/allreduce_recursive_doubling.c): of the first 2 * rem ranks
+ * (rem = n - pof2), each even one hands its vector in acc to the odd one
+ * above it, which reduces it in through tmp, and takes no further part
+ * until unfold sends it the result. fold returns the rank's place among the
+ * pof2 left (newrank), -1 if folded out. */
+int px_coll_allreduce_fold(px_coll_sched_t *s, px_mpi_comm_t *c, void *acc, void *tmp,
+                           MPI_Aint count, MPI_Datatype dt, MPI_Op op, int rem);
+void px_coll_allreduce_unfold(px_coll_sched_t *s, px_mpi_comm_t *c, void *acc, MPI_Aint count,
+                              MPI_Datatype dt, int rem);
 
 /* One step of a recursive halving: the partner, the blocks (indices into
  * cnts/displs) this rank keeps [klo, khi) and those it sends [slo, shi). */

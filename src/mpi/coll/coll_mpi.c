@@ -46,6 +46,43 @@ static int px_chk_counts(px_mpi_comm_t *c, const int *counts, const int *displs,
     return px_chk_type(c, dt, fn);
 }
 
+/* A reduce-scatter's receive counts: one for every rank (the block
+ * variant) or an array of them. */
+static int px_chk_rs_counts(px_mpi_comm_t *c, int block, const int *rcounts, int rcount,
+                            MPI_Datatype dt, const char *fn)
+{
+    if (block)
+        return px_chk_buf(c, rcount, dt, fn);
+    if (!rcounts)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null receive counts");
+    for (int i = 0; i < c->size; i++)
+        if (rcounts[i] < 0)
+            return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", rcounts[i]);
+    return px_chk_type(c, dt, fn);
+}
+
+/* The checked counts as an array, which the algorithms take (the block
+ * variant's count repeated in *cnts_p, for the caller to free), and their
+ * total. */
+static int px_rs_counts(px_mpi_comm_t *c, int block, int rcount, const int **rcounts_p,
+                        int **cnts_p, size_t *total_p, const char *fn)
+{
+    *cnts_p = NULL;
+    if (block) {
+        int *cnts = malloc(sizeof(int) * (size_t)c->size);
+        if (!cnts)
+            return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+        for (int i = 0; i < c->size; i++)
+            cnts[i] = rcount;
+        *rcounts_p = *cnts_p = cnts;
+    }
+    size_t total = 0;
+    for (int i = 0; i < c->size; i++)
+        total += (size_t)(*rcounts_p)[i];
+    *total_p = total;
+    return MPI_SUCCESS;
+}
+
 static int px_chk_root(px_mpi_comm_t *c, int root, const char *fn)
 {
     if (root < 0 || root >= c->size)
@@ -336,29 +373,12 @@ static int px_inter_reduce_scatter(px_mpi_comm_t *c, int block, const void *sbuf
 {
     PX_TRY(px_inter_chk_inplace(c, sbuf, fn));
     PX_TRY(px_inter_chk_inplace(c, rbuf, fn));
-    if (block) {
-        PX_TRY(px_chk_buf(c, rcount, dt, fn));
-    } else {
-        if (!rcounts)
-            return px_mpi_error(c, MPI_ERR_ARG, fn, "null receive counts");
-        for (int i = 0; i < c->size; i++)
-            if (rcounts[i] < 0)
-                return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", rcounts[i]);
-        PX_TRY(px_chk_type(c, dt, fn));
-    }
+    PX_TRY(px_chk_rs_counts(c, block, rcounts, rcount, dt, fn));
     px_coll_args_t a = {.sbuf = sbuf, .rbuf = rbuf, .dt = dt, .op = op};
     PX_TRY(px_chk_op(c, op, dt, &a.commute, fn));
-    int *cnts = NULL;
-    if (block) {
-        if (!(cnts = malloc(sizeof(int) * (size_t)c->size)))
-            return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
-        for (int i = 0; i < c->size; i++)
-            cnts[i] = rcount;
-        rcounts = cnts;
-    }
-    size_t total = 0;
-    for (int i = 0; i < c->size; i++)
-        total += (size_t)rcounts[i];
+    int *cnts;
+    size_t total;
+    PX_TRY(px_rs_counts(c, block, rcount, &rcounts, &cnts, &total, fn));
     int rc = total > (size_t)0x7fffffff ? px_mpi_error(c, MPI_ERR_COUNT, fn, "count overflow")
                                         : px_chk_alias(c, sbuf, rbuf, total, fn);
     if (rc == MPI_SUCCESS) {
@@ -436,76 +456,55 @@ static int px_reduce_common(px_coll_id_t id, const void *sbuf, void *rbuf, int c
     return px_coll_launch(id, &a, c, req, fn);
 }
 
-static int px_gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                     MPI_Datatype rt, const int *rcounts, const int *displs, int root,
+/* Gather and scatter, with or without v. The root's side of the transfer
+ * (the receive of a gather, the send of a scatter) holds a block for every
+ * rank, the other side one rank's own block; MPI_IN_PLACE stands for the
+ * root's own block only. */
+static int px_rooted(int gather, const void *sbuf, int scount, const int *scounts,
+                     const int *sdispls, MPI_Datatype st, void *rbuf, int rcount,
+                     const int *rcounts, const int *rdispls, MPI_Datatype rt, int root,
                      MPI_Comm comm, MPI_Request *req, const char *fn)
 {
-    int v = strstr(fn, "atherv") != NULL;
+    int v = strstr(fn, gather ? "atherv" : "atterv") != NULL;
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
     if (c->is_inter)
-        return px_inter_rooted(c, 1, v, sbuf, scount, st, NULL, NULL, rbuf, rcount, rt, rcounts,
-                               displs, root, req, fn);
+        return px_inter_rooted(c, gather, v, sbuf, scount, st, scounts, sdispls, rbuf, rcount, rt,
+                               rcounts, rdispls, root, req, fn);
     PX_TRY(px_chk_root(c, root, fn));
-    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
-                        .rcount = rcount, .rtype = rt, .rcounts = rcounts, .rdispls = displs,
-                        .root = root};
+    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .scounts = scounts,
+                        .sdispls = sdispls, .rbuf = rbuf, .rcount = rcount, .rtype = rt,
+                        .rcounts = rcounts, .rdispls = rdispls, .root = root};
+    const void *all = gather ? rbuf : sbuf, *own = gather ? sbuf : rbuf;
+    int all_count = gather ? rcount : scount, own_count = gather ? scount : rcount;
+    MPI_Datatype all_type = gather ? rt : st, own_type = gather ? st : rt;
     if (c->rank == root) {
+        const int *counts = gather ? rcounts : scounts;
         if (v)
-            PX_TRY(px_chk_counts(c, rcounts, displs, rt, fn));
+            PX_TRY(px_chk_counts(c, counts, gather ? rdispls : sdispls, all_type, fn));
         else
-            PX_TRY(px_chk_buf(c, rcount, rt, fn));
-        if (rbuf == MPI_IN_PLACE)
-            return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
-        if (sbuf != MPI_IN_PLACE) {
-            PX_TRY(px_chk_buf(c, scount, st, fn));
-            PX_TRY(px_chk_sig(c, scount, st, v ? rcounts[root] : rcount, rt, fn));
+            PX_TRY(px_chk_buf(c, all_count, all_type, fn));
+        if (all == MPI_IN_PLACE)
+            return px_mpi_error(c, MPI_ERR_BUFFER, fn,
+                                gather ? "MPI_IN_PLACE is not valid as receive buffer"
+                                       : "MPI_IN_PLACE is not valid as send buffer");
+        if (own != MPI_IN_PLACE) {
+            int mine = v ? counts[root] : all_count; /* its own block among all */
+            PX_TRY(px_chk_buf(c, own_count, own_type, fn));
+            PX_TRY(gather ? px_chk_sig(c, scount, st, mine, rt, fn)
+                          : px_chk_sig(c, mine, st, rcount, rt, fn));
         }
-        a.bytes = v ? 0 : px_bytes(rcount, rt);
+        a.bytes = v ? 0 : px_bytes(all_count, all_type);
     } else {
-        if (sbuf == MPI_IN_PLACE)
+        if (own == MPI_IN_PLACE)
             return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
-        PX_TRY(px_chk_buf(c, scount, st, fn));
-        a.bytes = v ? 0 : px_bytes(scount, st);
+        PX_TRY(px_chk_buf(c, own_count, own_type, fn));
+        a.bytes = v ? 0 : px_bytes(own_count, own_type);
     }
-    return px_coll_launch(v ? PX_COLL_GATHERV : PX_COLL_GATHER, &a, c, req, fn);
-}
-
-static int px_scatter(const void *sbuf, int scount, const int *scounts, const int *displs,
-                      MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int root,
-                      MPI_Comm comm, MPI_Request *req, const char *fn)
-{
-    int v = strstr(fn, "atterv") != NULL;
-    PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
-    PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
-    if (c->is_inter)
-        return px_inter_rooted(c, 0, v, sbuf, scount, st, scounts, displs, rbuf, rcount, rt,
-                               NULL, NULL, root, req, fn);
-    PX_TRY(px_chk_root(c, root, fn));
-    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
-                        .rcount = rcount, .rtype = rt, .scounts = scounts, .sdispls = displs,
-                        .root = root};
-    if (c->rank == root) {
-        if (v)
-            PX_TRY(px_chk_counts(c, scounts, displs, st, fn));
-        else
-            PX_TRY(px_chk_buf(c, scount, st, fn));
-        if (sbuf == MPI_IN_PLACE)
-            return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as send buffer");
-        if (rbuf != MPI_IN_PLACE) {
-            PX_TRY(px_chk_buf(c, rcount, rt, fn));
-            PX_TRY(px_chk_sig(c, v ? scounts[root] : scount, st, rcount, rt, fn));
-        }
-        a.bytes = v ? 0 : px_bytes(scount, st);
-    } else {
-        if (rbuf == MPI_IN_PLACE)
-            return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is only valid at the root");
-        PX_TRY(px_chk_buf(c, rcount, rt, fn));
-        a.bytes = v ? 0 : px_bytes(rcount, rt);
-    }
-    return px_coll_launch(v ? PX_COLL_SCATTERV : PX_COLL_SCATTER, &a, c, req, fn);
+    px_coll_id_t id = gather ? (v ? PX_COLL_GATHERV : PX_COLL_GATHER)
+                             : (v ? PX_COLL_SCATTERV : PX_COLL_SCATTER);
+    return px_coll_launch(id, &a, c, req, fn);
 }
 
 static int px_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
@@ -609,31 +608,13 @@ static int px_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
     if (c->is_inter)
         return px_inter_reduce_scatter(c, block, sbuf, rbuf, rcounts, rcount, dt, op, req, fn);
     px_coll_args_t a = {.dt = dt, .op = op, .rbuf = rbuf};
-    if (block) {
-        PX_TRY(px_chk_buf(c, rcount, dt, fn));
-    } else {
-        if (!rcounts)
-            return px_mpi_error(c, MPI_ERR_ARG, fn, "null receive counts");
-        for (int i = 0; i < c->size; i++)
-            if (rcounts[i] < 0)
-                return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", rcounts[i]);
-        PX_TRY(px_chk_type(c, dt, fn));
-    }
+    PX_TRY(px_chk_rs_counts(c, block, rcounts, rcount, dt, fn));
     PX_TRY(px_chk_op(c, op, dt, &a.commute, fn));
     if (rbuf == MPI_IN_PLACE)
         return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
-    int *cnts = NULL;
-    if (block) {
-        cnts = malloc(sizeof(int) * (size_t)c->size);
-        if (!cnts)
-            return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
-        for (int i = 0; i < c->size; i++)
-            cnts[i] = rcount;
-        rcounts = cnts;
-    }
-    size_t total = 0;
-    for (int i = 0; i < c->size; i++)
-        total += (size_t)rcounts[i];
+    int *cnts;
+    size_t total;
+    PX_TRY(px_rs_counts(c, block, rcount, &rcounts, &cnts, &total, fn));
     if (sbuf != MPI_IN_PLACE && sbuf == rbuf && total) {
         free(cnts);
         return px_chk_alias(c, sbuf, rbuf, total, fn);
@@ -648,291 +629,109 @@ static int px_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
     return rc;
 }
 
-/* ---------- MPI functions ---------- */
+/* ---------- MPI functions ----------
+ * A collective's blocking and nonblocking entry points are defined together,
+ * so that the two cannot drift apart: the same parameters (the nonblocking
+ * one's followed by the request) and one implementation, which takes the
+ * request (NULL when blocking) and the function's name for its errors.
+ * tests/fortran/CMakeLists.txt reads the names from the first line of each. */
 
-PX_PMPI(MPI_Barrier)(MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_barrier(comm, NULL, "MPI_Barrier");
-}
-PX_WEAK(MPI_Barrier)
-PX_PMPI(MPI_Ibarrier)(MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_barrier(comm, req, "MPI_Ibarrier");
-}
-PX_WEAK(MPI_Ibarrier)
+#define PX_COLL_PARAMS(...) __VA_ARGS__ /* a parameter list without its parentheses */
+#define PX_COLL_ENTRY(name, iname, params, impl, ...)                                          \
+    PX_PMPI(name) params                                                                       \
+    {                                                                                          \
+        PX_CS_ENTER();                                                                         \
+        return impl(__VA_ARGS__, NULL, #name);                                                 \
+    }                                                                                          \
+    PX_WEAK(name)                                                                              \
+    PX_PMPI(iname)(PX_COLL_PARAMS params, MPI_Request *req)                                    \
+    {                                                                                          \
+        PX_CS_ENTER();                                                                         \
+        return impl(__VA_ARGS__, req, #iname);                                                 \
+    }                                                                                          \
+    PX_WEAK(iname)
 
-PX_PMPI(MPI_Bcast)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_bcast(buf, count, dt, root, comm, NULL, "MPI_Bcast");
-}
-PX_WEAK(MPI_Bcast)
-PX_PMPI(MPI_Ibcast)(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
-                    MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_bcast(buf, count, dt, root, comm, req, "MPI_Ibcast");
-}
-PX_WEAK(MPI_Ibcast)
+PX_COLL_ENTRY(MPI_Barrier, MPI_Ibarrier, (MPI_Comm comm), px_barrier, comm)
 
-PX_PMPI(MPI_Reduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                    MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_reduce_common(PX_COLL_REDUCE, sbuf, rbuf, count, dt, op, root, comm, NULL,
-                            "MPI_Reduce");
-}
-PX_WEAK(MPI_Reduce)
-PX_PMPI(MPI_Ireduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                     int root, MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_reduce_common(PX_COLL_REDUCE, sbuf, rbuf, count, dt, op, root, comm, req,
-                            "MPI_Ireduce");
-}
-PX_WEAK(MPI_Ireduce)
+PX_COLL_ENTRY(MPI_Bcast, MPI_Ibcast,
+              (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm),
+              px_bcast, buf, count, dt, root, comm)
 
-PX_PMPI(MPI_Allreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                       MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_reduce_common(PX_COLL_ALLREDUCE, sbuf, rbuf, count, dt, op, 0, comm, NULL,
-                            "MPI_Allreduce");
-}
-PX_WEAK(MPI_Allreduce)
-PX_PMPI(MPI_Iallreduce)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                        MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_reduce_common(PX_COLL_ALLREDUCE, sbuf, rbuf, count, dt, op, 0, comm, req,
-                            "MPI_Iallreduce");
-}
-PX_WEAK(MPI_Iallreduce)
+PX_COLL_ENTRY(MPI_Reduce, MPI_Ireduce,
+              (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+               MPI_Comm comm),
+              px_reduce_common, PX_COLL_REDUCE, sbuf, rbuf, count, dt, op, root, comm)
 
-PX_PMPI(MPI_Scan)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                  MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_reduce_common(PX_COLL_SCAN, sbuf, rbuf, count, dt, op, 0, comm, NULL, "MPI_Scan");
-}
-PX_WEAK(MPI_Scan)
-PX_PMPI(MPI_Iscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                   MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_reduce_common(PX_COLL_SCAN, sbuf, rbuf, count, dt, op, 0, comm, req, "MPI_Iscan");
-}
-PX_WEAK(MPI_Iscan)
+PX_COLL_ENTRY(MPI_Allreduce, MPI_Iallreduce,
+              (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+               MPI_Comm comm),
+              px_reduce_common, PX_COLL_ALLREDUCE, sbuf, rbuf, count, dt, op, 0, comm)
 
-PX_PMPI(MPI_Exscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                    MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_reduce_common(PX_COLL_EXSCAN, sbuf, rbuf, count, dt, op, 0, comm, NULL,
-                            "MPI_Exscan");
-}
-PX_WEAK(MPI_Exscan)
-PX_PMPI(MPI_Iexscan)(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                     MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_reduce_common(PX_COLL_EXSCAN, sbuf, rbuf, count, dt, op, 0, comm, req,
-                            "MPI_Iexscan");
-}
-PX_WEAK(MPI_Iexscan)
+PX_COLL_ENTRY(MPI_Scan, MPI_Iscan,
+              (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+               MPI_Comm comm),
+              px_reduce_common, PX_COLL_SCAN, sbuf, rbuf, count, dt, op, 0, comm)
 
-PX_PMPI(MPI_Gather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                    MPI_Datatype rt, int root, MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_gather(sbuf, scount, st, rbuf, rcount, rt, NULL, NULL, root, comm, NULL,
-                     "MPI_Gather");
-}
-PX_WEAK(MPI_Gather)
-PX_PMPI(MPI_Igather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                     MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_gather(sbuf, scount, st, rbuf, rcount, rt, NULL, NULL, root, comm, req,
-                     "MPI_Igather");
-}
-PX_WEAK(MPI_Igather)
+PX_COLL_ENTRY(MPI_Exscan, MPI_Iexscan,
+              (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+               MPI_Comm comm),
+              px_reduce_common, PX_COLL_EXSCAN, sbuf, rbuf, count, dt, op, 0, comm)
 
-PX_PMPI(MPI_Gatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-                     const int rcounts[], const int displs[], MPI_Datatype rt, int root,
-                     MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_gather(sbuf, scount, st, rbuf, 0, rt, rcounts, displs, root, comm, NULL,
-                     "MPI_Gatherv");
-}
-PX_WEAK(MPI_Gatherv)
-PX_PMPI(MPI_Igatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-                      const int rcounts[], const int displs[], MPI_Datatype rt, int root,
-                      MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_gather(sbuf, scount, st, rbuf, 0, rt, rcounts, displs, root, comm, req,
-                     "MPI_Igatherv");
-}
-PX_WEAK(MPI_Igatherv)
+PX_COLL_ENTRY(MPI_Gather, MPI_Igather,
+              (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+               MPI_Datatype rt, int root, MPI_Comm comm),
+              px_rooted, 1, sbuf, scount, NULL, NULL, st, rbuf, rcount, NULL, NULL, rt, root, comm)
 
-PX_PMPI(MPI_Scatter)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                     MPI_Datatype rt, int root, MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_scatter(sbuf, scount, NULL, NULL, st, rbuf, rcount, rt, root, comm, NULL,
-                      "MPI_Scatter");
-}
-PX_WEAK(MPI_Scatter)
-PX_PMPI(MPI_Iscatter)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                      MPI_Datatype rt, int root, MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_scatter(sbuf, scount, NULL, NULL, st, rbuf, rcount, rt, root, comm, req,
-                      "MPI_Iscatter");
-}
-PX_WEAK(MPI_Iscatter)
+PX_COLL_ENTRY(MPI_Gatherv, MPI_Igatherv,
+              (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
+               const int displs[], MPI_Datatype rt, int root, MPI_Comm comm),
+              px_rooted, 1, sbuf, scount, NULL, NULL, st, rbuf, 0, rcounts, displs, rt, root, comm)
 
-PX_PMPI(MPI_Scatterv)(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype st,
-                      void *rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_scatter(sbuf, 0, scounts, displs, st, rbuf, rcount, rt, root, comm, NULL,
-                      "MPI_Scatterv");
-}
-PX_WEAK(MPI_Scatterv)
-PX_PMPI(MPI_Iscatterv)(const void *sbuf, const int scounts[], const int displs[],
-                       MPI_Datatype st, void *rbuf, int rcount, MPI_Datatype rt, int root,
-                       MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_scatter(sbuf, 0, scounts, displs, st, rbuf, rcount, rt, root, comm, req,
-                      "MPI_Iscatterv");
-}
-PX_WEAK(MPI_Iscatterv)
+PX_COLL_ENTRY(MPI_Scatter, MPI_Iscatter,
+              (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+               MPI_Datatype rt, int root, MPI_Comm comm),
+              px_rooted, 0, sbuf, scount, NULL, NULL, st, rbuf, rcount, NULL, NULL, rt, root, comm)
 
-PX_PMPI(MPI_Allgather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                       MPI_Datatype rt, MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_allgather(sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm, NULL,
-                        "MPI_Allgather");
-}
-PX_WEAK(MPI_Allgather)
-PX_PMPI(MPI_Iallgather)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                        MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_allgather(sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm, req,
-                        "MPI_Iallgather");
-}
-PX_WEAK(MPI_Iallgather)
+PX_COLL_ENTRY(MPI_Scatterv, MPI_Iscatterv,
+              (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype st,
+               void *rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm),
+              px_rooted, 0, sbuf, 0, scounts, displs, st, rbuf, rcount, NULL, NULL, rt, root, comm)
 
-PX_PMPI(MPI_Allgatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-                        const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_allgather(sbuf, scount, st, rbuf, 0, rcounts, displs, rt, comm, NULL,
-                        "MPI_Allgatherv");
-}
-PX_WEAK(MPI_Allgatherv)
-PX_PMPI(MPI_Iallgatherv)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-                         const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm comm,
-                         MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_allgather(sbuf, scount, st, rbuf, 0, rcounts, displs, rt, comm, req,
-                        "MPI_Iallgatherv");
-}
-PX_WEAK(MPI_Iallgatherv)
+PX_COLL_ENTRY(MPI_Allgather, MPI_Iallgather,
+              (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+               MPI_Datatype rt, MPI_Comm comm),
+              px_allgather, sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm)
 
-PX_PMPI(MPI_Alltoall)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                      MPI_Datatype rt, MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_alltoall(sbuf, scount, st, rbuf, rcount, rt, comm, NULL, "MPI_Alltoall");
-}
-PX_WEAK(MPI_Alltoall)
-PX_PMPI(MPI_Ialltoall)(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                       MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_alltoall(sbuf, scount, st, rbuf, rcount, rt, comm, req, "MPI_Ialltoall");
-}
-PX_WEAK(MPI_Ialltoall)
+PX_COLL_ENTRY(MPI_Allgatherv, MPI_Iallgatherv,
+              (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
+               const int displs[], MPI_Datatype rt, MPI_Comm comm),
+              px_allgather, sbuf, scount, st, rbuf, 0, rcounts, displs, rt, comm)
 
-PX_PMPI(MPI_Alltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
-                       MPI_Datatype st, void *rbuf, const int rcounts[], const int rdispls[],
-                       MPI_Datatype rt, MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_alltoallw(sbuf, scounts, sdispls, NULL, st, rbuf, rcounts, rdispls, NULL, rt, comm,
-                        NULL, "MPI_Alltoallv");
-}
-PX_WEAK(MPI_Alltoallv)
-PX_PMPI(MPI_Ialltoallv)(const void *sbuf, const int scounts[], const int sdispls[],
-                        MPI_Datatype st, void *rbuf, const int rcounts[], const int rdispls[],
-                        MPI_Datatype rt, MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_alltoallw(sbuf, scounts, sdispls, NULL, st, rbuf, rcounts, rdispls, NULL, rt, comm,
-                        req, "MPI_Ialltoallv");
-}
-PX_WEAK(MPI_Ialltoallv)
+PX_COLL_ENTRY(MPI_Alltoall, MPI_Ialltoall,
+              (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
+               MPI_Datatype rt, MPI_Comm comm),
+              px_alltoall, sbuf, scount, st, rbuf, rcount, rt, comm)
 
-PX_PMPI(MPI_Alltoallw)(const void *sbuf, const int scounts[], const int sdispls[],
-                       const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                       const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_alltoallw(sbuf, scounts, sdispls, stypes, MPI_BYTE, rbuf, rcounts, rdispls, rtypes,
-                        MPI_BYTE, comm, NULL, "MPI_Alltoallw");
-}
-PX_WEAK(MPI_Alltoallw)
-PX_PMPI(MPI_Ialltoallw)(const void *sbuf, const int scounts[], const int sdispls[],
-                        const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
-                        const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
-                        MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_alltoallw(sbuf, scounts, sdispls, stypes, MPI_BYTE, rbuf, rcounts, rdispls, rtypes,
-                        MPI_BYTE, comm, req, "MPI_Ialltoallw");
-}
-PX_WEAK(MPI_Ialltoallw)
+PX_COLL_ENTRY(MPI_Alltoallv, MPI_Ialltoallv,
+              (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype st,
+               void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rt,
+               MPI_Comm comm),
+              px_alltoallw, sbuf, scounts, sdispls, NULL, st, rbuf, rcounts, rdispls, NULL, rt,
+              comm)
 
-PX_PMPI(MPI_Reduce_scatter_block)(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt,
-                                  MPI_Op op, MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_reduce_scatter(sbuf, rbuf, NULL, rcount, dt, op, comm, NULL,
-                             "MPI_Reduce_scatter_block");
-}
-PX_WEAK(MPI_Reduce_scatter_block)
-PX_PMPI(MPI_Ireduce_scatter_block)(const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt,
-                                   MPI_Op op, MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_reduce_scatter(sbuf, rbuf, NULL, rcount, dt, op, comm, req,
-                             "MPI_Ireduce_scatter_block");
-}
-PX_WEAK(MPI_Ireduce_scatter_block)
+PX_COLL_ENTRY(MPI_Alltoallw, MPI_Ialltoallw,
+              (const void *sbuf, const int scounts[], const int sdispls[],
+               const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const int rdispls[],
+               const MPI_Datatype rtypes[], MPI_Comm comm),
+              px_alltoallw, sbuf, scounts, sdispls, stypes, MPI_BYTE, rbuf, rcounts, rdispls,
+              rtypes, MPI_BYTE, comm)
 
-PX_PMPI(MPI_Reduce_scatter)(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                            MPI_Op op, MPI_Comm comm)
-{
-    PX_CS_ENTER();
-    return px_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op,
-                             comm, NULL, "MPI_Reduce_scatter");
-}
-PX_WEAK(MPI_Reduce_scatter)
-PX_PMPI(MPI_Ireduce_scatter)(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt,
-                             MPI_Op op, MPI_Comm comm, MPI_Request *req)
-{
-    PX_CS_ENTER();
-    return px_reduce_scatter(sbuf, rbuf, rcounts, 0, dt, op,
-                             comm, req, "MPI_Ireduce_scatter");
-}
-PX_WEAK(MPI_Ireduce_scatter)
+PX_COLL_ENTRY(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block,
+              (const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
+               MPI_Comm comm),
+              px_reduce_scatter, sbuf, rbuf, NULL, rcount, dt, op, comm)
+
+PX_COLL_ENTRY(MPI_Reduce_scatter, MPI_Ireduce_scatter,
+              (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
+               MPI_Comm comm),
+              px_reduce_scatter, sbuf, rbuf, rcounts, 0, dt, op, comm)

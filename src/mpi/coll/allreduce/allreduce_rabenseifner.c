@@ -14,7 +14,7 @@ int px_coll_rabenseifner_reduce_scatter(px_coll_sched_t *s, px_mpi_comm_t *c, vo
                                         MPI_Aint *cnts, MPI_Aint *displs, int up,
                                         px_coll_rab_step_t *steps, int *newrank_p)
 {
-    int n = c->size, r = c->rank, pof2 = px_coll_pof2_floor(n), rem = n - pof2, newrank;
+    int n = c->size, pof2 = px_coll_pof2_floor(n), rem = n - pof2;
     void *tmp = px_coll_tmp_items(s, dt, count);
     if (!tmp)
         return MPI_ERR_NO_MEM;
@@ -22,20 +22,7 @@ int px_coll_rabenseifner_reduce_scatter(px_coll_sched_t *s, px_mpi_comm_t *c, vo
         cnts[i] = count / pof2 + (i < count % pof2);
         displs[i] = i ? displs[i - 1] + cnts[i - 1] : 0;
     }
-    if (r < 2 * rem) {
-        if (r % 2 == 0) {
-            px_coll_send_items(s, c, acc, 0, count, dt, r + 1);
-            newrank = -1;
-        } else {
-            px_coll_recv_items(s, c, tmp, 0, count, dt, r - 1);
-            newrank = r / 2;
-        }
-        px_coll_sched_round(s);
-        if (newrank >= 0)
-            px_coll_sched_reduce(s, tmp, acc, count, dt, op);
-    } else {
-        newrank = r - rem;
-    }
+    int newrank = px_coll_allreduce_fold(s, c, acc, tmp, count, dt, op, rem);
     if (newrank >= 0) {
         /* Each step halves the blocks this rank reduces; the partner differs
          * in one bit of newrank and holds the same blocks before the step. */
@@ -92,7 +79,7 @@ static int px_rab_up(px_mpi_comm_t *c, int pof2, int rem)
 
 PX_COLL_BUILDER(px_coll_allreduce_rabenseifner)
 {
-    int n = c->size, r = c->rank, pof2 = px_coll_pof2_floor(n), rem = n - pof2, newrank;
+    int n = c->size, pof2 = px_coll_pof2_floor(n), rem = n - pof2, newrank;
     MPI_Aint *cnts = px_coll_sched_alloc(s, sizeof(MPI_Aint) * 2 * (size_t)pof2);
     if (!cnts)
         return MPI_ERR_NO_MEM;
@@ -119,12 +106,7 @@ PX_COLL_BUILDER(px_coll_allreduce_rabenseifner)
         }
     }
     px_coll_sched_round(s);
-    if (r < 2 * rem) {
-        if (r % 2)
-            px_coll_send_items(s, c, acc, 0, a->count, a->dt, r - 1);
-        else
-            px_coll_recv_items(s, c, acc, 0, a->count, a->dt, r + 1);
-        px_coll_sched_round(s);
-    }
+    px_coll_allreduce_unfold(s, c, acc, a->count, a->dt, rem);
+    px_coll_sched_round(s);
     return MPI_SUCCESS;
 }

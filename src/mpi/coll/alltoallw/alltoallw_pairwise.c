@@ -5,14 +5,10 @@
 
 #include <stdint.h>
 
-int px_coll_alltoallw_resolve(px_coll_sched_t *s, const px_coll_args_t *a, px_coll_args_t *out);
-void px_coll_alltoallw_block(const px_coll_args_t *a, int send, int i, char **buf_p,
-                             MPI_Datatype *dt_p);
-
 /* Address and datatype of block i (Alltoallv: displacements in items of
  * the single type; Alltoallw: in bytes, one type per block). */
-void px_coll_alltoallw_block(const px_coll_args_t *a, int send, int i, char **buf_p,
-                             MPI_Datatype *dt_p)
+static void px_coll_alltoallw_block(const px_coll_args_t *a, int send, int i, char **buf_p,
+                                    MPI_Datatype *dt_p)
 {
     const MPI_Datatype *types = send ? a->stypes : a->rtypes;
     const int *displs = send ? a->sdispls : a->rdispls;
@@ -24,6 +20,22 @@ void px_coll_alltoallw_block(const px_coll_args_t *a, int send, int i, char **bu
         *dt_p = send ? a->stype : a->rtype;
         *buf_p = base + (MPI_Aint)displs[i] * px_mpi_dt_get(*dt_p)->extent;
     }
+}
+
+void px_coll_alltoallw_recv(px_coll_sched_t *s, px_mpi_comm_t *c, const px_coll_args_t *a, int i)
+{
+    char *p;
+    MPI_Datatype dt;
+    px_coll_alltoallw_block(a, 0, i, &p, &dt);
+    px_coll_sched_recv(s, c, p, a->rcounts[i], dt, i);
+}
+
+void px_coll_alltoallw_send(px_coll_sched_t *s, px_mpi_comm_t *c, const px_coll_args_t *a, int i)
+{
+    char *p;
+    MPI_Datatype dt;
+    px_coll_alltoallw_block(a, 1, i, &p, &dt);
+    px_coll_sched_send(s, c, p, a->scounts[i], dt, i);
 }
 
 /* MPI_IN_PLACE: the send data is the receive buffer, copied aside first. */
@@ -70,14 +82,9 @@ PX_COLL_BUILDER(px_coll_alltoallw_pairwise)
         return rc;
     int n = c->size, r = c->rank;
     for (int k = 0; k < n; k++) {
-        int dst = (r + k) % n, src = (r - k + n) % n;
-        char *sp, *rp;
-        MPI_Datatype st, rt;
-        px_coll_alltoallw_block(&b, 1, dst, &sp, &st);
-        px_coll_alltoallw_block(&b, 0, src, &rp, &rt);
         /* the own block goes through the transport too: it converts types */
-        px_coll_sched_recv(s, c, rp, b.rcounts[src], rt, src);
-        px_coll_sched_send(s, c, sp, b.scounts[dst], st, dst);
+        px_coll_alltoallw_recv(s, c, &b, (r - k + n) % n);
+        px_coll_alltoallw_send(s, c, &b, (r + k) % n);
         px_coll_sched_round(s);
     }
     return MPI_SUCCESS;
