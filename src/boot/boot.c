@@ -770,7 +770,8 @@ px_status_t px_boot_init(px_boot_info_t *info_p)
         *info_p = px_boot.info;
         return PX_OK;
     }
-    px_param_init();
+    /* for the log level; a bad parameter is MPI_Init's to report */
+    (void)px_param_init();
     memset(&px_boot.info, 0, sizeof(px_boot.info));
     atomic_store(&px_boot.finalized, 0);
     const char *addr = getenv("PX_BOOT_ADDR");
@@ -780,6 +781,8 @@ px_status_t px_boot_init(px_boot_info_t *info_p)
         st = px_boot_singleton_init();
     if (st != PX_OK)
         return st;
+    const char *node = getenv("PX_NODE_NAME");
+    px_boot.info.node_name = node ? node : "";
     px_debug("boot", "%s: rank %d of %d, node %d of %d, local rank %d of %d, job %016llx",
              px_boot.ops->name, px_boot.info.rank, px_boot.info.size, px_boot.info.node_id,
              px_boot.info.num_nodes, px_boot.info.local_rank, px_boot.info.local_size,

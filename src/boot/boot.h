@@ -22,6 +22,7 @@ typedef struct px_boot_info {
     const int *node_of; /* node_of[r] for every rank r; owned by boot */
     uint64_t job_id;    /* unique per job; also names shared-memory segments */
     const char *boot_host; /* address of the bootstrap server ("" for singleton) */
+    const char *node_name; /* the launcher's name for this rank's host ("": none) */
     int singleton;
 } px_boot_info_t;
 

@@ -1,11 +1,11 @@
 #include "log.h"
 #include "clock.h"
+#include "param.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 int px_log_level_cur = PX_LOG_WARN;
 static char px_log_prefix[64] = "plexus";
@@ -13,22 +13,18 @@ static char px_log_subsys[256];
 
 static const char *const px_log_names[] = {"error", "warn", "info", "debug", "trace"};
 
-/* Reads PX_LOG_LEVEL / PX_LOG_SUBSYS directly: logging must work before
- * (and while) the parameter table itself is parsed. */
+/* Takes PX_LOG_LEVEL and PX_LOG_SUBSYS from the parameter table, which
+ * calls this once they are read; until then WARN and every subsystem. */
 void px_log_init(void)
 {
-    const char *lvl = getenv("PX_LOG_LEVEL");
-    const char *sub = getenv("PX_LOG_SUBSYS");
+    const char *lvl = px_params.log_level;
+    const char *sub = px_params.log_subsys;
     (void)px_time_sec(); /* log times count from here (start-up), not from the first message */
-    if (lvl) {
-        for (int i = 0; i < 5; i++)
-            if (!strcasecmp(lvl, px_log_names[i]))
-                px_log_level_cur = i;
-        if (lvl[0] >= '0' && lvl[0] <= '4' && !lvl[1])
-            px_log_level_cur = lvl[0] - '0';
-    }
-    if (sub)
-        snprintf(px_log_subsys, sizeof(px_log_subsys), ",%s,", sub);
+    for (int i = 0; lvl && i < 5; i++)
+        if (!strcmp(lvl, px_log_names[i]))
+            px_log_level_cur = i;
+    snprintf(px_log_subsys, sizeof(px_log_subsys), "%s%s%s", sub && *sub ? "," : "",
+             sub ? sub : "", sub && *sub ? "," : "");
 }
 
 void px_log_set_prefix(const char *prefix)

@@ -121,7 +121,7 @@ def test_bad_rail_names_and_policies_fail_init(two_rails):
     assert p.returncode != 0
     assert "PX_RAILS=rail0,nosuch7" in p.stderr and "nosuch7" in p.stderr, p.stderr
     p = run("node0,node1", [CHECK, 1], env={"PX_RAIL_POLICY": "fastest"}, timeout=30)
-    assert p.returncode != 0 and "PX_RAIL_POLICY=fastest: unknown policy" in p.stderr, p.stderr
+    assert p.returncode != 0 and "PX_RAIL_POLICY=fastest: invalid value" in p.stderr, p.stderr
 
 
 def test_rails_without_common_subnet(two_rails):

@@ -1,5 +1,6 @@
 /* pxrun: starting ranks, locally (fork/exec) or through a launcher template. */
 #include "pxrun.h"
+#include "util/param.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,19 +14,17 @@
 
 extern char **environ;
 
-/* Variables pxrun sets per rank; stale copies in our environment are dropped. */
-static const char *const pxrun_rank_vars[] = {
-    "PX_RANK", "PX_SIZE", "PX_NODE_ID", "PX_NUM_NODES", "PX_LOCAL_RANK", "PX_LOCAL_SIZE",
-    "PX_UNIVERSE_SIZE", "PX_NODE_NAME", "PX_BOOT_ADDR", "PX_JOB_SECRET", "PX_JOB_ID", NULL};
-
+/* Variables pxrun sets per rank (px_param_launcher_vars); stale copies in
+ * our environment are dropped. */
 static int pxrun_is_rank_var(const char *entry)
 {
-    for (int i = 0; pxrun_rank_vars[i]; i++) {
-        size_t n = strlen(pxrun_rank_vars[i]);
-        if (!strncmp(entry, pxrun_rank_vars[i], n) && entry[n] == '=')
-            return 1;
-    }
-    return 0;
+    char name[64];
+    size_t n = strcspn(entry, "=");
+    if (n >= sizeof(name))
+        return 0;
+    memcpy(name, entry, n);
+    name[n] = 0;
+    return px_param_is_launcher_var(name);
 }
 
 /* Finds an executable in PATH; returns 0, or ENOENT / EACCES. */

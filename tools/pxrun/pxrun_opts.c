@@ -1,5 +1,6 @@
 /* pxrun: command line, host lists and rank placement. */
 #include "pxrun.h"
+#include "util/param.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -48,10 +49,21 @@ static void pxrun_usage(FILE *out)
             "  -h, --help               this text\n"
             "  --version                print the version\n"
             "\n"
-            "Every rank gets PX_RANK, PX_SIZE, PX_NODE_ID, PX_NUM_NODES, PX_LOCAL_RANK,\n"
-            "PX_LOCAL_SIZE, PX_UNIVERSE_SIZE, PX_NODE_NAME, PX_BOOT_ADDR, PX_JOB_SECRET and\n"
-            "PX_JOB_ID. Through a launcher, PX_* tunables of pxrun's environment are passed on.\n"
-            "Exit code: the first failing rank's (128+S for a rank killed by signal S).\n");
+            "Every rank gets");
+    size_t col = 15;
+    for (int i = 0; px_param_launcher_vars[i]; i++) {
+        const char *sep = !px_param_launcher_vars[i + 1] ? " and" : i ? "," : "";
+        size_t w = strlen(sep) + 1 + strlen(px_param_launcher_vars[i]);
+        if (col + w + 1 > 80) {
+            fprintf(out, "%s\n%s", sep, px_param_launcher_vars[i]);
+            col = strlen(px_param_launcher_vars[i]);
+        } else {
+            fprintf(out, "%s %s", sep, px_param_launcher_vars[i]);
+            col += w;
+        }
+    }
+    fprintf(out, ". Through a launcher, PX_* tunables of pxrun's environment are passed on.\n"
+                 "Exit code: the first failing rank's (128+S for a rank killed by signal S).\n");
 }
 
 static int pxrun_parse_int(const char *opt, const char *s, int min, int *v_p)
@@ -360,9 +372,9 @@ int pxrun_opts_parse(int argc, char **argv, pxrun_opts_t *o)
             }
             break;
         case 'b': {
-            char kv[32];
-            if (strcmp(val, "core") && strcmp(val, "spread") && strcmp(val, "none")) {
-                pxrun_msg("--bind-to %s: use core, spread or none", val);
+            char kv[32], err[256];
+            if (px_param_check("PX_BIND", val, err, sizeof(err)) != PX_OK) {
+                pxrun_msg("--bind-to: %s", err);
                 return -1;
             }
             snprintf(kv, sizeof(kv), "PX_BIND=%s", val);

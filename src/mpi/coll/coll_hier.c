@@ -62,19 +62,9 @@ px_coll_hier_t *px_coll_hier_get(px_mpi_comm_t *c)
 
 int px_coll_hier_usable(px_mpi_comm_t *c) { return px_coll_hier_get(c) != NULL; }
 
-static int px_hier_enabled(void)
-{
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("PX_COLL_HIER");
-        v = e ? atoi(e) != 0 : 1;
-    }
-    return v;
-}
-
 void px_coll_hier_ensure(px_mpi_comm_t *c)
 {
-    if (px_hier_building || c->size < 2 || !px_hier_enabled() || px_hier_lookup(c))
+    if (px_hier_building || c->size < 2 || !px_params.coll_hier || px_hier_lookup(c))
         return;
     /* All on one node is known alike on every rank (local_size == size holds
      * everywhere or nowhere): no hierarchy to exploit, unless forced. */

@@ -358,9 +358,9 @@ static size_t px_step_local_bytes(const px_coll_step_t *st)
  * reductions), in their order, up to the first that a local step before it
  * would change (its buffer written, or a receive's buffer read), and large
  * local steps then run in slices with a progress pass before each: the
- * clear-to-send of a receive leaves at once instead of after the copy
- * (2 nodes, osu_gather 4 MB: the sender waited 570-620 us for it behind
- * the root's copy of its own block). 1: slice the local steps. */
+ * clear-to-send of a receive leaves at once instead of after the copy,
+ * which a sender otherwise waits for (a gather root's copy of its own
+ * block). 1: slice the local steps. */
 static int px_sched_post_early(px_coll_sched_t *s, int first, int end, int mode)
 {
     size_t local = 0;
@@ -403,13 +403,11 @@ static void px_sched_start_round(px_coll_sched_t *s)
      * (PX_RAIL_RELEASE). So may those of a round that also receives, while
      * each rank has a CPU of its own: there the peer's acknowledgement
      * comes behind the peer's own data and, without the release, an
-     * exchange waits for it after its receives are done (2 emulated nodes,
-     * osu_alltoall 256 KB: 183 us against 207, osu_allgather 173 against
-     * 212). With ranks sharing cores the copies aside compete with the
-     * transfers for the CPU (4 emulated nodes on 2 cores, osu_alltoall
-     * 1 MB: 3,409 against 3,166), and the round waits instead; so it does
-     * for sends above PX_RNDV_RELEASE_MAX, whose copies cost more than the
-     * wait (2 nodes, osu_allreduce 4 MB: 4,681 against 3,882). */
+     * exchange waits for it after its receives are done. With ranks
+     * sharing cores the copies aside compete with the transfers for the
+     * CPU, and the round waits instead; so it does for sends above
+     * PX_RNDV_RELEASE_MAX, whose copies cost more than the wait
+     * (docs/collectives.md). */
     int mode = PX_PROTO_MODE_RELEASE, recv = 0;
     size_t most = 0; /* the round's largest send */
     for (int i = first; i < end; i++) {

@@ -22,9 +22,8 @@
  * ack = k, and the ranks whose data was read wait until all have, so that
  * their buffers may change again. One copy instead of two, and no size
  * bound. Simultaneous reads of the same pages slow each other down in the
- * kernel (bench/loops/cma_readers: two readers of one 64 KB buffer take
- * 4.8-6.2 us each against 2.7-3.1 alone, even when they start at
- * different pages), so a broadcast root with two or three readers, idle
+ * kernel, even when they start at different pages (bench/loops/cma_readers;
+ * docs/collectives.md), so a broadcast root with two or three readers, idle
  * otherwise, writes one reader's copy itself (process_vm_writev): that
  * reader stores its buffer's address before its seq and waits for the
  * root to store its `red` = k. The segment's setup checks that each rank
@@ -56,17 +55,14 @@
 #define PX_CSHM_MAPPED_MAX ((size_t)256 << 20)
 /* Allreduce from this size on splits the combining among the ranks (each
  * combines an n-th of every chunk): one more wait, but n times less
- * arithmetic per rank (osu_allreduce, 2, 4 and 8 ranks on 2 cores: even at
- * 8 KB, faster from 16 KB) */
+ * arithmetic per rank, which pays from about here */
 #define PX_CSHM_SPLIT_MIN 8192
 /* Chunks of a split allreduce are at most this large (or one element): with
- * larger chunks a rank combines longer before the others may copy
- * (4 ranks, 256 KB, 128 KB chunks: 110-112 us against 83-106) */
+ * larger chunks a rank combines longer before the others may copy */
 #define PX_CSHM_SPLIT_CHUNK 65536
 /* A direct broadcast's root writes one reader's copy itself in
- * communicators of 3 up to this many ranks (4 ranks on 2 cores, osu_bcast
- * 64 KB-1 MB: 5.3-84 us against 6.7-109 with all reading; 3 ranks 6.5-69
- * against 8.7-135; 8 ranks: no gain, 2: the same) */
+ * communicators of 3 up to this many ranks: with more, one copy fewer read
+ * no longer shows, and with 2 the one reader gains nothing */
 #define PX_CSHM_PUSH_MAX_RANKS 4
 static size_t px_cshm_mapped;
 
@@ -525,8 +521,7 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
                 /* the j-th of the readers that read starts at the j-th
                  * part of the root's pages and wraps round, so that
                  * readers that start together do not all begin with the
-                 * same pages (4 ranks on 2 cores, 1 MB: 128-163 us against
-                 * 178-216 all from the start; 256 KB: 26-32 against 37-40) */
+                 * same pages */
                 char *dst = (char *)a->rbuf + px_mpi_dt_get(a->dt)->true_lb;
                 int readers = n - 1 - (pushed > 0);
                 size_t j = (size_t)(rel - 1 - (pushed > 0 && rel > pushed));
@@ -543,8 +538,7 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
          * that the ranks do not all read the same one at once; each as
          * soon as its owner has posted it (with up to 64 ranks: beyond,
          * once all have), so that a rank waiting for one that the
-         * scheduler has not run yet reads the others meanwhile (4 ranks
-         * on 2 cores, 128 KB blocks: against waiting for all first) */
+         * scheduler has not run yet reads the others meanwhile */
         if (rc == MPI_SUCCESS && !(id == PX_COLL_ALLGATHER && a->sbuf == MPI_IN_PLACE))
             px_cshm_unpack((const char *)(uintptr_t)addr +
                                (size_t)(blocks > 1 ? me : 0) * a->bytes,

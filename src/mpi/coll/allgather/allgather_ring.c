@@ -24,14 +24,11 @@ int px_coll_allgather_own(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_co
 
 /* The block leaves from the send buffer, so the round posts it before the
  * copy into rbuf (which then runs in slices while the transfers go on):
- * with the copy first, a 4 MB block's request left 0.4 ms late, after the
- * peer had begun writing its own block, and the peer's clear-to-send came
- * back behind those megabytes (2 emulated nodes, osu_allgather 4 MB, six
- * runs in turn: 3,609 [3,527-3,770] us against 3,662 [3,566-5,291]; MPICH
- * 3,526, Open MPI 3,772). Not while ranks share cores: there the slices
- * and the transfers compete for them (2 nodes with 2 ranks each on 2
- * cores, 4 MB: 15.1 against 13.8 ms). The signatures of the send and
- * receive types match, so the peer receives the same bytes. */
+ * with the copy first, a large block's request left after the peer had
+ * begun writing its own block, and the peer's clear-to-send came back
+ * behind it. Not while ranks share cores: there the slices and the
+ * transfers compete for them (docs/collectives.md). The signatures of the
+ * send and receive types match, so the peer receives the same bytes. */
 void px_coll_allgather_send_own(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c,
                                 int peer)
 {

@@ -2,22 +2,9 @@
  * levels than binomial at the cost of more sends per parent. */
 #include "../coll_impl.h"
 
-#include <stdlib.h>
-
-static int px_knomial_radix(void)
-{
-    static int k;
-    if (!k) {
-        const char *e = getenv("PX_BCAST_KNOMIAL_RADIX");
-        int v = e ? atoi(e) : 4;
-        k = v < 2 ? 2 : v > 64 ? 64 : v;
-    }
-    return k;
-}
-
 PX_COLL_BUILDER(px_coll_bcast_knomial)
 {
-    int n = c->size, vr = (c->rank - a->root + n) % n, k = px_knomial_radix();
+    int n = c->size, vr = (c->rank - a->root + n) % n, k = (int)px_params.bcast_knomial_radix;
     long mask = 1;
     while (mask < n) {
         long digit = (vr / mask) % k;
