@@ -1,6 +1,7 @@
 /* Environment: init, finalize, abort, clocks, versions, memory. */
 #include "mpi_impl.h"
 #include "../util/clock.h"
+#include "../boot/machine.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -50,7 +51,7 @@ static int px_mpi_init_common(const char *fn)
         return px_mpi_error(NULL, MPI_ERR_OTHER, fn, "MPI is already initialized");
     if (px_mpi_finalized)
         return px_mpi_error(NULL, MPI_ERR_OTHER, fn, "MPI cannot be initialized again after MPI_Finalize");
-    px_param_init();
+    px_status_t pst = px_param_init();
     st = px_boot_init(&px_mpi_boot);
     if (st != PX_OK) {
         fprintf(stderr, "Plexus: %s: bootstrap failed: %s\n", fn, px_status_string(st));
@@ -58,6 +59,16 @@ static int px_mpi_init_common(const char *fn)
     }
     snprintf(prefix, sizeof(prefix), "rank %d", px_mpi_boot.rank);
     px_log_set_prefix(prefix);
+    if (pst != PX_OK) {
+        /* through the launcher, so that the job ends now and says why,
+         * instead of the other ranks waiting for this one */
+        char msg[1100];
+        snprintf(msg, sizeof(msg), "%s: %s", fn, px_param_error());
+        fprintf(stderr, "Plexus: rank %d: %s\n", px_mpi_boot.rank, msg);
+        if (px_mpi_boot.singleton)
+            exit(1);
+        px_boot_abort(1, msg);
+    }
     st = px_proto_init(&px_mpi_boot);
     if (st != PX_OK) {
         char msg[160];
@@ -65,12 +76,13 @@ static int px_mpi_init_common(const char *fn)
         fprintf(stderr, "Plexus: rank %d: %s\n", px_mpi_boot.rank, msg);
         px_boot_abort(1, msg);
     }
+    px_boot_bind(); /* PX_BIND, now that the ranks of this machine are known */
     px_mpi_dt_init();
     if (px_mpi_comm_init_world(&px_mpi_boot) != MPI_SUCCESS)
         px_boot_abort(1, "cannot create MPI_COMM_WORLD");
     px_mpi_main_thread = pthread_self();
     px_mpi_initialized = 1;
-    px_proto_spread();
+    px_boot_spread();
     return MPI_SUCCESS;
 }
 
@@ -198,7 +210,7 @@ PX_PMPI(MPI_Get_processor_name)(char *name, int *resultlen)
 {
     PX_CS_ENTER();
     char host[256] = "";
-    const char *node = getenv("PX_NODE_NAME");
+    const char *node = px_mpi_boot.node_name;
     if (!name || !resultlen)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Get_processor_name", "null argument");
     if (!node || !node[0] || !strcmp(node, "localhost")) {

@@ -62,8 +62,10 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
         ptr = r->packbuf;
     }
     r->p.cb = NULL;
+    /* collectives use the odd contexts (px_mpi_comm_t) */
+    int mode = r->mode | ((ctx & 1) ? PX_PROTO_MODE_COLL : 0);
     px_status_t st = px_proto_isend(&r->p, px_mpi_comm_world_rank(c, r->rank), ctx, c->rank,
-                                    r->tag, ptr, nbytes, (px_proto_mode_t)r->mode);
+                                    r->tag, ptr, nbytes, (px_proto_mode_t)mode);
     if (st != PX_OK)
         return st == PX_ERR_PEER_UNREACHABLE ? MPI_ERR_OTHER : px_mpi_status_to_class(st);
     return MPI_SUCCESS;

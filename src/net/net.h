@@ -4,7 +4,15 @@
  * layer above, copied by the transport) and a payload (an iovec the caller
  * keeps valid until the send completes). Received frames are delivered up
  * through px_net_rx_ops_t: rx_begin gets the header and says where the
- * payload goes, rx_done runs when it is there. Transports never call MPI. */
+ * payload goes, rx_done runs when it is there. Transports never call MPI.
+ *
+ * The contract of an ops table: every member is filled. An operation the
+ * transport does not have is one of the px_net_stub_* functions below,
+ * which answer PX_ERR_UNSUPPORTED or the neutral answer its comment gives,
+ * so a caller never tests a member for NULL. What a caller must know
+ * before it relies on an operation (fault tolerance needs ep_reset and
+ * ep_rx_cancel, say) is a capability bit of px_net_attr_t.caps, and an
+ * operation its bit covers works when the bit is set. */
 #ifndef PX_NET_H
 #define PX_NET_H
 
@@ -33,8 +41,9 @@ typedef struct px_net_rx_ops {
     void (*ep_failed)(void *owner, px_status_t why);
     /* Optional: `rank` connects to this interface and has no endpoint here
      * yet. The layer above may create its endpoints (ep_create) now;
-     * returns 0 when it did, else the connection is refused. */
-    int (*ep_incoming)(px_net_iface_t *iface, int rank);
+     * returns 0 when it did, else the connection is refused. `owner` is
+     * what that layer gave iface_open. */
+    int (*ep_incoming)(void *owner, int rank);
 } px_net_rx_ops_t;
 
 /* Called when a send that returned PX_INPROGRESS no longer needs the
@@ -42,11 +51,19 @@ typedef struct px_net_rx_ops {
 typedef void (*px_net_send_cb_t)(void *arg, px_status_t status);
 
 enum {
-    PX_NET_CAP_GET = 1u << 0, /* ep_get/ep_put: a peer's memory directly (CMA) */
+    /* ep_get and ep_put: a peer's memory directly (CMA); without it they
+     * answer PX_ERR_UNSUPPORTED. */
+    PX_NET_CAP_GET = 1u << 0,
     /* Frames may be lost, duplicated or reordered, and ep_failed never says
      * so: the layer above retransmits (the rail layer does). Frames must not
      * exceed max_frag payload bytes. */
     PX_NET_CAP_LOSSY = 1u << 1,
+    /* ep_reset and ep_rx_cancel do what they say (what the rail layer's
+     * fault tolerance needs); without it they do nothing. */
+    PX_NET_CAP_RESET = 1u << 2,
+    /* ep_path_check asks the network; without it, it answers
+     * PX_ERR_UNSUPPORTED. */
+    PX_NET_CAP_PATH_CHECK = 1u << 3,
 };
 
 typedef struct px_net_attr {
@@ -75,8 +92,10 @@ typedef struct px_net_sub_info {
 typedef struct px_net_ops {
     size_t size; /* sizeof(px_net_ops_t), for future extension */
     const char *name;
-    /* Opens the transport for this process; may use boot put/fence. */
-    px_status_t (*iface_open)(const px_boot_info_t *boot, const px_net_rx_ops_t *rx,
+    /* Opens the transport for this process; may use boot put/fence. The
+     * interface's upcalls that concern no endpoint (ep_incoming) get
+     * `owner`. */
+    px_status_t (*iface_open)(const px_boot_info_t *boot, const px_net_rx_ops_t *rx, void *owner,
                               px_net_iface_t **iface_p);
     void (*iface_close)(px_net_iface_t *iface);
     void (*iface_query)(px_net_iface_t *iface, px_net_attr_t *attr_p);
@@ -87,8 +106,8 @@ typedef struct px_net_ops {
     px_status_t (*ep_create)(px_net_iface_t *iface, int rank, int sub, void *owner,
                              px_net_ep_t **ep_p);
     /* Subchannels to `rank` (at most max, filled into info): how many
-     * endpoints ep_create accepts for it. NULL: exactly one. Negative: an
-     * error, e.g. no common rail. */
+     * endpoints ep_create accepts for it. Negative: an error, e.g. no common
+     * rail. A transport of one endpoint per peer: px_net_stub_ep_subs. */
     int (*ep_subs)(px_net_iface_t *iface, int rank, px_net_sub_info_t *info, int max);
     /* Sends hdr + iov. Returns PX_OK when the payload is no longer needed,
      * PX_INPROGRESS when cb(arg) will say so later, or an error. */
@@ -96,17 +115,17 @@ typedef struct px_net_ops {
                            const struct iovec *iov, int iovcnt, px_net_send_cb_t cb, void *arg);
     /* Copies len bytes at the peer's address raddr into local (PX_NET_CAP_GET). */
     px_status_t (*ep_get)(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len);
-    /* Copies len bytes at local to the peer's address raddr (PX_NET_CAP_GET;
-     * NULL: not supported). */
+    /* Copies len bytes at local to the peer's address raddr (PX_NET_CAP_GET). */
     px_status_t (*ep_put)(px_net_ep_t *ep, const void *local, uint64_t raddr, size_t len);
     /* Bytes queued but not yet written. */
     size_t (*ep_pending)(px_net_ep_t *ep);
     /* Drops the endpoint's connection and everything queued on it (their
      * callbacks run with an error) without reporting ep_failed; the next
-     * ep_send connects afresh. NULL: not supported. */
+     * ep_send connects afresh (PX_NET_CAP_RESET). */
     void (*ep_reset)(px_net_ep_t *ep);
     /* Discards the rest of the payload of the frame being received (rx_done
-     * still runs); the layer above got the same frame another way. */
+     * still runs); the layer above got the same frame another way
+     * (PX_NET_CAP_RESET). */
     void (*ep_rx_cancel)(px_net_ep_t *ep);
     /* Polls; returns the number of events handled. */
     int (*iface_progress)(px_net_iface_t *iface);
@@ -116,20 +135,34 @@ typedef struct px_net_ops {
      * peer's kernel answers it (not the peer process, which may be busy
      * elsewhere): 1 yes, 0 not known yet (call again), -1 no answer within
      * timeout_ns, or the network refuses. Starts a check when none is under
-     * way. NULL: not supported. */
+     * way (PX_NET_CAP_PATH_CHECK). */
     int (*ep_path_check)(px_net_ep_t *ep, uint64_t timeout_ns);
     /* A few words on the endpoint's connection, for a job that seems stuck
-     * (e.g. "connected", "in handshake"). NULL: nothing to say. */
+     * (e.g. "connected", "in handshake"); "" when there is nothing to say. */
     const char *(*ep_describe)(px_net_ep_t *ep);
     /* Nonzero when iface_progress would only look at iface_fd: nothing
      * queued to flush, no timer of its own. The engine then skips a poll
-     * whose descriptor is not readable. NULL: always poll. */
+     * whose descriptor is not readable. 0 always: always poll. */
     int (*iface_quiet)(px_net_iface_t *iface);
     /* Nonzero when a frame sent on ep now goes out at once (a connection
-     * is established and verified), not after a connection set-up. NULL:
-     * always. */
+     * is established and verified), not after a connection set-up. 1
+     * always: nothing to set up. */
     int (*ep_ready)(px_net_ep_t *ep);
 } px_net_ops_t;
+
+/* What fills the member of an operation a transport does not have
+ * (src/net/stub.c). These three answer PX_ERR_UNSUPPORTED: */
+px_status_t px_net_stub_ep_get(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len);
+px_status_t px_net_stub_ep_put(px_net_ep_t *ep, const void *local, uint64_t raddr, size_t len);
+int px_net_stub_ep_path_check(px_net_ep_t *ep, uint64_t timeout_ns);
+/* One subchannel, its info zeroed (no rail, no label). */
+int px_net_stub_ep_subs(px_net_iface_t *iface, int rank, px_net_sub_info_t *info, int max);
+void px_net_stub_ep_reset(px_net_ep_t *ep);      /* does nothing */
+void px_net_stub_ep_rx_cancel(px_net_ep_t *ep);  /* does nothing */
+const char *px_net_stub_ep_describe(px_net_ep_t *ep); /* "" */
+int px_net_stub_iface_fd(px_net_iface_t *iface);      /* -1: nothing to block on */
+int px_net_stub_iface_quiet(px_net_iface_t *iface);   /* 0: always poll */
+int px_net_stub_ep_ready(px_net_ep_t *ep);            /* 1: nothing to set up */
 
 extern const px_net_ops_t px_net_self_ops;
 extern const px_net_ops_t px_net_shm_ops;

@@ -1,9 +1,8 @@
-/* proto: active messages and the MPI point-to-point protocols on them.
- *
- * Each peer has one channel (self, shm or a rail virtual channel). Messages
- * are active messages: the header handler runs on arrival and says where the
- * payload goes, the completion handler runs when it is there. On top:
- * eager (data with the envelope), rendezvous (RTS; then a direct read of the
+/* proto: the MPI point-to-point protocols, on the active messages of the
+ * channel layer (src/chan: one channel per peer, self, shm or the network).
+ * Each message kind is an active message whose header handler runs on
+ * arrival and says where the payload goes; the completion handler runs when
+ * it is there. The protocols: eager (data with the envelope), rendezvous (RTS; then a direct read of the
  * sender's buffer where the channel can, or CTS + DATA), synchronous mode
  * (an acknowledgement at match time) and the matching of envelopes
  * (context, source, tag) against posted receives and unexpected messages. */
@@ -24,7 +23,9 @@ typedef enum {
     PX_PROTO_MODE_STD = 0,
     PX_PROTO_MODE_SYNC = 1,
     PX_PROTO_MODE_READY = 2,
-    PX_PROTO_MODE_BLOCKING = 0x10, /* or'ed in by blocking calls (multi-rail policy epc) */
+    PX_PROTO_MODE_BLOCKING = 0x10, /* or'ed in by blocking calls: the caller waits for the send */
+    PX_PROTO_MODE_COLL = 0x40,     /* or'ed in for a collective's traffic (PX_CHANNELS class=coll);
+                                    * its caller waits for the send too */
     PX_PROTO_MODE_RELEASE = 0x20,  /* or'ed in by a collective's round that only sends: over a
                                     * connection the send is done once written (rail release) */
 } px_proto_mode_t;
@@ -40,7 +41,7 @@ typedef void (*px_proto_cmpl_cb_t)(px_proto_req_t *req);
 struct px_proto_req {
     uint8_t kind;
     uint8_t mode;
-    uint8_t rflags;    /* PX_RAIL_F_* traffic class of a send */
+    uint8_t rflags;    /* PX_CHAN_F_* hints of a send */
     volatile uint8_t done;
     uint8_t cancelled;
     int pending;       /* events still needed before done (send side) */
@@ -57,7 +58,7 @@ struct px_proto_req {
     size_t rndv_total, rndv_got;
     uint64_t id;       /* wire identifier while a peer may refer to it */
     void *tmp;         /* truncation scratch */
-    struct px_rail_vc *dvc; /* rendezvous send to a network peer: the data's channel */
+    struct px_chan_route *dvc; /* rendezvous send to a network peer: the data's route */
     size_t head;       /* rendezvous send: bytes that went with the request */
     px_list_t link;    /* posted queue */
     px_proto_cmpl_cb_t cb; /* optional, runs at completion */
@@ -107,7 +108,6 @@ static inline void px_proto_wait(px_proto_req_t *req)
 /* Peers that failed (connection lost): operations to them fail. */
 int px_proto_peer_failed(int peer);
 int px_proto_oversubscribed(void);
-void px_proto_spread(void);
 /* Whether peer runs on this machine (reached through shared memory or self). */
 int px_proto_peer_local(int peer);
 /* Copies len bytes at raddr in peer's address space into local, through its

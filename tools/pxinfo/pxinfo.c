@@ -1,7 +1,7 @@
 /* pxinfo: what this Plexus build is and how it is configured. */
 #include "net/net.h"
-#include "net/tcp/tcp_addr.h"
-#include "proto/chan_rules.h"
+#include "net/addr.h"
+#include "chan/chan_rules.h"
 #include "rail/rail.h"
 #include "util/param.h"
 
@@ -45,10 +45,10 @@ static const char *cma_state(void)
 
 static int print_rails(void)
 {
-    px_tcp_addr_t a[PX_TCP_MAX_ADDR];
+    px_net_addr_t a[PX_NET_MAX_ADDR];
     int explicit_rails;
     struct in_addr remote = {0}; /* as seen by a launcher on another host */
-    int n = px_tcp_addr_local(remote, &explicit_rails, a, PX_TCP_MAX_ADDR);
+    int n = px_net_addr_local(remote, &explicit_rails, a, PX_NET_MAX_ADDR);
     if (n < 0)
         return 1;
     printf("Rails of this host (%s):\n", explicit_rails ? "PX_RAILS" : "discovered");
@@ -186,11 +186,16 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    px_param_init();
+    /* a bad value is reported; what is shown then holds its default */
+    int bad = px_param_init() != PX_OK;
+    if (bad)
+        fprintf(stderr, "pxinfo: %s\n", px_param_error());
     if (params) {
         px_param_print(stdout, markdown ? "markdown" : "text");
-        return 0;
+        return bad;
     }
+    if (bad)
+        return 1;
     if (coll) {
         px_mpi_coll_print_table(stdout);
         return 0;

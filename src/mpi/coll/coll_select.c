@@ -130,262 +130,15 @@ static const px_coll_algo_t px_coll_algos[] = {
 };
 #define PX_NALGOS ((int)(sizeof(px_coll_algos) / sizeof(px_coll_algos[0])))
 
-/* Default tuning table: {collective, max comm size, max bytes, max ranks
- * per node, algorithm}; 0 = no limit. Message size is the whole vector
- * for bcast/reductions and one rank's block for the gathers, scatters and
- * alltoalls. Node-aware ("smp") rows only apply when the communicator
- * spans several nodes with more than one rank on some node. */
-static const px_coll_rule_t px_coll_default_rules[] = {
-    /* one machine: flags in a shared segment, rank 0 released first like
-     * the tree (osu_barrier, 8 ranks on 2 cores: 13.8-15.3 us against the
-     * tree's 34.8-37.2; 4 ranks 7.8-9.7 against 14.1-15.8) */
-    {PX_COLL_BARRIER, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_BARRIER, 0, 0, 0, "smp", PX_COLL_NODES_ANY},
-    {PX_COLL_BARRIER, 0, 0, 0, "tree", PX_COLL_NODES_ONE},
-    /* two ranks on two nodes: both leave together (the tree lets rank 1
-     * out one message later, and OSU's next timed call waits for it:
-     * osu_alltoall/allreduce/allgather 2 nodes, 1 B-1 KB, 5.0-6.2 us
-     * against 6.0-7.8, MPICH 4.9-5.8; osu_bcast 5.5-6.2 against 4.3-5.2) */
-    {PX_COLL_BARRIER, 2, 0, 0, "dissemination", PX_COLL_NODES_SEVERAL},
-    /* up to 4 ranks across nodes the tree is as fast (osu_barrier, 4 nodes:
-     * 54-65 us against 58-68 us), and it releases rank 0 first, so that a
-     * broadcast from it right after the barrier starts early */
-    {PX_COLL_BARRIER, 4, 0, 0, "tree", PX_COLL_NODES_ANY},
-    {PX_COLL_BARRIER, 0, 0, 0, "dissemination", PX_COLL_NODES_ANY},
-    /* one machine, up to PX_COLL_SHM_SIZE: the root writes one slot that
-     * all read (osu_bcast, 8 ranks, 1 B: 0.24 against 3.6 us; 64 KB: 12.7
-     * against 22.9; 2 ranks, 64 KB: 6.0 against 11.1) */
-    /* up to 4 ranks, larger messages: all read the root's buffer, one copy
-     * each instead of two (osu_bcast, 4 ranks on 2 cores, five runs in
-     * turn: 128 KB 13.8-15.0 against the slots' 15.5-16.2 us, Open MPI
-     * 8.9-21.8; with the readers starting at different pages, 256 KB
-     * 26-32 and 1 MB 128-163, Open MPI 33-43 and 202-237; with the root
-     * writing one reader's copy, 64 KB 5.2-5.5, Open MPI 5.5-6.3 (32 KB:
-     * 4.1 against the slots' 4.0), 128 KB 7.8, 256 KB 13.1; 2 ranks, 128 KB:
-     * 4.9-5.1 against 15.8-16.4, Open MPI 5.1-6.0). With 8 ranks the slots
-     * stay ahead while the message fits (128 KB: 14.6-15.1 against
-     * 16.1-17.4), the reads beat the linear messages above (512 KB: 74-82
-     * against 86-110) */
-    {PX_COLL_BCAST, 2, 8192, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_BCAST, 2, 0, 0, "cma", PX_COLL_NODES_ONE},
-    {PX_COLL_BCAST, 4, 32768, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_BCAST, 4, 0, 0, "cma", PX_COLL_NODES_ONE},
-    {PX_COLL_BCAST, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_BCAST, 8, 0, 0, "cma", PX_COLL_NODES_ONE},
-    {PX_COLL_BCAST, 0, 65536, 0, "smp", PX_COLL_NODES_ANY},
-    {PX_COLL_BCAST, 0, 4096, 0, "binomial", PX_COLL_NODES_ANY},
-    /* between nodes, 4-128 KB: the k-nomial tree's fewer rounds beat the
-     * binomial tree's log2 n (4 nodes, 10 Gbit/s, 32 KB: 40-57 against
-     * 64-77 us) */
-    {PX_COLL_BCAST, 0, 32768, 0, "knomial", PX_COLL_NODES_SEVERAL},
-    /* between nodes, above 32 KB and up to 4 ranks: 32 KB segments down a
-     * chain carry the message over each link once (osu_bcast, 4 nodes,
-     * 10 Gbit/s, 128 KB: 39-74 against the k-nomial tree's 204-207 us;
-     * 1 MB: 826-915 against 1432-1604; 2 nodes, 128 KB: 82 against 102).
-     * 8 ranks on 4 nodes: no clear gain over the k-nomial tree (64 KB-1 MB
-     * within 10% either way) */
-    /* ...but with two consecutive ranks per node the binomial tree from
-     * rank 0 crosses between the nodes once and then copies inside both at
-     * once, where the chain waits for each rank of the two sharing a node's
-     * cores in turn (2 emulated nodes, 2 ranks each on 2 cores, osu_bcast:
-     * 256 KB 137 against 194 us, 1 MB 575 against 912, 4 MB 2,492 against
-     * 5,190; Open MPI 268, 695, 3,255) */
-    {PX_COLL_BCAST, 4, 0, 0, "binomial", PX_COLL_NODES_PAIRS},
-    {PX_COLL_BCAST, 4, 0, 0, "pipeline", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_BCAST, 0, 131072, 0, "knomial", PX_COLL_NODES_SEVERAL},
-    /* likewise 8 ranks in pairs on 4 nodes from 256 KB (three runs in
-     * turn, binomial / k-nomial to 512 KB, then scatter + ring / Open MPI:
-     * 256 KB 288 / 415 / 645 us, 512 KB 581 / 772 / 1,403, 1 MB 1,147 /
-     * 2,376 / 2,845, 4 MB 6,727 / 10,161 / 14,179) */
-    {PX_COLL_BCAST, 8, 0, 2, "binomial", PX_COLL_NODES_PAIRS},
-    {PX_COLL_BCAST, 0, 8192, 0, "binomial", PX_COLL_NODES_ANY},
-    {PX_COLL_BCAST, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
-    {PX_COLL_BCAST, 0, 12288, 0, "binomial", PX_COLL_NODES_ANY},
-    {PX_COLL_BCAST, 4, 0, 0, "binomial", PX_COLL_NODES_ANY},
-    {PX_COLL_BCAST, 0, 524288, 0, "knomial", PX_COLL_NODES_ANY},
-    /* 8 ranks, 4 on each of 2 nodes: the k-nomial tree (radix 4) from rank
-     * 0 crosses between the nodes once and then reads inside both; the
-     * scatter and ring allgather's 2(n-1) messages cost the shared cores
-     * more (three runs in turn, k-nomial / scatter + ring / binomial / Open
-     * MPI: 1 MB 544 / 1,834 / 896 / 2,009 us, 4 MB 3,231 / 6,489 / 3,852 /
-     * 9,267). One rank on each of 8 nodes keeps the scatter + ring (4 MB:
-     * 9,859 against the k-nomial tree's 15,702) */
-    {PX_COLL_BCAST, 8, 0, 0, "knomial", PX_COLL_NODES_PAIRS},
-    {PX_COLL_BCAST, 0, 0, 0, "scatter_ring", PX_COLL_NODES_ANY},
-    /* the binomial tree beats reduce-scatter + gather at every size
-     * measured: 2, 4 and 8 ranks on one node and 2 and 4 nodes, 4 KB-1 MB
-     * (4 ranks, one node, 1 MB: 1.4-1.5 against 2.9-3.1 ms) */
-    /* one machine, up to PX_COLL_SHM_SIZE: shared slots (osu_reduce, 8
-     * ranks, 1 B: 2.5 against 9.8 us; 64 KB: 11 against 80) */
-    {PX_COLL_REDUCE, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_REDUCE, 0, 0, 0, "binomial", PX_COLL_NODES_ANY},
-    /* one machine: shared slots, one wait instead of log2 n rounds
-     * (osu_allreduce, 4 ranks on 2 cores, 1 B: 3.1 against 8.6-10 us; 8
-     * ranks, 32 KB: 23-31 against 38-42); from 8 KB every rank combines an
-     * n-th (4 ranks, 1 MB: 392-509 against 591-752 us, Open MPI 577-594).
-     * Two ranks on their own cores do one exchange faster at 64-128 KB
-     * (64 KB: 10.2 against 13.3-13.6 us). */
-    {PX_COLL_ALLREDUCE, 2, 32768, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLREDUCE, 2, 131072, 0, "rabenseifner", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLREDUCE, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLREDUCE, 0, 65536, 0, "smp", PX_COLL_NODES_ANY},
-    {PX_COLL_ALLREDUCE, 0, 2048, 0, "recursive_doubling", PX_COLL_NODES_ANY},
-    /* two ranks: one exchange instead of two half-size ones (2 nodes,
-     * 8-32 KB: 32-37 against 68-78 us; one node, 1 MB: 222-272 against
-     * 254-516 us); up to 4 nodes the extra rounds cost more than the bytes
-     * they save up to 32 KB (4 nodes, 10 Gbit/s, 8 KB: 101-119 against
-     * 232-386 us; 32 KB: 56-81 against 82-86). At 64 KB, with the 32 KB TCP
-     * eager limit, Rabenseifner's halves go eagerly: 108-117 against
-     * 131-208 us (Open MPI 126-170). Above 512 KB the two half-size
-     * exchanges win again: a half's reduction overlaps the other half's
-     * transfer, and a 4 MB exchange no longer waits, when the ranks enter
-     * a little apart, for a clear-to-send behind the peer's data (2 nodes, osu_allreduce, three runs in turn,
-     * one exchange / halving / Open MPI: 2 MB 1,796 / 1,689 / 1,714 us,
-     * 4 MB 3,920 [3,654-4,997] / 3,550 [3,538-3,575] / 3,504) */
-    {PX_COLL_ALLREDUCE, 2, 524288, 0, "recursive_doubling", PX_COLL_NODES_ANY},
-    {PX_COLL_ALLREDUCE, 2, 0, 0, "rabenseifner", PX_COLL_NODES_ANY},
-    {PX_COLL_ALLREDUCE, 4, 32768, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
-    /* on one node the halving and doubling beat the ring at every size
-     * (osu_allreduce, 8 ranks, 1 MB: 1.6-2.1 against 2.4-2.5 ms; 4 ranks,
-     * 1 MB: 0.6-0.7 against 0.8-1.1 ms; 3 ranks alike, 6 ranks even) */
-    {PX_COLL_ALLREDUCE, 8, 0, 0, "rabenseifner", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLREDUCE, 0, 524288, 0, "rabenseifner", PX_COLL_NODES_ANY},
-    /* nodes holding two or more consecutive ranks: the halving's first and
-     * largest steps stay inside the nodes, and half as many bytes cross
-     * between them as in the ring (2 nodes, 2 ranks each, 1 MB: 914-1164
-     * against 1330-1478 us, Open MPI 1310-1538) */
-    {PX_COLL_ALLREDUCE, 0, 0, 0, "rabenseifner", PX_COLL_NODES_PAIRS},
-    /* four ranks on four nodes: the halving's two exchanges each way move
-     * the bytes of the ring's three in fewer rounds (osu_allreduce, 4
-     * emulated nodes, seven runs in turn: 1 MB 1,644 against 2,116 us, 2 MB
-     * 3,135 against 3,417, 4 MB 7,221 against 7,495; Open MPI 1,793, 3,324,
-     * 7,779). Three ranks keep the ring: there the halving first folds
-     * one rank in whole (2 MB: 3,796 against 2,850) */
-    {PX_COLL_ALLREDUCE, 3, 0, 0, "ring", PX_COLL_NODES_ANY},
-    {PX_COLL_ALLREDUCE, 4, 0, 0, "rabenseifner", PX_COLL_NODES_ANY},
-    {PX_COLL_ALLREDUCE, 0, 0, 0, "ring", PX_COLL_NODES_ANY},
-    {PX_COLL_ALLREDUCE, 0, 0, 0, "recursive_doubling", PX_COLL_NODES_ANY},
-    {PX_COLL_GATHER, 0, 16384, 0, "binomial", PX_COLL_NODES_ANY},
-    {PX_COLL_GATHER, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
-    {PX_COLL_SCATTER, 0, 16384, 0, "binomial", PX_COLL_NODES_ANY},
-    {PX_COLL_SCATTER, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
-    /* one machine: shared slots when ranks share cores (8 ranks, 64 KB:
-     * 71 against 266 us); two ranks on their own cores copy faster through
-     * messages above 512 B (16 KB: 2.8 against 6.6 us) */
-    {PX_COLL_ALLGATHER, 2, 512, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLGATHER, 2, 4096, 0, "recursive_doubling", PX_COLL_NODES_ONE},
-    /* two ranks from 8 KB and up to 4 ranks above a slot: each reads the
-     * others' blocks from their buffers (2 ranks, 64 KB: 4.8 against
-     * 13.8-15.5 us, Open MPI 5.0-6.7; 4 ranks, 256 KB: 158-174 against
-     * 187-213, Open MPI 228-304; 1 MB: 739-783 against 743-1022, Open MPI
-     * 816-868). With 8 ranks the messages are faster at every size (256 KB:
-     * 832-900 against 934-1063) */
-    {PX_COLL_ALLGATHER, 2, 0, 0, "cma", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLGATHER, 2, 0, 0, "linear", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLGATHER, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLGATHER, 4, 0, 0, "cma", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLGATHER, 4, 8192, 0, "recursive_doubling", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLGATHER, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLGATHER, 0, 8192, 0, "recursive_doubling", PX_COLL_NODES_ANY},
-    {PX_COLL_ALLGATHER, 0, 8192, 0, "bruck", PX_COLL_NODES_ANY},
-    /* up to 4 ranks between nodes the ring's n-1 steps cost most (4 nodes,
-     * 10 Gbit/s, four runs in turn: 16 KB linear 53-70 against the ring's
-     * 67-92 us; 64 KB recursive doubling 153-240 against 220-311; 128 KB
-     * 264-349 against 339-473). With four ranks recursive doubling stays
-     * ahead to 512 KB on 4 nodes (four runs in turn, recursive doubling /
-     * ring / Open MPI: 256 KB 639 / 811 / 686 us, 512 KB 1,307 / 1,493 /
-     * 1,416; 1 MB 3,217 / 2,914 / 3,142) and to 256 KB in pairs on 2 (512
-     * KB: 1,664 against the ring's 1,469) */
-    {PX_COLL_ALLGATHER, 4, 32768, 0, "linear", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_ALLGATHER, 4, 262144, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_ALLGATHER, 4, 0, 0, "ring", PX_COLL_NODES_PAIRS},
-    {PX_COLL_ALLGATHER, 4, 524288, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
-    /* eight ranks between nodes: recursive doubling's three rounds beat the
-     * ring's seven steps up to 64 KB blocks, and to 128 KB with two ranks
-     * per node (three runs in turn, recursive doubling / ring / Open MPI;
-     * 4 nodes x 2: 32 KB 424 / 497 / 775 us, 64 KB 775 / 906 / 1,200,
-     * 128 KB 1,411-1,484 / 1,538-1,737 / 1,567-1,920, 512 KB 7,144 /
-     * 5,648 / 7,348; 2 nodes x 4: 32 KB 328 / 528 / 694, 64 KB 735 / 775
-     * / 1,147, 128 KB 1,425 / 1,082 / 2,001); with one rank per node to
-     * 512 KB (8 nodes: 128 KB 1,947 / 2,793 / 2,074, 256 KB 3,531 / 4,615 /
-     * 3,774, 512 KB 7,477 / 8,506 / 7,401, 1 MB 18,169 / 18,215 / 16,831) */
-    {PX_COLL_ALLGATHER, 8, 524288, 1, "recursive_doubling", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_ALLGATHER, 8, 131072, 2, "recursive_doubling", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_ALLGATHER, 8, 65536, 0, "recursive_doubling", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_ALLGATHER, 0, 0, 0, "ring", PX_COLL_NODES_ANY},
-    {PX_COLL_ALLGATHERV, 0, 0, 0, "ring", PX_COLL_NODES_ANY},
-    /* likewise (8 ranks, 4 KB: 23 against 62 us; 2 ranks, 16 KB: 2.6
-     * through messages against 9.7) */
-    {PX_COLL_ALLTOALL, 2, 512, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLTOALL, 2, 4096, 0, "linear", PX_COLL_NODES_ONE},
-    /* reading the blocks from the others' buffers: 2 ranks from 8 KB
-     * (16 KB: 2.0-2.7 against 3.2-3.4 us, Open MPI 2.7-2.9), up to 4 ranks
-     * above a slot's share to 128 KB (4 ranks, 64 KB: 25.5-30.0 against
-     * 30.3-33.5, Open MPI 32.7-36.8); beyond that, and with 8 ranks, the
-     * messages are faster (4 ranks, 256 KB: 171-185 against 168-206; 8
-     * ranks, 64 KB: 225-240 against 245-299) */
-    {PX_COLL_ALLTOALL, 2, 0, 0, "cma", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLTOALL, 2, 0, 0, "linear", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLTOALL, 0, 0, 0, "shm", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLTOALL, 4, 131072, 0, "cma", PX_COLL_NODES_ONE},
-    {PX_COLL_ALLTOALL, 16, 0, 0, "linear", PX_COLL_NODES_ONE},
-    /* two ranks between nodes exchange one block either way: Bruck adds
-     * only its local rotations (2 nodes, five runs in turn, all at once /
-     * Bruck / Open MPI: 8 B 9.6 / 10.9 / 12.7 us, 1 KB 10.3 / 11.0 / 13.0,
-     * 4 KB 15.8 / 16.7 / 18.9, MPICH 16.2) */
-    {PX_COLL_ALLTOALL, 2, 32768, 0, "linear", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_ALLTOALL, 0, 256, 0, "bruck", PX_COLL_NODES_ANY},
-    /* up to 8 ranks between nodes Bruck's log2 n steps stay ahead to 4 KB
-     * (runs in turn, Bruck / all at once / Open MPI; 4 nodes x 2, 2 KB:
-     * 186 / 245 / 305 us, 4 KB: 222 / 262 / 327, 8 KB: 345 / 293 / 331;
-     * 2 nodes x 4, 2 KB: 136 / 168 / 260; 4 ranks on 4 nodes or 2 x 2:
-     * within the runs' spread) */
-    {PX_COLL_ALLTOALL, 8, 4096, 0, "bruck", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_ALLTOALL, 0, 32768, 0, "linear", PX_COLL_NODES_ANY},
-    /* up to 8 ranks on two nodes, above 128 KB: the first node's ranks in
-     * turn exchange with all later ones. The link stays as full as with
-     * every transfer at once, but those ranks leave one after the other
-     * (osu_alltoall, the mean over the ranks, three runs in turn, staggered
-     * / pairwise / all at once / Open MPI; 2 x 4, 256 KB: 2,791 / 3,400 /
-     * 3,568 / 2,884 us, 512 KB: 5,678 / 7,177 / 8,499 / 6,407, 1 MB:
-     * 12,952 / 15,492 / 17,841 / 13,429, 2 MB: 29,922 / 33,391 / 42,756 /
-     * 31,942; 2 x 2, 512 KB: 1,441 / 1,628 / 2,017 / 1,655, 1 MB: 3,047 /
-     * 3,430 / 3,884 / 3,478). Up to 128 KB all at once is faster (2 x 4,
-     * 128 KB: 1,356 against 1,600 pairwise, Open MPI 1,706), and with 4
-     * ranks pairwise from 2 MB (2 x 2, 2 MB: 8,283 against 8,623, Open MPI
-     * 8,656; 4 MB: 18,510 against 20,121, Open MPI 19,772) */
-    {PX_COLL_ALLTOALL, 8, 131072, 0, "linear", PX_COLL_NODES_TWO},
-    {PX_COLL_ALLTOALL, 4, 1048576, 0, "staggered", PX_COLL_NODES_TWO},
-    {PX_COLL_ALLTOALL, 4, 0, 0, "pairwise", PX_COLL_NODES_TWO},
-    {PX_COLL_ALLTOALL, 8, 0, 0, "staggered", PX_COLL_NODES_TWO},
-    /* up to 4 ranks on more than two nodes, all transfers at once: with
-     * the 32 KB TCP eager limit these are rendezvous, and the receivers
-     * pace them (4 nodes, 10 Gbit/s, 64 KB: 187-198 against pairwise
-     * 321-330 us, Open MPI 229-240; 128 KB: 318-413 against 460-532; 512
-     * KB: 1675-1985 against 2067-2182, Open MPI 1712-2067; 1 MB: 3996-4311
-     * against 4446-4872, Open MPI 3988-4355) */
-    {PX_COLL_ALLTOALL, 4, 0, 0, "linear", PX_COLL_NODES_SEVERAL},
-    /* 8 ranks on more than two nodes (all on 2 cores): all at once, up to
-     * 1 MB with 2 ranks per node and up to 256 KB with more. One exchange
-     * at a time leaves the links idle while a step's partners are on the
-     * same node (runs in turn, all at once / pairwise / Open MPI; 4 nodes x
-     * 2, 128 KB: 1,642 / 2,270 / 1,950 us, 256 KB: 3,123 / 3,779 / 3,179,
-     * 512 KB: 8,347 / 9,533 / 8,542, 1 MB: 17,261 / 18,872 / 17,557); with
-     * 2 per node from 2 MB the transfers all at once crowd the shared
-     * cores (34,242 / 32,304 / 35,489) */
-    {PX_COLL_ALLTOALL, 8, 1048576, 2, "linear", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_ALLTOALL, 8, 262144, 0, "linear", PX_COLL_NODES_SEVERAL},
-    {PX_COLL_ALLTOALL, 0, 0, 0, "pairwise", PX_COLL_NODES_ANY},
-    {PX_COLL_ALLTOALLV, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
-    {PX_COLL_ALLTOALLW, 0, 0, 0, "linear", PX_COLL_NODES_ANY},
-    {PX_COLL_REDUCE_SCATTER, 0, 0, 0, "recursive_halving", PX_COLL_NODES_ANY},
-    {PX_COLL_REDUCE_SCATTER, 0, 0, 0, "pairwise", PX_COLL_NODES_ANY},
-    {PX_COLL_REDUCE_SCATTER_BLOCK, 0, 0, 0, "recursive_halving", PX_COLL_NODES_ANY},
-    {PX_COLL_REDUCE_SCATTER_BLOCK, 0, 0, 0, "pairwise", PX_COLL_NODES_ANY},
-    {PX_COLL_SCAN, 0, 0, 0, "recursive_doubling", PX_COLL_NODES_ANY},
-    {PX_COLL_EXSCAN, 0, 0, 0, "recursive_doubling", PX_COLL_NODES_ANY},
-};
-#define PX_NRULES ((int)(sizeof(px_coll_default_rules) / sizeof(px_coll_default_rules[0])))
+/* The default selection table is data: coll_table.json, in the format of
+ * PX_COLL_TUNING_FILE (below), compiled into the library as
+ * px_coll_table_json and read with the same parser. The message size is
+ * the whole vector for bcast and the reductions and one rank's block for
+ * the gathers, scatters and alltoalls; node-aware ("smp") rows only apply
+ * when the communicator spans several nodes with more than one rank on
+ * some node. What each row rests on, with the measurements, is in
+ * docs/collectives.md ("The selection table, operation by operation"). */
+extern const char px_coll_table_json[];
 
 static const px_coll_algo_t *px_coll_find(px_coll_id_t coll, const char *name)
 {
@@ -406,9 +159,18 @@ static const px_coll_algo_t *px_coll_find(px_coll_id_t coll, const char *name)
  * Every rank must read the same file. Unknown collectives or algorithms
  * are reported and skipped. */
 
-static px_coll_rule_t *px_file_rules;
-static const px_coll_algo_t **px_file_algos;
-static int px_file_nrules, px_file_loaded;
+/* A table of rules and their algorithms, looked up by name once:
+ * selection runs on every blocking collective and must not compare
+ * strings each time. */
+typedef struct px_coll_table {
+    px_coll_rule_t *rules;
+    const px_coll_algo_t **algos;
+    int n;
+} px_coll_table_t;
+
+static px_coll_table_t px_file_table, px_default_table;
+static int px_tables_loaded;
+#define px_file_nrules (px_file_table.n)
 
 /* The value of "key" inside the object text [p, end): a number or string. */
 static int px_json_field(const char *p, const char *end, const char *key, char *out, size_t outsz)
@@ -434,31 +196,19 @@ static int px_json_field(const char *p, const char *end, const char *key, char *
     return 0;
 }
 
-static void px_coll_load_file(void)
+/* The rules of a JSON array in text; `origin` names it in warnings. */
+static void px_coll_parse_table(const char *text, const char *origin, px_coll_table_t *t)
 {
-    px_file_loaded = 1;
-    const char *path = getenv("PX_COLL_TUNING_FILE");
-    if (!path || !*path)
-        return;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        px_warn("coll", "PX_COLL_TUNING_FILE=%s: cannot open; using the default table", path);
-        return;
-    }
-    static char text[1 << 16];
-    size_t len = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[len] = 0;
     int cap = 0;
     for (const char *p = text; (p = strchr(p, '{')); p++)
         cap++;
-    px_file_rules = calloc((size_t)(cap ? cap : 1), sizeof(*px_file_rules));
-    px_file_algos = calloc((size_t)(cap ? cap : 1), sizeof(*px_file_algos));
-    if (!px_file_rules || !px_file_algos) {
-        free(px_file_rules);
-        free(px_file_algos);
-        px_file_rules = NULL;
-        px_file_algos = NULL;
+    t->rules = calloc((size_t)(cap ? cap : 1), sizeof(*t->rules));
+    t->algos = calloc((size_t)(cap ? cap : 1), sizeof(*t->algos));
+    if (!t->rules || !t->algos) {
+        free(t->rules);
+        free(t->algos);
+        t->rules = NULL;
+        t->algos = NULL;
         return;
     }
     for (const char *p = text; (p = strchr(p, '{'));) {
@@ -474,7 +224,7 @@ static void px_coll_load_file(void)
                     ci = i;
         if (ci < 0 || !px_json_field(p, end, "algorithm", algo, sizeof(algo)) ||
             !px_coll_find((px_coll_id_t)ci, algo)) {
-            px_warn("coll", "%s: skipping rule %.*s", path, (int)(end - p + 1), p);
+            px_warn("coll", "%s: skipping rule %.*s", origin, (int)(end - p + 1), p);
             p = end + 1;
             continue;
         }
@@ -498,39 +248,53 @@ static void px_coll_load_file(void)
             else if (strcmp(num, "any")) {
                 px_warn("coll",
                         "%s: \"nodes\" must be one, several, pairs, two or any; skipping rule %.*s",
-                        path, (int)(end - p + 1), p);
+                        origin, (int)(end - p + 1), p);
                 p = end + 1;
                 continue;
             }
         }
-        px_file_algos[px_file_nrules] = px_coll_find(ru.coll, ru.algo);
-        px_file_rules[px_file_nrules++] = ru;
+        t->algos[t->n] = px_coll_find(ru.coll, ru.algo);
+        t->rules[t->n++] = ru;
         p = end + 1;
     }
+}
+
+static void px_coll_load_tables(void)
+{
+    px_tables_loaded = 1;
+    px_coll_parse_table(px_coll_table_json, "the built-in selection table", &px_default_table);
+    const char *path = px_params.coll_tuning_file;
+    if (!path || !*path)
+        return;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        px_warn("coll", "PX_COLL_TUNING_FILE=%s: cannot open; using the default table", path);
+        return;
+    }
+    static char text[1 << 16];
+    size_t len = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    text[len] = 0;
+    px_coll_parse_table(text, path, &px_file_table);
 }
 
 /* Row i of the effective table: the file's rules, then the defaults. */
 static const px_coll_rule_t *px_coll_rule(int i)
 {
-    if (!px_file_loaded)
-        px_coll_load_file();
-    if (i < px_file_nrules)
-        return &px_file_rules[i];
-    i -= px_file_nrules;
-    return i < PX_NRULES ? &px_coll_default_rules[i] : NULL;
+    if (!px_tables_loaded)
+        px_coll_load_tables();
+    if (i < px_file_table.n)
+        return &px_file_table.rules[i];
+    i -= px_file_table.n;
+    return i < px_default_table.n ? &px_default_table.rules[i] : NULL;
 }
 
-/* The algorithm of row i, looked up by name once: selection runs on every
- * blocking collective and must not compare strings each time. */
 static const px_coll_algo_t *px_coll_rule_algo(int i, const px_coll_rule_t *ru)
 {
-    static const px_coll_algo_t *cache[PX_NRULES];
-    if (i < px_file_nrules)
-        return px_file_algos[i];
-    i -= px_file_nrules;
-    if (!cache[i])
-        cache[i] = px_coll_find(ru->coll, ru->algo);
-    return cache[i];
+    (void)ru;
+    if (i < px_file_table.n)
+        return px_file_table.algos[i];
+    return px_default_table.algos[i - px_file_table.n];
 }
 
 /* Set while selecting for a blocking call made by the application. */
@@ -575,23 +339,41 @@ static const px_coll_algo_t *px_coll_fallback(px_coll_id_t coll)
     return NULL;
 }
 
-/* PX_<COLL>_ALGORITHM, read once per collective. */
+/* PX_<COLL>_ALGORITHM: the parameter table accepts only names of the
+ * registry (or auto). */
+static const char *const *const px_coll_forced_param[PX_COLL_COUNT] = {
+    [PX_COLL_BARRIER] = &px_params.barrier_algorithm,
+    [PX_COLL_BCAST] = &px_params.bcast_algorithm,
+    [PX_COLL_REDUCE] = &px_params.reduce_algorithm,
+    [PX_COLL_ALLREDUCE] = &px_params.allreduce_algorithm,
+    [PX_COLL_GATHER] = &px_params.gather_algorithm,
+    [PX_COLL_GATHERV] = &px_params.gatherv_algorithm,
+    [PX_COLL_SCATTER] = &px_params.scatter_algorithm,
+    [PX_COLL_SCATTERV] = &px_params.scatterv_algorithm,
+    [PX_COLL_ALLGATHER] = &px_params.allgather_algorithm,
+    [PX_COLL_ALLGATHERV] = &px_params.allgatherv_algorithm,
+    [PX_COLL_ALLTOALL] = &px_params.alltoall_algorithm,
+    [PX_COLL_ALLTOALLV] = &px_params.alltoallv_algorithm,
+    [PX_COLL_ALLTOALLW] = &px_params.alltoallw_algorithm,
+    [PX_COLL_REDUCE_SCATTER] = &px_params.reduce_scatter_algorithm,
+    [PX_COLL_REDUCE_SCATTER_BLOCK] = &px_params.reduce_scatter_block_algorithm,
+    [PX_COLL_SCAN] = &px_params.scan_algorithm,
+    [PX_COLL_EXSCAN] = &px_params.exscan_algorithm,
+};
+
+/* Read once: selection runs on every blocking collective. */
 static const char *px_coll_forced(px_coll_id_t coll)
 {
     static const char *forced[PX_COLL_COUNT];
     static int loaded;
     if (!loaded) {
         for (int i = 0; i < PX_COLL_COUNT; i++) {
-            char var[64] = "PX_";
-            size_t l = 3;
-            for (const char *p = px_coll_names[i]; *p && l < 40; p++)
-                var[l++] = (char)toupper((unsigned char)*p);
-            strcpy(var + l, "_ALGORITHM");
-            const char *v = getenv(var);
-            forced[i] = v && *v && strcmp(v, "auto") ? v : NULL;
+            const char *v = *px_coll_forced_param[i];
+            forced[i] = v && strcmp(v, "auto") ? v : NULL;
+            /* params.def and the registry above list the same names */
             if (forced[i] && !px_coll_find((px_coll_id_t)i, forced[i]))
-                px_warn("coll", "%s=%s: no such algorithm, using the selection table", var,
-                        forced[i]);
+                px_warn("coll", "%s algorithm '%s' is not in the registry; using the "
+                        "selection table", px_coll_names[i], forced[i]);
         }
         loaded = 1;
     }
@@ -779,11 +561,11 @@ void px_mpi_coll_print_table(FILE *f)
                     al->flags & PX_COLL_F_SHM ? " [one machine, blocking]" : "");
         }
     }
-    if (!px_file_loaded)
-        px_coll_load_file();
+    if (!px_tables_loaded)
+        px_coll_load_tables();
     fprintf(f, "Selection table (first matching row wins; 0 = any)%s%s:\n",
             px_file_nrules ? ", rules from " : "",
-            px_file_nrules ? getenv("PX_COLL_TUNING_FILE") : "");
+            px_file_nrules ? px_params.coll_tuning_file : "");
     static const char *const where[] = {"any", "one", "several", "pairs", "two"};
     fprintf(f, "  %-22s %10s %12s %8s %8s  %s\n", "collective", "max_ranks", "max_bytes",
             "max_ppn", "nodes", "algorithm");

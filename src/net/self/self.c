@@ -27,12 +27,13 @@ struct px_net_iface {
 };
 
 static px_status_t px_self_iface_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx,
-                                      px_net_iface_t **iface_p)
+                                      void *owner, px_net_iface_t **iface_p)
 {
     struct px_net_iface *s = calloc(1, sizeof(*s));
     if (!s)
         return PX_ERR_NO_MEMORY;
     s->rx = rx;
+    (void)owner; /* it never calls ep_incoming */
     s->me = boot->rank;
     s->ep.iface = s;
     px_list_init(&s->queue);
@@ -63,9 +64,10 @@ static int px_self_iface_reachable(px_net_iface_t *s, int rank) { return rank ==
 static px_status_t px_self_ep_create(px_net_iface_t *s, int rank, int sub, void *owner,
                                      px_net_ep_t **ep_p)
 {
-    (void)sub;
     if (rank != s->me)
         return PX_ERR_UNSUPPORTED;
+    if (sub != 0) /* one subchannel (px_net_stub_ep_subs) */
+        return PX_ERR_INVALID_PARAM;
     s->ep.owner = owner;
     *ep_p = &s->ep;
     return PX_OK;
@@ -144,12 +146,6 @@ static int px_self_iface_progress(px_net_iface_t *s)
     return events;
 }
 
-static int px_self_iface_fd(px_net_iface_t *s)
-{
-    (void)s;
-    return -1;
-}
-
 const px_net_ops_t px_net_self_ops = {
     .size = sizeof(px_net_ops_t),
     .name = "self",
@@ -158,10 +154,17 @@ const px_net_ops_t px_net_self_ops = {
     .iface_query = px_self_iface_query,
     .iface_reachable = px_self_iface_reachable,
     .ep_create = px_self_ep_create,
+    .ep_subs = px_net_stub_ep_subs,
     .ep_send = px_self_ep_send,
     .ep_get = px_self_ep_get,
     .ep_put = px_self_ep_put,
     .ep_pending = px_self_ep_pending,
+    .ep_reset = px_net_stub_ep_reset,
+    .ep_rx_cancel = px_net_stub_ep_rx_cancel,
     .iface_progress = px_self_iface_progress,
-    .iface_fd = px_self_iface_fd,
+    .iface_fd = px_net_stub_iface_fd,
+    .ep_path_check = px_net_stub_ep_path_check,
+    .ep_describe = px_net_stub_ep_describe,
+    .iface_quiet = px_net_stub_iface_quiet,
+    .ep_ready = px_net_stub_ep_ready,
 };

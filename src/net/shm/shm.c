@@ -159,7 +159,7 @@ static size_t px_shm_seg_size(int L, uint32_t slots, size_t cell)
 }
 
 static px_status_t px_shm_iface_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx,
-                                     px_net_iface_t **iface_p)
+                                     void *owner, px_net_iface_t **iface_p)
 {
     struct px_net_iface *s = calloc(1, sizeof(*s));
     char name[96];
@@ -169,6 +169,7 @@ static px_status_t px_shm_iface_open(const px_boot_info_t *boot, const px_net_rx
     if (!s)
         return PX_ERR_NO_MEMORY;
     s->rx = rx;
+    (void)owner; /* it never calls ep_incoming */
     s->nranks = boot->size;
     s->local_of = malloc(sizeof(int) * (size_t)boot->size);
     if (!s->local_of) {
@@ -321,9 +322,10 @@ static int px_shm_iface_reachable(px_net_iface_t *s, int rank)
 static px_status_t px_shm_ep_create(px_net_iface_t *s, int rank, int sub, void *owner,
                                     px_net_ep_t **ep_p)
 {
-    (void)sub;
     if (!px_shm_iface_reachable(s, rank))
         return PX_ERR_UNSUPPORTED;
+    if (sub != 0) /* one subchannel (px_net_stub_ep_subs) */
+        return PX_ERR_INVALID_PARAM;
     int l = s->local_of[rank];
     struct px_net_ep *ep = s->eps[l];
     if (!ep) {
@@ -622,12 +624,6 @@ static int px_shm_iface_progress(px_net_iface_t *s)
     return events;
 }
 
-static int px_shm_iface_fd(px_net_iface_t *s)
-{
-    (void)s;
-    return -1;
-}
-
 const px_net_ops_t px_net_shm_ops = {
     .size = sizeof(px_net_ops_t),
     .name = "shm",
@@ -636,10 +632,17 @@ const px_net_ops_t px_net_shm_ops = {
     .iface_query = px_shm_iface_query,
     .iface_reachable = px_shm_iface_reachable,
     .ep_create = px_shm_ep_create,
+    .ep_subs = px_net_stub_ep_subs,
     .ep_send = px_shm_ep_send,
     .ep_get = px_shm_ep_get,
     .ep_put = px_shm_ep_put,
     .ep_pending = px_shm_ep_pending,
+    .ep_reset = px_net_stub_ep_reset,
+    .ep_rx_cancel = px_net_stub_ep_rx_cancel,
     .iface_progress = px_shm_iface_progress,
-    .iface_fd = px_shm_iface_fd,
+    .iface_fd = px_net_stub_iface_fd,
+    .ep_path_check = px_net_stub_ep_path_check,
+    .ep_describe = px_net_stub_ep_describe,
+    .iface_quiet = px_net_stub_iface_quiet,
+    .ep_ready = px_net_stub_ep_ready,
 };

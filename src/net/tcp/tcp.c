@@ -8,8 +8,8 @@
  * Frames: {payload_len u32, hdr_len u16, magic u16} + header + payload.
  * Small frames are read through a staging buffer; large payloads are read
  * straight into the destination the layer above returned. */
+#include "../addr.h"
 #include "../net.h"
-#include "tcp_addr.h"
 #include "../../util/clock.h"
 #include "../../util/iov.h"
 #include "../../util/list.h"
@@ -24,6 +24,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define PX_TCP_MAX_SUB 16
+#define PX_TCP_MAX_SUB PX_NET_MAX_SUB
 #define PX_TCP_HELLO_MAGIC 0x50585443u /* "PXTC" */
 #define PX_TCP_FRAME_MAGIC 0x5846u
 #define PX_TCP_VERSION 1
@@ -110,8 +111,8 @@ typedef struct px_tcp_conn {
 } px_tcp_conn_t;
 
 struct px_net_ep {
+    void *owner; /* first: addr.c sets it */
     struct px_net_iface *iface;
-    void *owner;
     int rank, sub;
     px_tcp_conn_t *conn;
     px_list_t sendq;
@@ -123,19 +124,13 @@ struct px_net_ep {
 };
 
 struct px_net_iface {
+    px_net_addrs_t addr; /* first, for addr.c: one listening socket per address */
     const px_net_rx_ops_t *rx;
+    void *owner; /* the layer above's, for ep_incoming */
     int me, nranks;
     uint64_t job_id;
     const uint8_t *secret;
     size_t secret_len;
-    int epfd;
-    int nlocal; /* data addresses, one listening socket each */
-    px_tcp_addr_t local[PX_TCP_MAX_ADDR];
-    int lfd[PX_TCP_MAX_ADDR];
-    int explicit_rails;
-    const int *node_of;
-    px_tcp_peer_t **peers; /* subchannel pairs per rank, computed on first use */
-    struct px_net_ep **eps; /* [rank * PX_TCP_MAX_SUB + sub] */
     px_list_t conns;
     int nconns;
     int closing;
@@ -147,35 +142,20 @@ struct px_net_iface {
     unsigned long reads; /* receive calls that returned bytes */
 };
 
+_Static_assert(offsetof(struct px_net_iface, addr) == 0, "addr.c finds addr at the start");
+_Static_assert(offsetof(struct px_net_ep, owner) == 0, "addr.c sets owner at the start");
+
 static void px_tcp_conn_close(px_tcp_conn_t *c, px_status_t why);
 static void px_tcp_conn_flush(px_tcp_conn_t *c);
 static void px_tcp_free_dead(struct px_net_iface *s);
+static px_net_ep_t *px_tcp_ep_new(px_net_iface_t *s, int rank, int sub,
+                                  const px_net_addr_pair_t *pair);
 
-/* ---------- address selection ---------- */
+/* ---------- sockets ---------- */
 
 /* Listening sockets are tagged with small integers in epoll, connections
  * with their (aligned) pointers. */
-#define PX_TCP_IS_LISTENER(p) ((uintptr_t)(p) <= PX_TCP_MAX_ADDR)
-
-/* The local address that routes towards host (no packet is sent). */
-static int px_tcp_route_addr(const char *host, struct in_addr *out)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(9)};
-    socklen_t len = sizeof(sa);
-    int fd, rc = -1;
-    if (!host || !host[0] || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-        return -1;
-    fd = socket(AF_INET, SOCK_DGRAM, 0);
-    if (fd < 0)
-        return -1;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
-        *out = sa.sin_addr;
-        rc = 0;
-    }
-    close(fd);
-    return rc;
-}
+#define PX_TCP_IS_LISTENER(p) ((uintptr_t)(p) <= PX_NET_MAX_ADDR)
 
 static void px_tcp_set_opts(int fd)
 {
@@ -226,6 +206,21 @@ static px_status_t px_tcp_errno_status(int err)
     }
 }
 
+#define PX_TCP_EOF (-1) /* the peer ended the connection */
+#define PX_TCP_ERR (-2) /* errno says why */
+
+/* readv, its outcomes sorted: the bytes read, 0 when there are none yet,
+ * PX_TCP_EOF or PX_TCP_ERR. */
+static inline ssize_t px_tcp_read(int fd, struct iovec *v, int nv)
+{
+    ssize_t n = readv(fd, v, nv);
+    if (n > 0)
+        return n;
+    if (n == 0)
+        return PX_TCP_EOF;
+    return errno == EAGAIN || errno == EINTR ? 0 : PX_TCP_ERR;
+}
+
 static double px_tcp_connect_timeout(void)
 {
     /* with failover a subchannel that cannot connect is given up on sooner:
@@ -264,93 +259,32 @@ static void px_tcp_drop_queue(struct px_net_ep *ep, px_status_t why)
 /* ---------- interface ---------- */
 
 static px_status_t px_tcp_iface_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx,
-                                     px_net_iface_t **iface_p)
+                                     void *owner, px_net_iface_t **iface_p)
 {
     struct px_net_iface *s = calloc(1, sizeof(*s));
     char val[PX_BOOT_VAL_MAX];
-    px_status_t st;
-
-    if (!s)
-        return PX_ERR_NO_MEMORY;
+    px_status_t st = s ? px_net_addr_open(&s->addr, "tcp", SOCK_STREAM, px_tcp_ep_new, boot)
+                       : PX_ERR_NO_MEMORY;
+    if (st == PX_OK && (st = px_net_addr_publish(&s->addr, val, sizeof(val))) != PX_OK)
+        px_net_addr_close(&s->addr);
+    if (st != PX_OK) {
+        free(s);
+        return st;
+    }
     s->rx = rx;
+    s->owner = owner;
     s->me = boot->rank;
     s->nranks = boot->size;
     s->job_id = boot->job_id;
     s->secret = px_boot_secret(&s->secret_len);
-    s->epfd = -1;
-    for (int i = 0; i < PX_TCP_MAX_ADDR; i++)
-        s->lfd[i] = -1;
     px_list_init(&s->conns);
     px_list_init(&s->dead);
     s->direct_max = px_params.tcp_poll_direct < 0 ? 0
                     : px_params.tcp_poll_direct > PX_TCP_DIRECT_CAP ? PX_TCP_DIRECT_CAP
                                                                    : (int)px_params.tcp_poll_direct;
-    s->eps = calloc((size_t)boot->size * PX_TCP_MAX_SUB, sizeof(*s->eps));
-    if (!s->eps) {
-        st = PX_ERR_NO_MEMORY;
-        goto err_free;
-    }
-
-    s->peers = calloc((size_t)boot->size, sizeof(*s->peers));
-    if (!s->peers) {
-        st = PX_ERR_NO_MEMORY;
-        goto err_free;
-    }
-    s->node_of = boot->node_of;
-
-    struct in_addr boot_addr;
-    const char *bl = px_boot_local_addr();
-    if (!(bl && bl[0] && inet_pton(AF_INET, bl, &boot_addr) == 1) &&
-        px_tcp_route_addr(boot->boot_host, &boot_addr) < 0)
-        boot_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int n = px_tcp_addr_local(boot_addr, &s->explicit_rails, s->local, PX_TCP_MAX_ADDR);
-    if (n < 0) {
-        st = (px_status_t)n;
-        goto err_free;
-    }
-    s->nlocal = n;
-    s->epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (s->epfd < 0) {
-        st = PX_ERR_IO;
-        goto err_sock;
-    }
-    for (int i = 0; i < n; i++) {
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = s->local[i].addr};
-        socklen_t len = sizeof(sa);
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        s->lfd[i] = fd;
-        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 1024) < 0 ||
-            getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
-            px_error("tcp", "cannot listen on %s (%s): %s", inet_ntoa(s->local[i].addr),
-                     s->local[i].ifname, strerror(errno));
-            st = PX_ERR_IO;
-            goto err_sock;
-        }
-        s->local[i].port = ntohs(sa.sin_port);
-        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = (void *)(uintptr_t)(i + 1)};
-        epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev);
-    }
-
-    st = px_tcp_addr_format(s->local, n, val, sizeof(val));
-    if (st == PX_OK)
-        st = px_boot_put("tcp", val, strlen(val) + 1);
-    if (st != PX_OK)
-        goto err_sock;
     px_debug("tcp", "listening on %s", val);
     *iface_p = s;
     return PX_OK;
-
-err_sock:
-    for (int i = 0; i < s->nlocal; i++)
-        if (s->lfd[i] >= 0)
-            close(s->lfd[i]);
-    if (s->epfd >= 0)
-        close(s->epfd);
-err_free:
-    free(s->peers);
-    free(s->eps);
-    free(s);
-    return st;
 }
 
 static void px_tcp_iface_close(px_net_iface_t *s)
@@ -371,7 +305,7 @@ static void px_tcp_iface_close(px_net_iface_t *s)
     }
     while (s->nconns > 0 && px_time_ns() < deadline) {
         struct epoll_event evs[64];
-        int n = epoll_wait(s->epfd, evs, 64, 100);
+        int n = epoll_wait(s->addr.epfd, evs, 64, 100);
         for (int i = 0; i < n; i++) {
             px_tcp_conn_t *c = evs[i].data.ptr;
             if (PX_TCP_IS_LISTENER(c) || c->state == PX_TCP_CLOSED)
@@ -386,19 +320,13 @@ static void px_tcp_iface_close(px_net_iface_t *s)
         px_tcp_conn_close(px_container_of(e, px_tcp_conn_t, link), PX_OK);
     px_tcp_free_dead(s);
     for (int i = 0; i < s->nranks * PX_TCP_MAX_SUB; i++) {
-        struct px_net_ep *ep = s->eps[i];
+        struct px_net_ep *ep = s->addr.eps[i];
         if (!ep)
             continue;
         px_list_for_each_safe(e, t, &ep->sendq) free(px_container_of(e, px_tcp_sop_t, link));
         free(ep);
     }
-    for (int i = 0; i < s->nlocal; i++)
-        close(s->lfd[i]);
-    close(s->epfd);
-    for (int i = 0; i < s->nranks; i++)
-        free(s->peers[i]);
-    free(s->peers);
-    free(s->eps);
+    px_net_addr_close(&s->addr);
     free(s);
 }
 
@@ -406,65 +334,26 @@ static void px_tcp_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
 {
     (void)s;
     memset(attr, 0, sizeof(*attr));
+    attr->caps = PX_NET_CAP_RESET;
     attr->max_frag = 1u << 20;
     attr->eager_limit = px_params.tcp_eager_limit;
     attr->latency_us = 10;
     attr->bandwidth_mbs = 1000;
 }
 
-static int px_tcp_iface_reachable(px_net_iface_t *s, int rank)
+/* An endpoint for ep_create; it connects on first use. */
+static px_net_ep_t *px_tcp_ep_new(px_net_iface_t *s, int rank, int sub,
+                                  const px_net_addr_pair_t *pair)
 {
-    return rank >= 0 && rank < s->nranks && rank != s->me;
-}
-
-/* The subchannels to `rank`: pairs of addresses on shared subnets. */
-static px_tcp_peer_t *px_tcp_peer(px_net_iface_t *s, int rank, px_status_t *st_p)
-{
-    if (!s->peers[rank])
-        s->peers[rank] = px_tcp_addr_peer("tcp", s->local, s->nlocal, s->explicit_rails, s->me,
-                                          rank, s->node_of, st_p);
-    return s->peers[rank];
-}
-
-static int px_tcp_ep_subs(px_net_iface_t *s, int rank, px_net_sub_info_t *info, int max)
-{
-    px_status_t st;
-    if (!px_tcp_iface_reachable(s, rank))
-        return PX_ERR_INVALID_PARAM;
-    px_tcp_peer_t *p = px_tcp_peer(s, rank, &st);
-    if (!p)
-        return st;
-    int n = p->n < max ? p->n : max;
-    for (int i = 0; i < n; i++)
-        info[i] = p->pair[i].info;
-    return n;
-}
-
-static px_status_t px_tcp_ep_create(px_net_iface_t *s, int rank, int sub, void *owner,
-                                    px_net_ep_t **ep_p)
-{
-    px_status_t st;
-    if (!px_tcp_iface_reachable(s, rank) || sub < 0 || sub >= PX_TCP_MAX_SUB)
-        return PX_ERR_INVALID_PARAM;
-    px_tcp_peer_t *p = px_tcp_peer(s, rank, &st);
-    if (!p)
-        return st;
-    if (sub >= p->n)
-        return PX_ERR_INVALID_PARAM;
-    struct px_net_ep **slot = &s->eps[rank * PX_TCP_MAX_SUB + sub];
-    if (!*slot) {
-        struct px_net_ep *ep = calloc(1, sizeof(*ep));
-        if (!ep)
-            return PX_ERR_NO_MEMORY;
+    (void)pair;
+    struct px_net_ep *ep = calloc(1, sizeof(*ep));
+    if (ep) {
         ep->iface = s;
         ep->rank = rank;
         ep->sub = sub;
         px_list_init(&ep->sendq);
-        *slot = ep;
     }
-    (*slot)->owner = owner;
-    *ep_p = *slot;
-    return PX_OK;
+    return ep;
 }
 
 /* ---------- connections ---------- */
@@ -485,7 +374,7 @@ static px_tcp_conn_t *px_tcp_conn_new(struct px_net_iface *s, int fd, int initia
     }
     struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.ptr = c};
     c->out_armed = 1;
-    if (epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+    if (epoll_ctl(s->addr.epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
         free(c);
         return NULL;
     }
@@ -499,7 +388,7 @@ static void px_tcp_arm_out(px_tcp_conn_t *c, int on)
     if (c->out_armed == on || c->state == PX_TCP_CLOSED)
         return;
     struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.ptr = c};
-    epoll_ctl(c->iface->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+    epoll_ctl(c->iface->addr.epfd, EPOLL_CTL_MOD, c->fd, &ev);
     c->out_armed = on;
 }
 
@@ -510,7 +399,7 @@ static void px_tcp_conn_close(px_tcp_conn_t *c, px_status_t why)
     if (c->state == PX_TCP_CLOSED)
         return;
     int was_established = c->state == PX_TCP_ESTABLISHED;
-    epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    epoll_ctl(s->addr.epfd, EPOLL_CTL_DEL, c->fd, NULL);
     if (!s->closing) {
         /* Only finalize ends a connection in order: the peer takes an
          * orderly end for "finalizing" and what it wrote for delivered. Any
@@ -575,8 +464,8 @@ static void px_tcp_free_dead(struct px_net_iface *s)
 static px_status_t px_tcp_connect(struct px_net_ep *ep)
 {
     struct px_net_iface *s = ep->iface;
-    px_tcp_pair_t *pr = &s->peers[ep->rank]->pair[ep->sub];
-    struct sockaddr_in la = {.sin_family = AF_INET, .sin_addr = s->local[pr->local].addr};
+    const px_net_addr_pair_t *pr = &s->addr.peers[ep->rank]->pair[ep->sub];
+    struct sockaddr_in la = {.sin_family = AF_INET, .sin_addr = s->addr.local[pr->local].addr};
 
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -654,9 +543,9 @@ static int px_tcp_hs_write(px_tcp_conn_t *c)
 static int px_tcp_bind_incoming(px_tcp_conn_t *c)
 {
     struct px_net_iface *s = c->iface;
-    struct px_net_ep *ep = s->eps[c->peer_rank * PX_TCP_MAX_SUB + c->sub];
-    if (!ep && s->rx->ep_incoming && s->rx->ep_incoming(s, c->peer_rank) == 0)
-        ep = s->eps[c->peer_rank * PX_TCP_MAX_SUB + c->sub];
+    struct px_net_ep *ep = s->addr.eps[c->peer_rank * PX_TCP_MAX_SUB + c->sub];
+    if (!ep && s->rx->ep_incoming && s->rx->ep_incoming(s->owner, c->peer_rank) == 0)
+        ep = s->addr.eps[c->peer_rank * PX_TCP_MAX_SUB + c->sub];
     if (!ep) {
         px_warn("tcp", "connection from rank %d for unknown subchannel %d", c->peer_rank, c->sub);
         return -1;
@@ -749,14 +638,12 @@ static int px_tcp_handshake_step(px_tcp_conn_t *c, uint32_t events)
     for (;;) {
         size_t want = c->hello_in ? sizeof(px_tcp_hello_t) + 32 : sizeof(px_tcp_hello_t);
         if (c->hs_in_len < want) {
-            ssize_t n = recv(c->fd, c->hs_in + c->hs_in_len, want - c->hs_in_len, 0);
+            struct iovec v = {c->hs_in + c->hs_in_len, want - c->hs_in_len};
+            ssize_t n = px_tcp_read(c->fd, &v, 1);
             if (n == 0)
+                break;
+            if (n < 0)
                 goto fail;
-            if (n < 0) {
-                if (errno == EAGAIN || errno == EINTR)
-                    break;
-                goto fail;
-            }
             c->hs_in_len += (size_t)n;
             continue;
         }
@@ -1001,15 +888,6 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     return copy ? PX_OK : PX_INPROGRESS;
 }
 
-static px_status_t px_tcp_ep_get(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len)
-{
-    (void)ep;
-    (void)local;
-    (void)raddr;
-    (void)len;
-    return PX_ERR_UNSUPPORTED;
-}
-
 static size_t px_tcp_ep_pending(px_net_ep_t *ep) { return ep->queued_bytes; }
 
 static void px_tcp_ep_reset(px_net_ep_t *ep)
@@ -1061,6 +939,7 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
     struct px_net_iface *s = c->iface;
     struct px_net_ep *ep = c->ep;
     char discard[4096];
+    ssize_t n;
 
     /* Frames already in staging are always parsed; only reads from the
      * socket are bounded (level-triggered epoll reports what is left). A
@@ -1127,14 +1006,11 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
                     v[0].iov_len = sizeof(discard);
                     nv = 1;
                 }
-                ssize_t n = readv(c->fd, v, nv);
+                n = px_tcp_read(c->fd, v, nv);
                 if (n == 0)
-                    goto eof;
-                if (n < 0) {
-                    if (errno == EAGAIN || errno == EINTR)
-                        return;
-                    goto err;
-                }
+                    return;
+                if (n < 0)
+                    goto closed;
                 size_t got = (size_t)n < v[0].iov_len ? (size_t)n : v[0].iov_len;
                 c->rx_got += got;
                 c->rx_end = (size_t)n - got;
@@ -1156,30 +1032,28 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
         size_t room = PX_TCP_RXBUF - c->rx_end;
         if (c->rx_big && !c->rx_in_payload && room > PX_TCP_HDR_READ)
             room = PX_TCP_HDR_READ;
-        ssize_t n = recv(c->fd, c->rxbuf + c->rx_end, room, 0);
+        struct iovec v = {c->rxbuf + c->rx_end, room};
+        n = px_tcp_read(c->fd, &v, 1);
         if (n == 0)
-            goto eof;
-        if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR)
-                return;
-            goto err;
-        }
+            return;
+        if (n < 0)
+            goto closed;
         c->rx_end += (size_t)n;
         s->reads++;
         drained = (size_t)n < room;
     }
-eof:
-    px_tcp_conn_close(c, (c->rx_in_payload || c->rx_end != c->rx_start) ? PX_ERR_LINK_RESET
-                                                                       : PX_ERR_LINK_DOWN);
-    return;
-err:
-    px_tcp_conn_close(c, px_tcp_errno_status(errno));
+closed:
+    if (n == PX_TCP_EOF)
+        px_tcp_conn_close(c, (c->rx_in_payload || c->rx_end != c->rx_start) ? PX_ERR_LINK_RESET
+                                                                           : PX_ERR_LINK_DOWN);
+    else
+        px_tcp_conn_close(c, px_tcp_errno_status(errno));
 }
 
 static void px_tcp_accept(struct px_net_iface *s, int l)
 {
     for (;;) {
-        int fd = accept4(s->lfd[l], NULL, NULL, SOCK_CLOEXEC);
+        int fd = accept4(s->addr.fd[l], NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0)
             return;
         px_tcp_set_opts(fd);
@@ -1198,12 +1072,12 @@ static void px_tcp_check_connects(struct px_net_iface *s)
     uint64_t now = px_time_ns();
     s->reconnect = 0;
     for (int i = 0; i < s->nranks * PX_TCP_MAX_SUB; i++) {
-        struct px_net_ep *ep = s->eps[i];
+        struct px_net_ep *ep = s->addr.eps[i];
         if (!ep || ep->conn || px_list_empty(&ep->sendq) || ep->failed)
             continue;
         s->reconnect = 1;
         if (ep->connect_deadline && now > ep->connect_deadline) {
-            px_tcp_pair_t *pr = &s->peers[ep->rank]->pair[ep->sub];
+            const px_net_addr_pair_t *pr = &s->addr.peers[ep->rank]->pair[ep->sub];
             px_error("tcp", "cannot connect to rank %d over %s within %.1f s", ep->rank,
                      pr->info.label, px_tcp_connect_timeout());
             ep->failed = 1;
@@ -1257,7 +1131,7 @@ static int px_tcp_iface_progress(px_net_iface_t *s)
     int n = px_tcp_progress_direct(s);
     if (n >= 0)
         return n;
-    n = epoll_wait(s->epfd, evs, 32, 0);
+    n = epoll_wait(s->addr.epfd, evs, 32, 0);
     for (int i = 0; i < n; i++) {
         px_tcp_conn_t *c = evs[i].data.ptr;
         if (PX_TCP_IS_LISTENER(c)) {
@@ -1291,8 +1165,6 @@ static int px_tcp_iface_progress(px_net_iface_t *s)
     return n;
 }
 
-static int px_tcp_iface_fd(px_net_iface_t *s) { return s->epfd; }
-
 static int px_tcp_iface_quiet(px_net_iface_t *s)
 {
     return !s->reconnect && px_list_empty(&s->dead);
@@ -1304,17 +1176,19 @@ const px_net_ops_t px_net_tcp_ops = {
     .iface_open = px_tcp_iface_open,
     .iface_close = px_tcp_iface_close,
     .iface_query = px_tcp_iface_query,
-    .iface_reachable = px_tcp_iface_reachable,
-    .ep_subs = px_tcp_ep_subs,
-    .ep_create = px_tcp_ep_create,
+    .iface_reachable = px_net_addr_iface_reachable,
+    .ep_create = px_net_addr_ep_create,
+    .ep_subs = px_net_addr_ep_subs,
     .ep_send = px_tcp_ep_send,
-    .ep_get = px_tcp_ep_get,
+    .ep_get = px_net_stub_ep_get,
+    .ep_put = px_net_stub_ep_put,
     .ep_pending = px_tcp_ep_pending,
     .ep_reset = px_tcp_ep_reset,
     .ep_rx_cancel = px_tcp_ep_rx_cancel,
-    .ep_describe = px_tcp_ep_describe,
     .iface_progress = px_tcp_iface_progress,
+    .iface_fd = px_net_addr_iface_fd,
+    .ep_path_check = px_net_stub_ep_path_check,
+    .ep_describe = px_tcp_ep_describe,
     .iface_quiet = px_tcp_iface_quiet,
     .ep_ready = px_tcp_ep_ready,
-    .iface_fd = px_tcp_iface_fd,
 };

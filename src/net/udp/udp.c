@@ -12,10 +12,10 @@
  * other jobs and strangers; every field is checked before use and what
  * fails a check is dropped and counted, never delivered.
  *
- * Subchannels pair addresses exactly as tcp does (tcp_addr.h); each rank
+ * Subchannels pair addresses exactly as tcp does (addr.h); each rank
  * publishes its datagram ports as "udp". */
+#include "../addr.h"
 #include "../net.h"
-#include "../tcp/tcp_addr.h"
 #include "../../util/clock.h"
 #include "../../util/iov.h"
 #include "../../util/list.h"
@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@
 #include <unistd.h>
 
 #define PX_UDP_MAGIC 0x50585544u /* "PXUD" */
-#define PX_UDP_MAX_SUB 16
+#define PX_UDP_MAX_SUB PX_NET_MAX_SUB
 #define PX_UDP_DGRAM_MAX 65507   /* largest IPv4 UDP payload */
 #define PX_UDP_FRAME_MAX (4u << 20) /* a frame the receiver is willing to reassemble */
 #define PX_UDP_RX_BATCH 16
@@ -63,8 +64,8 @@ typedef struct px_udp_qd {
 } px_udp_qd_t;
 
 struct px_net_ep {
+    void *owner; /* first: addr.c sets it */
     struct px_net_iface *iface;
-    void *owner;
     int rank, sub;
     int local;                 /* socket (local address) index */
     struct sockaddr_in remote;
@@ -87,21 +88,14 @@ typedef struct px_udp_stats {
 } px_udp_stats_t;
 
 struct px_net_iface {
+    px_net_addrs_t addr; /* first, for addr.c: one datagram socket per address */
     const px_net_rx_ops_t *rx;
     int me, nranks;
     uint64_t key;
-    int epfd;
-    int nlocal;
-    px_tcp_addr_t local[PX_TCP_MAX_ADDR];
-    int fd[PX_TCP_MAX_ADDR];
-    size_t dmax[PX_TCP_MAX_ADDR];   /* frame bytes per datagram on that socket */
-    px_list_t txq[PX_TCP_MAX_ADDR]; /* datagrams waiting for socket space */
+    size_t dmax[PX_NET_MAX_ADDR];   /* frame bytes per datagram on that socket */
+    px_list_t txq[PX_NET_MAX_ADDR]; /* datagrams waiting for socket space */
     size_t txq_bytes;
-    int out_armed[PX_TCP_MAX_ADDR];
-    int explicit_rails;
-    const int *node_of;
-    px_tcp_peer_t **peers;
-    struct px_net_ep **eps; /* [rank * PX_UDP_MAX_SUB + sub] */
+    int out_armed[PX_NET_MAX_ADDR];
     size_t frame_max;       /* what iface_query advertises as max_frag */
     /* receive batch */
     struct mmsghdr msgs[PX_UDP_RX_BATCH];
@@ -111,26 +105,13 @@ struct px_net_iface {
     px_udp_stats_t st;
 };
 
-/* ---------- set-up ---------- */
+_Static_assert(offsetof(struct px_net_iface, addr) == 0, "addr.c finds addr at the start");
+_Static_assert(offsetof(struct px_net_ep, owner) == 0, "addr.c sets owner at the start");
 
-static int px_udp_route_addr(const char *host, struct in_addr *out)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(9)};
-    socklen_t len = sizeof(sa);
-    int fd, rc = -1;
-    if (!host || !host[0] || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-        return -1;
-    fd = socket(AF_INET, SOCK_DGRAM, 0);
-    if (fd < 0)
-        return -1;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
-        *out = sa.sin_addr;
-        rc = 0;
-    }
-    close(fd);
-    return rc;
-}
+static px_net_ep_t *px_udp_ep_new(px_net_iface_t *s, int rank, int sub,
+                                  const px_net_addr_pair_t *pair);
+
+/* ---------- set-up ---------- */
 
 static int px_udp_if_mtu(int fd, const char *ifname)
 {
@@ -153,7 +134,7 @@ static void px_udp_bufsize(int fd, int opt_force, int opt, size_t want)
 }
 
 static px_status_t px_udp_iface_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx,
-                                     px_net_iface_t **iface_p)
+                                     void *owner, px_net_iface_t **iface_p)
 {
     struct px_net_iface *s = calloc(1, sizeof(*s));
     char val[PX_BOOT_VAL_MAX];
@@ -162,14 +143,11 @@ static px_status_t px_udp_iface_open(const px_boot_info_t *boot, const px_net_rx
     if (!s)
         return PX_ERR_NO_MEMORY;
     s->rx = rx;
+    (void)owner; /* it never calls ep_incoming */
     s->me = boot->rank;
     s->nranks = boot->size;
-    s->node_of = boot->node_of;
-    s->epfd = -1;
-    for (int i = 0; i < PX_TCP_MAX_ADDR; i++) {
-        s->fd[i] = -1;
+    for (int i = 0; i < PX_NET_MAX_ADDR; i++)
         px_list_init(&s->txq[i]);
-    }
     {
         /* job key: HMAC(secret, "plexus-udp" || job id); the secret stays here */
         size_t slen;
@@ -180,12 +158,10 @@ static px_status_t px_udp_iface_open(const px_boot_info_t *boot, const px_net_rx
         px_hmac_sha256(secret, slen, msg, sizeof(msg), mac);
         memcpy(&s->key, mac, sizeof(s->key));
     }
-    s->eps = calloc((size_t)boot->size * PX_UDP_MAX_SUB, sizeof(*s->eps));
-    s->peers = calloc((size_t)boot->size, sizeof(*s->peers));
     s->rxbuf = malloc((size_t)PX_UDP_RX_BATCH * 65536);
-    if (!s->eps || !s->peers || !s->rxbuf) {
-        st = PX_ERR_NO_MEMORY;
-        goto err;
+    if (!s->rxbuf) {
+        free(s);
+        return PX_ERR_NO_MEMORY;
     }
     for (int i = 0; i < PX_UDP_RX_BATCH; i++) {
         s->iov[i].iov_base = s->rxbuf + (size_t)i * 65536;
@@ -195,53 +171,31 @@ static px_status_t px_udp_iface_open(const px_boot_info_t *boot, const px_net_rx
         s->msgs[i].msg_hdr.msg_name = &s->from[i];
     }
 
-    struct in_addr boot_addr;
-    const char *bl = px_boot_local_addr();
-    if (!(bl && bl[0] && inet_pton(AF_INET, bl, &boot_addr) == 1) &&
-        px_udp_route_addr(boot->boot_host, &boot_addr) < 0)
-        boot_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int n = px_tcp_addr_local(boot_addr, &s->explicit_rails, s->local, PX_TCP_MAX_ADDR);
-    if (n < 0) {
-        st = (px_status_t)n;
-        goto err;
-    }
-    s->nlocal = n;
-    s->epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (s->epfd < 0) {
-        st = PX_ERR_IO;
-        goto err;
+    st = px_net_addr_open(&s->addr, "udp", SOCK_DGRAM, px_udp_ep_new, boot);
+    if (st != PX_OK) {
+        free(s->rxbuf);
+        free(s);
+        return st;
     }
     size_t smallest = PX_UDP_DGRAM_MAX;
-    for (int i = 0; i < n; i++) {
-        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = s->local[i].addr};
-        socklen_t len = sizeof(sa);
-        int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        s->fd[i] = fd;
-        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
-            getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
-            px_error("udp", "cannot bind a datagram socket to %s (%s): %s",
-                     inet_ntoa(s->local[i].addr), s->local[i].ifname, strerror(errno));
-            st = PX_ERR_IO;
-            goto err;
-        }
-        s->local[i].port = ntohs(sa.sin_port);
+    for (int i = 0; i < s->addr.nlocal; i++) {
+        const px_net_addr_t *a = &s->addr.local[i];
+        int fd = s->addr.fd[i];
         px_udp_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF, px_params.udp_rcvbuf);
         px_udp_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF, px_params.udp_sndbuf);
-        int mtu = px_params.udp_mtu ? (int)px_params.udp_mtu : px_udp_if_mtu(fd, s->local[i].ifname);
+        int mtu = px_params.udp_mtu ? (int)px_params.udp_mtu : px_udp_if_mtu(fd, a->ifname);
         /* IPv4 and UDP headers, then ours */
         long d = (long)mtu - 28 - (long)sizeof(px_udp_hdr_t);
         if (d > PX_UDP_DGRAM_MAX - (long)sizeof(px_udp_hdr_t))
             d = PX_UDP_DGRAM_MAX - (long)sizeof(px_udp_hdr_t);
         if (d < PX_NET_HDR_MAX + 256) {
-            px_error("udp", "MTU %d of %s is too small for datagrams", mtu, s->local[i].ifname);
+            px_error("udp", "MTU %d of %s is too small for datagrams", mtu, a->ifname);
             st = PX_ERR_INVALID_PARAM;
             goto err;
         }
         s->dmax[i] = (size_t)d;
         if ((size_t)d < smallest)
             smallest = (size_t)d;
-        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
-        epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev);
     }
     /* Frames the layer above should not exceed: one datagram when the path
      * carries large ones, else PX_UDP_FRAME (several fragments, each a
@@ -252,9 +206,7 @@ static px_status_t px_udp_iface_open(const px_boot_info_t *boot, const px_net_rx
     if (s->frame_max > PX_UDP_FRAME_MAX - PX_NET_HDR_MAX)
         s->frame_max = PX_UDP_FRAME_MAX - PX_NET_HDR_MAX;
 
-    st = px_tcp_addr_format(s->local, n, val, sizeof(val));
-    if (st == PX_OK)
-        st = px_boot_put("udp", val, strlen(val) + 1);
+    st = px_net_addr_publish(&s->addr, val, sizeof(val));
     if (st != PX_OK)
         goto err;
     px_debug("udp", "rank %d datagram sockets %s (frames up to %zu bytes)", s->me, val,
@@ -263,14 +215,8 @@ static px_status_t px_udp_iface_open(const px_boot_info_t *boot, const px_net_rx
     return PX_OK;
 
 err:
-    for (int i = 0; i < s->nlocal; i++)
-        if (s->fd[i] >= 0)
-            close(s->fd[i]);
-    if (s->epfd >= 0)
-        close(s->epfd);
+    px_net_addr_close(&s->addr);
     free(s->rxbuf);
-    free(s->peers);
-    free(s->eps);
     free(s);
     return st;
 }
@@ -303,22 +249,16 @@ static void px_udp_iface_close(px_net_iface_t *s)
                 (unsigned long long)s->st.bad_len, (unsigned long long)s->st.bad_magic,
                 (unsigned long long)s->st.bad_key, (unsigned long long)s->st.bad_peer,
                 (unsigned long long)s->st.bad_src, (unsigned long long)s->st.frag_drop);
-    for (int i = 0; i < s->nlocal; i++) {
+    for (int i = 0; i < s->addr.nlocal; i++)
         px_udp_drop_queue(s, i, NULL);
-        close(s->fd[i]);
-    }
-    close(s->epfd);
     for (int i = 0; i < s->nranks * PX_UDP_MAX_SUB; i++)
-        if (s->eps[i]) {
-            if (s->eps[i]->chk_fd >= 0)
-                close(s->eps[i]->chk_fd);
-            free(s->eps[i]->ra_buf);
-            free(s->eps[i]);
+        if (s->addr.eps[i]) {
+            if (s->addr.eps[i]->chk_fd >= 0)
+                close(s->addr.eps[i]->chk_fd);
+            free(s->addr.eps[i]->ra_buf);
+            free(s->addr.eps[i]);
         }
-    for (int i = 0; i < s->nranks; i++)
-        free(s->peers[i]);
-    free(s->peers);
-    free(s->eps);
+    px_net_addr_close(&s->addr);
     free(s->rxbuf);
     free(s);
 }
@@ -326,7 +266,7 @@ static void px_udp_iface_close(px_net_iface_t *s)
 static void px_udp_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
 {
     memset(attr, 0, sizeof(*attr));
-    attr->caps = PX_NET_CAP_LOSSY;
+    attr->caps = PX_NET_CAP_LOSSY | PX_NET_CAP_RESET | PX_NET_CAP_PATH_CHECK;
     attr->max_frag = s->frame_max;
     attr->eager_limit = px_params.udp_eager_limit < s->frame_max ? px_params.udp_eager_limit
                                                                  : s->frame_max;
@@ -334,63 +274,31 @@ static void px_udp_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
     attr->bandwidth_mbs = 500;
 }
 
-static int px_udp_iface_reachable(px_net_iface_t *s, int rank)
-{
-    return rank >= 0 && rank < s->nranks && rank != s->me;
-}
-
-static px_tcp_peer_t *px_udp_peer(px_net_iface_t *s, int rank, px_status_t *st_p)
-{
-    if (!s->peers[rank])
-        s->peers[rank] = px_tcp_addr_peer("udp", s->local, s->nlocal, s->explicit_rails, s->me,
-                                          rank, s->node_of, st_p);
-    return s->peers[rank];
-}
-
 static int px_udp_ep_subs(px_net_iface_t *s, int rank, px_net_sub_info_t *info, int max)
 {
-    px_status_t st;
-    if (!px_udp_iface_reachable(s, rank))
-        return PX_ERR_INVALID_PARAM;
-    px_tcp_peer_t *p = px_udp_peer(s, rank, &st);
-    if (!p)
-        return st;
-    int n = p->n < max ? p->n : max;
+    int n = px_net_addr_ep_subs(s, rank, info, max);
+    px_net_addr_peer_t *p = n > 0 ? s->addr.peers[rank] : NULL;
     for (int i = 0; i < n; i++) {
-        info[i] = p->pair[i].info;
         info[i].dgram_max = (uint32_t)(s->dmax[p->pair[i].local] + sizeof(px_udp_hdr_t));
         info[i].frame_one = (uint32_t)s->dmax[p->pair[i].local];
     }
     return n;
 }
 
-static px_status_t px_udp_ep_create(px_net_iface_t *s, int rank, int sub, void *owner,
-                                    px_net_ep_t **ep_p)
+/* An endpoint for ep_create: datagrams to the pair's remote address. */
+static px_net_ep_t *px_udp_ep_new(px_net_iface_t *s, int rank, int sub,
+                                  const px_net_addr_pair_t *pair)
 {
-    px_status_t st;
-    if (!px_udp_iface_reachable(s, rank) || sub < 0 || sub >= PX_UDP_MAX_SUB)
-        return PX_ERR_INVALID_PARAM;
-    px_tcp_peer_t *p = px_udp_peer(s, rank, &st);
-    if (!p)
-        return st;
-    if (sub >= p->n)
-        return PX_ERR_INVALID_PARAM;
-    struct px_net_ep **slot = &s->eps[rank * PX_UDP_MAX_SUB + sub];
-    if (!*slot) {
-        struct px_net_ep *ep = calloc(1, sizeof(*ep));
-        if (!ep)
-            return PX_ERR_NO_MEMORY;
+    struct px_net_ep *ep = calloc(1, sizeof(*ep));
+    if (ep) {
         ep->iface = s;
         ep->rank = rank;
         ep->sub = sub;
-        ep->local = p->pair[sub].local;
-        ep->remote = p->pair[sub].remote;
+        ep->local = pair->local;
+        ep->remote = pair->remote;
         ep->chk_fd = -1;
-        *slot = ep;
     }
-    (*slot)->owner = owner;
-    *ep_p = *slot;
-    return PX_OK;
+    return ep;
 }
 
 /* ---------- sending ---------- */
@@ -415,8 +323,9 @@ static void px_udp_arm_out(struct px_net_iface *s, int i, int on)
 {
     if (s->out_armed[i] == on)
         return;
-    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.u32 = (uint32_t)i};
-    epoll_ctl(s->epfd, EPOLL_CTL_MOD, s->fd[i], &ev);
+    struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0),
+                             .data.ptr = (void *)(uintptr_t)(i + 1)}; /* as addr.h tags it */
+    epoll_ctl(s->addr.epfd, EPOLL_CTL_MOD, s->addr.fd[i], &ev);
     s->out_armed[i] = on;
 }
 
@@ -450,7 +359,7 @@ static int px_udp_flush(struct px_net_iface *s, int i)
     int n = 0;
     while (!px_list_empty(&s->txq[i])) {
         px_udp_qd_t *q = px_container_of(s->txq[i].next, px_udp_qd_t, link);
-        ssize_t w = sendto(s->fd[i], q->data, q->len, 0, (struct sockaddr *)&q->ep->remote,
+        ssize_t w = sendto(s->addr.fd[i], q->data, q->len, 0, (struct sockaddr *)&q->ep->remote,
                            sizeof(q->ep->remote));
         if (w < 0 && (errno == EAGAIN || errno == ENOBUFS || errno == EINTR))
             break;
@@ -520,7 +429,7 @@ static px_status_t px_udp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
             k = 1;
         int done = 0;
         while (!queue_rest && done < k) {
-            int w = sendmmsg(s->fd[i], mm + done, (unsigned)(k - done), 0);
+            int w = sendmmsg(s->addr.fd[i], mm + done, (unsigned)(k - done), 0);
             if (w > 0) {
                 done += w;
                 s->st.tx_dgrams += (uint64_t)w;
@@ -574,8 +483,8 @@ static int px_udp_ep_path_check(px_net_ep_t *ep, uint64_t timeout_ns)
             return 0; /* out of descriptors: not known, try later */
         /* out of this rail's interface only: another route would answer
          * for another path */
-        const char *dev = s->local[ep->local].ifname;
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = s->local[ep->local].addr};
+        const char *dev = s->addr.local[ep->local].ifname;
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = s->addr.local[ep->local].addr};
         if ((dev[0] && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev)) < 0 &&
              errno != EPERM) ||
             bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
@@ -648,7 +557,7 @@ static void px_udp_input(struct px_net_iface *s, int sock, const char *d, size_t
     }
     struct px_net_ep *ep = NULL;
     if (h.from < (uint32_t)s->nranks && h.sub < PX_UDP_MAX_SUB && h.from != (uint32_t)s->me)
-        ep = s->eps[h.from * PX_UDP_MAX_SUB + h.sub];
+        ep = s->addr.eps[h.from * PX_UDP_MAX_SUB + h.sub];
     if (!ep || !ep->owner) {
         s->st.bad_peer++;
         return;
@@ -708,7 +617,7 @@ static void px_udp_input(struct px_net_iface *s, int sock, const char *d, size_t
 static int px_udp_iface_progress(px_net_iface_t *s)
 {
     int events = 0;
-    for (int i = 0; i < s->nlocal; i++) {
+    for (int i = 0; i < s->addr.nlocal; i++) {
         if (!px_list_empty(&s->txq[i]))
             events += px_udp_flush(s, i);
         for (int round = 0; round < 4; round++) {
@@ -716,7 +625,7 @@ static int px_udp_iface_progress(px_net_iface_t *s)
                 s->msgs[k].msg_hdr.msg_namelen = sizeof(s->from[k]);
                 s->msgs[k].msg_len = 0;
             }
-            int m = recvmmsg(s->fd[i], s->msgs, PX_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
+            int m = recvmmsg(s->addr.fd[i], s->msgs, PX_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
             if (m <= 0)
                 break;
             for (int k = 0; k < m; k++)
@@ -729,11 +638,9 @@ static int px_udp_iface_progress(px_net_iface_t *s)
     return events;
 }
 
-static int px_udp_iface_fd(px_net_iface_t *s) { return s->epfd; }
-
 static int px_udp_iface_quiet(px_net_iface_t *s)
 {
-    for (int i = 0; i < s->nlocal; i++)
+    for (int i = 0; i < s->addr.nlocal; i++)
         if (!px_list_empty(&s->txq[i]))
             return 0;
     return 1;
@@ -745,16 +652,19 @@ const px_net_ops_t px_net_udp_ops = {
     .iface_open = px_udp_iface_open,
     .iface_close = px_udp_iface_close,
     .iface_query = px_udp_iface_query,
-    .iface_reachable = px_udp_iface_reachable,
-    .ep_create = px_udp_ep_create,
+    .iface_reachable = px_net_addr_iface_reachable,
+    .ep_create = px_net_addr_ep_create,
     .ep_subs = px_udp_ep_subs,
     .ep_send = px_udp_ep_send,
-    .ep_get = NULL,
+    .ep_get = px_net_stub_ep_get,
+    .ep_put = px_net_stub_ep_put,
     .ep_pending = px_udp_ep_pending,
     .ep_reset = px_udp_ep_reset,
     .ep_rx_cancel = px_udp_ep_rx_cancel,
     .iface_progress = px_udp_iface_progress,
-    .iface_fd = px_udp_iface_fd,
+    .iface_fd = px_net_addr_iface_fd,
     .ep_path_check = px_udp_ep_path_check,
+    .ep_describe = px_net_stub_ep_describe,
     .iface_quiet = px_udp_iface_quiet,
+    .ep_ready = px_net_stub_ep_ready,
 };

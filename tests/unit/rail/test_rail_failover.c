@@ -66,9 +66,10 @@ static px_net_ep_t *eps[2][NSUB]; /* eps[rank][sub]: rank's end towards the othe
 static link_t links[2][NSUB];     /* links[from][sub] */
 static int reset_keeps;           /* ep_reset leaves frames in flight (they arrive late) */
 
-static px_status_t f_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx,
+static px_status_t f_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx, void *owner,
                           px_net_iface_t **iface_p)
 {
+    (void)owner;
     ifs[boot->rank].rank = boot->rank;
     ifs[boot->rank].rx = rx;
     *iface_p = &ifs[boot->rank];
@@ -81,6 +82,7 @@ static void f_query(px_net_iface_t *iface, px_net_attr_t *a)
 {
     (void)iface;
     memset(a, 0, sizeof(*a));
+    a->caps = PX_NET_CAP_RESET;
     a->eager_limit = 65536;
     a->max_frag = 1u << 20;
 }
@@ -266,11 +268,17 @@ static const px_net_ops_t fake_ops = {
     .ep_create = f_create,
     .ep_subs = f_subs,
     .ep_send = f_send,
+    .ep_get = px_net_stub_ep_get,
+    .ep_put = px_net_stub_ep_put,
     .ep_pending = f_pending,
     .ep_reset = f_reset,
     .ep_rx_cancel = f_cancel,
     .iface_progress = f_progress,
     .iface_fd = f_fd,
+    .ep_path_check = px_net_stub_ep_path_check,
+    .ep_describe = px_net_stub_ep_describe,
+    .iface_quiet = px_net_stub_iface_quiet,
+    .ep_ready = px_net_stub_ep_ready,
 };
 
 const px_net_ops_t *px_net_find(const char *name)
@@ -602,7 +610,7 @@ static void collective_frame(void)
      * prestage), done at once */
     int at_once = release;
     prestage(len);
-    px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_COLL | PX_RAIL_F_RELEASE,
+    px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_WAITED | PX_RAIL_F_RELEASE,
                                      sent_cb, NULL);
     prestage_done(len);
     CHECK(st == (at_once ? PX_OK : PX_INPROGRESS));

@@ -1,22 +1,26 @@
-#include "tcp_addr.h"
-#include "../../boot/boot.h"
-#include "../../util/log.h"
-#include "../../util/param.h"
+#include "addr.h"
+#include "../boot/boot.h"
+#include "../util/log.h"
+#include "../util/param.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <errno.h>
 #include <stddef.h>
 #include <ifaddrs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
-static uint32_t px_tcp_mask(int prefix)
+static uint32_t px_net_addr_mask(int prefix)
 {
     return prefix <= 0 ? 0 : prefix >= 32 ? 0xffffffffu : ~((1u << (32 - prefix)) - 1);
 }
 
-static int px_tcp_prefix_of(const struct sockaddr *nm)
+static int px_net_addr_prefix_of(const struct sockaddr *nm)
 {
     uint32_t m = nm ? ntohl(((const struct sockaddr_in *)nm)->sin_addr.s_addr) : 0xffffffffu;
     int p = 0;
@@ -26,7 +30,7 @@ static int px_tcp_prefix_of(const struct sockaddr *nm)
 }
 
 /* Bridges that exist with the same address on every host and lead nowhere. */
-static int px_tcp_ifname_ignored(const char *name)
+static int px_net_addr_ifname_ignored(const char *name)
 {
     static const char *const skip[] = {"docker", "virbr", "br-", "lxcbr", "cni", "flannel"};
     for (size_t i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
@@ -35,7 +39,7 @@ static int px_tcp_ifname_ignored(const char *name)
     return 0;
 }
 
-static int px_tcp_rail_of(px_tcp_addr_t *out, int n, const char *ifname)
+static int px_net_addr_rail_of(px_net_addr_t *out, int n, const char *ifname)
 {
     int rails = 0;
     for (int i = 0; i < n; i++) {
@@ -53,7 +57,7 @@ static int px_tcp_rail_of(px_tcp_addr_t *out, int n, const char *ifname)
     return rails;
 }
 
-static int px_tcp_add(px_tcp_addr_t *out, int n, int max, const char *ifname, struct in_addr a,
+static int px_net_addr_add(px_net_addr_t *out, int n, int max, const char *ifname, struct in_addr a,
                       int prefix, int boot)
 {
     for (int i = 0; i < n; i++)
@@ -68,11 +72,11 @@ static int px_tcp_add(px_tcp_addr_t *out, int n, int max, const char *ifname, st
     out[n].addr = a;
     out[n].prefix = prefix;
     out[n].boot = boot;
-    out[n].rail = boot ? -1 : px_tcp_rail_of(out, n, ifname);
+    out[n].rail = boot ? -1 : px_net_addr_rail_of(out, n, ifname);
     return n + 1;
 }
 
-int px_tcp_addr_local(struct in_addr boot_addr, int *explicit_p, px_tcp_addr_t *out, int max)
+int px_net_addr_local(struct in_addr boot_addr, int *explicit_p, px_net_addr_t *out, int max)
 {
     const char *spec = px_params.rails && px_params.rails[0] ? px_params.rails : px_params.iface;
     struct ifaddrs *ifa, *i;
@@ -88,7 +92,7 @@ int px_tcp_addr_local(struct in_addr boot_addr, int *explicit_p, px_tcp_addr_t *
         if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
             ((struct sockaddr_in *)i->ifa_addr)->sin_addr.s_addr == boot_addr.s_addr) {
             snprintf(boot_if, sizeof(boot_if), "%s", i->ifa_name);
-            boot_prefix = px_tcp_prefix_of(i->ifa_netmask);
+            boot_prefix = px_net_addr_prefix_of(i->ifa_netmask);
         }
 
     *explicit_p = spec && spec[0];
@@ -104,7 +108,7 @@ int px_tcp_addr_local(struct in_addr boot_addr, int *explicit_p, px_tcp_addr_t *
                     continue;
                 struct in_addr ia = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
                 if (is_addr ? ia.s_addr == a.s_addr : !strcmp(i->ifa_name, tok)) {
-                    n = px_tcp_add(out, n, max, i->ifa_name, ia, px_tcp_prefix_of(i->ifa_netmask),
+                    n = px_net_addr_add(out, n, max, i->ifa_name, ia, px_net_addr_prefix_of(i->ifa_netmask),
                                    0);
                     found = 1;
                 }
@@ -129,27 +133,27 @@ int px_tcp_addr_local(struct in_addr boot_addr, int *explicit_p, px_tcp_addr_t *
             return PX_ERR_INVALID_PARAM;
         }
     } else if (loopback_job) {
-        n = px_tcp_add(out, n, max, boot_if, boot_addr, boot_prefix, 0);
+        n = px_net_addr_add(out, n, max, boot_if, boot_addr, boot_prefix, 0);
     } else {
         for (i = ifa; i; i = i->ifa_next) {
             if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP) ||
                 (i->ifa_flags & IFF_LOOPBACK) || !strcmp(i->ifa_name, boot_if) ||
-                px_tcp_ifname_ignored(i->ifa_name))
+                px_net_addr_ifname_ignored(i->ifa_name))
                 continue;
-            n = px_tcp_add(out, n, max, i->ifa_name, ((struct sockaddr_in *)i->ifa_addr)->sin_addr,
-                           px_tcp_prefix_of(i->ifa_netmask), 0);
+            n = px_net_addr_add(out, n, max, i->ifa_name, ((struct sockaddr_in *)i->ifa_addr)->sin_addr,
+                           px_net_addr_prefix_of(i->ifa_netmask), 0);
         }
         if (n == 0) /* the launcher's network is the only one */
-            n = px_tcp_add(out, n, max, boot_if, boot_addr, boot_prefix, 0);
+            n = px_net_addr_add(out, n, max, boot_if, boot_addr, boot_prefix, 0);
     }
     /* the bootstrap network, for peers that share no rail */
     if (!loopback_job && n < max)
-        n = px_tcp_add(out, n, max, boot_if, boot_addr, boot_prefix, 1);
+        n = px_net_addr_add(out, n, max, boot_if, boot_addr, boot_prefix, 1);
     freeifaddrs(ifa);
     return n;
 }
 
-int px_tcp_addr_format(const px_tcp_addr_t *a, int n, char *buf, size_t len)
+int px_net_addr_format(const px_net_addr_t *a, int n, char *buf, size_t len)
 {
     size_t off = 0;
     buf[0] = 0;
@@ -163,7 +167,7 @@ int px_tcp_addr_format(const px_tcp_addr_t *a, int n, char *buf, size_t len)
     return PX_OK;
 }
 
-int px_tcp_addr_parse(const char *s, px_tcp_addr_t *out, int max)
+int px_net_addr_parse(const char *s, px_net_addr_t *out, int max)
 {
     int n = 0;
     char copy[PX_BOOT_VAL_MAX], *save = NULL;
@@ -189,13 +193,13 @@ int px_tcp_addr_parse(const char *s, px_tcp_addr_t *out, int max)
         out[n].prefix = (int)prefix;
         out[n].port = (uint16_t)port;
         out[n].boot = f[4][0] == 'b';
-        out[n].rail = out[n].boot ? -1 : px_tcp_rail_of(out, n, f[0]);
+        out[n].rail = out[n].boot ? -1 : px_net_addr_rail_of(out, n, f[0]);
         n++;
     }
     return n;
 }
 
-static double px_tcp_if_speed(const char *ifname)
+static double px_net_addr_if_speed(const char *ifname)
 {
     char path[128];
     long mbit = 0;
@@ -209,10 +213,10 @@ static double px_tcp_if_speed(const char *ifname)
     return (double)mbit / 8.0; /* Mbit/s -> MB/s */
 }
 
-static void px_tcp_pair_add(px_tcp_peer_t *out, const px_tcp_addr_t *mine, int mi,
-                            const px_tcp_addr_t *theirs, int path)
+static void px_net_addr_pair_add(px_net_addr_peer_t *out, const px_net_addr_t *mine, int mi,
+                            const px_net_addr_t *theirs, int path)
 {
-    px_tcp_pair_t *p = &out->pair[out->n++];
+    px_net_addr_pair_t *p = &out->pair[out->n++];
     char la[INET_ADDRSTRLEN], ra[INET_ADDRSTRLEN];
     memset(p, 0, sizeof(*p));
     p->local = mi;
@@ -221,7 +225,7 @@ static void px_tcp_pair_add(px_tcp_peer_t *out, const px_tcp_addr_t *mine, int m
     p->remote.sin_port = htons(theirs->port);
     p->info.rail = mine[mi].boot ? 0 : mine[mi].rail;
     p->info.path = path;
-    p->info.speed_mbs = px_tcp_if_speed(mine[mi].ifname);
+    p->info.speed_mbs = px_net_addr_if_speed(mine[mi].ifname);
     p->info.local_ip = mine[mi].addr.s_addr;
     p->info.remote_ip = theirs->addr.s_addr;
     inet_ntop(AF_INET, &mine[mi].addr, la, sizeof(la));
@@ -229,26 +233,26 @@ static void px_tcp_pair_add(px_tcp_peer_t *out, const px_tcp_addr_t *mine, int m
     snprintf(p->info.label, sizeof(p->info.label), "%s %s>%s", mine[mi].ifname, la, ra);
 }
 
-int px_tcp_addr_pair(const px_tcp_addr_t *lo, int nlo, const px_tcp_addr_t *hi, int nhi,
-                     int me_is_lo, int same_node, int max_paths, px_tcp_peer_t *out)
+int px_net_addr_pair(const px_net_addr_t *lo, int nlo, const px_net_addr_t *hi, int nhi,
+                     int me_is_lo, int same_node, int max_paths, px_net_addr_peer_t *out)
 {
-    int per_if[PX_TCP_MAX_ADDR] = {0};
+    int per_if[PX_NET_MAX_ADDR] = {0};
     out->n = 0;
     for (int a = 0; a < nlo && out->n < PX_NET_MAX_SUB; a++) {
         if (lo[a].boot)
             continue;
-        uint32_t m = px_tcp_mask(lo[a].prefix);
+        uint32_t m = px_net_addr_mask(lo[a].prefix);
         for (int b = 0; b < nhi; b++) {
             if (hi[b].boot || hi[b].prefix != lo[a].prefix ||
                 ((ntohl(lo[a].addr.s_addr) ^ ntohl(hi[b].addr.s_addr)) & m) ||
                 (!same_node && lo[a].addr.s_addr == hi[b].addr.s_addr))
                 continue;
-            int r = lo[a].rail >= 0 && lo[a].rail < PX_TCP_MAX_ADDR ? lo[a].rail : 0;
+            int r = lo[a].rail >= 0 && lo[a].rail < PX_NET_MAX_ADDR ? lo[a].rail : 0;
             if (max_paths <= 0 || per_if[r] < max_paths) {
                 if (me_is_lo)
-                    px_tcp_pair_add(out, lo, a, &hi[b], per_if[r]);
+                    px_net_addr_pair_add(out, lo, a, &hi[b], per_if[r]);
                 else
-                    px_tcp_pair_add(out, hi, b, &lo[a], per_if[r]);
+                    px_net_addr_pair_add(out, hi, b, &lo[a], per_if[r]);
                 per_if[r]++;
             }
             break;
@@ -261,28 +265,29 @@ int px_tcp_addr_pair(const px_tcp_addr_t *lo, int nlo, const px_tcp_addr_t *hi, 
         for (int b = 0; b < nhi; b++)
             if (lo[a].boot && hi[b].boot) {
                 if (me_is_lo)
-                    px_tcp_pair_add(out, lo, a, &hi[b], 0);
+                    px_net_addr_pair_add(out, lo, a, &hi[b], 0);
                 else
-                    px_tcp_pair_add(out, hi, b, &lo[a], 0);
+                    px_net_addr_pair_add(out, hi, b, &lo[a], 0);
                 return -out->n; /* negative: a fallback */
             }
     return 0;
 }
 
-px_tcp_peer_t *px_tcp_addr_peer(const char *net, const px_tcp_addr_t *local, int nlocal,
-                                int explicit_rails, int me, int rank, const int *node_of,
-                                px_status_t *st_p)
+/* Pairs this rank's addresses with those `rank` published under `net`. */
+static px_net_addr_peer_t *px_net_addr_peer_new(const char *net, const px_net_addr_t *local,
+                                                int nlocal, int explicit_rails, int me, int rank,
+                                                const int *node_of, px_status_t *st_p)
 {
     char val[PX_BOOT_VAL_MAX];
     size_t len;
-    px_tcp_addr_t theirs[PX_TCP_MAX_ADDR];
+    px_net_addr_t theirs[PX_NET_MAX_ADDR];
     *st_p = PX_ERR_PEER_UNREACHABLE;
     if (px_boot_get(rank, net, val, sizeof(val), &len) != PX_OK || len == 0 ||
         val[len - 1] != 0) {
         px_error(net, "no %s address published by rank %d", net, rank);
         return NULL;
     }
-    int nt = px_tcp_addr_parse(val, theirs, PX_TCP_MAX_ADDR);
+    int nt = px_net_addr_parse(val, theirs, PX_NET_MAX_ADDR);
     if (nt <= 0) {
         px_error(net, "rank %d published an invalid address list", rank);
         *st_p = PX_ERR_PROTOCOL;
@@ -290,12 +295,12 @@ px_tcp_peer_t *px_tcp_addr_peer(const char *net, const px_tcp_addr_t *local, int
     }
     /* paired on the stack, kept in an allocation of the pairs found: a job
      * holds one per peer it talks to */
-    px_tcp_peer_t full, *p = &full;
+    px_net_addr_peer_t full, *p = &full;
     memset(&full, 0, sizeof(full));
     int lo = me < rank;
     int same = node_of && node_of[rank] == node_of[me];
-    int n = lo ? px_tcp_addr_pair(local, nlocal, theirs, nt, 1, same, px_params.paths, p)
-               : px_tcp_addr_pair(theirs, nt, local, nlocal, 0, same, px_params.paths, p);
+    int n = lo ? px_net_addr_pair(local, nlocal, theirs, nt, 1, same, px_params.paths, p)
+               : px_net_addr_pair(theirs, nt, local, nlocal, 0, same, px_params.paths, p);
     if (n < 0) {
         if (explicit_rails && !px_params.rail_fallback) {
             px_error(net, "rank %d shares no rail subnet with this rank (PX_RAILS=%s); set "
@@ -313,12 +318,12 @@ px_tcp_peer_t *px_tcp_addr_peer(const char *net, const px_tcp_addr_t *local, int
         px_error(net, "rank %d shares no network with this rank (its addresses: %s)", rank, val);
         return NULL;
     }
-    p = malloc(offsetof(px_tcp_peer_t, pair) + (size_t)full.n * sizeof(full.pair[0]));
+    p = malloc(offsetof(px_net_addr_peer_t, pair) + (size_t)full.n * sizeof(full.pair[0]));
     if (!p) {
         *st_p = PX_ERR_NO_MEMORY;
         return NULL;
     }
-    memcpy(p, &full, offsetof(px_tcp_peer_t, pair) + (size_t)full.n * sizeof(full.pair[0]));
+    memcpy(p, &full, offsetof(px_net_addr_peer_t, pair) + (size_t)full.n * sizeof(full.pair[0]));
     if (strcmp(net, "tcp") != 0) /* labels say which transport when it is not the usual one */
         for (int i = 0; i < p->n; i++) {
             char l[sizeof(p->pair[i].info.label)];
@@ -327,4 +332,171 @@ px_tcp_peer_t *px_tcp_addr_peer(const char *net, const px_tcp_addr_t *local, int
         }
     *st_p = PX_OK;
     return p;
+}
+
+/* The local address that routes towards host (no packet is sent). */
+static int px_net_addr_route(const char *host, struct in_addr *out)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(9)};
+    socklen_t len = sizeof(sa);
+    int fd, rc = -1;
+    if (!host || !host[0] || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+        return -1;
+    fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
+        *out = sa.sin_addr;
+        rc = 0;
+    }
+    close(fd);
+    return rc;
+}
+
+/* A socket of `type` bound to local address i (listening when it is a
+ * stream), its port recorded, in the epoll set. */
+static px_status_t px_net_addr_socket(px_net_addrs_t *a, int i, int type)
+{
+    px_net_addr_t *l = &a->local[i];
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = l->addr};
+    socklen_t len = sizeof(sa);
+    int fd = a->fd[i] = socket(AF_INET, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+        (type == SOCK_STREAM && listen(fd, 1024) < 0) ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) < 0) {
+        px_error(a->net, "cannot %s %s (%s): %s",
+                 type == SOCK_STREAM ? "listen on" : "bind a datagram socket to",
+                 inet_ntoa(l->addr), l->ifname, strerror(errno));
+        return PX_ERR_IO;
+    }
+    l->port = ntohs(sa.sin_port);
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = (void *)(uintptr_t)(i + 1)};
+    epoll_ctl(a->epfd, EPOLL_CTL_ADD, fd, &ev);
+    return PX_OK;
+}
+
+px_status_t px_net_addr_open(px_net_addrs_t *a, const char *net, int type,
+                             px_net_addr_ep_new_t ep_new, const px_boot_info_t *boot)
+{
+    px_status_t st = PX_ERR_NO_MEMORY;
+    memset(a, 0, sizeof(*a));
+    a->net = net;
+    a->ep_new = ep_new;
+    a->me = boot->rank;
+    a->nranks = boot->size;
+    a->node_of = boot->node_of;
+    a->epfd = -1;
+    for (int i = 0; i < PX_NET_MAX_ADDR; i++)
+        a->fd[i] = -1;
+    a->peers = calloc((size_t)boot->size, sizeof(*a->peers));
+    a->eps = calloc((size_t)boot->size * PX_NET_MAX_SUB, sizeof(*a->eps));
+    if (!a->peers || !a->eps)
+        goto err;
+    struct in_addr boot_addr;
+    const char *bl = px_boot_local_addr();
+    if (!(bl && bl[0] && inet_pton(AF_INET, bl, &boot_addr) == 1) &&
+        px_net_addr_route(boot->boot_host, &boot_addr) < 0)
+        boot_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int n = px_net_addr_local(boot_addr, &a->explicit_rails, a->local, PX_NET_MAX_ADDR);
+    if (n < 0) {
+        st = (px_status_t)n;
+        goto err;
+    }
+    a->nlocal = n;
+    a->epfd = epoll_create1(EPOLL_CLOEXEC);
+    st = a->epfd < 0 ? PX_ERR_IO : PX_OK;
+    for (int i = 0; i < n && st == PX_OK; i++)
+        st = px_net_addr_socket(a, i, type);
+    if (st == PX_OK)
+        return PX_OK;
+err:
+    px_net_addr_close(a);
+    return st;
+}
+
+void px_net_addr_close(px_net_addrs_t *a)
+{
+    for (int i = 0; i < a->nlocal; i++)
+        if (a->fd[i] >= 0)
+            close(a->fd[i]);
+    if (a->epfd >= 0)
+        close(a->epfd);
+    if (a->peers)
+        for (int i = 0; i < a->nranks; i++)
+            free(a->peers[i]);
+    free(a->peers);
+    free(a->eps);
+    a->nlocal = 0;
+    a->epfd = -1;
+    a->peers = NULL;
+    a->eps = NULL;
+}
+
+px_status_t px_net_addr_publish(px_net_addrs_t *a, char *val, size_t len)
+{
+    px_status_t st = px_net_addr_format(a->local, a->nlocal, val, len);
+    if (st == PX_OK)
+        st = px_boot_put(a->net, val, strlen(val) + 1);
+    return st;
+}
+
+/* The interface's px_net_addrs_t, its first member. */
+static inline px_net_addrs_t *px_net_addr_of(px_net_iface_t *iface)
+{
+    return (px_net_addrs_t *)(void *)iface;
+}
+
+int px_net_addr_iface_reachable(px_net_iface_t *iface, int rank)
+{
+    const px_net_addrs_t *a = px_net_addr_of(iface);
+    return rank >= 0 && rank < a->nranks && rank != a->me;
+}
+
+int px_net_addr_iface_fd(px_net_iface_t *iface) { return px_net_addr_of(iface)->epfd; }
+
+/* The subchannels to `rank`, paired now if not yet. NULL with *st_p set when
+ * there is none (the reason logged) or `rank` is not another rank. */
+static px_net_addr_peer_t *px_net_addr_peer(px_net_iface_t *iface, int rank, px_status_t *st_p)
+{
+    px_net_addrs_t *a = px_net_addr_of(iface);
+    *st_p = PX_ERR_INVALID_PARAM;
+    if (!px_net_addr_iface_reachable(iface, rank))
+        return NULL;
+    if (!a->peers[rank])
+        a->peers[rank] = px_net_addr_peer_new(a->net, a->local, a->nlocal, a->explicit_rails,
+                                              a->me, rank, a->node_of, st_p);
+    return a->peers[rank];
+}
+
+int px_net_addr_ep_subs(px_net_iface_t *iface, int rank, px_net_sub_info_t *info, int max)
+{
+    px_status_t st;
+    px_net_addr_peer_t *p = px_net_addr_peer(iface, rank, &st);
+    if (!p)
+        return st;
+    int n = p->n < max ? p->n : max;
+    for (int i = 0; i < n; i++)
+        info[i] = p->pair[i].info;
+    return n;
+}
+
+px_status_t px_net_addr_ep_create(px_net_iface_t *iface, int rank, int sub, void *owner,
+                                  px_net_ep_t **ep_p)
+{
+    px_net_addrs_t *a = px_net_addr_of(iface);
+    px_status_t st;
+    if (sub < 0 || sub >= PX_NET_MAX_SUB)
+        return PX_ERR_INVALID_PARAM;
+    px_net_addr_peer_t *p = px_net_addr_peer(iface, rank, &st);
+    if (!p)
+        return st;
+    if (sub >= p->n)
+        return PX_ERR_INVALID_PARAM;
+    px_net_ep_t **slot = &a->eps[rank * PX_NET_MAX_SUB + sub];
+    if (!*slot && !(*slot = a->ep_new(iface, rank, sub, &p->pair[sub])))
+        return PX_ERR_NO_MEMORY;
+    *(void **)(void *)*slot = owner; /* the endpoint's first member */
+    *ep_p = *slot;
+    return PX_OK;
 }

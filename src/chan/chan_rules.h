@@ -2,11 +2,11 @@
  * channel that carries it. An entry is `condition:channel`; entries are
  * separated by '|'; for each message the first entry whose condition holds
  * and whose channel is allocated to the destination wins (see
- * docs/channels.md). Without an entry that applies, a message takes the
+ * docs/transports.md). Without an entry that applies, a message takes the
  * peer's default channel: shared memory on the node, else the connection
  * once one is open, else datagrams. */
-#ifndef PX_PROTO_CHAN_RULES_H
-#define PX_PROTO_CHAN_RULES_H
+#ifndef PX_CHAN_RULES_H
+#define PX_CHAN_RULES_H
 
 #include <stddef.h>
 #include <stdint.h>

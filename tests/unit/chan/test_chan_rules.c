@@ -1,6 +1,6 @@
 /* PX_CHANNELS parser: entries, conditions, channels, the positions of
  * errors, and the conditions each entry evaluates. */
-#include "proto/chan_rules.h"
+#include "chan/chan_rules.h"
 #include "px_unit.h"
 
 #include <string.h>

@@ -1,0 +1,156 @@
+/* Channel layer: for each peer, the one object that decides what carries
+ * its messages: the process itself (self), shared memory inside a node, or
+ * the network through the rail layer: a virtual channel over connections
+ * (tcp), over datagrams (udp), or both (hybrid: datagrams first, a
+ * connection once the peer carries enough traffic, PX_RC_PROMOTE_AFTER).
+ * It owns the PX_CHANNELS rule table (chan_rules.h), the per-peer ordering
+ * fence between channels, the transports' set-up and their progress.
+ *
+ * Frames are active messages: the first byte of every header is an id
+ * whose handler the owning layer registered (px_chan_am_register); the
+ * handler runs in the progress context on arrival and says where the
+ * payload goes, and the upper layer's rx_done runs once it is there.
+ * Nothing here knows MPI: sends carry neutral hints (PX_CHAN_F_*). */
+#ifndef PX_CHAN_H
+#define PX_CHAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "../boot/boot.h"
+#include "../util/px_status.h"
+
+/* A network route to a peer (one of its rail channels); NULL for a peer on
+ * this node, or "the peer's current default" where a route is asked for. */
+typedef struct px_chan_route px_chan_route_t;
+
+/* What carried a message, for the profile's volume per channel kind. */
+enum { PX_CAR_SELF, PX_CAR_SHM, PX_CAR_UDP, PX_CAR_TCP, PX_CAR_N };
+
+/* Hints with a send (the same bits as the rail layer's PX_RAIL_F_*). */
+enum {
+    PX_CHAN_F_STRIPE = 1u << 0,  /* offset-addressed data: may be split, arrive in any order */
+    PX_CHAN_F_WAITED = 1u << 1,  /* the caller waits for this send before anything else */
+    PX_CHAN_F_RELEASE = 1u << 3, /* the caller waits for nothing else: done once written */
+    PX_CHAN_F_HELD = 1u << 4,    /* the caller waits for the callback anyway: keep its buffer */
+};
+
+typedef void (*px_chan_send_cb_t)(void *arg, px_status_t status);
+
+/* ---------- active messages ---------- */
+
+#define PX_CHAN_AM_MAX 16
+#define PX_CHAN_HDR_MAX 64 /* largest header of an active message */
+#define PX_CHAN_AM_CTRL 15 /* the channel layer's own (hybrid connection agreement) */
+
+/* The header of a frame of id `am` from `peer` has arrived (hdr_len is at
+ * least the length registered). Returns where its len payload bytes go
+ * (NULL: discard them); *ctx_p goes to the upper layer's rx_done. off: the
+ * offset of this piece within the frame's payload (striped frames only). */
+typedef void *(*px_chan_am_fn)(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
+                               void **ctx_p);
+
+enum { PX_CHAN_AM_STRIPED = 1u << 0 /* frames of this id may arrive in stripes */ };
+
+/* Registers the handler of id (below PX_CHAN_AM_CTRL) before px_chan_init. */
+void px_chan_am_register(unsigned id, size_t hdr_len, unsigned flags, px_chan_am_fn fn);
+
+/* The upper layer's side. */
+typedef struct px_chan_up {
+    /* The payload of a frame is in place; ctx is what its handler set
+     * (NULL: nothing to do); len: the bytes of this piece. */
+    void (*rx_done)(int peer, void *ctx, size_t len);
+    /* peer is lost for good: its channel has ended its queued sends. */
+    void (*peer_failed)(int peer, px_status_t why);
+} px_chan_up_t;
+
+/* Opens the transports PX_NET names, makes a channel to every rank and
+ * finds which ranks share this machine (collective over the job). */
+px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up);
+void px_chan_finalize(void);
+
+/* ---------- choosing and sending ---------- */
+
+typedef struct px_chan_pick {
+    px_chan_route_t *env;  /* network peers: carries the message, or its rendezvous request */
+    px_chan_route_t *data; /* network peers: carries rendezvous data */
+    int car;               /* PX_CAR_* of what carries the data */
+    uint8_t rndv;          /* rendezvous */
+    uint8_t get;           /* the receiver may read the sender's buffer itself */
+    uint8_t zc;            /* udp-zcopy */
+} px_chan_pick_t;
+
+/* The channel of a message of len bytes to peer (coll: a collective's
+ * traffic, for PX_CHANNELS class=). A message stays on the route of the
+ * previous one while that has frames unacknowledged, so no message to a
+ * peer overtakes another. Counts towards opening a connection (hybrid). */
+void px_chan_pick(int peer, size_t len, int coll, px_chan_pick_t *k);
+
+/* Sends hdr (byte 0: the active-message id) and iov on route (NULL: the
+ * peer's current default). Same contract as px_net_ops_t.ep_send. */
+px_status_t px_chan_send(int peer, px_chan_route_t *route, const void *hdr, size_t hdr_len,
+                         const struct iovec *iov, int iovcnt, unsigned flags,
+                         px_chan_send_cb_t cb, void *arg);
+
+/* Eager limit and rendezvous data per frame of a route (NULL: the peer's
+ * own channel); px_chan_chunk gives `want` (0: the route's own size), cut
+ * to what one datagram carries while the path loses many frames. */
+size_t px_chan_eager(int peer, px_chan_route_t *route);
+size_t px_chan_chunk(int peer, px_chan_route_t *route, size_t want);
+/* Whether route is a connection (tcp) rather than datagrams. */
+int px_chan_route_conn(int peer, px_chan_route_t *route);
+
+/* A rendezvous payload that will go in PX_CHAN_F_RELEASE frames once the
+ * peer asks for it: copied meanwhile (rail prestage). */
+void px_chan_prestage(px_chan_route_t *route, const void *buf, size_t len);
+void px_chan_prestage_end(px_chan_route_t *route, const void *buf);
+
+/* ---------- peers on this node: direct access to their memory ---------- */
+
+int px_chan_local(int peer);
+/* Whether the receiver may read a sender's buffer itself (CMA). */
+int px_chan_can_get(int peer);
+/* len bytes at the peer's raddr into local, or local into raddr;
+ * PX_ERR_UNSUPPORTED when the channel cannot. */
+px_status_t px_chan_get(int peer, void *local, uint64_t raddr, size_t len);
+px_status_t px_chan_put(int peer, const void *local, uint64_t raddr, size_t len);
+/* Reads of the peer's memory failed (e.g. the kernel forbids them): its
+ * rendezvous transfers are copied from now on. */
+void px_chan_copy_only(int peer);
+
+/* Datagram peers: the local address and datagram size of a working path
+ * (udp-zcopy); -1 when there is none. */
+int px_chan_dgram_path(int peer, uint32_t *local_ip, uint32_t *dgram_max);
+
+/* ---------- progress, flush, state ---------- */
+
+/* Polls every channel once; returns the number of events. */
+int px_chan_progress(void);
+/* A descriptor to sleep on when every channel is a socket (no
+ * shared-memory ring to poll), else -1. */
+int px_chan_wait_fd(void);
+
+/* How far px_chan_flush waits. */
+enum {
+    PX_CHAN_FLUSH_SENT,  /* nothing is queued to any peer */
+    PX_CHAN_FLUSH_ACKED, /* every peer has acknowledged everything sent to it */
+    /* the last flush of a job: over a lossy transport, acknowledged and
+     * every peer talked to has said it is done too (it may still need our
+     * acknowledgements until then); elsewhere the same as SENT */
+    PX_CHAN_FLUSH_LAST,
+};
+/* wait(idle) is one step of the caller's wait loop (it must progress). */
+px_status_t px_chan_flush(int mode, void (*wait)(unsigned *idle));
+
+int px_chan_failed(int peer);
+const char *px_chan_name(int peer);
+/* A line per network channel to peer (sequence numbers, queues), for a
+ * job that seems stuck; nothing when the peer was never talked to (talked:
+ * the caller exchanged messages with it). */
+void px_chan_dump(int peer, int me, int talked);
+/* PX_PROFILE: the channels and what they carried; then the rails'. */
+void px_chan_print_stats(int me);
+void px_chan_print_rail_stats(int me);
+
+#endif

@@ -1,0 +1,192 @@
+/* The channel of each message (PX_CHANNELS, docs/transports.md) and the
+ * send on it. */
+#include "chan_impl.h"
+
+_Static_assert((unsigned)PX_CHAN_F_STRIPE == PX_RAIL_F_STRIPE &&
+                   (unsigned)PX_CHAN_F_WAITED == PX_RAIL_F_WAITED &&
+                   (unsigned)PX_CHAN_F_RELEASE == PX_RAIL_F_RELEASE &&
+                   (unsigned)PX_CHAN_F_HELD == PX_RAIL_F_HELD,
+               "send hints pass to the rail layer unchanged");
+
+static inline int px_chr_proto_ok(const px_chr_rule_t *r, int rndv)
+{
+    return r->proto == PX_CHR_PROTO_ANY || (r->proto == PX_CHR_PROTO_RNDV) == rndv;
+}
+
+/* The first entry of PX_CHANNELS whose condition holds and whose channel
+ * the peer has; without one, the peer's default channel. A network
+ * message stays on the channel of the previous one while that still has
+ * unacknowledged frames (MPI's order between two messages to one peer);
+ * a rendezvous request always does, since its data is addressed to its
+ * receive and may take any channel. */
+void px_chan_pick(int peer, size_t len, int coll, px_chan_pick_t *k)
+{
+    px_chan_t *p = &px_c.peers[peer];
+    const px_chr_table_t *t = &px_c.chr;
+    int i;
+    if (p->kind != PX_CHAN_RAIL) {
+        k->env = k->data = NULL;
+        k->car = p->kind == PX_CHAN_SELF ? PX_CAR_SELF : PX_CAR_SHM;
+        k->get = 1;
+        k->zc = 0;
+        k->rndv = len > p->eager_limit;
+        for (i = 0; i < t->n; i++) {
+            const px_chr_rule_t *r = &t->r[i];
+            if (!px_chr_cond(r, len, coll))
+                continue;
+            if (r->chan == PX_CHR_SHM && px_chr_proto_ok(r, k->rndv))
+                break;
+            if (r->chan == PX_CHR_COPY) {
+                k->rndv = 1;
+                k->get = 0;
+                break;
+            }
+        }
+        px_c.chr_hits[i]++;
+        goto count;
+    }
+    if (p->hybrid)
+        px_chan_rc_count(p, len);
+    px_rail_vc_t *def = px_chan_vc(p);
+    px_rail_vc_t *udp = px_c.vc_car == PX_CAR_UDP ? p->vc : NULL;
+    px_rail_vc_t *tcp = px_c.vc_car == PX_CAR_TCP ? p->vc
+                        : p->rc == PX_RC_ACTIVE ? p->vc_rc : NULL;
+    px_rail_vc_t *c = NULL;
+    int rndv = 0, zc = 0;
+    for (i = 0; i < t->n; i++) {
+        const px_chr_rule_t *r = &t->r[i];
+        int forced = 0;
+        if (!px_chr_cond(r, len, coll))
+            continue;
+        zc = 0;
+        switch (r->chan) {
+        case PX_CHR_UDP: c = udp; break;
+        case PX_CHR_TCP: c = tcp; break;
+        case PX_CHR_TCP_RNDV: c = tcp, forced = 1; break;
+        case PX_CHR_UDP_RNDV: c = udp, forced = 1; break;
+        case PX_CHR_UDP_ZCOPY: c = udp, forced = 1, zc = 1; break;
+        case PX_CHR_COPY: c = def, forced = 1; break;
+        default: c = NULL; /* shm: not to a network peer */
+        }
+        if (!c)
+            continue;
+        rndv = forced || len > px_c.car_eager[px_chan_car(p, c)];
+        if (px_chr_proto_ok(r, rndv))
+            break;
+        c = NULL;
+    }
+    if (!c) {
+        c = def;
+        zc = 0;
+        rndv = len > px_c.car_eager[px_chan_car(p, c)];
+    }
+    px_c.chr_hits[i]++;
+    /* a message goes where the previous one went while that has frames
+     * unacknowledged; a rendezvous request then stays there alone (its
+     * data is addressed to its receive and may take any channel) */
+    px_rail_vc_t *env = c;
+    if (__builtin_expect(env != p->env_vc, 0) &&
+        (px_rail_vc_unacked(p->env_vc) || px_rail_vc_pending(p->env_vc))) {
+        env = p->env_vc;
+        if (!rndv) {
+            c = env;
+            p->fenced++;
+            rndv = len > px_c.car_eager[px_chan_car(p, c)];
+            zc = 0;
+        }
+    }
+    p->env_vc = env;
+    k->env = (px_chan_route_t *)env;
+    k->data = (px_chan_route_t *)c;
+    k->car = px_chan_car(p, c);
+    k->rndv = (uint8_t)rndv;
+    k->get = 0;
+    k->zc = (uint8_t)zc;
+count:
+    p->car_msgs[k->car]++;
+    p->car_bytes[k->car] += len;
+}
+
+px_status_t px_chan_send(int peer, px_chan_route_t *route, const void *hdr, size_t hdr_len,
+                         const struct iovec *iov, int iovcnt, unsigned flags,
+                         px_chan_send_cb_t cb, void *arg)
+{
+    px_chan_t *p = &px_c.peers[peer];
+    if (p->kind == PX_CHAN_RAIL) {
+        px_rail_vc_t *vc = route ? (px_rail_vc_t *)route : px_chan_vc(p);
+        px_c.rail_active = 1;
+        return px_rail_vc_send(vc, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
+    }
+    if (p->kind == PX_CHAN_SELF)
+        px_c.self_active = 1;
+    return p->ops->ep_send(p->ep, hdr, hdr_len, iov, iovcnt, cb, arg);
+}
+
+size_t px_chan_eager(int peer, px_chan_route_t *route)
+{
+    px_chan_t *p = &px_c.peers[peer];
+    if (p->kind != PX_CHAN_RAIL)
+        return p->eager_limit;
+    return px_c.car_eager[px_chan_car(p, route ? (px_rail_vc_t *)route : p->vc)];
+}
+
+size_t px_chan_chunk(int peer, px_chan_route_t *route, size_t want)
+{
+    px_chan_t *p = &px_c.peers[peer];
+    if (p->kind != PX_CHAN_RAIL)
+        return want ? want : p->chunk;
+    px_rail_vc_t *vc = route ? (px_rail_vc_t *)route : p->vc;
+    return px_rail_vc_chunk(vc, want ? want : px_c.car_chunk[px_chan_car(p, vc)]);
+}
+
+int px_chan_route_conn(int peer, px_chan_route_t *route)
+{
+    px_chan_t *p = &px_c.peers[peer];
+    return p->kind == PX_CHAN_RAIL &&
+           px_chan_car(p, route ? (px_rail_vc_t *)route : p->vc) == PX_CAR_TCP;
+}
+
+void px_chan_prestage(px_chan_route_t *route, const void *buf, size_t len)
+{
+    if (route)
+        px_rail_prestage((px_rail_vc_t *)route, buf, len);
+}
+
+void px_chan_prestage_end(px_chan_route_t *route, const void *buf)
+{
+    if (route)
+        px_rail_prestage_end((px_rail_vc_t *)route, buf);
+}
+
+int px_chan_local(int peer) { return px_c.peers[peer].kind != PX_CHAN_RAIL; }
+
+int px_chan_can_get(int peer) { return px_c.peers[peer].can_get; }
+
+px_status_t px_chan_get(int peer, void *local, uint64_t raddr, size_t len)
+{
+    px_chan_t *p = &px_c.peers[peer];
+    if (!p->can_get)
+        return PX_ERR_UNSUPPORTED;
+    return len ? p->ops->ep_get(p->ep, local, raddr, len) : PX_OK;
+}
+
+void px_chan_copy_only(int peer) { px_c.peers[peer].can_get = 0; }
+
+px_status_t px_chan_put(int peer, const void *local, uint64_t raddr, size_t len)
+{
+    px_chan_t *p = &px_c.peers[peer];
+    if (!p->can_get)
+        return PX_ERR_UNSUPPORTED;
+    return len ? p->ops->ep_put(p->ep, local, raddr, len) : PX_OK;
+}
+
+int px_chan_dgram_path(int peer, uint32_t *local_ip, uint32_t *dgram_max)
+{
+    px_chan_t *p = &px_c.peers[peer];
+    const px_net_sub_info_t *path;
+    if (p->kind != PX_CHAN_RAIL || px_c.vc_car != PX_CAR_UDP || !(path = px_rail_vc_path(p->vc)))
+        return -1;
+    *local_ip = path->local_ip;
+    *dgram_max = path->dgram_max;
+    return 0;
+}

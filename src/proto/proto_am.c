@@ -1,0 +1,509 @@
+/* The protocols' active messages: eager (data with the envelope),
+ * rendezvous (RTS; then a direct read of the sender's buffer where the
+ * channel can, or CTS + DATA, or udp-zcopy), synchronous mode (an
+ * acknowledgement at match time), and the matching of envelopes (context,
+ * source, tag) against posted receives and unexpected messages. */
+#include "proto_impl.h"
+#include "../util/log.h"
+#include "../util/param.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const uint8_t px_am_hdr_len[PX_AM_MAX] = {
+    [PX_AM_EAGER] = 16, [PX_AM_RTS] = 40, [PX_AM_CTS] = 40,  [PX_AM_DATA] = 32,
+    [PX_AM_FIN] = 24,   [PX_AM_SYNC_ACK] = 24, [PX_AM_ZCTS] = 64, [PX_AM_ZACK] = 32,
+};
+
+/* The header as a px_am_hdr_t: the common 16-byte envelope always, the
+ * rest only as far as it was sent. */
+static inline void px_am_hdr_get(px_am_hdr_t *h, const void *hdr, size_t hdr_len)
+{
+    memcpy(h, hdr, 16);
+    h->a = h->b = h->c = h->d = h->e = h->f = 0;
+    if (hdr_len > 16)
+        memcpy((char *)h + 16, (const char *)hdr + 16, hdr_len - 16);
+}
+
+/* ---------- rendezvous ---------- */
+
+static int px_proto_zc_offer(int peer, px_proto_req_t *req, size_t n, uint64_t sreq);
+
+/* The receive req met a rendezvous request for size bytes. head: bytes of
+ * the message that came with the request; the caller counts them in
+ * rndv_got as they land (the receive completes then if nothing else is
+ * accepted). */
+static void px_proto_rndv_start(int peer, px_proto_req_t *req, size_t size, uint64_t sreq,
+                                uint64_t addr, unsigned flags, size_t head)
+{
+    size_t n = size < req->len ? size : req->len;
+    if (size > req->len)
+        req->st_error = PX_ERR_TRUNCATED;
+    req->st_count = n;
+    px_p.peers[peer].msgs_rx++;
+    px_p.peers[peer].bytes_rx += n;
+    /* addr 0: the sender wants the data copied (PX_CHANNELS copy) */
+    if (px_chan_can_get(peer) && addr && !head) {
+        if (px_chan_get(peer, req->buf, addr, n) == PX_OK) {
+            px_proto_ctrl(peer, PX_AM_FIN, sreq, 0, 0);
+            px_proto_complete(req);
+            return;
+        }
+        px_chan_copy_only(peer); /* e.g. process_vm_readv forbidden: copy instead */
+    }
+    req->rndv_total = n;
+    req->rndv_got = 0;
+    if ((flags & PX_AM_FLAG_ZCOPY) && !head && n && px_proto_zc_offer(peer, req, n, sreq) == 0)
+        return;
+    /* the sender sends what lies beyond its head and below n */
+    px_proto_ctrl(peer, PX_AM_CTS, sreq, px_proto_id_get(req), n);
+    if (n == 0 && !head)
+        px_proto_complete(req);
+}
+
+/* An unexpected request's head has arrived and its receive is matched. */
+static void px_proto_rndv_head_take(px_proto_req_t *req, px_proto_unexp_t *u)
+{
+    size_t m = u->head < req->rndv_total ? u->head : req->rndv_total;
+    if (m)
+        memcpy(req->buf, u->data, m);
+    free(u->data);
+    free(u);
+    req->rndv_got += m;
+    if (req->rndv_got == req->rndv_total)
+        px_proto_complete(req);
+}
+
+static void px_proto_rndv_data(int peer, px_proto_req_t *req, size_t n)
+{
+    px_chan_route_t *route = req->dvc; /* the channel the rule chose for the data */
+    size_t chunk = px_chan_chunk(peer, route, 0);
+    /* a send-only collective round (a broadcast's root) returns once its
+     * frames are written: in smaller frames, the writes of a message up to
+     * about 1 MB end earlier; a larger one goes faster in large writes,
+     * which the kernel takes up to the socket's buffer as fast as it copies */
+    if (route && (req->rflags & PX_CHAN_F_RELEASE)) {
+        size_t small = px_params.rndv_release_chunk, large = px_params.rndv_release_large;
+        if (n <= px_params.rndv_release_max) {
+            if (small && small < chunk)
+                chunk = small;
+        } else if (px_chan_route_conn(peer, route) && large > chunk) {
+            chunk = px_chan_chunk(peer, route, large);
+        }
+    }
+    for (size_t off = req->head; off < n; off += chunk) {
+        size_t k = n - off < chunk ? n - off : chunk;
+        px_am_hdr_t h = {.am = PX_AM_DATA, .a = req->rndv_total, .b = off};
+        struct iovec iov = {(char *)req->buf + off, k};
+        px_status_t st = px_chan_send(peer, route, &h, px_am_hdr_len[PX_AM_DATA], &iov, 1,
+                                      PX_CHAN_F_STRIPE | req->rflags, px_proto_send_cb, req);
+        if (st == PX_INPROGRESS)
+            req->pending++;
+        else if (st < 0)
+            req->st_error = st;
+    }
+    if (req->rflags & PX_CHAN_F_RELEASE)
+        px_chan_prestage_end(route, (const char *)req->buf + req->head);
+    px_proto_send_cb(req, PX_OK); /* the wait for CTS is over */
+}
+
+/* ---------- udp-zcopy (zcopy.h) ---------- */
+
+/* Receiver: a pooled socket on the address of a working subchannel to the
+ * peer; tells the sender where to stream. -1: copy instead. */
+static int px_proto_zc_offer(int peer, px_proto_req_t *req, size_t n, uint64_t sreq)
+{
+    uint32_t ip, dgram;
+    px_zc_offer_t o;
+    if (px_chan_dgram_path(peer, &ip, &dgram) ||
+        px_zc_recv_post(peer, ip, dgram, req->buf, n, req, sreq, &o))
+        return -1;
+    px_am_hdr_t h = {.am = PX_AM_ZCTS, .a = sreq, .b = px_proto_id_get(req), .c = n,
+                     .d = o.port | (uint64_t)o.dgram << 16 | (uint64_t)o.window << 32,
+                     .e = o.token, .f = ip};
+    px_status_t st = px_chan_send(peer, NULL, &h, px_am_hdr_len[PX_AM_ZCTS], NULL, 0, 0, NULL, NULL);
+    if (st < 0)
+        px_error("proto", "cannot send control message %u to rank %d: %s", PX_AM_ZCTS, peer,
+                 px_status_string(st));
+    px_p.zc_used = 1;
+    return 0;
+}
+
+/* Sender: the receiver's socket is ready. */
+static void px_proto_zc_go(int peer, px_proto_req_t *req, const px_am_hdr_t *h)
+{
+    uint32_t ip, dgram;
+    px_zc_offer_t o = {.port = (uint16_t)h->d, .dgram = (uint32_t)(h->d >> 16) & 0xffff,
+                       .window = (uint32_t)(h->d >> 32), .token = h->e};
+    if (px_chan_dgram_path(peer, &ip, &dgram) || !h->f ||
+        px_zc_send_start(peer, ip, (uint32_t)h->f, &o, req->buf, (size_t)h->c, req)) {
+        px_error("proto", "udp-zcopy to rank %d: cannot start the transfer", peer);
+        req->st_error = PX_ERR_IO;
+        px_proto_send_cb(req, PX_OK);
+        return;
+    }
+    px_p.zc_used = 1;
+}
+
+static void px_proto_zc_ack(int peer, uint64_t sreq, uint64_t got)
+{
+    px_proto_ctrl(peer, PX_AM_ZACK, sreq, got, 0);
+}
+
+static void px_proto_zc_recv_done(void *arg, px_status_t st)
+{
+    px_proto_req_t *req = arg;
+    if (st != PX_OK)
+        req->st_error = st;
+    req->rndv_got = req->rndv_total;
+    px_proto_complete(req);
+}
+
+static void px_proto_zc_send_done(void *arg, px_status_t st)
+{
+    px_proto_send_cb(arg, st); /* the wait for the receiver is over */
+}
+
+const px_zc_ops_t px_proto_zc_ops = {
+    .ack = px_proto_zc_ack,
+    .recv_done = px_proto_zc_recv_done,
+    .send_done = px_proto_zc_send_done,
+};
+
+/* ---------- matching ---------- */
+
+static inline px_proto_req_t *px_proto_match_posted(uint32_t ctx, int src, int tag)
+{
+    px_list_t *e, *t;
+    px_list_for_each_safe(e, t, &px_p.posted)
+    {
+        px_proto_req_t *r = px_container_of(e, px_proto_req_t, link);
+        if (px_match(ctx, src, tag, r->ctx, r->rank, r->tag)) {
+            px_list_del(e);
+            return r;
+        }
+    }
+    return NULL;
+}
+
+static void px_proto_set_status(px_proto_req_t *req, int src, int tag, int peer, size_t size)
+{
+    req->st_source = src;
+    req->st_tag = tag;
+    req->peer = peer;
+    req->st_count = size < req->len ? size : req->len;
+    if (size > req->len)
+        req->st_error = PX_ERR_TRUNCATED;
+}
+
+/* A receive met an unexpected message (irecv or mrecv). */
+void px_proto_take_unexp(px_proto_req_t *req, px_proto_unexp_t *u)
+{
+    req->st_source = u->src;
+    req->st_tag = u->tag;
+    req->peer = u->peer;
+    if (u->am == PX_AM_RTS) {
+        px_proto_rndv_start(u->peer, req, u->size, u->sreq, u->addr, u->flags, u->head);
+        if (!u->head)
+            free(u);
+        else if (u->arrived)
+            px_proto_rndv_head_take(req, u);
+        else
+            u->req = req; /* rx_done finishes it */
+        return;
+    }
+    px_proto_set_status(req, u->src, u->tag, u->peer, u->size);
+    if (u->flags & PX_AM_FLAG_SYNC)
+        px_proto_ctrl(u->peer, PX_AM_SYNC_ACK, u->sreq, 0, 0);
+    if (!u->arrived) {
+        u->req = req; /* rx_done finishes it */
+        return;
+    }
+    if (req->st_count)
+        memcpy(req->buf, u->data, req->st_count);
+    if (u->data != u->inline_data)
+        free(u->data);
+    free(u);
+    px_proto_complete(req);
+}
+
+/* ---------- handlers (run when a header arrives) ---------- */
+
+static void *px_proto_am_eager(int peer, const void *hdr, size_t hdr_len, size_t off,
+                               size_t payload_len, void **ctx_p)
+{
+    px_am_hdr_t h;
+    (void)off;
+    px_am_hdr_get(&h, hdr, hdr_len);
+    px_p.n_eager++;
+    px_p.peers[peer].msgs_rx++;
+    px_p.peers[peer].bytes_rx += payload_len;
+    px_proto_req_t *req = px_proto_match_posted(h.ctx, h.src, h.tag);
+    if (req) {
+        px_proto_set_status(req, h.src, h.tag, peer, payload_len);
+        if (h.flags & PX_AM_FLAG_SYNC)
+            px_proto_ctrl(peer, PX_AM_SYNC_ACK, h.a, 0, 0);
+        *ctx_p = PX_RX_TAG(req, PX_RX_REQ);
+        if (payload_len > req->len) {
+            req->tmp = malloc(payload_len);
+            return req->tmp;
+        }
+        return req->buf;
+    }
+    size_t inl = payload_len <= 256 ? payload_len : 0;
+    px_proto_unexp_t *u = malloc(sizeof(*u) + inl);
+    if (!u) {
+        px_error("proto", "out of memory for an unexpected message of %zu bytes", payload_len);
+        return NULL;
+    }
+    u->data = inl || !payload_len ? u->inline_data : malloc(payload_len);
+    if (!u->data) {
+        free(u);
+        return NULL;
+    }
+    u->ctx = h.ctx;
+    u->src = h.src;
+    u->tag = h.tag;
+    u->peer = peer;
+    u->am = PX_AM_EAGER;
+    u->flags = h.flags;
+    u->head = 0;
+    u->arrived = 0;
+    u->size = payload_len;
+    u->sreq = h.a;
+    u->req = NULL;
+    px_list_insert_tail(&px_p.unexp, &u->link);
+    px_p.n_unexp++;
+    *ctx_p = PX_RX_TAG(u, PX_RX_UNEXP);
+    return u->data;
+}
+
+static void *px_proto_am_rts(int peer, const void *hdr, size_t hdr_len, size_t off,
+                             size_t payload_len, void **ctx_p)
+{
+    px_am_hdr_t h;
+    (void)off;
+    px_am_hdr_get(&h, hdr, hdr_len);
+    /* a head is smaller than the message, and never with a read of the
+     * sender's memory or udp-zcopy */
+    if (payload_len && (payload_len >= h.a || h.c || (h.flags & PX_AM_FLAG_ZCOPY))) {
+        px_error("proto", "invalid rendezvous request from rank %d", peer);
+        return NULL;
+    }
+    px_p.n_rndv++;
+    px_proto_req_t *req = px_proto_match_posted(h.ctx, h.src, h.tag);
+    if (req) {
+        req->st_source = h.src;
+        req->st_tag = h.tag;
+        req->peer = peer;
+        px_proto_rndv_start(peer, req, h.a, h.b, h.c, h.flags, payload_len);
+        if (!payload_len)
+            return NULL;
+        if (payload_len <= req->rndv_total) { /* counted as rendezvous data */
+            *ctx_p = PX_RX_TAG(req, PX_RX_DATA);
+            return req->buf;
+        }
+        /* truncated within the head: nothing more comes */
+        if (!(req->tmp = malloc(payload_len))) {
+            px_error("proto", "out of memory for a message of %zu bytes", payload_len);
+            return NULL;
+        }
+        *ctx_p = PX_RX_TAG(req, PX_RX_REQ);
+        return req->tmp;
+    }
+    px_proto_unexp_t *u = malloc(sizeof(*u));
+    if (!u)
+        return NULL;
+    u->data = payload_len ? malloc(payload_len) : NULL;
+    if (payload_len && !u->data) {
+        px_error("proto", "out of memory for an unexpected message of %zu bytes", payload_len);
+        free(u);
+        return NULL;
+    }
+    u->ctx = h.ctx;
+    u->src = h.src;
+    u->tag = h.tag;
+    u->peer = peer;
+    u->am = PX_AM_RTS;
+    u->flags = h.flags;
+    u->arrived = !payload_len;
+    u->size = h.a;
+    u->head = payload_len;
+    u->sreq = h.b;
+    u->addr = h.c;
+    u->req = NULL;
+    px_list_insert_tail(&px_p.unexp, &u->link);
+    px_p.n_unexp++;
+    if (!payload_len)
+        return NULL;
+    *ctx_p = PX_RX_TAG(u, PX_RX_UNEXP);
+    return u->data;
+}
+
+/* The request of `kind` that a control message's `a` names, its header in
+ * h; NULL when it names none. */
+static px_proto_req_t *px_proto_named(const void *hdr, size_t hdr_len, px_am_hdr_t *h, int kind)
+{
+    px_am_hdr_get(h, hdr, hdr_len);
+    px_proto_req_t *req = px_proto_id_lookup(h->a);
+    return req && req->kind == kind ? req : NULL;
+}
+
+static void *px_proto_invalid(int peer, const char *what)
+{
+    px_error("proto", "invalid %s from rank %d", what, peer);
+    return NULL;
+}
+
+static void *px_proto_am_cts(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
+                             void **ctx_p)
+{
+    px_am_hdr_t h;
+    px_proto_req_t *req = px_proto_named(hdr, hdr_len, &h, PX_PROTO_REQ_SEND);
+    (void)off, (void)len, (void)ctx_p;
+    if (!req || h.c > req->len)
+        return px_proto_invalid(peer, "clear-to-send");
+    req->rndv_total = h.b; /* the receiver's identifier travels in DATA.a */
+    px_proto_rndv_data(peer, req, h.c);
+    return NULL;
+}
+
+static void *px_proto_am_data(int peer, const void *hdr, size_t hdr_len, size_t off,
+                              size_t payload_len, void **ctx_p)
+{
+    px_am_hdr_t h;
+    px_proto_req_t *req = px_proto_named(hdr, hdr_len, &h, PX_PROTO_REQ_RECV);
+    if (!req || h.b > req->rndv_total || off > req->rndv_total - h.b ||
+        payload_len > req->rndv_total - h.b - off)
+        return px_proto_invalid(peer, "rendezvous data");
+    *ctx_p = PX_RX_TAG(req, PX_RX_DATA);
+    return (char *)req->buf + h.b + off;
+}
+
+static void *px_proto_am_zcts(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
+                              void **ctx_p)
+{
+    px_am_hdr_t h;
+    px_proto_req_t *req = px_proto_named(hdr, hdr_len, &h, PX_PROTO_REQ_SEND);
+    (void)off, (void)len, (void)ctx_p;
+    if (!req || h.c > req->len || px_chan_local(peer))
+        return px_proto_invalid(peer, "zero-copy clear-to-send");
+    px_proto_zc_go(peer, req, &h);
+    return NULL;
+}
+
+static void *px_proto_am_zack(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
+                              void **ctx_p)
+{
+    px_am_hdr_t h;
+    px_proto_req_t *req = px_proto_named(hdr, hdr_len, &h, PX_PROTO_REQ_SEND);
+    (void)off, (void)len, (void)ctx_p;
+    if (!req)
+        return px_proto_invalid(peer, "zero-copy acknowledgement");
+    px_zc_send_acked(req, h.b);
+    return NULL;
+}
+
+/* FIN and SYNC_ACK: the receiver is done with a send. */
+static void *px_proto_am_fin(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
+                             void **ctx_p)
+{
+    px_am_hdr_t h;
+    px_proto_req_t *req = px_proto_named(hdr, hdr_len, &h, PX_PROTO_REQ_SEND);
+    (void)off, (void)len, (void)ctx_p;
+    if (!req)
+        return px_proto_invalid(peer, "completion notice");
+    px_proto_send_cb(req, PX_OK);
+    return NULL;
+}
+
+void px_proto_am_register(void)
+{
+    px_chan_am_register(PX_AM_EAGER, px_am_hdr_len[PX_AM_EAGER], 0, px_proto_am_eager);
+    px_chan_am_register(PX_AM_RTS, px_am_hdr_len[PX_AM_RTS], 0, px_proto_am_rts);
+    px_chan_am_register(PX_AM_CTS, px_am_hdr_len[PX_AM_CTS], 0, px_proto_am_cts);
+    px_chan_am_register(PX_AM_DATA, px_am_hdr_len[PX_AM_DATA], PX_CHAN_AM_STRIPED,
+                        px_proto_am_data);
+    px_chan_am_register(PX_AM_FIN, px_am_hdr_len[PX_AM_FIN], 0, px_proto_am_fin);
+    px_chan_am_register(PX_AM_SYNC_ACK, px_am_hdr_len[PX_AM_SYNC_ACK], 0, px_proto_am_fin);
+    px_chan_am_register(PX_AM_ZCTS, px_am_hdr_len[PX_AM_ZCTS], 0, px_proto_am_zcts);
+    px_chan_am_register(PX_AM_ZACK, px_am_hdr_len[PX_AM_ZACK], 0, px_proto_am_zack);
+}
+
+/* ---------- completion (runs when a payload is in place) ---------- */
+
+void px_proto_rx_done(int peer, void *ctx, size_t len)
+{
+    px_proto_req_t *req;
+    px_proto_unexp_t *u;
+    (void)peer; /* completions are found through ctx */
+
+    switch (PX_RX_KIND(ctx)) {
+    case PX_RX_REQ:
+        req = PX_RX_PTR(ctx);
+        if (req->tmp) {
+            memcpy(req->buf, req->tmp, req->st_count);
+            free(req->tmp);
+            req->tmp = NULL;
+        }
+        px_proto_complete(req);
+        break;
+    case PX_RX_UNEXP:
+        u = PX_RX_PTR(ctx);
+        u->arrived = 1;
+        if (u->req && u->am == PX_AM_RTS) {
+            px_proto_rndv_head_take(u->req, u);
+        } else if (u->req) { /* matched while its payload was still arriving */
+            req = u->req;
+            if (req->st_count)
+                memcpy(req->buf, u->data, req->st_count);
+            if (u->data != u->inline_data)
+                free(u->data);
+            free(u);
+            px_proto_complete(req);
+        }
+        break;
+    case PX_RX_DATA:
+        req = PX_RX_PTR(ctx);
+        req->rndv_got += len;
+        if (req->rndv_got == req->rndv_total)
+            px_proto_complete(req);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Everything that waits for `rank` ends with `why`: receives naming it,
+ * rendezvous transfers and synchronous sends it was to answer (the channel
+ * has already ended its queued sends). Receives from any source stay. */
+static void px_proto_fail_peer(int rank, px_status_t why)
+{
+    px_list_t *e, *t;
+    px_zc_fail_peer(rank);
+    px_list_for_each_safe(e, t, &px_p.posted)
+    {
+        px_proto_req_t *r = px_container_of(e, px_proto_req_t, link);
+        if (r->rank != PX_ANY_SOURCE && r->peer == rank) {
+            px_list_del(e);
+            r->st_error = why;
+            px_proto_complete(r);
+        }
+    }
+    for (uint32_t i = 0; i < px_p.nids; i++) {
+        px_proto_req_t *r = px_p.ids[i];
+        /* free slots hold small indices */
+        if ((uintptr_t)r <= px_p.nids || (uintptr_t)r == PX_ID_NONE || r->done || r->peer != rank)
+            continue;
+        r->st_error = why;
+        r->pending = 0;
+        px_proto_complete(r);
+    }
+}
+
+void px_proto_peer_failed_cb(int peer, px_status_t why)
+{
+    px_error("proto", "rank %d is lost (%s): operations with it fail through their "
+             "communicator's error handler", peer, px_status_string(why));
+    px_proto_fail_peer(peer, PX_ERR_PEER_UNREACHABLE);
+}

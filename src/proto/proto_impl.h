@@ -1,0 +1,121 @@
+/* Internals of the protocol layer:
+ *   proto.c     requests, the send and receive calls, progress and waiting,
+ *               set-up, state dump, counters
+ *   proto_am.c  the active messages of the protocols (eager, rendezvous,
+ *               completion notices, udp-zcopy) and matching
+ *   zcopy.c     udp-zcopy transfers */
+#ifndef PX_PROTO_IMPL_H
+#define PX_PROTO_IMPL_H
+
+#include "proto.h"
+#include "../chan/chan.h"
+#include "zcopy.h"
+
+#include <stddef.h>
+
+/* ---------- wire format ---------- */
+
+enum {
+    PX_AM_EAGER = 1,
+    PX_AM_RTS = 2,
+    PX_AM_CTS = 3,
+    PX_AM_DATA = 4,
+    PX_AM_FIN = 5,
+    PX_AM_SYNC_ACK = 6,
+    PX_AM_ZCTS = 8, /* udp-zcopy clear-to-send */
+    PX_AM_ZACK = 9, /* udp-zcopy: bytes received in order */
+    PX_AM_MAX
+};
+#define PX_AM_FLAG_SYNC 1
+#define PX_AM_FLAG_ZCOPY 2 /* RTS: the sender asks for udp-zcopy */
+
+typedef struct px_am_hdr {
+    uint8_t am, flags;
+    uint16_t pad;
+    int32_t src, tag;
+    uint32_t ctx;
+    uint64_t a, b, c, d, e, f; /* by type: see px_am_hdr_len */
+} px_am_hdr_t;
+
+_Static_assert(offsetof(px_am_hdr_t, a) == 16, "the envelope is the first 16 bytes");
+_Static_assert(sizeof(px_am_hdr_t) <= PX_CHAN_HDR_MAX, "a header fits a channel's frame");
+_Static_assert(PX_AM_MAX <= PX_CHAN_AM_CTRL, "the protocols' ids are below the channel's own");
+
+/* EAGER: a = sender's request (sync only). RTS: a = size, b = sender's
+ * request, c = sender's buffer address; over network channels its payload
+ * may be the message's first bytes (PX_RNDV_HEAD). CTS: a = sender's
+ * request, b = receiver's request, c = bytes accepted. DATA: a = receiver's
+ * request, b = offset. FIN / SYNC_ACK: a = sender's request. ZCTS: a =
+ * sender's request, b = receiver's request, c = bytes accepted, d = port |
+ * data bytes per datagram << 16 | window << 32, e = token, f = the
+ * receiving socket's IPv4 address. ZACK: a = sender's request, b = bytes
+ * received in order. */
+extern const uint8_t px_am_hdr_len[PX_AM_MAX];
+
+/* ---------- state ---------- */
+
+typedef struct px_proto_peer {
+    uint64_t msgs_tx, bytes_tx, msgs_rx, bytes_rx, rndv_tx;
+} px_proto_peer_t;
+
+struct px_proto_unexp {
+    px_list_t link;
+    uint32_t ctx;
+    int src, tag, peer;
+    uint8_t am, flags;
+    uint8_t arrived;
+    size_t size;
+    size_t head; /* RTS: bytes of the message that came with it (in data) */
+    uint64_t sreq, addr;
+    char *data;
+    px_proto_req_t *req; /* a receive waiting for the payload to arrive */
+    char inline_data[];
+};
+
+/* ctx values handed to rx_done, tagged in the low bits */
+#define PX_RX_REQ 1u
+#define PX_RX_UNEXP 2u
+#define PX_RX_DATA 3u
+#define PX_RX_TAG(p, t) ((void *)((uintptr_t)(p) | (t)))
+#define PX_RX_PTR(c) ((void *)((uintptr_t)(c) & ~(uintptr_t)3))
+#define PX_RX_KIND(c) ((unsigned)((uintptr_t)(c)&3))
+
+#define PX_ID_NONE 0xffffffffu
+
+extern struct px_proto_state {
+    px_boot_info_t boot;
+    px_proto_peer_t *peers;
+    int oversub;
+    unsigned spin_limit;
+    enum { PX_WAIT_AUTO, PX_WAIT_SPIN, PX_WAIT_YIELD, PX_WAIT_BLOCK } mode;
+    px_list_t posted, unexp;
+    /* wire identifiers of requests a peer may name */
+    px_proto_req_t **ids;
+    uint32_t *gens;
+    uint32_t nids, free_id;
+    uint64_t n_unexp, n_eager, n_rndv;
+    int zc_used; /* udp-zcopy transfers happened: poll their sockets and timers */
+} px_p;
+
+/* proto.c */
+uint64_t px_proto_id_get(px_proto_req_t *req);
+void px_proto_id_put(px_proto_req_t *req);
+px_proto_req_t *px_proto_id_lookup(uint64_t id);
+void px_proto_complete(px_proto_req_t *req);
+void px_proto_send_cb(void *arg, px_status_t st);
+void px_proto_ctrl(int peer, uint8_t am, uint64_t a, uint64_t b, uint64_t c);
+
+/* proto_am.c */
+void px_proto_am_register(void);
+void px_proto_take_unexp(px_proto_req_t *req, px_proto_unexp_t *u);
+void px_proto_rx_done(int peer, void *ctx, size_t len);
+void px_proto_peer_failed_cb(int peer, px_status_t why);
+extern const px_zc_ops_t px_proto_zc_ops;
+
+static inline int px_match(uint32_t ctx, int src, int tag, uint32_t mctx, int msrc, int mtag)
+{
+    return ctx == mctx && (msrc == PX_ANY_SOURCE || msrc == src) &&
+           (mtag == PX_ANY_TAG || mtag == tag);
+}
+
+#endif

@@ -1,0 +1,119 @@
+/* What the striping policies share: the registry, and the steps around a
+ * policy's choice (one subchannel, fallbacks, measured rates). */
+#include "../rail_policy.h"
+
+#include <stdio.h>
+
+static const px_rail_policy_ops_t *const px_rail_policies[] = {
+    &px_rail_policy_bind,     &px_rail_policy_rr,       &px_rail_policy_wrr,
+    &px_rail_policy_window,   &px_rail_policy_even,     &px_rail_policy_weighted,
+    &px_rail_policy_adaptive, &px_rail_policy_bss,      &px_rail_policy_epc,
+};
+#define PX_RAIL_NPOLICIES (sizeof(px_rail_policies) / sizeof(px_rail_policies[0]))
+
+const px_rail_policy_ops_t *px_rail_policy_find(const char *name, char *names, size_t len)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < PX_RAIL_NPOLICIES; i++) {
+        if (name && !strcmp(name, px_rail_policies[i]->name))
+            return px_rail_policies[i];
+        if (names && o < len)
+            o += (size_t)snprintf(names + o, len - o, "%s%s", i ? ", " : "",
+                                  px_rail_policies[i]->name);
+    }
+    return NULL;
+}
+
+int px_rail_policy_stripe_always(const px_rail_vc_t *vc, unsigned flags)
+{
+    (void)vc;
+    (void)flags;
+    return 1;
+}
+
+int px_rail_policy_next_rr(px_rail_vc_t *vc)
+{
+    vc->rr = (vc->rr + 1) % vc->nsub;
+    return vc->rr;
+}
+
+void px_rail_set_primary(px_rail_vc_t *vc)
+{
+    int best = 0;
+    for (int i = 1; i < vc->nsub; i++)
+        if (vc->sub[i].weight > vc->sub[best].weight * 1.001)
+            best = i;
+    vc->primary = best;
+}
+
+/* Subchannel of a frame that goes whole, or -1 when none works. */
+int px_rail_pick(px_rail_vc_t *vc, unsigned flags)
+{
+    const px_rail_policy_ops_t *pol = vc->rail->policy;
+    int si;
+    if (vc->nsub == 1)
+        return vc->sub[0].state == PX_SUB_DOWN ? -1 : 0;
+    if (vc->single)
+        pol = &px_rail_policy_bind;
+    else if (vc->rail->lossy && (flags & PX_RAIL_F_STRIPE) && px_rail_stripes(vc, flags))
+        pol = &px_rail_policy_wrr; /* frames are small: striping spreads whole ones by weight */
+    si = pol->pick ? pol->pick(vc, flags) : vc->primary;
+    if (si >= 0 && px_rail_usable(&vc->sub[si]))
+        return si;
+    si = px_rail_best(vc, PX_SUB_UP);
+    return si >= 0 ? si : px_rail_best(vc, PX_SUB_SUSPECT);
+}
+
+int px_rail_stripes(px_rail_vc_t *vc, unsigned flags)
+{
+    const px_rail_policy_ops_t *pol = vc->rail->policy;
+    if (__builtin_expect(vc->single, 0))
+        return 0;
+    return pol->stripes && pol->stripes(vc, flags);
+}
+
+/* The share of each subchannel in a striped block (0 for those left out or
+ * not working); returns how many get a share. */
+int px_rail_split(px_rail_vc_t *vc, double *share)
+{
+    const px_rail_policy_ops_t *pol = vc->rail->policy;
+    int n = vc->nsub, worst = PX_SUB_UP, ok = 0;
+    for (int i = 0; i < n; i++)
+        ok += px_rail_usable(&vc->sub[i]);
+    if (!ok) { /* only suspects left: better than waiting */
+        worst = PX_SUB_SUSPECT;
+        for (int i = 0; i < n; i++)
+            ok += vc->sub[i].state == PX_SUB_SUSPECT;
+        if (!ok)
+            return 0;
+    }
+    if (pol->split)
+        return pol->split(vc, share, worst);
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        share[i] = vc->sub[i].state > worst ? 0 : vc->sub[i].weight;
+        sum += share[i];
+    }
+    for (int i = 0; i < n; i++)
+        share[i] = sum > 0 ? share[i] / sum : 0;
+    return ok;
+}
+
+/* A striped block is acknowledged: the policy learns from what each
+ * subchannel carried lately. */
+void px_rail_learn(px_rail_vc_t *vc, px_rail_msg_t *m)
+{
+    const px_rail_policy_ops_t *pol = vc->rail->policy;
+    double rate[PX_NET_MAX_SUB];
+    if (!pol->learn || !m->warm || m->resent || m->nparts < 1)
+        return;
+    for (int i = 0; i < vc->nsub; i++)
+        rate[i] = -1;
+    for (int k = 0; k < m->nparts; k++) {
+        px_rail_sub_t *sub = &vc->sub[m->part[k].sub];
+        /* a ratio of averages: acknowledgements that arrive in bursts (a
+         * short interval after a long one) do not skew it */
+        rate[m->part[k].sub] = sub->ew_bytes / (sub->ew_ns > 1000 ? sub->ew_ns : 1000) * 1e3;
+    }
+    pol->learn(vc, rate, m->nparts);
+}

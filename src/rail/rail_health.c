@@ -1,0 +1,326 @@
+/* Subchannel health: UP, SUSPECT (acknowledgements overdue: new traffic
+ * avoids it), DOWN (the transport gave up, or silence past PX_RAIL_DETECT:
+ * its frames move to the others and it is probed until it answers);
+ * heartbeats, path checks of datagram paths, and the partition timeout. */
+#include "rail_impl.h"
+
+#include <stdio.h>
+
+
+/* A ping on each subchannel a send may use that has carried nothing yet
+ * (but skip): the transport connects and verifies it now. */
+void px_rail_connect_unused(px_rail_vc_t *vc, int skip)
+{
+    for (int i = 0; i < vc->nsub; i++) {
+        px_rail_sub_t *s = &vc->sub[i];
+        if (i == skip || (vc->single && i != vc->bind_sub) || s->state != PX_SUB_UP || s->used)
+            continue;
+        s->used = 1;
+        px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
+    }
+}
+
+/* The best subchannel by weight among those in the given state or better,
+ * or -1. */
+int px_rail_best(px_rail_vc_t *vc, int worst_state)
+{
+    int best = -1;
+    for (int i = 0; i < vc->nsub; i++)
+        if (vc->sub[i].state <= worst_state &&
+            (best < 0 || vc->sub[i].weight > vc->sub[best].weight * 1.001))
+            best = i;
+    return best;
+}
+
+void px_rail_set_state(px_rail_sub_t *s, int state)
+{
+    s->state = state;
+    s->st->state = state;
+}
+
+static void px_rail_count_up(px_rail_vc_t *vc)
+{
+    int n = 0;
+    for (int i = 0; i < vc->nsub; i++)
+        n += vc->sub[i].state != PX_SUB_DOWN;
+    vc->nup = n;
+}
+
+/* What was arriving on s when it failed: a matched ordered frame keeps its
+ * destination for the copy the sender will send again; the rest is
+ * forgotten (stripes are written again at their offset, early frames held
+ * again). */
+static void px_rail_rx_abandon(px_rail_sub_t *s)
+{
+    px_rail_vc_t *vc = s->vc;
+    if (s->rx_state == PX_RX_DELIVER && s->rx_ordered) {
+        for (int i = 0; i < PX_NET_MAX_SUB; i++)
+            if (!vc->orphan[i].used) {
+                vc->orphan[i] = (px_rail_orphan_t){.seq = s->rx_seq, .used = 1,
+                                                   .dst = s->rx_dst, .ctx = s->rx_ctx};
+                vc->norphan++;
+                break;
+            }
+    } else if (s->rx_state == PX_RX_HOLD) {
+        free(s->rx_held);
+        s->rx_held = NULL;
+    }
+    s->rx_state = PX_RX_DROP;
+}
+
+/* The peer is gone for good: every send to it ends with an error, then the
+ * layer above fails what waits for it. */
+static void px_rail_vc_fail(px_rail_vc_t *vc, px_status_t why)
+{
+    if (vc->failed)
+        return;
+    vc->failed = 1;
+    px_rail_vc_cancel(vc, why);
+    if (vc->rail->up->ep_failed)
+        vc->rail->up->ep_failed(vc->owner, why);
+}
+
+/* The transport gave up on s: everything it had not delivered goes to the
+ * other subchannels (at the next progress), and s is probed until it works. */
+void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
+{
+    px_rail_vc_t *vc = s->vc;
+    px_rail_t *r = vc->rail;
+    uint64_t now = r->now = px_time_ns();
+
+    if (!r->ft) {
+        px_error("rail", "subchannel %s to rank %d failed: %s", s->info.label, vc->rank,
+                 px_status_string(why));
+        px_rail_vc_fail(vc, why);
+        return;
+    }
+    if (s->state == PX_SUB_DOWN)
+        return;
+    uint32_t moved = 0;
+    for (uint32_t q = vc->tx_acked; q != vc->tx_seq; q++) {
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (x && x->seq == q && x->sub == s->idx && !x->acked && !x->resend) {
+            x->resend = 1;
+            moved++;
+        }
+    }
+    px_rail_set_state(s, PX_SUB_DOWN);
+    s->st->downs++;
+    s->down_since = now;
+    s->unacked = 0;
+    s->probe_gap = 0.1;
+    s->next_probe = now + 100000000ull;
+    px_rail_count_up(vc);
+    px_warn("rail", "subchannel %s to rank %d DOWN (%s); %u unacknowledged frame(s) move to %d "
+            "other subchannel(s)", s->info.label, vc->rank, px_status_string(why), moved,
+            vc->nup);
+    /* drop the connection and what is queued on it: those frames go again */
+    r->ops->ep_reset(s->ep);
+    px_rail_rx_abandon(s);
+    px_rail_resend_mark(vc);
+    if (why == PX_ERR_TIMEOUT || why == PX_ERR_LINK_UNREACHABLE) {
+        /* the peer's side of a dead link only times out when it has data
+         * on it too: tell it over a working subchannel */
+        int o = px_rail_best(vc, PX_SUB_SUSPECT);
+        if (o >= 0)
+            px_rail_send_ctl(vc, o, PX_RAIL_SUBDOWN, 0, (uint32_t)s->idx, 0);
+    }
+    if (vc->nup == 0 && !vc->part_since) {
+        vc->part_since = now;
+        r->partitions++;
+        px_warn("rail", "rank %d unreachable on every subchannel; waiting up to %g s for a path "
+                "(PX_PARTITION_TIMEOUT)", vc->rank, px_params.partition_timeout);
+    }
+}
+
+void px_rail_sub_up(px_rail_sub_t *s)
+{
+    px_rail_vc_t *vc = s->vc;
+    px_rail_t *r = vc->rail;
+    uint64_t now = r->now = px_time_ns();
+    s->st->down_ns += now - s->down_since;
+    s->st->recoveries++;
+    px_rail_set_state(s, PX_SUB_UP);
+    s->up_since = now;
+    s->down_silent = 0;
+    /* re-join with a fresh share: the mean of the others' */
+    double sum = 0;
+    int k = 0;
+    for (int i = 0; i < vc->nsub; i++)
+        if (i != s->idx && vc->sub[i].state != PX_SUB_DOWN) {
+            sum += vc->sub[i].weight;
+            k++;
+        }
+    s->weight = k ? sum / k : 1.0;
+    if (s->weight < px_params.rail_min_share)
+        s->weight = px_params.rail_min_share;
+    double total = 0;
+    for (int i = 0; i < vc->nsub; i++)
+        total += vc->sub[i].weight;
+    for (int i = 0; i < vc->nsub; i++)
+        vc->sub[i].weight /= total;
+    s->ew_bytes = s->ew_ns = 0;
+    s->est_mbs = s->est_mbs > 0 ? s->est_mbs : 1;
+    s->probing = 1;
+    s->warm = 0;
+    s->srtt = s->rttvar = s->rtt_max = 0;
+    px_rail_count_up(vc);
+    px_warn("rail", "subchannel %s to rank %d recovered after %.2f s", s->info.label, vc->rank,
+            (double)(now - s->down_since) / 1e9);
+    if (vc->part_since) {
+        r->partition_ns += now - vc->part_since;
+        px_warn("rail", "rank %d reachable again after %.2f s", vc->rank,
+                (double)(now - vc->part_since) / 1e9);
+        vc->part_since = 0;
+    }
+    px_rail_resend_mark(vc);
+}
+
+void px_rail_ep_failed(void *owner, px_status_t why)
+{
+    px_rail_sub_t *s = owner;
+    if (s->state == PX_SUB_DOWN && s->vc->rail->ft) {
+        /* a probe that did not get through */
+        px_debug("rail", "probe of %s to rank %d failed: %s", s->info.label, s->vc->rank,
+                 px_status_string(why));
+        return;
+    }
+    px_rail_sub_down(s, why);
+}
+
+/* Lossy transports: the transport's path check (answered by the peer's
+ * kernel), started only when `start`, followed up while under way. */
+static int px_rail_path_check(px_rail_sub_t *s, uint64_t timeout, int start)
+{
+    const px_net_ops_t *ops = s->vc->rail->ops;
+    if (!(s->vc->rail->attr.caps & PX_NET_CAP_PATH_CHECK) || (!s->path_checking && !start))
+        return 0;
+    int p = ops->ep_path_check(s->ep, timeout);
+    s->path_checking = p == 0;
+    return p;
+}
+
+/* Nothing for the fine-grained timers: everything sent acknowledged,
+ * everything received acknowledged, nothing queued or to send again,
+ * every subchannel up and clear. Heartbeats and probes run anyway, at the
+ * sweep. */
+int px_rail_vc_idle(const px_rail_vc_t *vc)
+{
+    if (vc->rx_unacked || vc->tx_acked != vc->tx_seq || vc->resend_pending || vc->part_since ||
+        !px_list_empty(&vc->backlog) || !px_list_empty(&vc->deferred))
+        return 0;
+    for (int i = 0; i < vc->nsub; i++)
+        if (vc->sub[i].state != PX_SUB_UP || vc->sub[i].unacked)
+            return 0;
+    return 1;
+}
+
+void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
+{
+    px_rail_t *r = vc->rail;
+    if (vc->rx_unacked && px_since(now, vc->last_ack_tx) >= PX_RAIL_ACK_DELAY_NS)
+        px_rail_send_ack(vc, 0, 0, 0, -1);
+    if (!r->ft)
+        return;
+    if (r->lossy && vc->tx_acked != vc->tx_seq)
+        px_rail_retransmit_due(vc, now);
+    uint64_t detect = (uint64_t)(px_params.rail_detect * 1e9);
+    uint64_t hb = detect / 3;
+    int active = px_since(now, vc->last_activity) < 5000000000ull;
+    for (int i = 0; i < vc->nsub && !vc->failed; i++) {
+        px_rail_sub_t *s = &vc->sub[i];
+        if (s->state == PX_SUB_DOWN) {
+            /* datagrams: the path answers again (its peer may be too busy
+             * to answer a ping): in use again, the frames it owes go again */
+            if (s->down_silent && px_rail_path_check(s, detect, now >= s->next_probe) > 0) {
+                px_rail_sub_up(s);
+                s->path_ok_ns = now;
+                continue;
+            }
+            if (now < s->next_probe)
+                continue;
+            /* a fresh connection and a ping; the answer brings it back */
+            r->ops->ep_reset(s->ep);
+            px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
+            s->probe_gap *= 2;
+            if (s->probe_gap > px_params.rail_probe_max)
+                s->probe_gap = px_params.rail_probe_max;
+            s->next_probe = now + (uint64_t)(s->probe_gap * 1e9);
+            continue;
+        }
+        /* acknowledgements overdue while the peer acknowledges what the
+         * other subchannels carry: suspect (new traffic avoids it). A peer
+         * that acknowledges nothing is just busy; only the transport's own
+         * timeout (TCP_USER_TIMEOUT) or an error makes a subchannel DOWN. */
+        uint64_t rto = (uint64_t)(s->srtt + 4 * s->rttvar);
+        if (rto < detect / 4)
+            rto = detect / 4;
+        if (rto > detect)
+            rto = detect;
+        if (s->unacked && px_since(now, s->busy_since) > rto &&
+            vc->last_ack_rx > s->busy_since + rto / 2) {
+            if (s->state == PX_SUB_UP && vc->nsub > 1) {
+                px_info("rail", "subchannel %s to rank %d suspect: %u frame(s) unacknowledged "
+                        "for %.0f ms", s->info.label, vc->rank, s->unacked,
+                        (double)px_since(now, s->busy_since) / 1e6);
+                px_rail_set_state(s, PX_SUB_SUSPECT);
+                s->st->suspects++;
+                px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
+            }
+        } else if (s->state == PX_SUB_SUSPECT) {
+            px_rail_set_state(s, PX_SUB_UP);
+        }
+        /* datagrams have no transport timeout (TCP_USER_TIMEOUT): when the
+         * peer has said nothing for PX_RAIL_DETECT while frames wait for its
+         * acknowledgement (or heartbeats for an answer), ask its kernel
+         * whether the path works. If it does the peer is only busy; if not,
+         * the subchannel is down (and with every one down,
+         * PX_PARTITION_TIMEOUT runs). A path that dies while the peer talks
+         * on the others is caught as suspect, below. */
+        if (r->lossy) {
+            int silent = px_since(now, vc->last_rx) > detect &&
+                         ((s->unacked && px_since(now, s->busy_since) > detect) ||
+                          (s->used && active && px_since(now, vc->last_rx) > detect + hb));
+            int p = px_rail_path_check(s, detect, silent && px_since(now, s->path_ok_ns) > detect);
+            if (p > 0) {
+                s->path_ok_ns = now;
+            } else if (p < 0) {
+                px_rail_sub_down(s, PX_ERR_TIMEOUT);
+                s->down_silent = 1;
+                continue;
+            }
+        }
+        /* still nothing after PX_RAIL_DETECT while the peer keeps
+         * acknowledging the others: the path is dead even if the transport
+         * has not noticed yet (its retransmission timer may be long) */
+        if (s->state == PX_SUB_SUSPECT && px_since(now, s->busy_since) > detect &&
+            vc->last_ack_rx > s->busy_since + detect / 2) {
+            px_rail_sub_down(s, PX_ERR_TIMEOUT);
+            continue;
+        }
+        /* heartbeat: an idle connection also has something the transport
+         * must get acknowledged, so a dead link shows before it is needed */
+        if (s->state != PX_SUB_DOWN && s->used && active && px_since(now, s->last_tx_ns) > hb)
+            px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
+    }
+    if (vc->failed)
+        return;
+    if (vc->part_since &&
+        px_since(now, vc->part_since) > (uint64_t)(px_params.partition_timeout * 1e9)) {
+        char rails[256];
+        size_t o = 0;
+        rails[0] = 0;
+        for (int i = 0; i < vc->nsub && o < sizeof(rails) - 1; i++)
+            o += (size_t)snprintf(rails + o, sizeof(rails) - o, "%s%s", i ? ", " : "",
+                                  vc->sub[i].info.label);
+        px_error("rail", "rank %d unreachable: every subchannel (%s) down for %.1f s "
+                 "(PX_PARTITION_TIMEOUT=%g)", vc->rank, rails,
+                 (double)(now - vc->part_since) / 1e9, px_params.partition_timeout);
+        r->partition_ns += now - vc->part_since;
+        vc->part_since = 0;
+        px_rail_vc_fail(vc, PX_ERR_PEER_UNREACHABLE);
+        return;
+    }
+    if (vc->resend_pending)
+        px_rail_resend(vc);
+}

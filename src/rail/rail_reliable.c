@@ -1,0 +1,317 @@
+/* Reliability: every frame carries a sequence number and the cumulative
+ * acknowledgement of the other direction; frames the sender waits for are
+ * acknowledged selectively as well. Over lossy transports the rail layer
+ * also retransmits (bitmap acknowledgements, timeouts from the measured
+ * round trip) and keeps a congestion window. */
+#include "rail_impl.h"
+
+#include <math.h>
+
+
+/* Which of the frames rx_next+1 .. rx_next+64 have arrived (lossy transports). */
+uint64_t px_rail_rx_bitmap(px_rail_vc_t *vc)
+{
+    uint64_t b = 0;
+    for (uint32_t k = 0; k < 64; k++)
+        if (px_rail_rx_has(vc, vc->rx_next + 1 + k))
+            b |= 1ull << k;
+    return b;
+}
+
+void px_rail_send_ack(px_rail_vc_t *vc, int sack, uint32_t seq, uint64_t dur_ns, int pref)
+{
+    /* the working subchannel with the least queued, so the ack is not stuck
+     * behind data; on a tie the one the frame came on */
+    int best = -1;
+    size_t least = (size_t)-1;
+    for (int i = 0; i < vc->nsub; i++) {
+        if (vc->sub[i].state != PX_SUB_UP && vc->nsub > 1)
+            continue;
+        size_t q = vc->rail->ops->ep_pending(vc->sub[i].ep);
+        if (q < least || (q == least && i == pref)) {
+            least = q;
+            best = i;
+        }
+    }
+    if (best < 0)
+        best = px_rail_best(vc, PX_SUB_SUSPECT);
+    if (best < 0)
+        return; /* nothing works: the cumulative ack goes with the next frame */
+    if (!sack && vc->rail->lossy) {
+        vc->gap_ack = 0;
+        px_rail_send_ctl(vc, best, PX_RAIL_ACK, PX_RAIL_H_BITMAP, 0, px_rail_rx_bitmap(vc));
+        return;
+    }
+    px_rail_send_ctl(vc, best, PX_RAIL_ACK, sack ? PX_RAIL_H_SACK : 0, seq, dur_ns);
+}
+
+/* The acknowledgements asked for during this progress pass: a cumulative one,
+ * and selective ones for what it does not cover. */
+void px_rail_acks_due(px_rail_t *r)
+{
+    for (int i = 0; i < r->ndue; i++) {
+        px_rail_vc_t *vc = r->due[i];
+        vc->ack_due = 0;
+        if (vc->failed) {
+            vc->nsack_due = 0;
+            continue;
+        }
+        int covered = 1;
+        for (int k = 0; k < vc->nsack_due; k++)
+            covered &= (int32_t)(vc->sack_due[k] - vc->rx_next) < 0;
+        if (vc->gap_ack || (covered && vc->rail->lossy)) {
+            px_rail_send_ack(vc, 0, 0, 0, -1); /* the bitmap covers the selective ones */
+        } else if (covered) {
+            px_rail_send_ack(vc, 0, 0, 0, -1);
+        } else {
+            for (int k = 0; k < vc->nsack_due; k++)
+                px_rail_send_ack(vc, 1, vc->sack_due[k], 0, -1);
+        }
+        vc->nsack_due = 0;
+    }
+    r->ndue = 0;
+}
+
+/* Lossy transports: every PX_RAIL_LOSS_SAMPLE frames, the share that had to
+ * be sent again decides the rendezvous frame size (with hysteresis: a
+ * frame of six datagrams is lost six times as often as one of one). */
+void px_rail_loss_look(px_rail_vc_t *vc)
+{
+    double lost = (double)vc->fr_retx / vc->fr_sent;
+    if (!vc->small_frames && lost > PX_RAIL_LOSS_HIGH) {
+        vc->small_frames = 1;
+        vc->rail->small_frame_periods++;
+        px_debug("rail", "rank %d: %.1f%% of frames sent again: rendezvous data in "
+                 "one-datagram frames", vc->rank, 100 * lost);
+    } else if (vc->small_frames && lost < PX_RAIL_LOSS_LOW) {
+        vc->small_frames = 0;
+        px_debug("rail", "rank %d: %.1f%% of frames sent again: back to full frames",
+                 vc->rank, 100 * lost);
+    }
+    vc->fr_sent = vc->fr_retx = 0;
+}
+
+/* The peer has all of record x (rx_ns: its header-to-last-byte time, or 0). */
+void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t rx_ns)
+{
+    vc->tx[x->seq & (vc->tx_cap - 1)] = NULL;
+    x->acked = 1;
+    if (x->hflags & PX_RAIL_H_SPLIT)
+        vc->split_open--;
+    vc->last_ack_rx = now;
+    if (!x->resend && x->sub >= 0) {
+        px_rail_sub_t *sub = &vc->sub[x->sub];
+        if (sub->unacked)
+            sub->unacked--;
+        sub->busy_since = now;
+        /* a round-trip sample: frames acknowledged at once, and on lossy
+         * transports every frame; never one sent twice (Karn) */
+        if (vc->rail->lossy && (int32_t)(x->order - sub->acked_order) > 0)
+            sub->acked_order = x->order;
+        if (!x->again && ((x->hflags & PX_RAIL_H_SACK) || vc->rail->lossy)) {
+            double rtt = (double)px_since(now, x->t_sent);
+            if (sub->srtt == 0) {
+                sub->srtt = rtt;
+                sub->rttvar = rtt / 2;
+            } else {
+                sub->rttvar = 0.75 * sub->rttvar + 0.25 * fabs(sub->srtt - rtt);
+                sub->srtt = 0.875 * sub->srtt + 0.125 * rtt;
+            }
+            /* the deepest queue seen lately: a frame behind a full queue
+             * is late, not lost, and sending it again only deepens it */
+            if (rtt > sub->rtt_max)
+                sub->rtt_max = rtt;
+            else
+                sub->rtt_max -= (sub->rtt_max - sub->srtt) / 256;
+        }
+        if (sub->state == PX_SUB_SUSPECT && sub->unacked == 0) {
+            px_info("rail", "subchannel %s to rank %d answers again", sub->info.label, vc->rank);
+            px_rail_set_state(sub, PX_SUB_UP);
+        }
+    }
+    if (vc->rail->lossy) {
+        px_rail_t *r = vc->rail;
+        vc->inflight -= x->len;
+        if (vc->cwnd < px_params.rail_cwnd_max) /* additive increase: a frame per window */
+            vc->cwnd += r->frame_max * (x->len + 64) / vc->cwnd + 1;
+    }
+    px_rail_msg_t *m = x->msg;
+    if (m) {
+        vc->stripe_inflight -= x->len;
+        px_rail_sub_t *sub = &vc->sub[m->part[x->part].sub];
+        if (x->resend || x->sub != m->part[x->part].sub) {
+            m->resent = 1;
+        } else {
+            uint64_t start = x->t_sent > sub->last_ack_ns ? x->t_sent : sub->last_ack_ns;
+            /* the sender's view; the receiver's (rx_ns, header to last byte)
+             * is no measure of a stripe it read in one go */
+            uint64_t t = px_since(now, start);
+            (void)rx_ns;
+            m->part[x->part].t_ns = t;
+            sub->last_ack_ns = now;
+            if (!sub->warm) {
+                /* the first stripe also paid for the connection: not a sample */
+            } else if (sub->ew_ns == 0) {
+                sub->ew_bytes = (double)x->len;
+                sub->ew_ns = (double)t;
+            } else {
+                sub->ew_bytes = 0.9 * sub->ew_bytes + 0.1 * (double)x->len;
+                sub->ew_ns = 0.9 * sub->ew_ns + 0.1 * (double)t;
+            }
+            sub->st->stripe_ns += t;
+        }
+        if (++m->nacked == m->nparts + m->extra) {
+            px_rail_learn(vc, m);
+            for (int i = 0; i < vc->nsub; i++)
+                vc->sub[i].st->weight = px_rail_vc_weight(vc, i);
+            for (int k = 0; k < m->nparts; k++)
+                vc->sub[m->part[k].sub].warm = 1;
+        }
+    }
+    if (vc->rel_wait)
+        px_rail_release_mark(vc);
+    if (!x->wire)
+        px_rail_tx_finish(x);
+}
+
+void px_rail_ack_in(px_rail_vc_t *vc, uint32_t ack)
+{
+    /* cumulative: only ever moves forward, never past what was sent */
+    if ((int32_t)(ack - vc->tx_acked) <= 0 || (int32_t)(ack - vc->tx_seq) > 0)
+        return;
+    /* frames that are timed (stripes, round-trip samples) get a fresh
+     * clock; the others make do with the progress pass's */
+    uint64_t fresh = 0;
+    int lossy = vc->rail->lossy;
+    for (uint32_t s = vc->tx_acked; s != ack; s++) {
+        px_rail_tx_t *x = vc->tx[s & (vc->tx_cap - 1)];
+        if (x && x->seq == s) {
+            if (!(x->hflags & PX_RAIL_H_SACK) && !lossy) {
+                px_rail_tx_acked(vc, x, vc->rail->now, 0);
+                continue;
+            }
+            if (!fresh)
+                fresh = px_time_ns();
+            px_rail_tx_acked(vc, x, fresh, 0);
+        }
+    }
+    vc->tx_acked = ack;
+    if (!px_list_empty(&vc->backlog))
+        px_rail_backlog_flush(vc);
+    if (!px_list_empty(&vc->deferred))
+        px_rail_deferred_flush(vc);
+}
+
+/* Lossy transports: the retransmission timeout of subchannel s. */
+static uint64_t px_rail_rto(px_rail_t *r, const px_rail_sub_t *s)
+{
+    uint64_t rto = s->srtt > 0 ? (uint64_t)(s->srtt + 4 * s->rttvar) : 3 * r->rto_min;
+    uint64_t deep = (uint64_t)(1.25 * s->rtt_max);
+    if (rto < deep)
+        rto = deep;
+    return rto < r->rto_min ? r->rto_min : rto;
+}
+
+/* Sends record x again (lost, or its acknowledgement was): on its own
+ * subchannel while that works, else on the best other. */
+static void px_rail_retransmit(px_rail_vc_t *vc, px_rail_tx_t *x)
+{
+    int si = x->sub;
+    vc->fr_retx++;
+    if (si < 0 || vc->sub[si].state != PX_SUB_UP) {
+        si = px_rail_pick(vc, x->msg ? PX_RAIL_F_STRIPE : 0);
+        if (si < 0)
+            return; /* nothing works: the partition logic takes over */
+    }
+    if (x->sub >= 0 && vc->sub[x->sub].unacked)
+        vc->sub[x->sub].unacked--;
+    px_rail_xmit(vc, x, si);
+}
+
+/* Lossy transports: a loss halves the congestion window, once per `gap`
+ * (a round trip: the losses of one window are one event). */
+static void px_rail_cwnd_cut(px_rail_vc_t *vc, uint64_t now, uint64_t gap)
+{
+    px_rail_t *r = vc->rail;
+    if (px_since(now, vc->last_cut) <= gap)
+        return;
+    vc->last_cut = now;
+    vc->cwnd /= 2;
+    if (vc->cwnd < 4 * r->frame_max)
+        vc->cwnd = 4 * r->frame_max;
+}
+
+/* Lossy transports: frames unacknowledged past their timeout go again, with
+ * the timeout doubled per try; a timeout halves the congestion window. Only
+ * frames the acknowledgement bitmap can speak of (the cumulative point and
+ * the PX_RAIL_SACK_SPAN after it): one further on may have arrived long ago
+ * and wait for a hole below to be filled; it is looked at once the
+ * cumulative point comes near it. */
+void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now)
+{
+    px_rail_t *r = vc->rail;
+    int cut = 0;
+    uint32_t end = vc->tx_seq - vc->tx_acked > PX_RAIL_SACK_SPAN
+                       ? vc->tx_acked + PX_RAIL_SACK_SPAN + 1
+                       : vc->tx_seq;
+    for (uint32_t q = vc->tx_acked; q != end && !vc->failed; q++) {
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (!x || x->seq != q || x->acked || x->wire || x->resend || x->sub < 0)
+            continue;
+        uint64_t rto = px_rail_rto(r, &vc->sub[x->sub]) << (x->tries < 6 ? x->tries : 6);
+        if (rto > 1000000000ull)
+            rto = 1000000000ull;
+        if (px_since(now, x->t_sent) < rto)
+            continue;
+        if (x->tries < 255)
+            x->tries++;
+        r->retx_timeout++;
+        cut = 1;
+        px_debug("rail", "frame %u (%zu bytes) to rank %d: no acknowledgement after %.1f ms, "
+                 "sending it again (try %d)", x->seq, x->len, vc->rank, (double)rto / 1e6, x->tries);
+        px_rail_retransmit(vc, x);
+    }
+    if (cut)
+        px_rail_cwnd_cut(vc, now, r->rto_min);
+}
+
+/* An acknowledgement with a bitmap: the frames it marks have arrived. Every
+ * frame it shows missing goes again at once if a frame sent after it on the
+ * same subchannel has arrived (a path keeps order: it is lost, not slower
+ * than frames on other rails; and a frame sent again is not sent a third
+ * time until a later one arrives). Losses are repaired from the bitmap, not
+ * one per timeout, whatever their number in the window. */
+void px_rail_bitmap_in(px_rail_vc_t *vc, uint32_t ack, uint64_t bits)
+{
+    if (!bits)
+        return;
+    uint64_t now = px_time_ns();
+    uint32_t top = 0; /* bits below this one were looked at */
+    for (uint32_t k = 0; k < 64; k++) {
+        if (!(bits >> k & 1))
+            continue;
+        uint32_t q = ack + 1 + k;
+        if ((int32_t)(q - vc->tx_seq) >= 0)
+            break;
+        top = k + 1;
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (x && x->seq == q && !x->acked)
+            px_rail_tx_acked(vc, x, now, 0);
+    }
+    for (uint32_t k = 0; k <= top; k++) {
+        uint32_t q = ack + k; /* k = 0: the cumulative point, missing by definition */
+        if (k && (bits >> (k - 1) & 1))
+            continue;
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (!x || x->seq != q || x->acked || x->wire || x->resend || x->sub < 0)
+            continue;
+        const px_rail_sub_t *s = &vc->sub[x->sub];
+        if ((int32_t)(s->acked_order - x->order) > 0) {
+            vc->rail->retx_fast++;
+            px_rail_retransmit(vc, x);
+            px_rail_cwnd_cut(vc, now, (uint64_t)s->srtt);
+        }
+    }
+    if (!px_list_empty(&vc->backlog))
+        px_rail_backlog_flush(vc);
+}

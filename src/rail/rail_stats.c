@@ -1,0 +1,109 @@
+/* Counters: the job's shared segment read by `pxinfo --stats`
+ * (PX_STATS=1), and the summary printed at finalize (PX_PROFILE=1). */
+#include "rail_impl.h"
+#include "rail_policy.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+
+void px_rail_stats_open(px_rail_t *r, const px_boot_info_t *boot)
+{
+    snprintf(r->seg_name, sizeof(r->seg_name), "/plexus-%016llx-stats-%d",
+             (unsigned long long)boot->job_id, boot->rank);
+    r->seg_len = sizeof(px_rail_stats_seg_t) +
+                 (size_t)boot->size * PX_NET_MAX_SUB * sizeof(px_rail_stats_entry_t);
+    int fd = shm_open(r->seg_name, O_CREAT | O_RDWR | O_TRUNC, 0600);
+    if (fd < 0 || ftruncate(fd, (off_t)r->seg_len) < 0) {
+        px_warn("rail", "PX_STATS: cannot create %s; counters only at finalize", r->seg_name);
+        if (fd >= 0) {
+            close(fd);
+            shm_unlink(r->seg_name);
+        }
+        return;
+    }
+    void *p = mmap(NULL, r->seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        shm_unlink(r->seg_name);
+        return;
+    }
+    r->seg = p;
+    r->seg->magic = PX_RAIL_STATS_MAGIC;
+    r->seg->rank = boot->rank;
+    r->seg->nranks = boot->size;
+    r->seg->max_sub = PX_NET_MAX_SUB;
+    snprintf(r->seg->policy, sizeof(r->seg->policy), "%s", r->policy->name);
+}
+
+void px_rail_stats_close(px_rail_t *r)
+{
+    if (!r->seg)
+        return;
+    munmap(r->seg, r->seg_len);
+    shm_unlink(r->seg_name);
+    r->seg = NULL;
+}
+
+void px_rail_print_stats(px_rail_t *r, int rank)
+{
+    uint64_t suspects = 0, downs = 0, recoveries = 0, resent = 0, resent_bytes = 0, down_ns = 0;
+    for (int i = 0; i < r->nranks; i++) {
+        px_rail_vc_t *vc = r->vcs[i];
+        if (!vc)
+            continue;
+        for (int k = 0; k < vc->nsub; k++) {
+            px_rail_sub_stats_t *s = vc->sub[k].st;
+            suspects += s->suspects;
+            downs += s->downs;
+            recoveries += s->recoveries;
+            resent += s->resent_frames;
+            resent_bytes += s->resent_bytes;
+            down_ns += s->down_ns;
+            if (vc->sub[k].state == PX_SUB_DOWN)
+                down_ns += px_time_ns() - vc->sub[k].down_since;
+            if (!s->frames_tx && !s->frames_rx)
+                continue;
+            fprintf(stderr,
+                    "[plexus profile] rank %d -> %d sub %d (%s) policy %s weight %.3f frames tx "
+                    "%llu rx %llu bytes tx %llu rx %llu stripes %llu stripe_bytes %llu "
+                    "mean_stripe_us %.1f acks tx %llu rx %llu state %s down %llu resent %llu "
+                    "rtt_us %.1f rttvar_us %.1f\n",
+                    rank, i, k, vc->sub[k].info.label, r->policy->name,
+                    px_rail_vc_weight(vc, k), (unsigned long long)s->frames_tx,
+                    (unsigned long long)s->frames_rx, (unsigned long long)s->bytes_tx,
+                    (unsigned long long)s->bytes_rx, (unsigned long long)s->stripes,
+                    (unsigned long long)s->stripe_bytes,
+                    s->stripes ? (double)s->stripe_ns / (double)s->stripes / 1e3 : 0.0,
+                    (unsigned long long)s->acks_tx, (unsigned long long)s->acks_rx,
+                    px_rail_state_names[vc->sub[k].state], (unsigned long long)s->downs,
+                    (unsigned long long)s->resent_frames, vc->sub[k].srtt / 1e3,
+                    vc->sub[k].rttvar / 1e3);
+        }
+    }
+    if (r->lossy)
+        fprintf(stderr,
+                "[plexus profile] rank %d reliability: retransmitted on timeout %llu fast %llu "
+                "duplicates dropped %llu out-of-window dropped %llu small-frame periods %llu\n",
+                rank, (unsigned long long)r->retx_timeout, (unsigned long long)r->retx_fast,
+                (unsigned long long)r->rx_dup, (unsigned long long)r->rx_out_of_window,
+                (unsigned long long)r->small_frame_periods);
+    if (r->released)
+        fprintf(stderr,
+                "[plexus profile] rank %d completed before acknowledgement: frames %llu bytes %llu "
+                "copied while waiting for the receiver %llu\n",
+                rank, (unsigned long long)r->released, (unsigned long long)r->released_bytes,
+                (unsigned long long)r->prestaged_bytes);
+    fprintf(stderr,
+            "[plexus profile] rank %d faults: suspect %llu down %llu recovered %llu failover "
+            "frames %llu bytes %llu resplit %llu pieces %llu skipped %llu partitioned %llu "
+            "subchannel_down_s %.2f partition_s %.2f transport %s\n",
+            rank, (unsigned long long)suspects, (unsigned long long)downs,
+            (unsigned long long)recoveries, (unsigned long long)resent,
+            (unsigned long long)resent_bytes, (unsigned long long)r->resplits,
+            (unsigned long long)r->resplit_pieces, (unsigned long long)r->rx_split_skipped,
+            (unsigned long long)r->partitions, (double)down_ns / 1e9,
+            (double)r->partition_ns / 1e9, r->ops->name);
+}
