@@ -115,9 +115,8 @@ static inline char *px_shm_cells(struct px_net_iface *s, int from, int to)
 /* Maps now the pages of the cells this rank writes or reads. Left to first
  * use, the first trip round each ring takes a page fault per page, which
  * made a job's first few dozen small messages several times slower than the
- * rest, and still showed in short runs of medium ones: 2 ranks, osu_alltoall
- * of 4 KB blocks (the second page of a cell) took 2.4 us per call over 200
- * calls, 1.3 over 2000. Up to 8 ranks per node whole cells are mapped (the
+ * rest, and still showed in short runs of medium ones (docs/transports.md,
+ * "Shared memory"). Up to 8 ranks per node whole cells are mapped (the
  * segment is then at most 64 MiB); up to 16 the first page of each, which is
  * what small messages touch; beyond, a rank usually talks to a few of its
  * neighbours, and mapping every ring would cost more than it saves. Contents
@@ -180,17 +179,10 @@ static px_status_t px_shm_iface_open(const px_boot_info_t *boot, const px_net_rx
         s->local_of[r] = boot->node_of[r] == boot->node_id ? l++ : -1;
     s->me = boot->local_rank;
     s->L = boot->local_size;
+    /* a power of two of at least 4, and a multiple of 64 of at least 4096:
+     * the parameter table checked both */
     s->slots = (uint32_t)px_params.shm_ring_slots;
-    if (s->slots < 4 || (s->slots & (s->slots - 1))) {
-        px_warn("shm", "PX_SHM_RING_SLOTS=%u is not a power of two >= 4; using 64", s->slots);
-        s->slots = 64;
-    }
     s->cell = px_params.shm_cell_size;
-    if (s->cell < 4096 || (s->cell & 63)) {
-        px_warn("shm", "PX_SHM_CELL_SIZE=%zu must be >= 4096 and a multiple of 64; using 16384",
-                s->cell);
-        s->cell = 16384;
-    }
     /* Keep the segment reasonable for many local ranks. */
     while (s->L > 16 && s->slots > 8 && (size_t)s->L * s->L * s->slots * s->cell > (1ul << 31))
         s->slots >>= 1;
