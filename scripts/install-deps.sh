@@ -10,7 +10,7 @@
 # to run.
 set -eu
 
-BASE_PKGS="build-essential cmake ninja-build gfortran pkg-config python3 python3-pytest
+BASE_PKGS="build-essential cmake ninja-build gfortran pkg-config python3 python3-pytest clang-format
 iproute2 nftables procps psmisc"
 PEER_PKGS="openmpi-bin libopenmpi-dev mpich libmpich-dev autoconf automake libtool mptcpd"
 

@@ -48,10 +48,10 @@ int main(int argc, char **argv)
     }
     /* the data: shared, so that memcpy mode and every reader see it at the
      * same address in each process */
-    char *src = mmap(NULL, n * (size_t)readers, PROT_READ | PROT_WRITE,
-                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    struct shared *sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
-                             MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    char *src =
+        mmap(NULL, n * (size_t)readers, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    struct shared *sh =
+        mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (src == MAP_FAILED || sh == MAP_FAILED) {
         perror("mmap");
         return 1;

@@ -30,7 +30,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     if (argc < 4) {
         if (r == 0)
-            fprintf(stderr, "usage: %s bcast|gather|reduce|allreduce|alltoall BYTES ITERATIONS\n", argv[0]);
+            fprintf(stderr, "usage: %s bcast|gather|reduce|allreduce|alltoall BYTES ITERATIONS\n",
+                    argv[0]);
         MPI_Finalize();
         return 2;
     }

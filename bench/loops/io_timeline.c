@@ -25,10 +25,21 @@
 
 #define EVENTS (1 << 20) /* the last this many events are kept */
 
-enum { EV_WRITEV = 1, EV_READV, EV_SENDMSG, EV_RECV, EV_EPOLL, EV_POLL,
-       EV_COLL_IN, EV_COLL_OUT, EV_BARRIER_IN, EV_BARRIER_OUT, EV_N };
-static const char *ev_name[EV_N] = {"", "writev", "readv", "sendmsg", "recv", "epoll_wait",
-                                    "poll", "coll>", "coll<", "barrier>", "barrier<"};
+enum {
+    EV_WRITEV = 1,
+    EV_READV,
+    EV_SENDMSG,
+    EV_RECV,
+    EV_EPOLL,
+    EV_POLL,
+    EV_COLL_IN,
+    EV_COLL_OUT,
+    EV_BARRIER_IN,
+    EV_BARRIER_OUT,
+    EV_N
+};
+static const char *ev_name[EV_N] = {"",     "writev", "readv", "sendmsg",  "recv",    "epoll_wait",
+                                    "poll", "coll>",  "coll<", "barrier>", "barrier<"};
 
 static struct ev {
     double t0, t1;
@@ -61,10 +72,10 @@ static size_t iov_bytes(const struct iovec *v, size_t n)
     return s;
 }
 
-#define RESOLVE(f)                                                                         \
-    do {                                                                                   \
-        if (!real_##f)                                                                     \
-            real_##f = dlsym(RTLD_NEXT, #f);                                               \
+#define RESOLVE(f)                                                                                 \
+    do {                                                                                           \
+        if (!real_##f)                                                                             \
+            real_##f = dlsym(RTLD_NEXT, #f);                                                       \
     } while (0)
 
 static ssize_t (*real_writev)(int, const struct iovec *, int);
@@ -148,8 +159,8 @@ int MPI_Bcast(void *b, int c, MPI_Datatype d, int root, MPI_Comm comm)
     return r;
 }
 
-int MPI_Gather(const void *sb, int sc, MPI_Datatype sd, void *rb, int rc, MPI_Datatype rd,
-               int root, MPI_Comm comm)
+int MPI_Gather(const void *sb, int sc, MPI_Datatype sd, void *rb, int rc, MPI_Datatype rd, int root,
+               MPI_Comm comm)
 {
     coll_in(sc);
     int r = PMPI_Gather(sb, sc, sd, rb, rc, rd, root, comm);
@@ -157,8 +168,7 @@ int MPI_Gather(const void *sb, int sc, MPI_Datatype sd, void *rb, int rc, MPI_Da
     return r;
 }
 
-int MPI_Reduce(const void *sb, void *rb, int c, MPI_Datatype d, MPI_Op op, int root,
-               MPI_Comm comm)
+int MPI_Reduce(const void *sb, void *rb, int c, MPI_Datatype d, MPI_Op op, int root, MPI_Comm comm)
 {
     coll_in(c);
     int r = PMPI_Reduce(sb, rb, c, d, op, root, comm);

@@ -83,8 +83,10 @@ static char pattern(int i, size_t q) { return (char)(i * 7 + q / 4096); }
 int main(int argc, char **argv)
 {
     if (argc < 6 || (strcmp(argv[1], "send") && strcmp(argv[1], "recv"))) {
-        fprintf(stderr, "usage: %s recv|send ADDR PORT BYTES ITERATIONS [MODE]\n"
-                        "modes: write copy-write write-copy copy-zc copy-file\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s recv|send ADDR PORT BYTES ITERATIONS [MODE]\n"
+                "modes: write copy-write write-copy copy-zc copy-file\n",
+                argv[0]);
         return 2;
     }
     int recv_side = !strcmp(argv[1], "recv");
@@ -201,8 +203,8 @@ int main(int argc, char **argv)
     if (!recv_side) {
         int m = iters - warm;
         qsort(t + warm, (size_t)m, sizeof(double), cmp_double);
-        printf("%s %zu bytes: median %.1f us, p10 %.1f, p90 %.1f (%d messages)\n",
-               mode_name[mode], n, t[warm + m / 2], t[warm + m / 10], t[warm + m * 9 / 10], m);
+        printf("%s %zu bytes: median %.1f us, p10 %.1f, p90 %.1f (%d messages)\n", mode_name[mode],
+               n, t[warm + m / 2], t[warm + m / 10], t[warm + m * 9 / 10], m);
     }
     close(fd);
     return 0;

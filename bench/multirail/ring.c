@@ -24,8 +24,8 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (int i = 0; i < iters; i++)
-        MPI_Sendrecv(s, (int)size, MPI_BYTE, to, 0, r, (int)size, MPI_BYTE, from, 0,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(s, (int)size, MPI_BYTE, to, 0, r, (int)size, MPI_BYTE, from, 0, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
     MPI_Barrier(MPI_COMM_WORLD);
     double dt = MPI_Wtime() - t0;
     if (r[0] != (char)from || r[size - 1] != (char)from)

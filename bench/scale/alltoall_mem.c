@@ -143,9 +143,9 @@ int main(int argc, char **argv)
         printf("ranks %d bytes %d rss_kb %.0f rss_max_kb %ld hwm_kb %.0f heap_init_kb %.0f "
                "heap_kb %.0f sockets %.1f "
                "kernel_tcp_kb %.0f kernel_udp_kb %.0f host_sock_slab_kb %ld alltoall_us %.1f %s\n",
-               size, bytes, rss / size, rss_max, hwm / size, heap0 / size, heap1 / size, socks / size,
-               (double)tcp_pages * page_kb / size, (double)udp_pages * page_kb / size, slab, tmax * 1e6,
-               anybad ? "WRONG" : "ok");
+               size, bytes, rss / size, rss_max, hwm / size, heap0 / size, heap1 / size,
+               socks / size, (double)tcp_pages * page_kb / size, (double)udp_pages * page_kb / size,
+               slab, tmax * 1e6, anybad ? "WRONG" : "ok");
         free(all);
     }
     free(sb);

@@ -25,7 +25,7 @@
 
 #define PX_BOOT_CONNECT_TIMEOUT_MS 30000 /* total, including retries */
 #define PX_BOOT_HANDSHAKE_TIMEOUT_MS 10000
-#define PX_BOOT_ABORT_WAIT_MS 3000       /* px_boot_abort: time for pxrun to end us */
+#define PX_BOOT_ABORT_WAIT_MS 3000 /* px_boot_abort: time for pxrun to end us */
 
 typedef struct px_boot_kv {
     struct px_boot_kv *next;
@@ -267,7 +267,8 @@ static px_status_t px_boot_connect(int *fd_p)
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        px_error("boot", "cannot connect to the bootstrap server %s (PX_BOOT_ADDR) within %.0f s: %s "
+        px_error("boot",
+                 "cannot connect to the bootstrap server %s (PX_BOOT_ADDR) within %.0f s: %s "
                  "(pxrun --bootstrap-iface selects an address every node reaches)",
                  px_boot.boot_addr, (double)(px_time_ns() - t0) * 1e-9, strerror(err));
         return PX_ERR_TIMEOUT;
@@ -373,8 +374,9 @@ static px_status_t px_boot_handshake(int fd, uint32_t role)
         maxlen = 256; /* room for a REJECT reason */
     st = px_boot_read_frame(fd, &type, &p, &len, maxlen, PX_BOOT_HANDSHAKE_TIMEOUT_MS);
     if (st != PX_OK) {
-        px_error("boot", "bootstrap server %s closed the connection during authentication of rank %d "
-                         "(%s; is PX_JOB_SECRET this job's secret?)",
+        px_error("boot",
+                 "bootstrap server %s closed the connection during authentication of rank %d "
+                 "(%s; is PX_JOB_SECRET this job's secret?)",
                  px_boot.boot_addr, info->rank, px_status_string(st));
         return PX_ERR_AUTH;
     }
@@ -422,13 +424,14 @@ static void *px_boot_watcher(void *arg)
     for (;;) {
         uint32_t type, len;
         uint8_t *p = NULL;
-        px_status_t st = px_boot_read_frame(px_boot.ctl_fd, &type, &p, &len,
-                                            6 + PX_BOOT_ABORT_MSG_MAX, -1);
+        px_status_t st =
+            px_boot_read_frame(px_boot.ctl_fd, &type, &p, &len, 6 + PX_BOOT_ABORT_MSG_MAX, -1);
         if (st != PX_OK) {
             if (atomic_load(&px_boot.finalized))
                 return NULL; /* pxrun may go first once we are done */
             char why[200];
-            snprintf(why, sizeof(why), "lost the connection to pxrun (bootstrap server %s); exiting",
+            snprintf(why, sizeof(why),
+                     "lost the connection to pxrun (bootstrap server %s); exiting",
                      px_boot.boot_addr);
             px_boot_die(why, 1);
         }
@@ -526,7 +529,8 @@ static px_status_t px_boot_pxrun_fence(const px_boot_buf_t *pending, uint32_t np
         st = PX_ERR_PROTOCOL;
     free(p);
     if (st != PX_OK)
-        px_error("boot", "fence: invalid reply from the bootstrap server (%s)", px_status_string(st));
+        px_error("boot", "fence: invalid reply from the bootstrap server (%s)",
+                 px_status_string(st));
     return st;
 }
 
@@ -598,8 +602,9 @@ static px_status_t px_boot_pxrun_init(const char *addr)
 
     if (!px_boot_env_int("PX_RANK", &info->rank) || !px_boot_env_int("PX_SIZE", &info->size) ||
         info->size < 1 || info->rank >= info->size) {
-        px_error("boot", "PX_BOOT_ADDR is set but PX_RANK/PX_SIZE are missing or invalid "
-                         "(PX_RANK=%s PX_SIZE=%s)",
+        px_error("boot",
+                 "PX_BOOT_ADDR is set but PX_RANK/PX_SIZE are missing or invalid "
+                 "(PX_RANK=%s PX_SIZE=%s)",
                  getenv("PX_RANK") ? getenv("PX_RANK") : "unset",
                  getenv("PX_SIZE") ? getenv("PX_SIZE") : "unset");
         return PX_ERR_INVALID_PARAM;
@@ -878,7 +883,4 @@ const uint8_t *px_boot_secret(size_t *len_p)
     return px_boot.initialized ? px_boot.secret : NULL;
 }
 
-const char *px_boot_local_addr(void)
-{
-    return px_boot.local_addr;
-}
+const char *px_boot_local_addr(void) { return px_boot.local_addr; }

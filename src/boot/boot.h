@@ -14,13 +14,13 @@
 typedef struct px_boot_info {
     int rank;
     int size;
-    int node_id;        /* index of this rank's node (from the launcher's host assignment) */
+    int node_id; /* index of this rank's node (from the launcher's host assignment) */
     int num_nodes;
-    int local_rank;     /* rank among the ranks of this node */
+    int local_rank; /* rank among the ranks of this node */
     int local_size;
     int universe_size;
-    const int *node_of; /* node_of[r] for every rank r; owned by boot */
-    uint64_t job_id;    /* unique per job; also names shared-memory segments */
+    const int *node_of;    /* node_of[r] for every rank r; owned by boot */
+    uint64_t job_id;       /* unique per job; also names shared-memory segments */
     const char *boot_host; /* address of the bootstrap server ("" for singleton) */
     const char *node_name; /* the launcher's name for this rank's host ("": none) */
     int singleton;

@@ -27,7 +27,7 @@
 #define PX_BOOT_READ_CHUNK 65536
 
 typedef enum {
-    PX_BOOT_CONN_AUTH,    /* HELLO sent, waiting for AUTH */
+    PX_BOOT_CONN_AUTH, /* HELLO sent, waiting for AUTH */
     PX_BOOT_CONN_KV,
     PX_BOOT_CONN_CTL,
     PX_BOOT_CONN_CLOSING, /* REJECT queued; closed once sent */
@@ -54,7 +54,7 @@ typedef struct px_boot_srank {
     px_boot_conn_t *kv, *ctl;
     int connected; /* kv authenticated at least once */
     int finalized;
-    int lost;      /* `lost` already reported */
+    int lost; /* `lost` already reported */
     int fenced;
     px_boot_buf_t puts; /* validated puts of the current fence, wire form */
     uint32_t nputs;
@@ -178,8 +178,10 @@ static void px_boot_server_accept(px_boot_server_t *srv)
         inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
         snprintf(peer, sizeof(peer), "%s:%u", ip, (unsigned)ntohs(sa.sin_port));
         if (srv->num_auth >= PX_BOOT_MAX_PENDING_AUTH) {
-            px_boot_server_logf(srv, "rejected bootstrap connection from %s: too many handshakes "
-                                     "in progress", peer);
+            px_boot_server_logf(srv,
+                                "rejected bootstrap connection from %s: too many handshakes "
+                                "in progress",
+                                peer);
             close(fd);
             continue;
         }
@@ -263,8 +265,8 @@ static void px_boot_server_on_auth(px_boot_server_t *srv, px_boot_conn_t *c, px_
         srv->num_connected++;
     } else if (role == PX_BOOT_ROLE_CTL) {
         if (r->ctl || !r->connected || r->lost) {
-            px_boot_conn_reject(srv, c, r->ctl ? "rank already connected"
-                                               : "control connection before kv");
+            px_boot_conn_reject(srv, c,
+                                r->ctl ? "rank already connected" : "control connection before kv");
             return;
         }
         r->ctl = c;
@@ -451,10 +453,14 @@ static void px_boot_server_on_frame(px_boot_server_t *srv, px_boot_conn_t *c, ui
 static size_t px_boot_conn_max_frame(const px_boot_conn_t *c)
 {
     switch (c->state) {
-    case PX_BOOT_CONN_AUTH: return PX_BOOT_AUTH_LEN;
-    case PX_BOOT_CONN_KV: return PX_BOOT_MAX_CLIENT_FRAME;
-    case PX_BOOT_CONN_CTL: return 6 + PX_BOOT_ABORT_MSG_MAX;
-    default: return 0;
+    case PX_BOOT_CONN_AUTH:
+        return PX_BOOT_AUTH_LEN;
+    case PX_BOOT_CONN_KV:
+        return PX_BOOT_MAX_CLIENT_FRAME;
+    case PX_BOOT_CONN_CTL:
+        return 6 + PX_BOOT_ABORT_MSG_MAX;
+    default:
+        return 0;
     }
 }
 

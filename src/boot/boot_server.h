@@ -27,12 +27,12 @@ typedef void (*px_boot_server_msg_cb_t)(void *arg, const char *msg);
 
 typedef struct px_boot_server_cbs {
     void *arg;
-    px_boot_server_rank_cb_t connected;  /* rank authenticated its kv connection */
-    px_boot_server_rank_cb_t finalized;  /* rank finished orderly */
-    px_boot_server_lost_cb_t lost;       /* connection of a rank gone before finalize */
-    px_boot_server_abort_cb_t aborted;   /* rank asked to abort the job */
-    px_boot_server_msg_cb_t job_error;   /* job can no longer proceed (e.g. fence after finalize) */
-    px_boot_server_msg_cb_t log;         /* informational: rejected connections, ... */
+    px_boot_server_rank_cb_t connected; /* rank authenticated its kv connection */
+    px_boot_server_rank_cb_t finalized; /* rank finished orderly */
+    px_boot_server_lost_cb_t lost;      /* connection of a rank gone before finalize */
+    px_boot_server_abort_cb_t aborted;  /* rank asked to abort the job */
+    px_boot_server_msg_cb_t job_error;  /* job can no longer proceed (e.g. fence after finalize) */
+    px_boot_server_msg_cb_t log;        /* informational: rejected connections, ... */
 } px_boot_server_cbs_t;
 
 px_status_t px_boot_server_create(const px_boot_server_conf_t *conf,

@@ -123,13 +123,15 @@ static px_status_t px_chan_check_net(void)
     const px_net_ops_t *const *all = px_net_all();
     for (int i = 0; all[i]; i++)
         if (strcmp(all[i]->name, "self"))
-            o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s", o ? ", " : "",
-                                  all[i]->name);
+            o +=
+                (size_t)snprintf(names + o, sizeof(names) - o, "%s%s", o ? ", " : "", all[i]->name);
     snprintf(buf, sizeof(buf), "%s", px_params.net);
     for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
         if (!px_net_find(t)) {
-            px_error("chan", "PX_NET='%s': unknown transport '%s' (use %s, or a "
-                     "comma-separated combination)", px_params.net, t, names);
+            px_error("chan",
+                     "PX_NET='%s': unknown transport '%s' (use %s, or a "
+                     "comma-separated combination)",
+                     px_params.net, t, names);
             return PX_ERR_INVALID_PARAM;
         }
     return PX_OK;
@@ -204,8 +206,8 @@ static px_status_t px_chan_create(const px_boot_info_t *boot, int r)
         /* its connection is made only when wanted */
         c->hybrid = px_c.rail_rc && px_rail_reachable(px_c.rail_rc, r);
     } else {
-        px_error("chan", "no transport in PX_NET='%s' reaches rank %d (node %d)", px_params.net,
-                 r, boot->node_of[r]);
+        px_error("chan", "no transport in PX_NET='%s' reaches rank %d (node %d)", px_params.net, r,
+                 boot->node_of[r]);
         st = PX_ERR_PEER_UNREACHABLE;
     }
     if (st != PX_OK)
@@ -242,8 +244,10 @@ px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up)
     if (!px_c.self_ops || !px_c.shm_ops || px_chan_check_net() != PX_OK)
         return PX_ERR_INVALID_PARAM;
     if (!use_shm && !use_tcp && !use_udp && boot->size > 1) {
-        px_error("chan", "PX_NET='%s' names no usable transport (use shm, tcp, udp or a "
-                 "comma-separated combination)", px_params.net);
+        px_error("chan",
+                 "PX_NET='%s' names no usable transport (use shm, tcp, udp or a "
+                 "comma-separated combination)",
+                 px_params.net);
         return PX_ERR_INVALID_PARAM;
     }
     /* empty: every message on the default */
@@ -459,8 +463,13 @@ void px_chan_dump(int peer, int me, int talked)
 void px_chan_print_stats(int me)
 {
     /* channels allocated by type and what each carried (sent) */
-    enum { SELF = PX_CAR_SELF, SHM = PX_CAR_SHM, DGRAM = PX_CAR_UDP, CONN = PX_CAR_TCP,
-           NCH = PX_CAR_N };
+    enum {
+        SELF = PX_CAR_SELF,
+        SHM = PX_CAR_SHM,
+        DGRAM = PX_CAR_UDP,
+        CONN = PX_CAR_TCP,
+        NCH = PX_CAR_N
+    };
     static const char *const chn[NCH] = {"self", "shm", "udp", "tcp"};
     unsigned long long nch[NCH] = {0}, msgs[NCH] = {0}, bytes[NCH] = {0}, fenced = 0;
     for (int r = 0; r < px_c.boot.size; r++) {
@@ -485,9 +494,10 @@ void px_chan_print_stats(int me)
     if (px_c.rail_rc)
         snprintf(opened, sizeof(opened), " (opened here %d, by peers %d; fastest path %d)",
                  px_c.rc_out, px_c.rc_in, px_c.rc_fast);
-    fprintf(stderr,
-            "[plexus profile] rank %d channels: self %llu shm %llu udp %llu tcp %llu%s | sent: %s\n",
-            me, nch[SELF], nch[SHM], nch[DGRAM], nch[CONN], opened, vol);
+    fprintf(
+        stderr,
+        "[plexus profile] rank %d channels: self %llu shm %llu udp %llu tcp %llu%s | sent: %s\n",
+        me, nch[SELF], nch[SHM], nch[DGRAM], nch[CONN], opened, vol);
     /* which PX_CHANNELS entry chose the channel of the messages sent */
     char hits[1024];
     off = 0;
@@ -498,8 +508,10 @@ void px_chan_print_stats(int me)
         off += (size_t)snprintf(hits + off, sizeof(hits) - off, "%s%d %s %llu", i ? ", " : "",
                                 i + 1, rule, (unsigned long long)px_c.chr_hits[i]);
     }
-    fprintf(stderr, "[plexus profile] rank %d channel rules: %s | kept in order on the "
-            "previous channel %llu\n", me, hits, fenced);
+    fprintf(stderr,
+            "[plexus profile] rank %d channel rules: %s | kept in order on the "
+            "previous channel %llu\n",
+            me, hits, fenced);
 }
 
 /* The rails' own counters come after the protocols' (px_proto_print_stats). */

@@ -90,8 +90,8 @@ void px_chan_pick(int peer, size_t len, int coll, px_chan_pick_t *k);
 /* Sends hdr (byte 0: the active-message id) and iov on route (NULL: the
  * peer's current default). Same contract as px_net_ops_t.ep_send. */
 px_status_t px_chan_send(int peer, px_chan_route_t *route, const void *hdr, size_t hdr_len,
-                         const struct iovec *iov, int iovcnt, unsigned flags,
-                         px_chan_send_cb_t cb, void *arg);
+                         const struct iovec *iov, int iovcnt, unsigned flags, px_chan_send_cb_t cb,
+                         void *arg);
 
 /* Eager limit and rendezvous data per frame of a route (NULL: the peer's
  * own channel); px_chan_chunk gives `want` (0: the route's own size), cut

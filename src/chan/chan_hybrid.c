@@ -74,8 +74,8 @@ void px_chan_rc_msg(px_chan_t *c, uint64_t what)
 {
     switch (what) {
     case PX_RC_ASK:
-        if (c->hybrid && c->rc == PX_RC_NONE &&
-            px_c.rc_out + px_c.rc_in < px_params.max_rc_conn && px_chan_rc_want(c) == 0) {
+        if (c->hybrid && c->rc == PX_RC_NONE && px_c.rc_out + px_c.rc_in < px_params.max_rc_conn &&
+            px_chan_rc_want(c) == 0) {
             c->rc_in = 1;
             px_c.rc_in++;
         }
@@ -102,8 +102,8 @@ void px_chan_rc_msg(px_chan_t *c, uint64_t what)
         }
         break;
     default:
-        px_error("chan", "invalid connection message %llu from rank %d",
-                 (unsigned long long)what, c->rank);
+        px_error("chan", "invalid connection message %llu from rank %d", (unsigned long long)what,
+                 c->rank);
     }
 }
 

@@ -39,12 +39,12 @@ typedef struct px_chan {
     const px_net_ops_t *ops; /* self and shm */
     px_net_ep_t *ep;
     px_rail_vc_t *vc;
-    px_rail_vc_t *vc_rc;     /* hybrid: the connection, created when wanted */
-    uint8_t hybrid;          /* a connection may be opened to it */
+    px_rail_vc_t *vc_rc; /* hybrid: the connection, created when wanted */
+    uint8_t hybrid;      /* a connection may be opened to it */
     uint8_t rc;
-    uint8_t rc_in;           /* the peer asked for it */
-    uint8_t rc_denied;       /* the peer had no room: stay on datagrams */
-    uint32_t rc_qual;        /* messages that count towards opening it */
+    uint8_t rc_in;     /* the peer asked for it */
+    uint8_t rc_denied; /* the peer had no room: stay on datagrams */
+    uint32_t rc_qual;  /* messages that count towards opening it */
     /* self and shm deliver one frame at a time per peer */
     size_t rx_len;
     /* PX_CHANNELS: the channel the last matchable message (eager or
@@ -52,7 +52,7 @@ typedef struct px_chan {
      * sent over this one is acknowledged, so no message overtakes another */
     px_rail_vc_t *env_vc;
     uint64_t car_msgs[PX_CAR_N], car_bytes[PX_CAR_N]; /* sent, by what carried the data */
-    uint64_t fenced; /* messages kept on env_vc to stay in order */
+    uint64_t fenced;                                  /* messages kept on env_vc to stay in order */
 } px_chan_t;
 
 typedef struct px_chan_am {
@@ -81,7 +81,7 @@ extern struct px_chan_state {
     int rail_active;
     int rail_peers; /* some peer is reached over the network */
     int rail_fd;
-    int block_ok;   /* only sockets to watch: a waiter may sleep in the kernel */
+    int block_ok; /* only sockets to watch: a waiter may sleep in the kernel */
     int finalizing;
     unsigned tick;
     size_t shm_eager; /* PX_SHM_EAGER_LIMIT, 'auto' resolved */

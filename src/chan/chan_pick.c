@@ -49,8 +49,7 @@ void px_chan_pick(int peer, size_t len, int coll, px_chan_pick_t *k)
         px_chan_rc_count(p, len);
     px_rail_vc_t *def = px_chan_vc(p);
     px_rail_vc_t *udp = px_c.vc_car == PX_CAR_UDP ? p->vc : NULL;
-    px_rail_vc_t *tcp = px_c.vc_car == PX_CAR_TCP ? p->vc
-                        : p->rc == PX_RC_ACTIVE ? p->vc_rc : NULL;
+    px_rail_vc_t *tcp = px_c.vc_car == PX_CAR_TCP ? p->vc : p->rc == PX_RC_ACTIVE ? p->vc_rc : NULL;
     px_rail_vc_t *c = NULL;
     int rndv = 0, zc = 0;
     for (i = 0; i < t->n; i++) {
@@ -60,13 +59,26 @@ void px_chan_pick(int peer, size_t len, int coll, px_chan_pick_t *k)
             continue;
         zc = 0;
         switch (r->chan) {
-        case PX_CHR_UDP: c = udp; break;
-        case PX_CHR_TCP: c = tcp; break;
-        case PX_CHR_TCP_RNDV: c = tcp, forced = 1; break;
-        case PX_CHR_UDP_RNDV: c = udp, forced = 1; break;
-        case PX_CHR_UDP_ZCOPY: c = udp, forced = 1, zc = 1; break;
-        case PX_CHR_COPY: c = def, forced = 1; break;
-        default: c = NULL; /* shm: not to a network peer */
+        case PX_CHR_UDP:
+            c = udp;
+            break;
+        case PX_CHR_TCP:
+            c = tcp;
+            break;
+        case PX_CHR_TCP_RNDV:
+            c = tcp, forced = 1;
+            break;
+        case PX_CHR_UDP_RNDV:
+            c = udp, forced = 1;
+            break;
+        case PX_CHR_UDP_ZCOPY:
+            c = udp, forced = 1, zc = 1;
+            break;
+        case PX_CHR_COPY:
+            c = def, forced = 1;
+            break;
+        default:
+            c = NULL; /* shm: not to a network peer */
         }
         if (!c)
             continue;
@@ -108,8 +120,8 @@ count:
 }
 
 px_status_t px_chan_send(int peer, px_chan_route_t *route, const void *hdr, size_t hdr_len,
-                         const struct iovec *iov, int iovcnt, unsigned flags,
-                         px_chan_send_cb_t cb, void *arg)
+                         const struct iovec *iov, int iovcnt, unsigned flags, px_chan_send_cb_t cb,
+                         void *arg)
 {
     px_chan_t *p = &px_c.peers[peer];
     if (p->kind == PX_CHAN_RAIL) {

@@ -6,8 +6,8 @@
 #include <string.h>
 
 static const char *const px_chr_names[PX_CHR_N] = {
-    [PX_CHR_SHM] = "shm",          [PX_CHR_UDP] = "udp",
-    [PX_CHR_TCP] = "tcp",          [PX_CHR_TCP_RNDV] = "tcp-rndv",
+    [PX_CHR_SHM] = "shm",           [PX_CHR_UDP] = "udp",
+    [PX_CHR_TCP] = "tcp",           [PX_CHR_TCP_RNDV] = "tcp-rndv",
     [PX_CHR_UDP_RNDV] = "udp-rndv", [PX_CHR_UDP_ZCOPY] = "udp-zcopy",
     [PX_CHR_COPY] = "copy",
 };
@@ -31,8 +31,7 @@ static int px_chr_fail(px_chr_lex_t *l, const char *at, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof(what), fmt, ap);
     va_end(ap);
-    snprintf(l->err, l->errlen, "position %d (entry %d): %s", (int)(at - l->s) + 1, l->entry,
-             what);
+    snprintf(l->err, l->errlen, "position %d (entry %d): %s", (int)(at - l->s) + 1, l->entry, what);
     return -1;
 }
 
@@ -65,9 +64,18 @@ static int px_chr_num(px_chr_lex_t *l, size_t *v)
     }
     int sh = 0;
     switch (*l->p) {
-    case 'k': case 'K': sh = 10; break;
-    case 'm': case 'M': sh = 20; break;
-    case 'g': case 'G': sh = 30; break;
+    case 'k':
+    case 'K':
+        sh = 10;
+        break;
+    case 'm':
+    case 'M':
+        sh = 20;
+        break;
+    case 'g':
+    case 'G':
+        sh = 30;
+        break;
     }
     if (sh) {
         l->p++;
@@ -88,11 +96,16 @@ static int px_chr_term(px_chr_lex_t *l, px_chr_rule_t *r)
         px_chr_ws(l);
         const char *opat = l->p;
         int op;
-        if (!strncmp(l->p, "<=", 2)) op = 0, l->p += 2;
-        else if (!strncmp(l->p, ">=", 2)) op = 1, l->p += 2;
-        else if (*l->p == '<') op = 2, l->p++;
-        else if (*l->p == '>') op = 3, l->p++;
-        else if (*l->p == '=') op = 4, l->p++;
+        if (!strncmp(l->p, "<=", 2))
+            op = 0, l->p += 2;
+        else if (!strncmp(l->p, ">=", 2))
+            op = 1, l->p += 2;
+        else if (*l->p == '<')
+            op = 2, l->p++;
+        else if (*l->p == '>')
+            op = 3, l->p++;
+        else if (*l->p == '=')
+            op = 4, l->p++;
         else
             return px_chr_fail(l, opat, "expected <=, <, >=, > or = after 'size'");
         px_chr_ws(l);
@@ -100,21 +113,31 @@ static int px_chr_term(px_chr_lex_t *l, px_chr_rule_t *r)
         if (px_chr_num(l, &v))
             return -1;
         switch (op) {
-        case 0: if (v < r->hi) r->hi = v; break;
-        case 1: if (v > r->lo) r->lo = v; break;
+        case 0:
+            if (v < r->hi)
+                r->hi = v;
+            break;
+        case 1:
+            if (v > r->lo)
+                r->lo = v;
+            break;
         case 2:
             if (v == 0)
                 return px_chr_fail(l, at, "'size<0' never holds");
-            if (v - 1 < r->hi) r->hi = v - 1;
+            if (v - 1 < r->hi)
+                r->hi = v - 1;
             break;
         case 3:
             if (v == (size_t)-1)
                 return px_chr_fail(l, at, "size too large");
-            if (v + 1 > r->lo) r->lo = v + 1;
+            if (v + 1 > r->lo)
+                r->lo = v + 1;
             break;
         default:
-            if (v > r->lo) r->lo = v;
-            if (v < r->hi) r->hi = v;
+            if (v > r->lo)
+                r->lo = v;
+            if (v < r->hi)
+                r->hi = v;
         }
         if (r->lo > r->hi)
             return px_chr_fail(l, at, "the size conditions of this entry never hold together");
@@ -141,8 +164,8 @@ static int px_chr_term(px_chr_lex_t *l, px_chr_rule_t *r)
         if (!c)
             return px_chr_fail(l, vat, "%s is '%s' or '%s'", kv[i].key, kv[i].v1, kv[i].v2);
         if (*f && *f != c)
-            return px_chr_fail(l, at, "%s=%s and %s=%s never hold together", kv[i].key,
-                               kv[i].v1, kv[i].key, kv[i].v2);
+            return px_chr_fail(l, at, "%s=%s and %s=%s never hold together", kv[i].key, kv[i].v1,
+                               kv[i].key, kv[i].v2);
         *f = (uint8_t)c;
         return 0;
     }
@@ -179,8 +202,9 @@ int px_chr_parse(const char *text, px_chr_table_t *t, char *err, size_t errlen)
         }
         px_chr_ws(&l);
         if (*l.p != ':')
-            return px_chr_fail(&l, l.p, *l.p ? "expected '&' or ':' before the channel"
-                                             : "the entry has no ':channel'");
+            return px_chr_fail(&l, l.p,
+                               *l.p ? "expected '&' or ':' before the channel"
+                                    : "the entry has no ':channel'");
         l.p++;
         px_chr_ws(&l);
         const char *cat = l.p;
@@ -192,13 +216,14 @@ int px_chr_parse(const char *text, px_chr_table_t *t, char *err, size_t errlen)
             if (strlen(px_chr_names[c]) == n && !strncmp(cat, px_chr_names[c], n))
                 chan = c;
         if (chan < 0)
-            return px_chr_fail(&l, cat, "unknown channel '%.*s' (shm, udp, tcp, tcp-rndv, "
-                               "udp-rndv, udp-zcopy or copy)", (int)(n ? n : 1), n ? cat : " ");
+            return px_chr_fail(&l, cat,
+                               "unknown channel '%.*s' (shm, udp, tcp, tcp-rndv, "
+                               "udp-rndv, udp-zcopy or copy)",
+                               (int)(n ? n : 1), n ? cat : " ");
         l.p += n;
         r.chan = (uint8_t)chan;
-        if (r.proto == PX_CHR_PROTO_EAGER &&
-            (chan == PX_CHR_TCP_RNDV || chan == PX_CHR_UDP_RNDV || chan == PX_CHR_COPY ||
-             chan == PX_CHR_UDP_ZCOPY))
+        if (r.proto == PX_CHR_PROTO_EAGER && (chan == PX_CHR_TCP_RNDV || chan == PX_CHR_UDP_RNDV ||
+                                              chan == PX_CHR_COPY || chan == PX_CHR_UDP_ZCOPY))
             return px_chr_fail(&l, cat, "'%s' always uses rendezvous: proto=eager never holds",
                                px_chr_names[chan]);
         t->r[t->n++] = r;
@@ -216,11 +241,11 @@ void px_chr_format(const px_chr_rule_t *r, char *buf, size_t len)
 {
     size_t off = 0;
     buf[0] = 0;
-#define PX_CHR_PUT(...)                                                                   \
-    do {                                                                                  \
-        int k_ = snprintf(buf + off, off < len ? len - off : 0, __VA_ARGS__);             \
-        if (k_ > 0)                                                                       \
-            off += (size_t)k_;                                                            \
+#define PX_CHR_PUT(...)                                                                            \
+    do {                                                                                           \
+        int k_ = snprintf(buf + off, off < len ? len - off : 0, __VA_ARGS__);                      \
+        if (k_ > 0)                                                                                \
+            off += (size_t)k_;                                                                     \
     } while (0)
     const char *sep = "";
     if (r->lo == r->hi) {
@@ -258,7 +283,8 @@ void px_chr_print(FILE *f, const px_chr_table_t *t)
         [PX_CHR_TCP] = "the connection, once opened; rendezvous over it above its eager limit",
         [PX_CHR_TCP_RNDV] = "rendezvous at any size, data over the connection",
         [PX_CHR_UDP_RNDV] = "rendezvous at any size, data over datagrams",
-        [PX_CHR_UDP_ZCOPY] = "rendezvous at any size, data over a pooled datagram socket into the buffer",
+        [PX_CHR_UDP_ZCOPY] =
+            "rendezvous at any size, data over a pooled datagram socket into the buffer",
         [PX_CHR_COPY] = "rendezvous at any size, copied through the message's channel",
     };
     fprintf(f, "%-4s %-34s %-10s %s\n", "#", "condition", "channel", "carries");
@@ -267,8 +293,7 @@ void px_chr_print(FILE *f, const px_chr_table_t *t)
         px_chr_rule_t c = t->r[i];
         px_chr_format(&c, cond, sizeof(cond));
         *strrchr(cond, ':') = 0;
-        fprintf(f, "%-4d %-34s %-10s %s\n", i + 1, cond, px_chr_chan_name(c.chan),
-                what[c.chan]);
+        fprintf(f, "%-4d %-34s %-10s %s\n", i + 1, cond, px_chr_chan_name(c.chan), what[c.chan]);
     }
     fprintf(f, "%-4s %-34s %-10s %s\n", "-", "(no entry applies)", "default",
             "shm on the node, else the connection if open, else datagrams");

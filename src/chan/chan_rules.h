@@ -29,11 +29,11 @@ enum { PX_CHR_CLASS_ANY, PX_CHR_CLASS_COLL, PX_CHR_CLASS_P2P };
 enum { PX_CHR_PROTO_ANY, PX_CHR_PROTO_EAGER, PX_CHR_PROTO_RNDV };
 
 typedef struct {
-    size_t lo, hi;   /* the message size is in [lo, hi] */
-    uint8_t cls;     /* PX_CHR_CLASS_* */
-    uint8_t proto;   /* PX_CHR_PROTO_*: against the channel's eager limit */
-    uint8_t chan;    /* px_chr_chan_t */
-    uint16_t pos;    /* where the entry starts in the text (1-based) */
+    size_t lo, hi; /* the message size is in [lo, hi] */
+    uint8_t cls;   /* PX_CHR_CLASS_* */
+    uint8_t proto; /* PX_CHR_PROTO_*: against the channel's eager limit */
+    uint8_t chan;  /* px_chr_chan_t */
+    uint16_t pos;  /* where the entry starts in the text (1-based) */
 } px_chr_rule_t;
 
 #define PX_CHR_MAX 32

@@ -39,9 +39,9 @@ static void px_keyval_release(int kv, px_keyval_t *k)
     }
 }
 
-PX_PMPI(MPI_Comm_create_keyval)(MPI_Comm_copy_attr_function *copy_fn,
-                                MPI_Comm_delete_attr_function *delete_fn, int *keyval,
-                                void *extra_state)
+PX_PMPI(MPI_Comm_create_keyval)
+(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn, int *keyval,
+ void *extra_state)
 {
     PX_CS_ENTER();
     px_keyval_t *k = calloc(1, sizeof(*k));
@@ -131,17 +131,30 @@ PX_PMPI(MPI_Comm_get_attr)(MPI_Comm comm, int keyval, void *attribute_val, int *
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_get_attr", "null argument");
     *flag = 1;
     switch (keyval) {
-    case MPI_TAG_UB: *out = &px_attr_tag_ub; return MPI_SUCCESS;
-    case MPI_HOST: *out = &px_attr_host; return MPI_SUCCESS;
-    case MPI_IO: *out = &px_attr_io; return MPI_SUCCESS;
-    case MPI_WTIME_IS_GLOBAL: *out = &px_attr_wtime_global; return MPI_SUCCESS;
+    case MPI_TAG_UB:
+        *out = &px_attr_tag_ub;
+        return MPI_SUCCESS;
+    case MPI_HOST:
+        *out = &px_attr_host;
+        return MPI_SUCCESS;
+    case MPI_IO:
+        *out = &px_attr_io;
+        return MPI_SUCCESS;
+    case MPI_WTIME_IS_GLOBAL:
+        *out = &px_attr_wtime_global;
+        return MPI_SUCCESS;
     case MPI_UNIVERSE_SIZE:
         px_attr_universe = px_mpi_comm_world->size;
         *out = &px_attr_universe;
         return MPI_SUCCESS;
-    case MPI_APPNUM: *out = &px_attr_appnum; return MPI_SUCCESS;
-    case MPI_LASTUSEDCODE: *out = &px_attr_lastcode; return MPI_SUCCESS;
-    default: break;
+    case MPI_APPNUM:
+        *out = &px_attr_appnum;
+        return MPI_SUCCESS;
+    case MPI_LASTUSEDCODE:
+        *out = &px_attr_lastcode;
+        return MPI_SUCCESS;
+    default:
+        break;
     }
     px_keyval_t *k = px_keyval_get(keyval);
     if (!k)
@@ -207,8 +220,8 @@ void px_mpi_attr_delete_all(px_mpi_comm_t *c)
 }
 
 /* MPI-1 names */
-PX_PMPI(MPI_Keyval_create)(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn,
-                           int *keyval, void *extra_state)
+PX_PMPI(MPI_Keyval_create)
+(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval, void *extra_state)
 {
     PX_CS_ENTER();
     return PMPI_Comm_create_keyval((MPI_Comm_copy_attr_function *)copy_fn,
@@ -217,7 +230,10 @@ PX_PMPI(MPI_Keyval_create)(MPI_Copy_function *copy_fn, MPI_Delete_function *dele
 PX_WEAK(MPI_Keyval_create)
 PX_PMPI(MPI_Keyval_free)(int *keyval) { return PMPI_Comm_free_keyval(keyval); }
 PX_WEAK(MPI_Keyval_free)
-PX_PMPI(MPI_Attr_put)(MPI_Comm comm, int keyval, void *v) { return PMPI_Comm_set_attr(comm, keyval, v); }
+PX_PMPI(MPI_Attr_put)(MPI_Comm comm, int keyval, void *v)
+{
+    return PMPI_Comm_set_attr(comm, keyval, v);
+}
 PX_WEAK(MPI_Attr_put)
 PX_PMPI(MPI_Attr_get)(MPI_Comm comm, int keyval, void *v, int *flag)
 {

@@ -113,7 +113,8 @@ PX_PMPI(MPI_Buffer_attach)(void *buffer, int size)
     if (size < 0 || (size && !buffer))
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Buffer_attach", "invalid buffer");
     if (px_bbuf)
-        return px_mpi_error(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach", "a buffer is already attached");
+        return px_mpi_error(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach",
+                            "a buffer is already attached");
     px_bbuf = buffer;
     px_bsize = (size_t)size;
     return MPI_SUCCESS;
@@ -165,8 +166,9 @@ PX_PMPI(MPI_Bsend)(const void *buf, int count, MPI_Datatype dt, int dest, int ta
 }
 PX_WEAK(MPI_Bsend)
 
-PX_PMPI(MPI_Ibsend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                    MPI_Request *request)
+PX_PMPI(MPI_Ibsend)
+(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+ MPI_Request *request)
 {
     PX_CS_ENTER();
     if (!request)

@@ -14,7 +14,6 @@ static const px_boot_info_t *px_comm_boot;
 
 int px_mpi_group_compare(const px_mpi_group_t *a, const px_mpi_group_t *b);
 
-
 static px_mpi_comm_t *px_comm_new(px_mpi_group_t *group, uint32_t ctx, unsigned hi)
 {
     px_mpi_comm_t *c = calloc(1, sizeof(*c));
@@ -380,8 +379,8 @@ PX_PMPI(MPI_Comm_split)(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 }
 PX_WEAK(MPI_Comm_split)
 
-PX_PMPI(MPI_Comm_split_type)(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                             MPI_Comm *newcomm)
+PX_PMPI(MPI_Comm_split_type)
+(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     PX_CS_ENTER();
     (void)info;
@@ -451,7 +450,8 @@ PX_PMPI(MPI_Comm_free)(MPI_Comm *comm)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Comm_free", "null argument");
     PX_GET_COMM(c, *comm, "MPI_Comm_free");
     if (c == px_mpi_comm_world || c == px_mpi_comm_self)
-        return px_mpi_error(c, MPI_ERR_COMM, "MPI_Comm_free", "cannot free a predefined communicator");
+        return px_mpi_error(c, MPI_ERR_COMM, "MPI_Comm_free",
+                            "cannot free a predefined communicator");
     px_mpi_attr_delete_all(c);
     px_mpi_comm_release(c);
     *comm = MPI_COMM_NULL;
@@ -542,8 +542,7 @@ PX_WEAK(MPI_Comm_get_name)
 
 /* Maximum of *val over the members of g (a subset of parent's group, this
  * process included) by recursive doubling; only members take part. */
-static int px_group_allreduce_max(px_mpi_comm_t *parent, const px_mpi_group_t *g, int *val,
-                                  int tag)
+static int px_group_allreduce_max(px_mpi_comm_t *parent, const px_mpi_group_t *g, int *val, int tag)
 {
     int n = g->size, me = g->rank, rc = MPI_SUCCESS;
     int *prank = malloc(sizeof(int) * (size_t)n);
@@ -594,8 +593,7 @@ static int px_group_allreduce_max(px_mpi_comm_t *parent, const px_mpi_group_t *g
         rc = px_mpi_irecv_internal(&rr, &other, 1, MPI_INT, dst, tag, parent, ctx);
         if (rc != MPI_SUCCESS)
             break;
-        rc = px_mpi_isend_internal(&sr, val, 1, MPI_INT, dst, tag, parent, ctx,
-                                   PX_PROTO_MODE_STD);
+        rc = px_mpi_isend_internal(&sr, val, 1, MPI_INT, dst, tag, parent, ctx, PX_PROTO_MODE_STD);
         if (rc != MPI_SUCCESS) {
             px_mpi_req_wait(rr);
             px_mpi_req_free(rr);

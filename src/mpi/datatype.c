@@ -118,9 +118,9 @@ static px_mpi_dt_t *px_dt_user_get(MPI_Datatype dt)
     return o && o->user_freed ? NULL : d;
 }
 
-#define PX_DT_GET(var, dt, fn)                                                                 \
-    px_mpi_dt_t *var = px_dt_user_get(dt);                                                     \
-    if (!var)                                                                                  \
+#define PX_DT_GET(var, dt, fn)                                                                     \
+    px_mpi_dt_t *var = px_dt_user_get(dt);                                                         \
+    if (!var)                                                                                      \
     return px_mpi_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype")
 
 PX_PMPI(MPI_Type_size)(MPI_Datatype datatype, int *size)
@@ -303,10 +303,10 @@ static int px_dt_check_old(MPI_Datatype t, px_dt_view_t *v, const char *fn)
     return MPI_SUCCESS;
 }
 
-#define PX_DT_CHECK_INIT_OUT(fn, out)                                                          \
-    do {                                                                                       \
-        if (!(out))                                                                            \
-            return px_mpi_error(NULL, MPI_ERR_ARG, fn, "null newtype");                        \
+#define PX_DT_CHECK_INIT_OUT(fn, out)                                                              \
+    do {                                                                                           \
+        if (!(out))                                                                                \
+            return px_mpi_error(NULL, MPI_ERR_ARG, fn, "null newtype");                            \
     } while (0)
 
 static int px_dt_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
@@ -343,8 +343,7 @@ PX_PMPI(MPI_Type_contiguous)(int count, MPI_Datatype oldtype, MPI_Datatype *newt
     px_dt_view_t v;
     PX_DT_CHECK_INIT_OUT("MPI_Type_contiguous", newtype);
     if (count < 0)
-        return px_mpi_error(NULL, MPI_ERR_COUNT, "MPI_Type_contiguous", "negative count %d",
-                            count);
+        return px_mpi_error(NULL, MPI_ERR_COUNT, "MPI_Type_contiguous", "negative count %d", count);
     int rc = px_dt_check_old(oldtype, &v, "MPI_Type_contiguous");
     if (rc)
         return rc;
@@ -357,18 +356,18 @@ PX_PMPI(MPI_Type_contiguous)(int count, MPI_Datatype oldtype, MPI_Datatype *newt
 }
 PX_WEAK(MPI_Type_contiguous)
 
-PX_PMPI(MPI_Type_vector)(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                         MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_vector)
+(int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
     int ints[3] = {count, blocklength, stride};
-    return px_dt_hvector(count, blocklength, stride, oldtype, newtype, MPI_COMBINER_VECTOR, 3,
-                         ints, 0, NULL, "MPI_Type_vector", 1);
+    return px_dt_hvector(count, blocklength, stride, oldtype, newtype, MPI_COMBINER_VECTOR, 3, ints,
+                         0, NULL, "MPI_Type_vector", 1);
 }
 PX_WEAK(MPI_Type_vector)
 
-PX_PMPI(MPI_Type_create_hvector)(int count, int blocklength, MPI_Aint stride,
-                                 MPI_Datatype oldtype, MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_create_hvector)
+(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
     int ints[2] = {count, blocklength};
@@ -377,8 +376,8 @@ PX_PMPI(MPI_Type_create_hvector)(int count, int blocklength, MPI_Aint stride,
 }
 PX_WEAK(MPI_Type_create_hvector)
 
-PX_PMPI(MPI_Type_hvector)(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                          MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_hvector)
+(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
     int ints[2] = {count, blocklength};
@@ -389,9 +388,8 @@ PX_WEAK(MPI_Type_hvector)
 
 /* Indexed family. bl == NULL: every block has blc elements. Integer
  * displacements (idisp) are in extents of oldtype, byte ones in adisp. */
-static int px_dt_indexed(int count, const int *bl, int blc, const int *idisp,
-                         const MPI_Aint *adisp, MPI_Datatype oldtype, MPI_Datatype *newtype,
-                         int combiner, const char *fn)
+static int px_dt_indexed(int count, const int *bl, int blc, const int *idisp, const MPI_Aint *adisp,
+                         MPI_Datatype oldtype, MPI_Datatype *newtype, int combiner, const char *fn)
 {
     px_dt_view_t v;
     PX_DT_CHECK_INIT_OUT(fn, newtype);
@@ -442,9 +440,9 @@ static int px_dt_indexed(int count, const int *bl, int blc, const int *idisp,
     return rc;
 }
 
-PX_PMPI(MPI_Type_indexed)(int count, const int array_of_blocklengths[],
-                          const int array_of_displacements[], MPI_Datatype oldtype,
-                          MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_indexed)
+(int count, const int array_of_blocklengths[], const int array_of_displacements[],
+ MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
     if (count > 0 && !array_of_blocklengths)
@@ -454,9 +452,9 @@ PX_PMPI(MPI_Type_indexed)(int count, const int array_of_blocklengths[],
 }
 PX_WEAK(MPI_Type_indexed)
 
-PX_PMPI(MPI_Type_create_hindexed)(int count, const int array_of_blocklengths[],
-                                  const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                                  MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_create_hindexed)
+(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+ MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
     if (count > 0 && !array_of_blocklengths)
@@ -466,9 +464,9 @@ PX_PMPI(MPI_Type_create_hindexed)(int count, const int array_of_blocklengths[],
 }
 PX_WEAK(MPI_Type_create_hindexed)
 
-PX_PMPI(MPI_Type_hindexed)(int count, int array_of_blocklengths[],
-                           MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                           MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_hindexed)
+(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+ MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
     if (count > 0 && !array_of_blocklengths)
@@ -478,29 +476,29 @@ PX_PMPI(MPI_Type_hindexed)(int count, int array_of_blocklengths[],
 }
 PX_WEAK(MPI_Type_hindexed)
 
-PX_PMPI(MPI_Type_create_indexed_block)(int count, int blocklength,
-                                       const int array_of_displacements[], MPI_Datatype oldtype,
-                                       MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_create_indexed_block)
+(int count, int blocklength, const int array_of_displacements[], MPI_Datatype oldtype,
+ MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
-    return px_dt_indexed(count, NULL, blocklength, array_of_displacements, NULL, oldtype,
-                         newtype, MPI_COMBINER_INDEXED_BLOCK, "MPI_Type_create_indexed_block");
+    return px_dt_indexed(count, NULL, blocklength, array_of_displacements, NULL, oldtype, newtype,
+                         MPI_COMBINER_INDEXED_BLOCK, "MPI_Type_create_indexed_block");
 }
 PX_WEAK(MPI_Type_create_indexed_block)
 
-PX_PMPI(MPI_Type_create_hindexed_block)(int count, int blocklength,
-                                        const MPI_Aint array_of_displacements[],
-                                        MPI_Datatype oldtype, MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_create_hindexed_block)
+(int count, int blocklength, const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+ MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
-    return px_dt_indexed(count, NULL, blocklength, NULL, array_of_displacements, oldtype,
-                         newtype, MPI_COMBINER_HINDEXED_BLOCK, "MPI_Type_create_hindexed_block");
+    return px_dt_indexed(count, NULL, blocklength, NULL, array_of_displacements, oldtype, newtype,
+                         MPI_COMBINER_HINDEXED_BLOCK, "MPI_Type_create_hindexed_block");
 }
 PX_WEAK(MPI_Type_create_hindexed_block)
 
-PX_PMPI(MPI_Type_create_struct)(int count, const int array_of_blocklengths[],
-                                const MPI_Aint array_of_displacements[],
-                                const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_create_struct)
+(int count, const int array_of_blocklengths[], const MPI_Aint array_of_displacements[],
+ const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Type_create_struct";
@@ -531,16 +529,16 @@ PX_PMPI(MPI_Type_create_struct)(int count, const int array_of_blocklengths[],
         free(ints);
         return px_mpi_error(NULL, rc, fn, "cannot build the datatype");
     }
-    rc = px_dt_publish(o, fn, MPI_COMBINER_STRUCT, count + 1, ints, count,
-                       array_of_displacements, count, array_of_types, newtype);
+    rc = px_dt_publish(o, fn, MPI_COMBINER_STRUCT, count + 1, ints, count, array_of_displacements,
+                       count, array_of_types, newtype);
     free(ints);
     return rc;
 }
 PX_WEAK(MPI_Type_create_struct)
 
-PX_PMPI(MPI_Type_struct)(int count, int array_of_blocklengths[],
-                         MPI_Aint array_of_displacements[], MPI_Datatype array_of_types[],
-                         MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_struct)
+(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
+ MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
     return PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements,
@@ -548,8 +546,8 @@ PX_PMPI(MPI_Type_struct)(int count, int array_of_blocklengths[],
 }
 PX_WEAK(MPI_Type_struct)
 
-PX_PMPI(MPI_Type_create_resized)(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                                 MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_create_resized)
+(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Type_create_resized";
@@ -624,9 +622,9 @@ static void px_dt_free_lists(int ndims, int **idx)
     free(idx);
 }
 
-PX_PMPI(MPI_Type_create_subarray)(int ndims, const int array_of_sizes[],
-                                  const int array_of_subsizes[], const int array_of_starts[],
-                                  int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_create_subarray)
+(int ndims, const int array_of_sizes[], const int array_of_subsizes[], const int array_of_starts[],
+ int order, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Type_create_subarray";
@@ -685,10 +683,10 @@ PX_PMPI(MPI_Type_create_subarray)(int ndims, const int array_of_sizes[],
 }
 PX_WEAK(MPI_Type_create_subarray)
 
-PX_PMPI(MPI_Type_create_darray)(int size, int rank, int ndims, const int array_of_gsizes[],
-                                const int array_of_distribs[], const int array_of_dargs[],
-                                const int array_of_psizes[], int order, MPI_Datatype oldtype,
-                                MPI_Datatype *newtype)
+PX_PMPI(MPI_Type_create_darray)
+(int size, int rank, int ndims, const int array_of_gsizes[], const int array_of_distribs[],
+ const int array_of_dargs[], const int array_of_psizes[], int order, MPI_Datatype oldtype,
+ MPI_Datatype *newtype)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Type_create_darray";
@@ -707,8 +705,7 @@ PX_PMPI(MPI_Type_create_darray)(int size, int rank, int ndims, const int array_o
         int g = array_of_gsizes[d], p = array_of_psizes[d], a = array_of_dargs[d];
         int dist = array_of_distribs[d];
         if (g <= 0 || p <= 0)
-            return px_mpi_error(NULL, MPI_ERR_ARG, fn, "dimension %d: gsize %d psize %d", d, g,
-                                p);
+            return px_mpi_error(NULL, MPI_ERR_ARG, fn, "dimension %d: gsize %d psize %d", d, g, p);
         if (dist != MPI_DISTRIBUTE_BLOCK && dist != MPI_DISTRIBUTE_CYCLIC &&
             dist != MPI_DISTRIBUTE_NONE)
             return px_mpi_error(NULL, MPI_ERR_ARG, fn, "dimension %d: invalid distribution", d);
@@ -718,13 +715,13 @@ PX_PMPI(MPI_Type_create_darray)(int size, int rank, int ndims, const int array_o
         if (a != MPI_DISTRIBUTE_DFLT_DARG && a <= 0)
             return px_mpi_error(NULL, MPI_ERR_ARG, fn, "dimension %d: invalid darg %d", d, a);
         if (dist == MPI_DISTRIBUTE_BLOCK && a != MPI_DISTRIBUTE_DFLT_DARG && (long long)a * p < g)
-            return px_mpi_error(NULL, MPI_ERR_ARG, fn,
-                                "dimension %d: block %d * %d processes < %d", d, a, p, g);
+            return px_mpi_error(NULL, MPI_ERR_ARG, fn, "dimension %d: block %d * %d processes < %d",
+                                d, a, p, g);
         nprocs *= p;
     }
     if (nprocs != size)
-        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "psizes multiply to %lld, not size %d",
-                            nprocs, size);
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "psizes multiply to %lld, not size %d", nprocs,
+                            size);
     int rc = px_dt_check_old(oldtype, &v, fn);
     if (rc)
         return rc;
@@ -843,8 +840,8 @@ PX_PMPI(MPI_Type_free)(MPI_Datatype *datatype)
 }
 PX_WEAK(MPI_Type_free)
 
-PX_PMPI(MPI_Type_get_envelope)(MPI_Datatype datatype, int *num_integers, int *num_addresses,
-                               int *num_datatypes, int *combiner)
+PX_PMPI(MPI_Type_get_envelope)
+(MPI_Datatype datatype, int *num_integers, int *num_addresses, int *num_datatypes, int *combiner)
 {
     PX_CS_ENTER();
     PX_DT_GET(d, datatype, "MPI_Type_get_envelope");
@@ -859,9 +856,9 @@ PX_PMPI(MPI_Type_get_envelope)(MPI_Datatype datatype, int *num_integers, int *nu
 }
 PX_WEAK(MPI_Type_get_envelope)
 
-PX_PMPI(MPI_Type_get_contents)(MPI_Datatype datatype, int max_integers, int max_addresses,
-                               int max_datatypes, int array_of_integers[],
-                               MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
+PX_PMPI(MPI_Type_get_contents)
+(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+ int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Type_get_contents";

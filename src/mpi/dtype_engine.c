@@ -83,10 +83,7 @@ int px_dt_view_of(MPI_Datatype t, px_dt_view_t *v)
 
 /* ---------- building ---------- */
 
-static inline MPI_Aint px_dt_bsize(MPI_Datatype t)
-{
-    return px_mpi_dtype_builtin(t)->size;
-}
+static inline MPI_Aint px_dt_bsize(MPI_Datatype t) { return px_mpi_dtype_builtin(t)->size; }
 
 static void px_dt_build_run(px_dt_builder_t *b, MPI_Aint off, MPI_Aint n, MPI_Datatype basic)
 {
@@ -206,8 +203,7 @@ static int px_dt_finish_layout(px_dt_obj_t *o)
         o->vlen = o->blks[0].len;
         o->vstride = o->nblks > 1 ? o->blks[1].off - o->blks[0].off : 0;
         for (MPI_Aint i = 1; i < o->nblks && o->regular; i++)
-            if (o->blks[i].len != o->vlen ||
-                o->blks[i].off - o->blks[i - 1].off != o->vstride)
+            if (o->blks[i].len != o->vlen || o->blks[i].off - o->blks[i - 1].off != o->vstride)
                 o->regular = 0;
     }
     o->d.contig = o->d.size == 0 || (o->nblks == 1 && o->blks[0].len == o->d.extent);
@@ -330,10 +326,7 @@ px_dt_obj_t *px_dt_obj_dup(const px_dt_obj_t *s)
 
 /* ---------- lifetime ---------- */
 
-void px_dt_obj_retain(px_dt_obj_t *o)
-{
-    o->refs++;
-}
+void px_dt_obj_retain(px_dt_obj_t *o) { o->refs++; }
 
 static void px_dt_destroy(px_dt_obj_t *o)
 {
@@ -414,37 +407,43 @@ void px_mpi_dt_release(MPI_Datatype dt)
 
 /* Constant-size copies let the compiler emit plain loads and stores; four
  * per iteration keep several loads in flight. */
-#define PX_DT_GATHER(L)                                                                        \
-    do {                                                                                       \
-        MPI_Aint j = 0;                                                                        \
-        for (; j + 4 <= n; j += 4, q += 4 * stride, p += 4 * (L)) {                            \
-            memcpy(p, q, (L));                                                                 \
-            memcpy(p + (L), q + stride, (L));                                                  \
-            memcpy(p + 2 * (L), q + 2 * stride, (L));                                          \
-            memcpy(p + 3 * (L), q + 3 * stride, (L));                                          \
-        }                                                                                      \
-        for (; j < n; j++, q += stride, p += (L))                                              \
-            memcpy(p, q, (L));                                                                 \
+#define PX_DT_GATHER(L)                                                                            \
+    do {                                                                                           \
+        MPI_Aint j = 0;                                                                            \
+        for (; j + 4 <= n; j += 4, q += 4 * stride, p += 4 * (L)) {                                \
+            memcpy(p, q, (L));                                                                     \
+            memcpy(p + (L), q + stride, (L));                                                      \
+            memcpy(p + 2 * (L), q + 2 * stride, (L));                                              \
+            memcpy(p + 3 * (L), q + 3 * stride, (L));                                              \
+        }                                                                                          \
+        for (; j < n; j++, q += stride, p += (L))                                                  \
+            memcpy(p, q, (L));                                                                     \
     } while (0)
-#define PX_DT_SCATTER(L)                                                                       \
-    do {                                                                                       \
-        MPI_Aint j = 0;                                                                        \
-        for (; j + 4 <= n; j += 4, q += 4 * stride, p += 4 * (L)) {                            \
-            memcpy(q, p, (L));                                                                 \
-            memcpy(q + stride, p + (L), (L));                                                  \
-            memcpy(q + 2 * stride, p + 2 * (L), (L));                                          \
-            memcpy(q + 3 * stride, p + 3 * (L), (L));                                          \
-        }                                                                                      \
-        for (; j < n; j++, q += stride, p += (L))                                              \
-            memcpy(q, p, (L));                                                                 \
+#define PX_DT_SCATTER(L)                                                                           \
+    do {                                                                                           \
+        MPI_Aint j = 0;                                                                            \
+        for (; j + 4 <= n; j += 4, q += 4 * stride, p += 4 * (L)) {                                \
+            memcpy(q, p, (L));                                                                     \
+            memcpy(q + stride, p + (L), (L));                                                      \
+            memcpy(q + 2 * stride, p + 2 * (L), (L));                                              \
+            memcpy(q + 3 * stride, p + 3 * (L), (L));                                              \
+        }                                                                                          \
+        for (; j < n; j++, q += stride, p += (L))                                                  \
+            memcpy(q, p, (L));                                                                     \
     } while (0)
 
 static char *px_dt_gather(char *p, const char *q, MPI_Aint n, MPI_Aint len, MPI_Aint stride)
 {
     switch (len) {
-    case 4: PX_DT_GATHER(4); break;
-    case 8: PX_DT_GATHER(8); break;
-    case 16: PX_DT_GATHER(16); break;
+    case 4:
+        PX_DT_GATHER(4);
+        break;
+    case 8:
+        PX_DT_GATHER(8);
+        break;
+    case 16:
+        PX_DT_GATHER(16);
+        break;
     default:
         for (MPI_Aint j = 0; j < n; j++, q += stride, p += len)
             memcpy(p, q, (size_t)len);
@@ -452,13 +451,18 @@ static char *px_dt_gather(char *p, const char *q, MPI_Aint n, MPI_Aint len, MPI_
     return p;
 }
 
-static const char *px_dt_scatter(const char *p, char *q, MPI_Aint n, MPI_Aint len,
-                                 MPI_Aint stride)
+static const char *px_dt_scatter(const char *p, char *q, MPI_Aint n, MPI_Aint len, MPI_Aint stride)
 {
     switch (len) {
-    case 4: PX_DT_SCATTER(4); break;
-    case 8: PX_DT_SCATTER(8); break;
-    case 16: PX_DT_SCATTER(16); break;
+    case 4:
+        PX_DT_SCATTER(4);
+        break;
+    case 8:
+        PX_DT_SCATTER(8);
+        break;
+    case 16:
+        PX_DT_SCATTER(16);
+        break;
     default:
         for (MPI_Aint j = 0; j < n; j++, q += stride, p += len)
             memcpy(q, p, (size_t)len);
@@ -474,8 +478,8 @@ static void px_dt_pack_fn(const px_mpi_dt_t *d, MPI_Aint count, const void *src,
     uintptr_t base = (uintptr_t)src;
     for (MPI_Aint i = 0; i < count; i++, base += (uintptr_t)o->d.extent) {
         if (o->regular) {
-            p = px_dt_gather(p, (const char *)(base + (uintptr_t)o->blks[0].off), o->nblks,
-                             o->vlen, o->vstride);
+            p = px_dt_gather(p, (const char *)(base + (uintptr_t)o->blks[0].off), o->nblks, o->vlen,
+                             o->vstride);
             continue;
         }
         for (MPI_Aint k = 0; k < o->nblks; k++) {

@@ -22,12 +22,12 @@ typedef struct px_dt_blk {
 } px_dt_blk_t;
 
 typedef struct px_dt_obj {
-    px_mpi_dt_t d; /* first: px_mpi_dt_get hands out &obj->d */
-    int refs;      /* user handle, types built on it, requests using it */
-    int urefs;      /* references the user holds (handles to free) */
-    int user_freed; /* urefs reached 0 */
+    px_mpi_dt_t d;       /* first: px_mpi_dt_get hands out &obj->d */
+    int refs;            /* user handle, types built on it, requests using it */
+    int urefs;           /* references the user holds (handles to free) */
+    int user_freed;      /* urefs reached 0 */
     int saved_committed; /* committed state before MPI_Type_free */
-    int registered; /* has a handle in px_mpi_dt_tab */
+    int registered;      /* has a handle in px_mpi_dt_tab */
     int combiner;
     int ni, na, nt;
     int *ints;

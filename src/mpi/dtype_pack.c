@@ -36,14 +36,14 @@ static void px_unpack_native(const px_mpi_dt_t *d, MPI_Aint count, const void *s
     if (!count || !d->size)
         return;
     if (d->contig)
-        memcpy((char *)((uintptr_t)dst + (uintptr_t)d->true_lb), src,
-               (size_t)(count * d->size));
+        memcpy((char *)((uintptr_t)dst + (uintptr_t)d->true_lb), src, (size_t)(count * d->size));
     else
         d->unpack(d, count, src, dst);
 }
 
-PX_PMPI(MPI_Pack)(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
-                  int outsize, int *position, MPI_Comm comm)
+PX_PMPI(MPI_Pack)
+(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
+ MPI_Comm comm)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Pack";
@@ -58,16 +58,17 @@ PX_PMPI(MPI_Pack)(const void *inbuf, int incount, MPI_Datatype datatype, void *o
         return rc;
     MPI_Aint need = (MPI_Aint)incount * d->size;
     if ((MPI_Aint)*position + need > outsize)
-        return px_mpi_error(c, MPI_ERR_TRUNCATE, fn, "%ld bytes do not fit at %d of %d",
-                            (long)need, *position, outsize);
+        return px_mpi_error(c, MPI_ERR_TRUNCATE, fn, "%ld bytes do not fit at %d of %d", (long)need,
+                            *position, outsize);
     px_pack_native(d, incount, inbuf, (char *)outbuf + *position);
     *position += (int)need;
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Pack)
 
-PX_PMPI(MPI_Unpack)(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
-                    MPI_Datatype datatype, MPI_Comm comm)
+PX_PMPI(MPI_Unpack)
+(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
+ MPI_Comm comm)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Unpack";
@@ -82,8 +83,8 @@ PX_PMPI(MPI_Unpack)(const void *inbuf, int insize, int *position, void *outbuf, 
         return rc;
     MPI_Aint need = (MPI_Aint)outcount * d->size;
     if ((MPI_Aint)*position + need > insize)
-        return px_mpi_error(c, MPI_ERR_TRUNCATE, fn, "%ld bytes wanted at %d of %d",
-                            (long)need, *position, insize);
+        return px_mpi_error(c, MPI_ERR_TRUNCATE, fn, "%ld bytes wanted at %d of %d", (long)need,
+                            *position, insize);
     px_unpack_native(d, outcount, (const char *)inbuf + *position, outbuf);
     *position += (int)need;
     return MPI_SUCCESS;
@@ -111,8 +112,15 @@ PX_WEAK(MPI_Pack_size)
 
 /* ---------- external32 ---------- */
 
-enum { PX_X32_COPY, PX_X32_SWAP, PX_X32_CPLX, PX_X32_SINT, PX_X32_UINT, PX_X32_LDBL,
-       PX_X32_LDBL_CPLX };
+enum {
+    PX_X32_COPY,
+    PX_X32_SWAP,
+    PX_X32_CPLX,
+    PX_X32_SINT,
+    PX_X32_UINT,
+    PX_X32_LDBL,
+    PX_X32_LDBL_CPLX
+};
 
 /* Size in external32 and how to convert one element of a primitive type. */
 static MPI_Aint px_x32_info(MPI_Datatype t, int *mode)
@@ -149,8 +157,8 @@ static void px_x32_swap(unsigned char *dst, const unsigned char *src, MPI_Aint n
 }
 
 /* Native integer of size ns at src to a big-endian one of size es. */
-static void px_x32_int_out(unsigned char *dst, MPI_Aint es, const unsigned char *src,
-                           MPI_Aint ns, int sign)
+static void px_x32_int_out(unsigned char *dst, MPI_Aint es, const unsigned char *src, MPI_Aint ns,
+                           int sign)
 {
     uint64_t v = 0;
     memcpy(&v, src, (size_t)ns); /* little-endian host */
@@ -247,8 +255,7 @@ static MPI_Aint px_x32_item_size(const px_dt_view_t *v)
 }
 
 /* Walks count items in type-map order converting each element. */
-static void px_x32_walk(const px_dt_view_t *v, MPI_Aint count, void *buf, unsigned char *x,
-                        int out)
+static void px_x32_walk(const px_dt_view_t *v, MPI_Aint count, void *buf, unsigned char *x, int out)
 {
     uintptr_t base = (uintptr_t)buf;
     for (MPI_Aint k = 0; k < count; k++, base += (uintptr_t)v->extent) {
@@ -263,8 +270,7 @@ static void px_x32_walk(const px_dt_view_t *v, MPI_Aint count, void *buf, unsign
     }
 }
 
-static int px_x32_begin(const char *datarep, MPI_Datatype dt, const char *fn,
-                        px_dt_view_t *v)
+static int px_x32_begin(const char *datarep, MPI_Datatype dt, const char *fn, px_dt_view_t *v)
 {
     if (!datarep || strcmp(datarep, "external32") != 0)
         return px_mpi_error(NULL, MPI_ERR_ARG, fn, "unsupported data representation \"%s\"",
@@ -277,8 +283,8 @@ static int px_x32_begin(const char *datarep, MPI_Datatype dt, const char *fn,
     return MPI_SUCCESS;
 }
 
-PX_PMPI(MPI_Pack_external_size)(const char datarep[], int incount, MPI_Datatype datatype,
-                                MPI_Aint *size)
+PX_PMPI(MPI_Pack_external_size)
+(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Pack_external_size";
@@ -293,9 +299,9 @@ PX_PMPI(MPI_Pack_external_size)(const char datarep[], int incount, MPI_Datatype 
 }
 PX_WEAK(MPI_Pack_external_size)
 
-PX_PMPI(MPI_Pack_external)(const char datarep[], const void *inbuf, int incount,
-                           MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
-                           MPI_Aint *position)
+PX_PMPI(MPI_Pack_external)
+(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
+ MPI_Aint outsize, MPI_Aint *position)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Pack_external";
@@ -315,9 +321,9 @@ PX_PMPI(MPI_Pack_external)(const char datarep[], const void *inbuf, int incount,
 }
 PX_WEAK(MPI_Pack_external)
 
-PX_PMPI(MPI_Unpack_external)(const char datarep[], const void *inbuf, MPI_Aint insize,
-                             MPI_Aint *position, void *outbuf, int outcount,
-                             MPI_Datatype datatype)
+PX_PMPI(MPI_Unpack_external)
+(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf,
+ int outcount, MPI_Datatype datatype)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Unpack_external";

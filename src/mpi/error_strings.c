@@ -77,8 +77,7 @@ static const char *const px_mpi_error_text[] = {
     [MPI_T_ERR_CVAR_SET_NEVER] = "Tool interface: control variable cannot be set",
     [MPI_T_ERR_PVAR_NO_STARTSTOP] =
         "Tool interface: performance variable cannot be started or stopped",
-    [MPI_T_ERR_PVAR_NO_WRITE] =
-        "Tool interface: performance variable cannot be written or reset",
+    [MPI_T_ERR_PVAR_NO_WRITE] = "Tool interface: performance variable cannot be written or reset",
     [MPI_T_ERR_PVAR_NO_ATOMIC] =
         "Tool interface: performance variable cannot be read and written atomically",
     [MPI_T_ERR_INVALID_NAME] = "Tool interface: no variable or category of this name",

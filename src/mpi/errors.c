@@ -16,7 +16,7 @@ static px_htab_t px_errh_tab;
 
 /* user-defined error classes/codes (MPI_Add_error_class/code) */
 #define PX_USER_ERR_BASE 0x40000000 /* above MPI_ERR_LASTCODE's range is not allowed */
-static int px_err_next_class = 80; /* first class after MPICH's predefined ones */
+static int px_err_next_class = 80;  /* first class after MPICH's predefined ones */
 static char *px_err_strings[256];
 
 int px_mpi_status_to_class(px_status_t st)

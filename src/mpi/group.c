@@ -80,9 +80,9 @@ static int px_group_out(px_mpi_group_t *g, MPI_Group *out)
     return MPI_SUCCESS;
 }
 
-#define PX_GET_GROUP(var, h, fn)                                                               \
-    px_mpi_group_t *var = px_mpi_group_get(h);                                                 \
-    if (!var)                                                                                  \
+#define PX_GET_GROUP(var, h, fn)                                                                   \
+    px_mpi_group_t *var = px_mpi_group_get(h);                                                     \
+    if (!var)                                                                                      \
     return px_mpi_error(NULL, MPI_ERR_GROUP, fn, "invalid group")
 
 PX_PMPI(MPI_Group_size)(MPI_Group group, int *size)
@@ -119,8 +119,8 @@ PX_PMPI(MPI_Group_free)(MPI_Group *group)
 }
 PX_WEAK(MPI_Group_free)
 
-PX_PMPI(MPI_Group_translate_ranks)(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
-                                   int ranks2[])
+PX_PMPI(MPI_Group_translate_ranks)
+(MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])
 {
     PX_CS_ENTER();
     PX_GET_GROUP(g1, group1, "MPI_Group_translate_ranks");

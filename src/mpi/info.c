@@ -180,9 +180,9 @@ static int px_info_register(px_mpi_info_t *in, MPI_Info *out)
     return MPI_SUCCESS;
 }
 
-#define PX_GET_INFO(var, h, fn)                                                                \
-    px_mpi_info_t *var = px_info_get(h);                                                       \
-    if (!var)                                                                                  \
+#define PX_GET_INFO(var, h, fn)                                                                    \
+    px_mpi_info_t *var = px_info_get(h);                                                           \
+    if (!var)                                                                                      \
     return px_mpi_error(NULL, MPI_ERR_INFO, fn, "invalid info object")
 
 static int px_info_check_key(const char *key, const char *fn)

@@ -50,7 +50,8 @@ static int px_mpi_init_common(const char *fn)
     if (px_mpi_initialized)
         return px_mpi_error(NULL, MPI_ERR_OTHER, fn, "MPI is already initialized");
     if (px_mpi_finalized)
-        return px_mpi_error(NULL, MPI_ERR_OTHER, fn, "MPI cannot be initialized again after MPI_Finalize");
+        return px_mpi_error(NULL, MPI_ERR_OTHER, fn,
+                            "MPI cannot be initialized again after MPI_Finalize");
     px_status_t pst = px_param_init();
     st = px_boot_init(&px_mpi_boot);
     if (st != PX_OK) {
@@ -104,7 +105,7 @@ PX_PMPI(MPI_Init_thread)(int *argc, char ***argv, int required, int *provided)
     /* Up to MPI_THREAD_SERIALIZED calls never overlap and take no lock;
      * MPI_THREAD_MULTIPLE turns on the library's critical section
      * (src/util/cs.h): one call at a time, waits let other threads in. */
-    px_mpi_thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
+    px_mpi_thread_level = required < MPI_THREAD_SINGLE     ? MPI_THREAD_SINGLE
                           : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
                                                            : required;
     if (px_mpi_thread_level == MPI_THREAD_MULTIPLE)

@@ -20,8 +20,8 @@
 #define PX_INTER_AGREE_TAG 0x60000000
 
 /* Exchanges n ints with `peer` of c on context ctx (blocking). */
-static int px_inter_swap(px_mpi_comm_t *c, uint32_t ctx, int peer, int tag, const int *out,
-                         int *in, int n)
+static int px_inter_swap(px_mpi_comm_t *c, uint32_t ctx, int peer, int tag, const int *out, int *in,
+                         int n)
 {
     px_mpi_req_t *rr, *sr;
     int rc = px_mpi_irecv_internal(&rr, in, n, MPI_INT, peer, tag, c, ctx);
@@ -150,8 +150,9 @@ int px_mpi_intercomm_dup(px_mpi_comm_t *c, px_mpi_comm_t **newc_p, const char *f
     return MPI_SUCCESS;
 }
 
-PX_PMPI(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                              int remote_leader, int tag, MPI_Comm *newintercomm)
+PX_PMPI(MPI_Intercomm_create)
+(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+ MPI_Comm *newintercomm)
 {
     PX_CS_ENTER();
     static const char fn[] = "MPI_Intercomm_create";
@@ -162,8 +163,8 @@ PX_PMPI(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm pe
     if (lc->is_inter)
         return px_mpi_error(lc, MPI_ERR_COMM, fn, "local_comm must be an intra-communicator");
     if (local_leader < 0 || local_leader >= lc->size)
-        return px_mpi_error(lc, MPI_ERR_RANK, fn, "invalid local leader %d (size %d)",
-                            local_leader, lc->size);
+        return px_mpi_error(lc, MPI_ERR_RANK, fn, "invalid local leader %d (size %d)", local_leader,
+                            lc->size);
     if (tag < 0)
         return px_mpi_error(lc, MPI_ERR_TAG, fn, "invalid tag %d", tag);
 
@@ -194,9 +195,9 @@ PX_PMPI(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm pe
                 rc = px_mpi_irecv_internal(&rr, rworld, in[0], MPI_INT, remote_leader, t, pc,
                                            pc->ctx + 1);
                 if (rc == MPI_SUCCESS) {
-                    rc = px_mpi_isend_internal(&sr, lc->group->world, lc->size, MPI_INT,
-                                               remote_leader, t, pc, pc->ctx + 1,
-                                               PX_PROTO_MODE_STD);
+                    rc =
+                        px_mpi_isend_internal(&sr, lc->group->world, lc->size, MPI_INT,
+                                              remote_leader, t, pc, pc->ctx + 1, PX_PROTO_MODE_STD);
                     if (rc == MPI_SUCCESS) {
                         px_mpi_req_wait(sr);
                         rc = px_mpi_req_complete(sr, MPI_STATUS_IGNORE);
@@ -245,8 +246,8 @@ PX_PMPI(MPI_Intercomm_create)(MPI_Comm local_comm, int local_leader, MPI_Comm pe
     rc = px_mpi_comm_agree_ctx(4, px_icc_max, &icc, &ctx);
     if (rc != MPI_SUCCESS) {
         px_mpi_group_release(rg);
-        return px_mpi_error(lc, rc, fn, rc == MPI_ERR_INTERN ? "context ids exhausted"
-                                                             : "communication failed");
+        return px_mpi_error(
+            lc, rc, fn, rc == MPI_ERR_INTERN ? "context ids exhausted" : "communication failed");
     }
     /* the side whose leader has the lower world rank goes first in a merge
      * where both sides pass the same `high` */
@@ -303,8 +304,7 @@ PX_WEAK(MPI_Intercomm_merge)
 /* Swaps an array of ints between the two groups: the local leaders trade
  * `n` and `mine` (equal at every local member), the leader then broadcasts
  * the remote array in the local group. *theirs_p is malloc'ed. */
-static int px_inter_swap_array(px_mpi_comm_t *c, const int *mine, int n, int **theirs_p,
-                               int *tn_p)
+static int px_inter_swap_array(px_mpi_comm_t *c, const int *mine, int n, int **theirs_p, int *tn_p)
 {
     int tn = 0, rc = MPI_SUCCESS;
     int *theirs = NULL;
@@ -395,8 +395,7 @@ static px_mpi_group_t *px_inter_split_group(const int *t, int count, int color, 
  * of one color form an inter-communicator between the local members and the
  * remote members of that color, each side ordered by key; MPI_COMM_NULL when
  * either side has no member of the color. */
-int px_mpi_intercomm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm,
-                           const char *fn)
+int px_mpi_intercomm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm, const char *fn)
 {
     int trip[3] = {color, key, px_mpi_comm_world->rank};
     int *loc = malloc(sizeof(int) * 3 * (size_t)c->size), *rem = NULL, rn = 0, dummy, rc;
@@ -497,8 +496,7 @@ PX_PMPI(MPI_Comm_remote_group)(MPI_Comm comm, MPI_Group *group)
     PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_remote_group");
     if (!c->is_inter)
-        return px_mpi_error(c, MPI_ERR_COMM, "MPI_Comm_remote_group",
-                            "not an inter-communicator");
+        return px_mpi_error(c, MPI_ERR_COMM, "MPI_Comm_remote_group", "not an inter-communicator");
     if (!group)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_remote_group", "null argument");
     c->remote->refs++;

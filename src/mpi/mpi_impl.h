@@ -45,7 +45,7 @@ typedef struct px_mpi_group {
     int refs;
     int handle;
     int size;
-    int rank; /* this process's rank in the group, MPI_UNDEFINED if absent */
+    int rank;    /* this process's rank in the group, MPI_UNDEFINED if absent */
     int world[]; /* world rank of each member */
 } px_mpi_group_t;
 
@@ -61,13 +61,13 @@ typedef struct px_mpi_attr px_mpi_attr_t;
 typedef struct px_mpi_comm {
     int handle;
     int refs;
-    uint32_t ctx;    /* point-to-point context; ctx + 1 is for collectives */
+    uint32_t ctx; /* point-to-point context; ctx + 1 is for collectives */
     int rank, size;
     px_mpi_group_t *group;
     MPI_Errhandler errh;
     char name[MPI_MAX_OBJECT_NAME];
     px_mpi_attr_t *attrs;
-    int coll_tag;    /* sequence for internal collective tags */
+    int coll_tag; /* sequence for internal collective tags */
     /* node awareness (learnt from the launcher) */
     int local_rank, local_size;
     /* Rabenseifner's allreduce: 0 not chosen yet, 1 largest distance first,
@@ -138,8 +138,7 @@ typedef int (*px_mpi_ctx_max_fn)(void *arg, int *val);
 int px_mpi_comm_agree_ctx(uint32_t n, px_mpi_ctx_max_fn max, void *arg, uint32_t *ctx_p);
 /* Inter-communicators (src/mpi/intercomm.c). */
 int px_mpi_intercomm_dup(px_mpi_comm_t *c, px_mpi_comm_t **newc_p, const char *fn);
-int px_mpi_intercomm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm,
-                           const char *fn);
+int px_mpi_intercomm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm, const char *fn);
 
 /* ---------- info objects (src/mpi/info.c) ---------- */
 
@@ -154,11 +153,11 @@ int px_mpi_info_set_comm(px_mpi_comm_t *c, MPI_Info info);
 typedef struct px_mpi_dt {
     MPI_Datatype handle;
     MPI_Aint size, extent, lb, true_lb, true_extent;
-    int contig;     /* count elements are one contiguous block */
+    int contig; /* count elements are one contiguous block */
     int committed;
     int builtin;
     const px_dtype_builtin_t *b; /* for builtins */
-    MPI_Aint elements;  /* basic elements per item (MPI_Get_elements) */
+    MPI_Aint elements;           /* basic elements per item (MPI_Get_elements) */
     /* gather count items at src into dst (size*count bytes), and back */
     void (*pack)(const struct px_mpi_dt *d, MPI_Aint count, const void *src, void *dst);
     void (*unpack)(const struct px_mpi_dt *d, MPI_Aint count, const void *src, void *dst);
@@ -184,8 +183,8 @@ void px_mpi_dt_init(void);
 enum {
     PX_MPI_REQ_SEND = 1,
     PX_MPI_REQ_RECV,
-    PX_MPI_REQ_DONE,    /* completes at once (PROC_NULL, buffered) */
-    PX_MPI_REQ_COLL,    /* nonblocking collective schedule */
+    PX_MPI_REQ_DONE, /* completes at once (PROC_NULL, buffered) */
+    PX_MPI_REQ_COLL, /* nonblocking collective schedule */
     PX_MPI_REQ_GREQ,
 };
 
@@ -197,7 +196,7 @@ struct px_mpi_req {
     int handle;
     uint8_t kind;
     uint8_t persistent;
-    uint8_t active;   /* persistent: started and not yet completed */
+    uint8_t active; /* persistent: started and not yet completed */
     uint8_t user_freed;
     px_mpi_comm_t *comm;
     /* arguments (persistent requests re-use them) */
@@ -250,17 +249,17 @@ int px_mpi_error(px_mpi_comm_t *comm, int errclass, const char *fn, const char *
 int px_mpi_status_to_class(px_status_t st);
 /* Also sets MPI_ERR_OTHER style codes for users (MPI_Add_error_class). */
 
-#define PX_CHECK_INIT(fn)                                                                      \
-    do {                                                                                       \
-        if (__builtin_expect(!px_mpi_initialized || px_mpi_finalized, 0))                      \
-            return px_mpi_error(NULL, MPI_ERR_OTHER, fn,                                       \
-                                px_mpi_finalized ? "called after MPI_Finalize"                 \
-                                                 : "called before MPI_Init");                  \
+#define PX_CHECK_INIT(fn)                                                                          \
+    do {                                                                                           \
+        if (__builtin_expect(!px_mpi_initialized || px_mpi_finalized, 0))                          \
+            return px_mpi_error(NULL, MPI_ERR_OTHER, fn,                                           \
+                                px_mpi_finalized ? "called after MPI_Finalize"                     \
+                                                 : "called before MPI_Init");                      \
     } while (0)
 
-#define PX_GET_COMM(var, handle, fn)                                                           \
-    px_mpi_comm_t *var = px_mpi_comm_get(handle);                                              \
-    if (__builtin_expect(!var, 0))                                                             \
+#define PX_GET_COMM(var, handle, fn)                                                               \
+    px_mpi_comm_t *var = px_mpi_comm_get(handle);                                                  \
+    if (__builtin_expect(!var, 0))                                                                 \
     return px_mpi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator")
 
 /* ---------- collectives ---------- */

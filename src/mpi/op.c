@@ -96,8 +96,8 @@ PX_PMPI(MPI_Op_commutative)(MPI_Op op, int *commute)
 }
 PX_WEAK(MPI_Op_commutative)
 
-PX_PMPI(MPI_Reduce_local)(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
-                          MPI_Op op)
+PX_PMPI(MPI_Reduce_local)
+(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
     PX_CS_ENTER();
     int commute;

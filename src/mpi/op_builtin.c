@@ -27,12 +27,12 @@ typedef long double px_op_f128_t;
 #endif
 
 /* MPI_INTn_T and MPI_INTEGERn are mapped to the C types below by name. */
-_Static_assert(_Generic((int8_t)0, signed char: 1, default: 0), "int8_t is signed char");
-_Static_assert(_Generic((int16_t)0, short: 1, default: 0), "int16_t is short");
-_Static_assert(_Generic((int32_t)0, int: 1, default: 0), "int32_t is int");
-_Static_assert(_Generic((int64_t)0, long: 1, default: 0), "int64_t is long");
-_Static_assert(_Generic((MPI_Aint)0, long: 1, default: 0), "MPI_Aint is long");
-_Static_assert(_Generic((MPI_Fint)0, int: 1, default: 0), "MPI_Fint is int");
+_Static_assert(_Generic((int8_t)0, signed char : 1, default : 0), "int8_t is signed char");
+_Static_assert(_Generic((int16_t)0, short : 1, default : 0), "int16_t is short");
+_Static_assert(_Generic((int32_t)0, int : 1, default : 0), "int32_t is int");
+_Static_assert(_Generic((int64_t)0, long : 1, default : 0), "int64_t is long");
+_Static_assert(_Generic((MPI_Aint)0, long : 1, default : 0), "MPI_Aint is long");
+_Static_assert(_Generic((MPI_Fint)0, int : 1, default : 0), "MPI_Fint is int");
 _Static_assert(sizeof(px_op_f128_t) == 16, "REAL*16 is 16 bytes");
 
 /* ------------------------------------------------------------------------- */
@@ -40,49 +40,50 @@ _Static_assert(sizeof(px_op_f128_t) == 16, "REAL*16 is 16 bytes");
 /* ------------------------------------------------------------------------- */
 
 /* integers: (name, type, unsigned type used for wrap-around arithmetic) */
-#define PX_OP_INT_TYPES(X)                                                     \
-    X(c, char, unsigned char)                                                  \
-    X(sc, signed char, unsigned char)                                          \
-    X(uc, unsigned char, unsigned char)                                        \
-    X(s, short, unsigned short)                                                \
-    X(us, unsigned short, unsigned short)                                      \
-    X(i, int, unsigned int)                                                    \
-    X(u, unsigned int, unsigned int)                                           \
-    X(l, long, unsigned long)                                                  \
-    X(ul, unsigned long, unsigned long)                                        \
-    X(ll, long long, unsigned long long)                                       \
+#define PX_OP_INT_TYPES(X)                                                                         \
+    X(c, char, unsigned char)                                                                      \
+    X(sc, signed char, unsigned char)                                                              \
+    X(uc, unsigned char, unsigned char)                                                            \
+    X(s, short, unsigned short)                                                                    \
+    X(us, unsigned short, unsigned short)                                                          \
+    X(i, int, unsigned int)                                                                        \
+    X(u, unsigned int, unsigned int)                                                               \
+    X(l, long, unsigned long)                                                                      \
+    X(ul, unsigned long, unsigned long)                                                            \
+    X(ll, long long, unsigned long long)                                                           \
     X(ull, unsigned long long, unsigned long long)
 
 /* real floating point: (name, type) */
-#define PX_OP_FLOAT_TYPES(X)                                                   \
-    X(f, float)                                                                \
-    X(d, double)                                                               \
-    X(ld, long double)                                                         \
+#define PX_OP_FLOAT_TYPES(X)                                                                       \
+    X(f, float)                                                                                    \
+    X(d, double)                                                                                   \
+    X(ld, long double)                                                                             \
     X(q, px_op_f128_t)
 
 /* complex: (name, type of the real and imaginary parts) */
-#define PX_OP_COMPLEX_TYPES(X)                                                 \
-    X(cf, float)                                                               \
-    X(cd, double)                                                              \
-    X(cld, long double)                                                        \
+#define PX_OP_COMPLEX_TYPES(X)                                                                     \
+    X(cf, float)                                                                                   \
+    X(cd, double)                                                                                  \
+    X(cld, long double)                                                                            \
     X(cq, px_op_f128_t)
 
 /* logical: (name, type); results are 0 or 1 (gfortran's .FALSE./.TRUE.) */
-#define PX_OP_LOGICAL_TYPES(X)                                                 \
-    X(b, _Bool)                                                                \
+#define PX_OP_LOGICAL_TYPES(X)                                                                     \
+    X(b, _Bool)                                                                                    \
     X(fl, MPI_Fint)
 
 /* value/index pairs: (name, value type, index type) */
-#define PX_OP_PAIR_TYPES(X)                                                    \
-    X(p_fi, float, int)                                                        \
-    X(p_di, double, int)                                                       \
-    X(p_li, long, int)                                                         \
-    X(p_si, short, int)                                                        \
-    X(p_ldi, long double, int)                                                 \
-    X(p_ii, int, int)                                                          \
-    X(p_ff, float, float)                                                      \
+#define PX_OP_PAIR_TYPES(X)                                                                        \
+    X(p_fi, float, int)                                                                            \
+    X(p_di, double, int)                                                                           \
+    X(p_li, long, int)                                                                             \
+    X(p_si, short, int)                                                                            \
+    X(p_ldi, long double, int)                                                                     \
+    X(p_ii, int, int)                                                                              \
+    X(p_ff, float, float)                                                                          \
     X(p_dd, double, double)
 
+/* clang-format off */
 enum {
     PX_CT_NONE = 0,
 #define PX_CT_ENUM(nm, ...) PX_CT_##nm,
@@ -111,6 +112,7 @@ enum {
 #undef PX_CT_SIZE_2
 #undef PX_CT_SIZE_P
 };
+/* clang-format on */
 
 /* Operation index = low byte of the handle. */
 enum {
@@ -130,7 +132,7 @@ enum {
     PX_OPI_NO_OP,
     PX_OPI_COUNT
 };
-#define PX_OPI_CHECK(op, idx) _Static_assert(((unsigned)(op) & 0xffu) == (idx), #op);
+#define PX_OPI_CHECK(op, idx) _Static_assert(((unsigned)(op)&0xffu) == (idx), #op);
 PX_OPI_CHECK(MPI_MAX, PX_OPI_MAX)
 PX_OPI_CHECK(MPI_MIN, PX_OPI_MIN)
 PX_OPI_CHECK(MPI_SUM, PX_OPI_SUM)
@@ -155,67 +157,65 @@ typedef void (*px_op_fn_t)(const void *restrict in, void *restrict inout, MPI_Ai
 
 /* b[i] = a[i] op b[i]; the variadic tail is the loop body over a (in) and
  * b (inout), variadic so that it may contain commas. */
-#define PX_OP_LOOP(fname, T, ...)                                              \
-    static void fname(const void *restrict in_, void *restrict io_, MPI_Aint n) \
-    {                                                                          \
-        const T *restrict a = (const T *)in_;                                  \
-        T *restrict b = (T *)io_;                                              \
-        for (MPI_Aint i = 0; i < n; i++) {                                     \
-            __VA_ARGS__;                                                       \
-        }                                                                      \
+#define PX_OP_LOOP(fname, T, ...)                                                                  \
+    static void fname(const void *restrict in_, void *restrict io_, MPI_Aint n)                    \
+    {                                                                                              \
+        const T *restrict a = (const T *)in_;                                                      \
+        T *restrict b = (T *)io_;                                                                  \
+        for (MPI_Aint i = 0; i < n; i++) {                                                         \
+            __VA_ARGS__;                                                                           \
+        }                                                                                          \
     }
 
 #define PX_OP_MAX_STMT b[i] = a[i] > b[i] ? a[i] : b[i]
 #define PX_OP_MIN_STMT b[i] = a[i] < b[i] ? a[i] : b[i]
 /* logical operators without short-circuit, so both operands load unconditionally */
-#define PX_OP_LOGIC_FNS(nm, T)                                                 \
-    PX_OP_LOOP(px_op_land_##nm, T, b[i] = (T)((a[i] != 0) & (b[i] != 0)))      \
-    PX_OP_LOOP(px_op_lor_##nm, T, b[i] = (T)((a[i] != 0) | (b[i] != 0)))       \
+#define PX_OP_LOGIC_FNS(nm, T)                                                                     \
+    PX_OP_LOOP(px_op_land_##nm, T, b[i] = (T)((a[i] != 0) & (b[i] != 0)))                          \
+    PX_OP_LOOP(px_op_lor_##nm, T, b[i] = (T)((a[i] != 0) | (b[i] != 0)))                           \
     PX_OP_LOOP(px_op_lxor_##nm, T, b[i] = (T)((a[i] != 0) ^ (b[i] != 0)))
 
 /* Integer SUM/PROD wrap around (computed in the unsigned type: signed
  * overflow would be undefined; "* 1u" keeps short operands out of int). */
-#define PX_OP_INT_FNS(nm, T, UT)                                               \
-    PX_OP_LOOP(px_op_max_##nm, T, PX_OP_MAX_STMT)                              \
-    PX_OP_LOOP(px_op_min_##nm, T, PX_OP_MIN_STMT)                              \
-    PX_OP_LOOP(px_op_sum_##nm, T, b[i] = (T)(UT)((UT)a[i] * 1u + (UT)b[i]))    \
-    PX_OP_LOOP(px_op_prod_##nm, T, b[i] = (T)(UT)((UT)a[i] * 1u * (UT)b[i]))   \
-    PX_OP_LOGIC_FNS(nm, T)                                                     \
-    PX_OP_LOOP(px_op_band_##nm, T, b[i] = (T)(a[i] & b[i]))                    \
-    PX_OP_LOOP(px_op_bor_##nm, T, b[i] = (T)(a[i] | b[i]))                     \
+#define PX_OP_INT_FNS(nm, T, UT)                                                                   \
+    PX_OP_LOOP(px_op_max_##nm, T, PX_OP_MAX_STMT)                                                  \
+    PX_OP_LOOP(px_op_min_##nm, T, PX_OP_MIN_STMT)                                                  \
+    PX_OP_LOOP(px_op_sum_##nm, T, b[i] = (T)(UT)((UT)a[i] * 1u + (UT)b[i]))                        \
+    PX_OP_LOOP(px_op_prod_##nm, T, b[i] = (T)(UT)((UT)a[i] * 1u * (UT)b[i]))                       \
+    PX_OP_LOGIC_FNS(nm, T)                                                                         \
+    PX_OP_LOOP(px_op_band_##nm, T, b[i] = (T)(a[i] & b[i]))                                        \
+    PX_OP_LOOP(px_op_bor_##nm, T, b[i] = (T)(a[i] | b[i]))                                         \
     PX_OP_LOOP(px_op_bxor_##nm, T, b[i] = (T)(a[i] ^ b[i]))
 PX_OP_INT_TYPES(PX_OP_INT_FNS)
 
-#define PX_OP_FLOAT_FNS(nm, T)                                                 \
-    PX_OP_LOOP(px_op_max_##nm, T, PX_OP_MAX_STMT)                              \
-    PX_OP_LOOP(px_op_min_##nm, T, PX_OP_MIN_STMT)                              \
-    PX_OP_LOOP(px_op_sum_##nm, T, b[i] = a[i] + b[i])                          \
+#define PX_OP_FLOAT_FNS(nm, T)                                                                     \
+    PX_OP_LOOP(px_op_max_##nm, T, PX_OP_MAX_STMT)                                                  \
+    PX_OP_LOOP(px_op_min_##nm, T, PX_OP_MIN_STMT)                                                  \
+    PX_OP_LOOP(px_op_sum_##nm, T, b[i] = a[i] + b[i])                                              \
     PX_OP_LOOP(px_op_prod_##nm, T, b[i] = a[i] * b[i])
 PX_OP_FLOAT_TYPES(PX_OP_FLOAT_FNS)
 
 /* A complex value is laid out as R[2] = {re, im} (C11 6.2.5p13). The product
  * is the textbook formula, without Annex G's inf/nan recovery, so it
  * vectorises (the same choice Fortran compilers make). */
-#define PX_OP_COMPLEX_FNS(nm, R)                                               \
-    static void px_op_sum_##nm(const void *restrict in_, void *restrict io_,   \
-                               MPI_Aint n)                                     \
-    {                                                                          \
-        const R *restrict a = (const R *)in_;                                  \
-        R *restrict b = (R *)io_;                                              \
-        for (MPI_Aint i = 0; i < 2 * n; i++)                                   \
-            b[i] = a[i] + b[i];                                                \
-    }                                                                          \
-    static void px_op_prod_##nm(const void *restrict in_, void *restrict io_,  \
-                                MPI_Aint n)                                    \
-    {                                                                          \
-        const R *restrict a = (const R *)in_;                                  \
-        R *restrict b = (R *)io_;                                              \
-        for (MPI_Aint i = 0; i < n; i++) {                                     \
-            R ar = a[2 * i], ai = a[2 * i + 1];                                \
-            R br = b[2 * i], bi = b[2 * i + 1];                                \
-            b[2 * i] = ar * br - ai * bi;                                      \
-            b[2 * i + 1] = ar * bi + ai * br;                                  \
-        }                                                                      \
+#define PX_OP_COMPLEX_FNS(nm, R)                                                                   \
+    static void px_op_sum_##nm(const void *restrict in_, void *restrict io_, MPI_Aint n)           \
+    {                                                                                              \
+        const R *restrict a = (const R *)in_;                                                      \
+        R *restrict b = (R *)io_;                                                                  \
+        for (MPI_Aint i = 0; i < 2 * n; i++)                                                       \
+            b[i] = a[i] + b[i];                                                                    \
+    }                                                                                              \
+    static void px_op_prod_##nm(const void *restrict in_, void *restrict io_, MPI_Aint n)          \
+    {                                                                                              \
+        const R *restrict a = (const R *)in_;                                                      \
+        R *restrict b = (R *)io_;                                                                  \
+        for (MPI_Aint i = 0; i < n; i++) {                                                         \
+            R ar = a[2 * i], ai = a[2 * i + 1];                                                    \
+            R br = b[2 * i], bi = b[2 * i + 1];                                                    \
+            b[2 * i] = ar * br - ai * bi;                                                          \
+            b[2 * i + 1] = ar * bi + ai * br;                                                      \
+        }                                                                                          \
     }
 PX_OP_COMPLEX_TYPES(PX_OP_COMPLEX_FNS)
 
@@ -223,29 +223,24 @@ PX_OP_LOGICAL_TYPES(PX_OP_LOGIC_FNS)
 
 /* MAXLOC/MINLOC: the better value wins; on equal values the smaller index
  * (MPI-3.1 5.9.4). Written as selects so the loop has no branches. */
-#define PX_OP_PAIR_FNS(nm, VT, IT)                                             \
-    typedef struct {                                                           \
-        VT v;                                                                  \
-        IT k;                                                                  \
-    } px_op_##nm##_t;                                                          \
-    PX_OP_LOOP(px_op_maxloc_##nm, px_op_##nm##_t,                              \
-        VT av = a[i].v, bv = b[i].v;                                           \
-        IT ak = a[i].k, bk = b[i].k;                                           \
-        IT kmin = ak < bk ? ak : bk;                                           \
-        b[i].k = av > bv ? ak : (av == bv ? kmin : bk);                        \
-        b[i].v = av > bv ? av : bv)                                            \
-    PX_OP_LOOP(px_op_minloc_##nm, px_op_##nm##_t,                              \
-        VT av = a[i].v, bv = b[i].v;                                           \
-        IT ak = a[i].k, bk = b[i].k;                                           \
-        IT kmin = ak < bk ? ak : bk;                                           \
-        b[i].k = av < bv ? ak : (av == bv ? kmin : bk);                        \
-        b[i].v = av < bv ? av : bv)
+#define PX_OP_PAIR_FNS(nm, VT, IT)                                                                 \
+    typedef struct {                                                                               \
+        VT v;                                                                                      \
+        IT k;                                                                                      \
+    } px_op_##nm##_t;                                                                              \
+    PX_OP_LOOP(px_op_maxloc_##nm, px_op_##nm##_t, VT av = a[i].v, bv = b[i].v;                     \
+               IT ak = a[i].k, bk = b[i].k; IT kmin = ak < bk ? ak : bk;                           \
+               b[i].k = av > bv ? ak : (av == bv ? kmin : bk); b[i].v = av > bv ? av : bv)         \
+    PX_OP_LOOP(px_op_minloc_##nm, px_op_##nm##_t, VT av = a[i].v, bv = b[i].v;                     \
+               IT ak = a[i].k, bk = b[i].k; IT kmin = ak < bk ? ak : bk;                           \
+               b[i].k = av < bv ? ak : (av == bv ? kmin : bk); b[i].v = av < bv ? av : bv)
 PX_OP_PAIR_TYPES(PX_OP_PAIR_FNS)
 
 /* ------------------------------------------------------------------------- */
 /* Dispatch                                                                  */
 /* ------------------------------------------------------------------------- */
 
+/* clang-format off */
 static const px_op_fn_t px_op_table[PX_OPI_COUNT][PX_CT_COUNT] = {
 #define PX_OP_ROW(OPI, fn, nm) [PX_OPI_##OPI][PX_CT_##nm] = px_op_##fn##_##nm,
 #define PX_OP_ORDER_ROWS(nm) PX_OP_ROW(MAX, max, nm) PX_OP_ROW(MIN, min, nm)
@@ -265,84 +260,83 @@ static const px_op_fn_t px_op_table[PX_OPI_COUNT][PX_CT_COUNT] = {
     PX_OP_LOGICAL_TYPES(PX_OP_LOGIC_ROWS)
     PX_OP_PAIR_TYPES(PX_OP_PAIR_ROWS)
 };
+/* clang-format on */
 
 /* Builtin datatype -> C representation. */
-#define PX_OP_DTYPE_MAP(X)                                                     \
-    X(MPI_CHAR, c)                                                             \
-    X(MPI_SIGNED_CHAR, sc)                                                     \
-    X(MPI_UNSIGNED_CHAR, uc)                                                   \
-    X(MPI_BYTE, uc)                                                            \
-    X(MPI_SHORT, s)                                                            \
-    X(MPI_UNSIGNED_SHORT, us)                                                  \
-    X(MPI_INT, i)                                                              \
-    X(MPI_UNSIGNED, u)                                                         \
-    X(MPI_LONG, l)                                                             \
-    X(MPI_UNSIGNED_LONG, ul)                                                   \
-    X(MPI_LONG_LONG_INT, ll)                                                   \
-    X(MPI_UNSIGNED_LONG_LONG, ull)                                             \
-    X(MPI_FLOAT, f)                                                            \
-    X(MPI_DOUBLE, d)                                                           \
-    X(MPI_LONG_DOUBLE, ld)                                                     \
-    X(MPI_2INT, p_ii)                                                          \
-    X(MPI_CHARACTER, c)                                                        \
-    X(MPI_INTEGER, i)                                                          \
-    X(MPI_REAL, f)                                                             \
-    X(MPI_LOGICAL, fl)                                                         \
-    X(MPI_COMPLEX, cf)                                                         \
-    X(MPI_DOUBLE_PRECISION, d)                                                 \
-    X(MPI_2INTEGER, p_ii)                                                      \
-    X(MPI_2REAL, p_ff)                                                         \
-    X(MPI_DOUBLE_COMPLEX, cd)                                                  \
-    X(MPI_2DOUBLE_PRECISION, p_dd)                                             \
-    X(MPI_REAL4, f)                                                            \
-    X(MPI_COMPLEX8, cf)                                                        \
-    X(MPI_REAL8, d)                                                            \
-    X(MPI_COMPLEX16, cd)                                                       \
-    X(MPI_REAL16, q)                                                           \
-    X(MPI_COMPLEX32, cq)                                                       \
-    X(MPI_INTEGER1, sc)                                                        \
-    X(MPI_INTEGER2, s)                                                         \
-    X(MPI_INTEGER4, i)                                                         \
-    X(MPI_INTEGER8, l)                                                         \
-    X(MPI_CXX_BOOL, b)                                                         \
-    X(MPI_CXX_FLOAT_COMPLEX, cf)                                               \
-    X(MPI_CXX_DOUBLE_COMPLEX, cd)                                              \
-    X(MPI_CXX_LONG_DOUBLE_COMPLEX, cld)                                        \
-    X(MPI_INT8_T, sc)                                                          \
-    X(MPI_INT16_T, s)                                                          \
-    X(MPI_INT32_T, i)                                                          \
-    X(MPI_INT64_T, l)                                                          \
-    X(MPI_UINT8_T, uc)                                                         \
-    X(MPI_UINT16_T, us)                                                        \
-    X(MPI_UINT32_T, u)                                                         \
-    X(MPI_UINT64_T, ul)                                                        \
-    X(MPI_C_BOOL, b)                                                           \
-    X(MPI_C_FLOAT_COMPLEX, cf)                                                 \
-    X(MPI_C_DOUBLE_COMPLEX, cd)                                                \
-    X(MPI_C_LONG_DOUBLE_COMPLEX, cld)                                          \
-    X(MPI_AINT, l)                                                             \
-    X(MPI_OFFSET, l)                                                           \
+#define PX_OP_DTYPE_MAP(X)                                                                         \
+    X(MPI_CHAR, c)                                                                                 \
+    X(MPI_SIGNED_CHAR, sc)                                                                         \
+    X(MPI_UNSIGNED_CHAR, uc)                                                                       \
+    X(MPI_BYTE, uc)                                                                                \
+    X(MPI_SHORT, s)                                                                                \
+    X(MPI_UNSIGNED_SHORT, us)                                                                      \
+    X(MPI_INT, i)                                                                                  \
+    X(MPI_UNSIGNED, u)                                                                             \
+    X(MPI_LONG, l)                                                                                 \
+    X(MPI_UNSIGNED_LONG, ul)                                                                       \
+    X(MPI_LONG_LONG_INT, ll)                                                                       \
+    X(MPI_UNSIGNED_LONG_LONG, ull)                                                                 \
+    X(MPI_FLOAT, f)                                                                                \
+    X(MPI_DOUBLE, d)                                                                               \
+    X(MPI_LONG_DOUBLE, ld)                                                                         \
+    X(MPI_2INT, p_ii)                                                                              \
+    X(MPI_CHARACTER, c)                                                                            \
+    X(MPI_INTEGER, i)                                                                              \
+    X(MPI_REAL, f)                                                                                 \
+    X(MPI_LOGICAL, fl)                                                                             \
+    X(MPI_COMPLEX, cf)                                                                             \
+    X(MPI_DOUBLE_PRECISION, d)                                                                     \
+    X(MPI_2INTEGER, p_ii)                                                                          \
+    X(MPI_2REAL, p_ff)                                                                             \
+    X(MPI_DOUBLE_COMPLEX, cd)                                                                      \
+    X(MPI_2DOUBLE_PRECISION, p_dd)                                                                 \
+    X(MPI_REAL4, f)                                                                                \
+    X(MPI_COMPLEX8, cf)                                                                            \
+    X(MPI_REAL8, d)                                                                                \
+    X(MPI_COMPLEX16, cd)                                                                           \
+    X(MPI_REAL16, q)                                                                               \
+    X(MPI_COMPLEX32, cq)                                                                           \
+    X(MPI_INTEGER1, sc)                                                                            \
+    X(MPI_INTEGER2, s)                                                                             \
+    X(MPI_INTEGER4, i)                                                                             \
+    X(MPI_INTEGER8, l)                                                                             \
+    X(MPI_CXX_BOOL, b)                                                                             \
+    X(MPI_CXX_FLOAT_COMPLEX, cf)                                                                   \
+    X(MPI_CXX_DOUBLE_COMPLEX, cd)                                                                  \
+    X(MPI_CXX_LONG_DOUBLE_COMPLEX, cld)                                                            \
+    X(MPI_INT8_T, sc)                                                                              \
+    X(MPI_INT16_T, s)                                                                              \
+    X(MPI_INT32_T, i)                                                                              \
+    X(MPI_INT64_T, l)                                                                              \
+    X(MPI_UINT8_T, uc)                                                                             \
+    X(MPI_UINT16_T, us)                                                                            \
+    X(MPI_UINT32_T, u)                                                                             \
+    X(MPI_UINT64_T, ul)                                                                            \
+    X(MPI_C_BOOL, b)                                                                               \
+    X(MPI_C_FLOAT_COMPLEX, cf)                                                                     \
+    X(MPI_C_DOUBLE_COMPLEX, cd)                                                                    \
+    X(MPI_C_LONG_DOUBLE_COMPLEX, cld)                                                              \
+    X(MPI_AINT, l)                                                                                 \
+    X(MPI_OFFSET, l)                                                                               \
     X(MPI_COUNT, l)
 
-#define PX_OP_PAIR_DTYPE_MAP(X)                                                \
-    X(MPI_FLOAT_INT, p_fi)                                                     \
-    X(MPI_DOUBLE_INT, p_di)                                                    \
-    X(MPI_LONG_INT, p_li)                                                      \
-    X(MPI_SHORT_INT, p_si)                                                     \
+#define PX_OP_PAIR_DTYPE_MAP(X)                                                                    \
+    X(MPI_FLOAT_INT, p_fi)                                                                         \
+    X(MPI_DOUBLE_INT, p_di)                                                                        \
+    X(MPI_LONG_INT, p_li)                                                                          \
+    X(MPI_SHORT_INT, p_si)                                                                         \
     X(MPI_LONG_DOUBLE_INT, p_ldi)
 
 /* indexed by the low byte of a 0x4c handle / the low bits of a 0x8c handle */
 static const unsigned char px_op_ctype_builtin[256] = {
-#define PX_OP_CT_SLOT(h, nm) [(unsigned)(h) & 0xffu] = PX_CT_##nm,
-    PX_OP_DTYPE_MAP(PX_OP_CT_SLOT)
-};
+#define PX_OP_CT_SLOT(h, nm) [(unsigned)(h)&0xffu] = PX_CT_##nm,
+    PX_OP_DTYPE_MAP(PX_OP_CT_SLOT)};
 static const unsigned char px_op_ctype_pair[8] = {
-#define PX_OP_CT_PSLOT(h, nm) [(unsigned)(h) & 7u] = PX_CT_##nm,
-    PX_OP_PAIR_DTYPE_MAP(PX_OP_CT_PSLOT)
-};
+#define PX_OP_CT_PSLOT(h, nm) [(unsigned)(h)&7u] = PX_CT_##nm,
+    PX_OP_PAIR_DTYPE_MAP(PX_OP_CT_PSLOT)};
 
 /* A 0x4c handle carries the size of its type: the representation must match. */
-#define PX_OP_CT_SIZE_CHECK(h, nm)                                             \
+#define PX_OP_CT_SIZE_CHECK(h, nm)                                                                 \
     _Static_assert((((unsigned)(h) >> 8) & 0xffu) == PX_CT_SIZE_##nm, #h " representation");
 PX_OP_DTYPE_MAP(PX_OP_CT_SIZE_CHECK)
 #undef PX_OP_CT_SIZE_CHECK
@@ -363,12 +357,12 @@ static unsigned px_op_ctype_of(MPI_Datatype dt)
 /* ------------------------------------------------------------------------- */
 
 #define PX_OPBIT(op) (1u << PX_OPI_##op)
-#define PX_OPS_ACC   (PX_OPBIT(REPLACE) | PX_OPBIT(NO_OP))
+#define PX_OPS_ACC (PX_OPBIT(REPLACE) | PX_OPBIT(NO_OP))
 #define PX_OPS_LOGIC (PX_OPBIT(LAND) | PX_OPBIT(LOR) | PX_OPBIT(LXOR))
-#define PX_OPS_BITS  (PX_OPBIT(BAND) | PX_OPBIT(BOR) | PX_OPBIT(BXOR))
+#define PX_OPS_BITS (PX_OPBIT(BAND) | PX_OPBIT(BOR) | PX_OPBIT(BXOR))
 #define PX_OPS_ARITH (PX_OPBIT(SUM) | PX_OPBIT(PROD))
 #define PX_OPS_ORDER (PX_OPBIT(MAX) | PX_OPBIT(MIN))
-#define PX_OPS_INT   (PX_OPS_ORDER | PX_OPS_ARITH | PX_OPS_LOGIC | PX_OPS_BITS)
+#define PX_OPS_INT (PX_OPS_ORDER | PX_OPS_ARITH | PX_OPS_LOGIC | PX_OPS_BITS)
 
 static unsigned px_op_valid_mask(const px_dtype_builtin_t *d)
 {

@@ -8,8 +8,10 @@
 static px_htab_t px_msg_tab;
 #define PX_MSG_DYN 0xec000000u
 
-static inline __attribute__((always_inline)) int px_p2p_check(px_mpi_comm_t *c, int count, MPI_Datatype dt, int rank, int tag,
-                               int recv, const char *fn, px_mpi_dt_t **d_p)
+static inline __attribute__((always_inline)) int px_p2p_check(px_mpi_comm_t *c, int count,
+                                                              MPI_Datatype dt, int rank, int tag,
+                                                              int recv, const char *fn,
+                                                              px_mpi_dt_t **d_p)
 {
     px_mpi_dt_t *d = NULL;
     if (__builtin_expect(count < 0, 0))
@@ -64,8 +66,8 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
     r->p.cb = NULL;
     /* collectives use the odd contexts (px_mpi_comm_t) */
     int mode = r->mode | ((ctx & 1) ? PX_PROTO_MODE_COLL : 0);
-    px_status_t st = px_proto_isend(&r->p, px_mpi_comm_world_rank(c, r->rank), ctx, c->rank,
-                                    r->tag, ptr, nbytes, (px_proto_mode_t)mode);
+    px_status_t st = px_proto_isend(&r->p, px_mpi_comm_world_rank(c, r->rank), ctx, c->rank, r->tag,
+                                    ptr, nbytes, (px_proto_mode_t)mode);
     if (st != PX_OK)
         return st == PX_ERR_PEER_UNREACHABLE ? MPI_ERR_OTHER : px_mpi_status_to_class(st);
     return MPI_SUCCESS;
@@ -108,8 +110,8 @@ static inline void px_req_args(px_mpi_req_t *r, px_mpi_comm_t *c, const void *bu
 static int px_isend_make(px_mpi_req_t **req_p, const void *buf, int count, MPI_Datatype dt,
                          int dest, int tag, px_mpi_comm_t *c, uint32_t ctx, int mode, int handle)
 {
-    px_mpi_req_t *r = handle ? px_mpi_req_new(PX_MPI_REQ_SEND)
-                             : px_mpi_req_new_internal(PX_MPI_REQ_SEND);
+    px_mpi_req_t *r =
+        handle ? px_mpi_req_new(PX_MPI_REQ_SEND) : px_mpi_req_new_internal(PX_MPI_REQ_SEND);
     if (!r)
         return MPI_ERR_NO_MEM;
     px_req_args(r, c, buf, count, dt, dest, tag, mode);
@@ -140,8 +142,8 @@ int px_mpi_isend_nohandle(px_mpi_req_t **req_p, const void *buf, int count, MPI_
 static int px_irecv_make(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
                          int tag, px_mpi_comm_t *c, uint32_t ctx, int handle)
 {
-    px_mpi_req_t *r = handle ? px_mpi_req_new(PX_MPI_REQ_RECV)
-                             : px_mpi_req_new_internal(PX_MPI_REQ_RECV);
+    px_mpi_req_t *r =
+        handle ? px_mpi_req_new(PX_MPI_REQ_RECV) : px_mpi_req_new_internal(PX_MPI_REQ_RECV);
     if (!r)
         return MPI_ERR_NO_MEM;
     px_req_args(r, c, buf, count, dt, src, tag, 0);
@@ -193,7 +195,8 @@ static int px_send_blocking(const void *buf, int count, MPI_Datatype dt, int des
     rc = px_mpi_req_complete(&r, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
         return px_mpi_error(c, rc, fn, "send to rank %d failed%s", dest,
-                            why == PX_ERR_PEER_UNREACHABLE ? ": no network path to it is left" : "");
+                            why == PX_ERR_PEER_UNREACHABLE ? ": no network path to it is left"
+                                                           : "");
     return MPI_SUCCESS;
 }
 
@@ -237,16 +240,18 @@ static int px_isend_user(const void *buf, int count, MPI_Datatype dt, int dest, 
     return MPI_SUCCESS;
 }
 
-PX_PMPI(MPI_Isend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                   MPI_Request *request)
+PX_PMPI(MPI_Isend)
+(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+ MPI_Request *request)
 {
     PX_CS_ENTER();
     return px_isend_user(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_STD, request, "MPI_Isend");
 }
 PX_WEAK(MPI_Isend)
 
-PX_PMPI(MPI_Issend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                    MPI_Request *request)
+PX_PMPI(MPI_Issend)
+(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+ MPI_Request *request)
 {
     PX_CS_ENTER();
     return px_isend_user(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_SYNC, request,
@@ -254,8 +259,9 @@ PX_PMPI(MPI_Issend)(const void *buf, int count, MPI_Datatype dt, int dest, int t
 }
 PX_WEAK(MPI_Issend)
 
-PX_PMPI(MPI_Irsend)(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                    MPI_Request *request)
+PX_PMPI(MPI_Irsend)
+(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+ MPI_Request *request)
 {
     PX_CS_ENTER();
     return px_isend_user(buf, count, dt, dest, tag, comm, PX_PROTO_MODE_READY, request,
@@ -263,8 +269,8 @@ PX_PMPI(MPI_Irsend)(const void *buf, int count, MPI_Datatype dt, int dest, int t
 }
 PX_WEAK(MPI_Irsend)
 
-PX_PMPI(MPI_Recv)(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-                  MPI_Status *status)
+PX_PMPI(MPI_Recv)
+(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
     PX_CS_ENTER();
     px_mpi_dt_t *d = NULL;
@@ -285,17 +291,21 @@ PX_PMPI(MPI_Recv)(void *buf, int count, MPI_Datatype dt, int source, int tag, MP
     px_status_t why = r.p.st_error;
     rc = px_mpi_req_complete(&r, status);
     if (rc != MPI_SUCCESS && why == PX_ERR_PEER_UNREACHABLE)
-        return px_mpi_error(c, rc, "MPI_Recv", "receive from rank %d failed: no network path to "
-                            "it is left", source);
+        return px_mpi_error(c, rc, "MPI_Recv",
+                            "receive from rank %d failed: no network path to "
+                            "it is left",
+                            source);
     if (rc != MPI_SUCCESS)
-        return px_mpi_error(c, rc, "MPI_Recv", "receive from rank %d failed (message of %zu bytes into %d x %ld-byte buffer)",
-                            r.p.st_source, r.p.st_count, count, (long)d->size);
+        return px_mpi_error(
+            c, rc, "MPI_Recv",
+            "receive from rank %d failed (message of %zu bytes into %d x %ld-byte buffer)",
+            r.p.st_source, r.p.st_count, count, (long)d->size);
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Recv)
 
-PX_PMPI(MPI_Irecv)(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-                   MPI_Request *request)
+PX_PMPI(MPI_Irecv)
+(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
     PX_CS_ENTER();
     px_mpi_dt_t *d = NULL;
@@ -315,9 +325,9 @@ PX_PMPI(MPI_Irecv)(void *buf, int count, MPI_Datatype dt, int source, int tag, M
 }
 PX_WEAK(MPI_Irecv)
 
-PX_PMPI(MPI_Sendrecv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                      int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                      int recvtag, MPI_Comm comm, MPI_Status *status)
+PX_PMPI(MPI_Sendrecv)
+(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+ int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     PX_CS_ENTER();
     px_mpi_dt_t *d = NULL;
@@ -348,8 +358,9 @@ PX_PMPI(MPI_Sendrecv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
 }
 PX_WEAK(MPI_Sendrecv)
 
-PX_PMPI(MPI_Sendrecv_replace)(void *buf, int count, MPI_Datatype dt, int dest, int sendtag,
-                              int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+PX_PMPI(MPI_Sendrecv_replace)
+(void *buf, int count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag,
+ MPI_Comm comm, MPI_Status *status)
 {
     PX_CS_ENTER();
     px_mpi_dt_t *d = NULL;
@@ -464,8 +475,8 @@ static int px_msg_new(px_proto_unexp_t *u, px_mpi_comm_t *c, MPI_Message *messag
     return MPI_SUCCESS;
 }
 
-PX_PMPI(MPI_Improbe)(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
-                     MPI_Status *status)
+PX_PMPI(MPI_Improbe)
+(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
 {
     PX_CS_ENTER();
     int src, mtag;
@@ -566,8 +577,8 @@ PX_PMPI(MPI_Mrecv)(void *buf, int count, MPI_Datatype dt, MPI_Message *message, 
 }
 PX_WEAK(MPI_Mrecv)
 
-PX_PMPI(MPI_Imrecv)(void *buf, int count, MPI_Datatype dt, MPI_Message *message,
-                    MPI_Request *request)
+PX_PMPI(MPI_Imrecv)
+(void *buf, int count, MPI_Datatype dt, MPI_Message *message, MPI_Request *request)
 {
     PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Imrecv");
@@ -616,8 +627,9 @@ static int px_persist_init(const void *buf, int count, MPI_Datatype dt, int rank
     return MPI_SUCCESS;
 }
 
-PX_PMPI(MPI_Send_init)(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                       MPI_Comm comm, MPI_Request *request)
+PX_PMPI(MPI_Send_init)
+(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+ MPI_Request *request)
 {
     PX_CS_ENTER();
     return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_STD, 0,
@@ -625,26 +637,29 @@ PX_PMPI(MPI_Send_init)(const void *buf, int count, MPI_Datatype dt, int dest, in
 }
 PX_WEAK(MPI_Send_init)
 
-PX_PMPI(MPI_Ssend_init)(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                        MPI_Comm comm, MPI_Request *request)
+PX_PMPI(MPI_Ssend_init)
+(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+ MPI_Request *request)
 {
     PX_CS_ENTER();
-    return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_SYNC,
-                           0, request, "MPI_Ssend_init");
+    return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_SYNC, 0,
+                           request, "MPI_Ssend_init");
 }
 PX_WEAK(MPI_Ssend_init)
 
-PX_PMPI(MPI_Rsend_init)(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                        MPI_Comm comm, MPI_Request *request)
+PX_PMPI(MPI_Rsend_init)
+(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+ MPI_Request *request)
 {
     PX_CS_ENTER();
-    return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_READY,
-                           0, request, "MPI_Rsend_init");
+    return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_READY, 0,
+                           request, "MPI_Rsend_init");
 }
 PX_WEAK(MPI_Rsend_init)
 
-PX_PMPI(MPI_Bsend_init)(const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                        MPI_Comm comm, MPI_Request *request)
+PX_PMPI(MPI_Bsend_init)
+(const void *buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+ MPI_Request *request)
 {
     PX_CS_ENTER();
     return px_persist_init(buf, count, dt, dest, tag, comm, PX_MPI_REQ_SEND, PX_PROTO_MODE_STD, 1,
@@ -652,8 +667,8 @@ PX_PMPI(MPI_Bsend_init)(const void *buf, int count, MPI_Datatype dt, int dest, i
 }
 PX_WEAK(MPI_Bsend_init)
 
-PX_PMPI(MPI_Recv_init)(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-                       MPI_Request *request)
+PX_PMPI(MPI_Recv_init)
+(void *buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request *request)
 {
     PX_CS_ENTER();
     return px_persist_init(buf, count, dt, source, tag, comm, PX_MPI_REQ_RECV, 0, 0, request,

@@ -83,10 +83,7 @@ static inline void px_status_fill(MPI_Status *s, int src, int tag, MPI_Count byt
     s->count_hi_and_cancelled = (int)(((unsigned long long)bytes >> 32) << 1) | (cancelled & 1);
 }
 
-static void px_status_empty(MPI_Status *s)
-{
-    px_status_fill(s, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, 0);
-}
+static void px_status_empty(MPI_Status *s) { px_status_fill(s, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, 0); }
 
 int px_mpi_req_complete(px_mpi_req_t *r, MPI_Status *status)
 {
@@ -406,26 +403,23 @@ static int px_req_some(int incount, MPI_Request reqs[], int *outcount, int indic
     }
 }
 
-PX_PMPI(MPI_Waitsome)(int incount, MPI_Request reqs[], int *outcount, int indices[],
-                      MPI_Status *statuses)
+PX_PMPI(MPI_Waitsome)
+(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status *statuses)
 {
     PX_CS_ENTER();
     return px_req_some(incount, reqs, outcount, indices, statuses, 1, "MPI_Waitsome");
 }
 PX_WEAK(MPI_Waitsome)
 
-PX_PMPI(MPI_Testsome)(int incount, MPI_Request reqs[], int *outcount, int indices[],
-                      MPI_Status *statuses)
+PX_PMPI(MPI_Testsome)
+(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status *statuses)
 {
     PX_CS_ENTER();
     return px_req_some(incount, reqs, outcount, indices, statuses, 0, "MPI_Testsome");
 }
 PX_WEAK(MPI_Testsome)
 
-static void px_req_autofree(px_proto_req_t *p)
-{
-    px_mpi_req_free((px_mpi_req_t *)p);
-}
+static void px_req_autofree(px_proto_req_t *p) { px_mpi_req_free((px_mpi_req_t *)p); }
 
 PX_PMPI(MPI_Request_free)(MPI_Request *request)
 {

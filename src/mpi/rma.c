@@ -6,8 +6,8 @@
 
 #define PX_RMA_MSG "one-sided communication (MPI_Win) is not supported by this version of Plexus"
 
-PX_PMPI(MPI_Win_create)(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                        MPI_Win *win)
+PX_PMPI(MPI_Win_create)
+(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     PX_CS_ENTER();
     (void)base, (void)size, (void)disp_unit, (void)info;
@@ -18,8 +18,8 @@ PX_PMPI(MPI_Win_create)(void *base, MPI_Aint size, int disp_unit, MPI_Info info,
 }
 PX_WEAK(MPI_Win_create)
 
-PX_PMPI(MPI_Win_allocate)(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
-                          void *baseptr, MPI_Win *win)
+PX_PMPI(MPI_Win_allocate)
+(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
     PX_CS_ENTER();
     (void)size, (void)disp_unit, (void)info, (void)baseptr;

@@ -58,7 +58,7 @@ static int px_net_addr_rail_of(px_net_addr_t *out, int n, const char *ifname)
 }
 
 static int px_net_addr_add(px_net_addr_t *out, int n, int max, const char *ifname, struct in_addr a,
-                      int prefix, int boot)
+                           int prefix, int boot)
 {
     for (int i = 0; i < n; i++)
         if (out[i].addr.s_addr == a.s_addr && out[i].boot == boot)
@@ -108,8 +108,8 @@ int px_net_addr_local(struct in_addr boot_addr, int *explicit_p, px_net_addr_t *
                     continue;
                 struct in_addr ia = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
                 if (is_addr ? ia.s_addr == a.s_addr : !strcmp(i->ifa_name, tok)) {
-                    n = px_net_addr_add(out, n, max, i->ifa_name, ia, px_net_addr_prefix_of(i->ifa_netmask),
-                                   0);
+                    n = px_net_addr_add(out, n, max, i->ifa_name, ia,
+                                        px_net_addr_prefix_of(i->ifa_netmask), 0);
                     found = 1;
                 }
             }
@@ -118,10 +118,11 @@ int px_net_addr_local(struct in_addr boot_addr, int *explicit_p, px_net_addr_t *
                 size_t len = 0;
                 for (i = ifa; i; i = i->ifa_next)
                     if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && len < sizeof(have) - 40)
-                        len += (size_t)snprintf(have + len, sizeof(have) - len, "%s%s(%s)",
-                                                len ? " " : "", i->ifa_name,
-                                                inet_ntoa(((struct sockaddr_in *)i->ifa_addr)->sin_addr));
-                px_error("tcp", "%s=%s: no interface or address '%s' with IPv4 here; this host has: %s",
+                        len += (size_t)snprintf(
+                            have + len, sizeof(have) - len, "%s%s(%s)", len ? " " : "", i->ifa_name,
+                            inet_ntoa(((struct sockaddr_in *)i->ifa_addr)->sin_addr));
+                px_error("tcp",
+                         "%s=%s: no interface or address '%s' with IPv4 here; this host has: %s",
                          px_params.rails && px_params.rails[0] ? "PX_RAILS" : "PX_IFACE", spec, tok,
                          have);
                 bad = 1;
@@ -140,8 +141,9 @@ int px_net_addr_local(struct in_addr boot_addr, int *explicit_p, px_net_addr_t *
                 (i->ifa_flags & IFF_LOOPBACK) || !strcmp(i->ifa_name, boot_if) ||
                 px_net_addr_ifname_ignored(i->ifa_name))
                 continue;
-            n = px_net_addr_add(out, n, max, i->ifa_name, ((struct sockaddr_in *)i->ifa_addr)->sin_addr,
-                           px_net_addr_prefix_of(i->ifa_netmask), 0);
+            n = px_net_addr_add(out, n, max, i->ifa_name,
+                                ((struct sockaddr_in *)i->ifa_addr)->sin_addr,
+                                px_net_addr_prefix_of(i->ifa_netmask), 0);
         }
         if (n == 0) /* the launcher's network is the only one */
             n = px_net_addr_add(out, n, max, boot_if, boot_addr, boot_prefix, 0);
@@ -214,7 +216,7 @@ static double px_net_addr_if_speed(const char *ifname)
 }
 
 static void px_net_addr_pair_add(px_net_addr_peer_t *out, const px_net_addr_t *mine, int mi,
-                            const px_net_addr_t *theirs, int path)
+                                 const px_net_addr_t *theirs, int path)
 {
     px_net_addr_pair_t *p = &out->pair[out->n++];
     char la[INET_ADDRSTRLEN], ra[INET_ADDRSTRLEN];
@@ -282,8 +284,7 @@ static px_net_addr_peer_t *px_net_addr_peer_new(const char *net, const px_net_ad
     size_t len;
     px_net_addr_t theirs[PX_NET_MAX_ADDR];
     *st_p = PX_ERR_PEER_UNREACHABLE;
-    if (px_boot_get(rank, net, val, sizeof(val), &len) != PX_OK || len == 0 ||
-        val[len - 1] != 0) {
+    if (px_boot_get(rank, net, val, sizeof(val), &len) != PX_OK || len == 0 || val[len - 1] != 0) {
         px_error(net, "no %s address published by rank %d", net, rank);
         return NULL;
     }
@@ -303,15 +304,19 @@ static px_net_addr_peer_t *px_net_addr_peer_new(const char *net, const px_net_ad
                : px_net_addr_pair(theirs, nt, local, nlocal, 0, same, px_params.paths, p);
     if (n < 0) {
         if (explicit_rails && !px_params.rail_fallback) {
-            px_error(net, "rank %d shares no rail subnet with this rank (PX_RAILS=%s); set "
-                     "PX_RAIL_FALLBACK=1 to use the bootstrap network instead", rank,
+            px_error(net,
+                     "rank %d shares no rail subnet with this rank (PX_RAILS=%s); set "
+                     "PX_RAIL_FALLBACK=1 to use the bootstrap network instead",
+                     rank,
                      px_params.rails && px_params.rails[0] ? px_params.rails : px_params.iface);
             return NULL;
         }
         static int warned;
         if (explicit_rails && !warned++)
-            px_warn(net, "rank %d shares no rail subnet with this rank: using the bootstrap "
-                    "network (%s)", rank, p->pair[0].info.label);
+            px_warn(net,
+                    "rank %d shares no rail subnet with this rank: using the bootstrap "
+                    "network (%s)",
+                    rank, p->pair[0].info.label);
         else
             px_debug(net, "rank %d shares no rail subnet: using the bootstrap network", rank);
     } else if (n == 0) {
@@ -464,8 +469,8 @@ static px_net_addr_peer_t *px_net_addr_peer(px_net_iface_t *iface, int rank, px_
     if (!px_net_addr_iface_reachable(iface, rank))
         return NULL;
     if (!a->peers[rank])
-        a->peers[rank] = px_net_addr_peer_new(a->net, a->local, a->nlocal, a->explicit_rails,
-                                              a->me, rank, a->node_of, st_p);
+        a->peers[rank] = px_net_addr_peer_new(a->net, a->local, a->nlocal, a->explicit_rails, a->me,
+                                              rank, a->node_of, st_p);
     return a->peers[rank];
 }
 

@@ -3,11 +3,7 @@
 #include <string.h>
 
 static const px_net_ops_t *const px_net_registry[] = {
-    &px_net_self_ops,
-    &px_net_shm_ops,
-    &px_net_tcp_ops,
-    &px_net_udp_ops,
-    NULL,
+    &px_net_self_ops, &px_net_shm_ops, &px_net_tcp_ops, &px_net_udp_ops, NULL,
 };
 
 const px_net_ops_t *const *px_net_all(void) { return px_net_registry; }

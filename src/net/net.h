@@ -77,13 +77,13 @@ typedef struct px_net_attr {
 /* One subchannel to a peer: a (local address, remote address) pair on one
  * rail and path. */
 typedef struct px_net_sub_info {
-    int rail;           /* local rail (interface) index */
-    int path;           /* index of the path within the rail */
-    double speed_mbs;   /* link speed of the local interface, 0 unknown */
-    char label[64];     /* e.g. "rail0 10.100.0.1>10.100.0.2" */
+    int rail;                     /* local rail (interface) index */
+    int path;                     /* index of the path within the rail */
+    double speed_mbs;             /* link speed of the local interface, 0 unknown */
+    char label[64];               /* e.g. "rail0 10.100.0.1>10.100.0.2" */
     uint32_t local_ip, remote_ip; /* IPv4, network byte order (0: not IP) */
-    uint32_t dgram_max; /* datagram transports: largest payload per datagram */
-    uint32_t frame_one; /* datagram transports: largest frame (upper header and
+    uint32_t dgram_max;           /* datagram transports: largest payload per datagram */
+    uint32_t frame_one;           /* datagram transports: largest frame (upper header and
                          * payload) that travels as one datagram */
 } px_net_sub_info_t;
 
@@ -157,8 +157,8 @@ px_status_t px_net_stub_ep_put(px_net_ep_t *ep, const void *local, uint64_t radd
 int px_net_stub_ep_path_check(px_net_ep_t *ep, uint64_t timeout_ns);
 /* One subchannel, its info zeroed (no rail, no label). */
 int px_net_stub_ep_subs(px_net_iface_t *iface, int rank, px_net_sub_info_t *info, int max);
-void px_net_stub_ep_reset(px_net_ep_t *ep);      /* does nothing */
-void px_net_stub_ep_rx_cancel(px_net_ep_t *ep);  /* does nothing */
+void px_net_stub_ep_reset(px_net_ep_t *ep);           /* does nothing */
+void px_net_stub_ep_rx_cancel(px_net_ep_t *ep);       /* does nothing */
 const char *px_net_stub_ep_describe(px_net_ep_t *ep); /* "" */
 int px_net_stub_iface_fd(px_net_iface_t *iface);      /* -1: nothing to block on */
 int px_net_stub_iface_quiet(px_net_iface_t *iface);   /* 0: always poll */

@@ -144,8 +144,13 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
     /* rendezvous: the receiver reads directly (FIN) or asks for DATA (CTS);
      * over a network channel that carries the data too, the first bytes go
      * with the request and cross while the receiver answers */
-    px_am_hdr_t h = {.am = PX_AM_RTS, .flags = k.zc ? PX_AM_FLAG_ZCOPY : 0, .src = my_rank,
-                     .tag = tag, .ctx = ctx, .a = len, .b = px_proto_id_get(req),
+    px_am_hdr_t h = {.am = PX_AM_RTS,
+                     .flags = k.zc ? PX_AM_FLAG_ZCOPY : 0,
+                     .src = my_rank,
+                     .tag = tag,
+                     .ctx = ctx,
+                     .a = len,
+                     .b = px_proto_id_get(req),
                      .c = k.get ? (uint64_t)(uintptr_t)buf : 0};
     size_t head = 0;
     if (k.env && k.env == k.data && !k.zc) {
@@ -311,8 +316,9 @@ static void px_proto_dump(void)
     for (px_list_t *it = px_p.posted.next; it != &px_p.posted; it = it->next) {
         px_proto_req_t *r = px_container_of(it, px_proto_req_t, link);
         if (n++ < MAX_LIST)
-            fprintf(stderr, "[rank %d state] receive posted: source %s tag %s context %u, %zu bytes\n",
-                    me, r->rank == PX_ANY_SOURCE ? "any" : (snprintf(line, 16, "%d", r->rank), line),
+            fprintf(stderr,
+                    "[rank %d state] receive posted: source %s tag %s context %u, %zu bytes\n", me,
+                    r->rank == PX_ANY_SOURCE ? "any" : (snprintf(line, 16, "%d", r->rank), line),
                     px_proto_tag_str(r->tag, t1, sizeof(t1)), r->ctx, r->len);
     }
     if (n > MAX_LIST)
@@ -321,9 +327,13 @@ static void px_proto_dump(void)
     for (px_list_t *it = px_p.unexp.next; it != &px_p.unexp; it = it->next) {
         px_proto_unexp_t *u = px_container_of(it, px_proto_unexp_t, link);
         if (n++ < MAX_LIST)
-            fprintf(stderr, "[rank %d state] arrived, not received: from %d tag %d context %u, %zu bytes%s\n",
-                    me, u->src, u->tag, u->ctx, u->size,
-                    u->am == PX_AM_RTS ? " (rendezvous request)" : u->arrived ? "" : " (arriving)");
+            fprintf(
+                stderr,
+                "[rank %d state] arrived, not received: from %d tag %d context %u, %zu bytes%s\n",
+                me, u->src, u->tag, u->ctx, u->size,
+                u->am == PX_AM_RTS ? " (rendezvous request)"
+                : u->arrived       ? ""
+                                   : " (arriving)");
     }
     if (n > MAX_LIST)
         fprintf(stderr, "[rank %d state] ... %d unreceived messages in all\n", me, n);
@@ -459,7 +469,8 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
     if (st != PX_OK)
         goto err;
     px_p.oversub = px_boot_machine()->oversub;
-    px_p.spin_limit = (unsigned)(px_p.oversub ? px_params.oversub_spin_count : px_params.spin_count);
+    px_p.spin_limit =
+        (unsigned)(px_p.oversub ? px_params.oversub_spin_count : px_params.spin_count);
     if (!strcmp(px_params.progress_mode, "spin"))
         px_p.mode = PX_WAIT_SPIN;
     else if (!strcmp(px_params.progress_mode, "yield"))
@@ -513,8 +524,7 @@ void px_proto_finalize(void)
     px_p.zc_used = 0;
     px_chan_finalize();
     if (px_p.unexp.next) {
-        px_list_for_each_safe(e, t, &px_p.unexp)
-        {
+        px_list_for_each_safe(e, t, &px_p.unexp) {
             px_proto_unexp_t *u = px_container_of(e, px_proto_unexp_t, link);
             if (u->data && u->data != u->inline_data)
                 free(u->data);

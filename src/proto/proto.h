@@ -41,14 +41,14 @@ typedef void (*px_proto_cmpl_cb_t)(px_proto_req_t *req);
 struct px_proto_req {
     uint8_t kind;
     uint8_t mode;
-    uint8_t rflags;    /* PX_CHAN_F_* hints of a send */
+    uint8_t rflags; /* PX_CHAN_F_* hints of a send */
     volatile uint8_t done;
     uint8_t cancelled;
-    int pending;       /* events still needed before done (send side) */
+    int pending; /* events still needed before done (send side) */
     uint32_t ctx;
-    int rank;          /* send: own rank in the communicator; recv: source or ANY */
+    int rank; /* send: own rank in the communicator; recv: source or ANY */
     int tag;
-    int peer;          /* world rank of the destination (send) or matched source (recv) */
+    int peer; /* world rank of the destination (send) or matched source (recv) */
     void *buf;
     size_t len;
     /* results (receives) */
@@ -56,12 +56,12 @@ struct px_proto_req {
     size_t st_count;
     /* rendezvous */
     size_t rndv_total, rndv_got;
-    uint64_t id;       /* wire identifier while a peer may refer to it */
-    void *tmp;         /* truncation scratch */
+    uint64_t id;               /* wire identifier while a peer may refer to it */
+    void *tmp;                 /* truncation scratch */
     struct px_chan_route *dvc; /* rendezvous send to a network peer: the data's route */
-    size_t head;       /* rendezvous send: bytes that went with the request */
-    px_list_t link;    /* posted queue */
-    px_proto_cmpl_cb_t cb; /* optional, runs at completion */
+    size_t head;               /* rendezvous send: bytes that went with the request */
+    px_list_t link;            /* posted queue */
+    px_proto_cmpl_cb_t cb;     /* optional, runs at completion */
 };
 
 /* A message that arrived before its receive was posted (also for Mprobe). */
@@ -82,8 +82,8 @@ void px_proto_finalize(void);
 
 px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
                            const void *buf, size_t len, px_proto_mode_t mode);
-px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank,
-                           int tag, void *buf, size_t len);
+px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank, int tag,
+                           void *buf, size_t len);
 /* Removes a posted receive that has not matched yet; 1 when cancelled. */
 int px_proto_cancel_recv(px_proto_req_t *req);
 

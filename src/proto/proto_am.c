@@ -11,7 +11,7 @@
 #include <string.h>
 
 const uint8_t px_am_hdr_len[PX_AM_MAX] = {
-    [PX_AM_EAGER] = 16, [PX_AM_RTS] = 40, [PX_AM_CTS] = 40,  [PX_AM_DATA] = 32,
+    [PX_AM_EAGER] = 16, [PX_AM_RTS] = 40,      [PX_AM_CTS] = 40,  [PX_AM_DATA] = 32,
     [PX_AM_FIN] = 24,   [PX_AM_SYNC_ACK] = 24, [PX_AM_ZCTS] = 64, [PX_AM_ZACK] = 32,
 };
 
@@ -118,10 +118,15 @@ static int px_proto_zc_offer(int peer, px_proto_req_t *req, size_t n, uint64_t s
     if (px_chan_dgram_path(peer, &ip, &dgram) ||
         px_zc_recv_post(peer, ip, dgram, req->buf, n, req, sreq, &o))
         return -1;
-    px_am_hdr_t h = {.am = PX_AM_ZCTS, .a = sreq, .b = px_proto_id_get(req), .c = n,
+    px_am_hdr_t h = {.am = PX_AM_ZCTS,
+                     .a = sreq,
+                     .b = px_proto_id_get(req),
+                     .c = n,
                      .d = o.port | (uint64_t)o.dgram << 16 | (uint64_t)o.window << 32,
-                     .e = o.token, .f = ip};
-    px_status_t st = px_chan_send(peer, NULL, &h, px_am_hdr_len[PX_AM_ZCTS], NULL, 0, 0, NULL, NULL);
+                     .e = o.token,
+                     .f = ip};
+    px_status_t st =
+        px_chan_send(peer, NULL, &h, px_am_hdr_len[PX_AM_ZCTS], NULL, 0, 0, NULL, NULL);
     if (st < 0)
         px_error("proto", "cannot send control message %u to rank %d: %s", PX_AM_ZCTS, peer,
                  px_status_string(st));
@@ -133,8 +138,10 @@ static int px_proto_zc_offer(int peer, px_proto_req_t *req, size_t n, uint64_t s
 static void px_proto_zc_go(int peer, px_proto_req_t *req, const px_am_hdr_t *h)
 {
     uint32_t ip, dgram;
-    px_zc_offer_t o = {.port = (uint16_t)h->d, .dgram = (uint32_t)(h->d >> 16) & 0xffff,
-                       .window = (uint32_t)(h->d >> 32), .token = h->e};
+    px_zc_offer_t o = {.port = (uint16_t)h->d,
+                       .dgram = (uint32_t)(h->d >> 16) & 0xffff,
+                       .window = (uint32_t)(h->d >> 32),
+                       .token = h->e};
     if (px_chan_dgram_path(peer, &ip, &dgram) || !h->f ||
         px_zc_send_start(peer, ip, (uint32_t)h->f, &o, req->buf, (size_t)h->c, req)) {
         px_error("proto", "udp-zcopy to rank %d: cannot start the transfer", peer);
@@ -175,8 +182,7 @@ const px_zc_ops_t px_proto_zc_ops = {
 static inline px_proto_req_t *px_proto_match_posted(uint32_t ctx, int src, int tag)
 {
     px_list_t *e, *t;
-    px_list_for_each_safe(e, t, &px_p.posted)
-    {
+    px_list_for_each_safe(e, t, &px_p.posted) {
         px_proto_req_t *r = px_container_of(e, px_proto_req_t, link);
         if (px_match(ctx, src, tag, r->ctx, r->rank, r->tag)) {
             px_list_del(e);
@@ -481,8 +487,7 @@ static void px_proto_fail_peer(int rank, px_status_t why)
 {
     px_list_t *e, *t;
     px_zc_fail_peer(rank);
-    px_list_for_each_safe(e, t, &px_p.posted)
-    {
+    px_list_for_each_safe(e, t, &px_p.posted) {
         px_proto_req_t *r = px_container_of(e, px_proto_req_t, link);
         if (r->rank != PX_ANY_SOURCE && r->peer == rank) {
             px_list_del(e);
@@ -503,7 +508,9 @@ static void px_proto_fail_peer(int rank, px_status_t why)
 
 void px_proto_peer_failed_cb(int peer, px_status_t why)
 {
-    px_error("proto", "rank %d is lost (%s): operations with it fail through their "
-             "communicator's error handler", peer, px_status_string(why));
+    px_error("proto",
+             "rank %d is lost (%s): operations with it fail through their "
+             "communicator's error handler",
+             peer, px_status_string(why));
     px_proto_fail_peer(peer, PX_ERR_PEER_UNREACHABLE);
 }

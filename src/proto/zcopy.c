@@ -26,8 +26,8 @@ typedef struct __attribute__((packed)) px_zc_hdr {
 
 /* A pooled receive socket and the transfer it serves. */
 typedef struct {
-    int fd;        /* -1: slot unused */
-    uint32_t ip;   /* bound to */
+    int fd;      /* -1: slot unused */
+    uint32_t ip; /* bound to */
     uint16_t port;
     size_t rcvbuf;
     int busy;
@@ -160,8 +160,7 @@ int px_zc_recv_post(int peer, uint32_t local_ip, uint32_t dgram_max, void *buf, 
         if (x->fd < 0)
             return -1;
         x->ip = local_ip;
-        x->rcvbuf = px_zc_bufsize(x->fd, SO_RCVBUF, SO_RCVBUFFORCE,
-                                  2 * px_params.udp_zcopy_window);
+        x->rcvbuf = px_zc_bufsize(x->fd, SO_RCVBUF, SO_RCVBUFFORCE, 2 * px_params.udp_zcopy_window);
         pick = free_i;
     }
     if (!px_zc.scratch && !(px_zc.scratch = malloc(65536)))
@@ -301,8 +300,10 @@ static void px_zc_push(px_zc_tx_t *x)
             h[n] = (px_zc_hdr_t){PX_ZC_MAGIC, (uint32_t)k, x->token, off};
             iov[n][0] = (struct iovec){&h[n], sizeof(h[n])};
             iov[n][1] = (struct iovec){(void *)(x->buf + off), k};
-            m[n].msg_hdr = (struct msghdr){.msg_name = &x->to, .msg_namelen = sizeof(x->to),
-                                           .msg_iov = iov[n], .msg_iovlen = 2};
+            m[n].msg_hdr = (struct msghdr){.msg_name = &x->to,
+                                           .msg_namelen = sizeof(x->to),
+                                           .msg_iov = iov[n],
+                                           .msg_iovlen = 2};
             off += k;
             n++;
         }
@@ -343,9 +344,16 @@ int px_zc_send_start(int peer, uint32_t local_ip, uint32_t remote_ip, const px_z
             x = &px_zc.tx[i];
     if (!x || offer->dgram == 0 || offer->dgram > 65507 || offer->window == 0)
         return -1;
-    *x = (px_zc_tx_t){.busy = 1, .peer = peer, .fd = fd, .buf = buf, .len = len,
-                      .dup_at = (size_t)-1, .window = offer->window, .dgram = offer->dgram,
-                      .token = offer->token, .req = req};
+    *x = (px_zc_tx_t){.busy = 1,
+                      .peer = peer,
+                      .fd = fd,
+                      .buf = buf,
+                      .len = len,
+                      .dup_at = (size_t)-1,
+                      .window = offer->window,
+                      .dgram = offer->dgram,
+                      .token = offer->token,
+                      .req = req};
     x->to.sin_family = AF_INET;
     x->to.sin_addr.s_addr = remote_ip;
     x->to.sin_port = htons(offer->port);
@@ -388,7 +396,8 @@ void px_zc_send_acked(void *req, uint64_t got)
                 x->srtt = rtt;
                 x->rttvar = rtt / 2;
             } else {
-                x->rttvar = 0.75 * x->rttvar + 0.25 * (rtt > x->srtt ? rtt - x->srtt : x->srtt - rtt);
+                x->rttvar =
+                    0.75 * x->rttvar + 0.25 * (rtt > x->srtt ? rtt - x->srtt : x->srtt - rtt);
                 x->srtt = 0.875 * x->srtt + 0.125 * rtt;
             }
             x->probe_ns = 0;
@@ -434,8 +443,10 @@ int px_zc_progress(void)
                 continue;
             if (now - x->last_ns > x->rto_ns) {
                 if (now - x->last_ns > give_up) {
-                    px_error("proto", "udp-zcopy to rank %d: no progress for %.0f s at %zu of "
-                             "%zu bytes", x->peer, px_params.partition_timeout, x->acked, x->len);
+                    px_error("proto",
+                             "udp-zcopy to rank %d: no progress for %.0f s at %zu of "
+                             "%zu bytes",
+                             x->peer, px_params.partition_timeout, x->acked, x->len);
                     px_zc_tx_end(x, PX_ERR_TIMEOUT);
                     continue;
                 }
@@ -445,7 +456,8 @@ int px_zc_progress(void)
                 x->sent = x->acked;
                 x->dup_at = (size_t)-1;
                 x->probe_ns = 0;
-                x->ssthresh = x->cwnd / 2 > 2 * (size_t)x->dgram ? x->cwnd / 2 : 2 * (size_t)x->dgram;
+                x->ssthresh =
+                    x->cwnd / 2 > 2 * (size_t)x->dgram ? x->cwnd / 2 : 2 * (size_t)x->dgram;
                 x->cwnd = 2 * (size_t)x->dgram;
                 x->rto_ns = x->rto_ns * 2 < 1000000000ull ? x->rto_ns * 2 : 1000000000ull;
                 x->last_ns = now;

@@ -34,8 +34,8 @@ typedef struct {
 /* What the receiver tells the sender. */
 typedef struct {
     uint16_t port;
-    uint32_t window;  /* bytes the sender may have unacknowledged */
-    uint32_t dgram;   /* data bytes per datagram */
+    uint32_t window; /* bytes the sender may have unacknowledged */
+    uint32_t dgram;  /* data bytes per datagram */
     uint64_t token;
 } px_zc_offer_t;
 

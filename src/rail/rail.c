@@ -5,12 +5,10 @@
 
 #include <stdio.h>
 
-
 const char *const px_rail_state_names[] = {"up", "suspect", "down"};
 
 /* For px_rail_policy_name, which has no rail at hand. */
 static const px_rail_policy_ops_t *px_rail_pol = &px_rail_policy_adaptive;
-
 
 static int px_rail_ep_incoming(void *owner, int rank)
 {
@@ -133,7 +131,8 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
         if (r->rto_min < 100000)
             r->rto_min = 100000;
     }
-    r->copy_max = r->attr.eager_limit > PX_RAIL_COPY_SMALL ? r->attr.eager_limit : PX_RAIL_COPY_SMALL;
+    r->copy_max =
+        r->attr.eager_limit > PX_RAIL_COPY_SMALL ? r->attr.eager_limit : PX_RAIL_COPY_SMALL;
     /* a lossy transport holds nothing once it returns: there, waiting for
      * the acknowledgement is the only way to know the frame arrived */
     r->rel_cap = px_params.rail_release;
@@ -150,13 +149,13 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
 static void px_rail_vc_free(px_rail_vc_t *vc)
 {
     px_list_t *e, *t;
-    px_list_for_each_safe(e, t, &vc->backlog)
-    {
+    px_list_for_each_safe(e, t, &vc->backlog) {
         px_rail_backlog_t *b = px_container_of(e, px_rail_backlog_t, link);
         free(b->copy);
         free(b);
     }
-    px_list_for_each_safe(e, t, &vc->deferred) free(px_container_of(e, px_rail_backlog_t, link));
+    px_list_for_each_safe(e, t, &vc->deferred)
+        free(px_container_of(e, px_rail_backlog_t, link));
     for (uint32_t i = 0; i < vc->tx_cap; i++) {
         px_rail_tx_t *x = vc->tx[i];
         if (!x)
@@ -290,8 +289,10 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
             want = r->bind_list[r->local_rank % r->nbind];
         vc->bind_sub = px_rail_sub_on(vc, want);
         if (r->policy == &px_rail_policy_bind && r->nbind && want >= nrails)
-            px_warn("rail", "PX_RAIL_BIND names rail %d but rank %d is reached over %d rail(s); "
-                    "using %s", want, rank, nrails, info[vc->bind_sub].label);
+            px_warn("rail",
+                    "PX_RAIL_BIND names rail %d but rank %d is reached over %d rail(s); "
+                    "using %s",
+                    want, rank, nrails, info[vc->bind_sub].label);
         for (int i = 0; i < n; i++)
             px_debug("rail", "rank %d subchannel %d: %s (weight %.3f)", rank, i, info[i].label,
                      vc->sub[i].weight);
@@ -452,10 +453,7 @@ const px_net_sub_info_t *px_rail_vc_path(px_rail_vc_t *vc)
 
 size_t px_rail_max_frame(px_rail_t *rail) { return rail->frame_max; }
 
-int px_rail_vc_used(const px_rail_vc_t *vc)
-{
-    return !vc->failed && (vc->tx_seq || vc->rx_next);
-}
+int px_rail_vc_used(const px_rail_vc_t *vc) { return !vc->failed && (vc->tx_seq || vc->rx_next); }
 
 void px_rail_send_done(px_rail_t *r)
 {
@@ -510,10 +508,10 @@ int px_rail_vc_dump(px_rail_vc_t *vc, char *buf, size_t len)
     for (int i = 0; i < vc->nsub && n < len; i++) {
         const px_rail_sub_t *s = &vc->sub[i];
         const px_net_ops_t *ops = vc->rail->ops;
-        n += (size_t)snprintf(buf + n, len - n, "; %s %s unacked %u queued %zu%s%s%s", s->info.label,
-                              st[s->state], s->unacked, ops->ep_pending(s->ep),
-                              rx[s->rx_state & 3], *ops->ep_describe(s->ep) ? ", " : "",
-                              ops->ep_describe(s->ep));
+        n +=
+            (size_t)snprintf(buf + n, len - n, "; %s %s unacked %u queued %zu%s%s%s", s->info.label,
+                             st[s->state], s->unacked, ops->ep_pending(s->ep), rx[s->rx_state & 3],
+                             *ops->ep_describe(s->ep) ? ", " : "", ops->ep_describe(s->ep));
     }
     return n < len ? (int)n : (int)len - 1;
 }

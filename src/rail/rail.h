@@ -21,14 +21,14 @@ typedef struct px_rail px_rail_t;
 typedef struct px_rail_vc px_rail_vc_t;
 
 enum {
-    PX_RAIL_F_STRIPE = 1u << 0, /* offset-addressed data: may be split, delivered in any order */
-    PX_RAIL_F_WAITED = 1u << 1, /* the caller waits for this send before doing anything else
+    PX_RAIL_F_STRIPE = 1u << 0,  /* offset-addressed data: may be split, delivered in any order */
+    PX_RAIL_F_WAITED = 1u << 1,  /* the caller waits for this send before doing anything else
                                  * (a blocking call, a collective's step): payloads up to the
                                  * eager limit are copied so it completes at once; policy epc
                                  * stripes such data and sends the rest whole */
-    PX_RAIL_F_RELEASE = 1u << 3,  /* the sender waits for nothing else: done once written
+    PX_RAIL_F_RELEASE = 1u << 3, /* the sender waits for nothing else: done once written
                                    * (PX_RAIL_RELEASE) */
-    PX_RAIL_F_HELD = 1u << 4,     /* the caller waits for the callback anyway (a rendezvous
+    PX_RAIL_F_HELD = 1u << 4,    /* the caller waits for the callback anyway (a rendezvous
                                    * head): its buffer is kept, not copied, whatever the size */
 };
 

@@ -2,7 +2,6 @@
  * a stripe is re-split over them by their weights. */
 #include "rail_impl.h"
 
-
 /* Sends stripe record x, whose subchannel failed, again in pieces over the
  * working subchannels by their current weights, so the failed subchannel's
  * share is re-split rather than loaded onto one survivor. Each piece is a

@@ -6,7 +6,6 @@
 
 #include <stdio.h>
 
-
 /* A ping on each subchannel a send may use that has carried nothing yet
  * (but skip): the transport connects and verifies it now. */
 void px_rail_connect_unused(px_rail_vc_t *vc, int skip)
@@ -56,8 +55,8 @@ static void px_rail_rx_abandon(px_rail_sub_t *s)
     if (s->rx_state == PX_RX_DELIVER && s->rx_ordered) {
         for (int i = 0; i < PX_NET_MAX_SUB; i++)
             if (!vc->orphan[i].used) {
-                vc->orphan[i] = (px_rail_orphan_t){.seq = s->rx_seq, .used = 1,
-                                                   .dst = s->rx_dst, .ctx = s->rx_ctx};
+                vc->orphan[i] = (px_rail_orphan_t){
+                    .seq = s->rx_seq, .used = 1, .dst = s->rx_dst, .ctx = s->rx_ctx};
                 vc->norphan++;
                 break;
             }
@@ -111,9 +110,10 @@ void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
     s->probe_gap = 0.1;
     s->next_probe = now + 100000000ull;
     px_rail_count_up(vc);
-    px_warn("rail", "subchannel %s to rank %d DOWN (%s); %u unacknowledged frame(s) move to %d "
-            "other subchannel(s)", s->info.label, vc->rank, px_status_string(why), moved,
-            vc->nup);
+    px_warn("rail",
+            "subchannel %s to rank %d DOWN (%s); %u unacknowledged frame(s) move to %d "
+            "other subchannel(s)",
+            s->info.label, vc->rank, px_status_string(why), moved, vc->nup);
     /* drop the connection and what is queued on it: those frames go again */
     r->ops->ep_reset(s->ep);
     px_rail_rx_abandon(s);
@@ -128,8 +128,10 @@ void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
     if (vc->nup == 0 && !vc->part_since) {
         vc->part_since = now;
         r->partitions++;
-        px_warn("rail", "rank %d unreachable on every subchannel; waiting up to %g s for a path "
-                "(PX_PARTITION_TIMEOUT)", vc->rank, px_params.partition_timeout);
+        px_warn("rail",
+                "rank %d unreachable on every subchannel; waiting up to %g s for a path "
+                "(PX_PARTITION_TIMEOUT)",
+                vc->rank, px_params.partition_timeout);
     }
 }
 
@@ -260,8 +262,10 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
         if (s->unacked && px_since(now, s->busy_since) > rto &&
             vc->last_ack_rx > s->busy_since + rto / 2) {
             if (s->state == PX_SUB_UP && vc->nsub > 1) {
-                px_info("rail", "subchannel %s to rank %d suspect: %u frame(s) unacknowledged "
-                        "for %.0f ms", s->info.label, vc->rank, s->unacked,
+                px_info("rail",
+                        "subchannel %s to rank %d suspect: %u frame(s) unacknowledged "
+                        "for %.0f ms",
+                        s->info.label, vc->rank, s->unacked,
                         (double)px_since(now, s->busy_since) / 1e6);
                 px_rail_set_state(s, PX_SUB_SUSPECT);
                 s->st->suspects++;
@@ -313,9 +317,11 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
         for (int i = 0; i < vc->nsub && o < sizeof(rails) - 1; i++)
             o += (size_t)snprintf(rails + o, sizeof(rails) - o, "%s%s", i ? ", " : "",
                                   vc->sub[i].info.label);
-        px_error("rail", "rank %d unreachable: every subchannel (%s) down for %.1f s "
-                 "(PX_PARTITION_TIMEOUT=%g)", vc->rank, rails,
-                 (double)(now - vc->part_since) / 1e9, px_params.partition_timeout);
+        px_error("rail",
+                 "rank %d unreachable: every subchannel (%s) down for %.1f s "
+                 "(PX_PARTITION_TIMEOUT=%g)",
+                 vc->rank, rails, (double)(now - vc->part_since) / 1e9,
+                 px_params.partition_timeout);
         r->partition_ns += now - vc->part_since;
         vc->part_since = 0;
         px_rail_vc_fail(vc, PX_ERR_PEER_UNREACHABLE);

@@ -29,14 +29,20 @@ typedef struct px_rail_policy_ops px_rail_policy_ops_t;
 /* frame types; SUBDOWN tells the peer (over a working subchannel) that
  * subchannel `seq` timed out here, so its side stops waiting for its own
  * timeout */
-enum { PX_RAIL_DATA = 1, PX_RAIL_ACK = 2, PX_RAIL_PING = 3, PX_RAIL_PONG = 4, PX_RAIL_SUBDOWN = 5,
-       PX_RAIL_DONE = 6 /* at finalize: every frame of the sender is acknowledged */ };
+enum {
+    PX_RAIL_DATA = 1,
+    PX_RAIL_ACK = 2,
+    PX_RAIL_PING = 3,
+    PX_RAIL_PONG = 4,
+    PX_RAIL_SUBDOWN = 5,
+    PX_RAIL_DONE = 6 /* at finalize: every frame of the sender is acknowledged */
+};
 
 /* header flags on the wire */
 enum {
-    PX_RAIL_H_UNORD = 1, /* deliver at once, outside the ordered sequence */
-    PX_RAIL_H_SACK = 2,  /* DATA: acknowledge as soon as it is in; ACK: seq is such a frame */
-    PX_RAIL_H_TIMED = 4, /* DATA: a stripe; its acknowledgement carries the arrival time and
+    PX_RAIL_H_UNORD = 1,  /* deliver at once, outside the ordered sequence */
+    PX_RAIL_H_SACK = 2,   /* DATA: acknowledge as soon as it is in; ACK: seq is such a frame */
+    PX_RAIL_H_TIMED = 4,  /* DATA: a stripe; its acknowledgement carries the arrival time and
                           * goes at once (otherwise one goes per progress pass) */
     PX_RAIL_H_BITMAP = 8, /* ACK (lossy transports): off is a bitmap of the frames ack+1 ..
                            * ack+64 that have arrived (selective acknowledgement) */
@@ -68,8 +74,8 @@ typedef struct __attribute__((packed)) px_rail_hdr {
     uint32_t oseq; /* ordered sequence number (DATA without UNORD) */
     uint8_t type;
     uint8_t flags;
-    uint16_t sub;  /* subchannel it was sent on (informational) */
-    uint64_t off;  /* offset of this stripe in its frame's payload */
+    uint16_t sub; /* subchannel it was sent on (informational) */
+    uint64_t off; /* offset of this stripe in its frame's payload */
 } px_rail_hdr_t;
 
 /* Subchannel states. SUSPECT: acknowledgements are overdue, new traffic
@@ -77,7 +83,7 @@ typedef struct __attribute__((packed)) px_rail_hdr {
  * its frames moved to the others and it is probed until it answers. */
 enum { PX_SUB_UP, PX_SUB_SUSPECT, PX_SUB_DOWN };
 
-#define PX_RAIL_INLINE 256   /* payload bytes kept inside a send record */
+#define PX_RAIL_INLINE 256 /* payload bytes kept inside a send record */
 /* Payloads up to 8 KB, and those the caller waits for at once
  * (PX_RAIL_F_WAITED) up to the transport's eager limit (at most
  * PX_RAIL_COPY_MAX), are copied into their record so the sender completes
@@ -91,8 +97,8 @@ enum { PX_SUB_UP, PX_SUB_SUSPECT, PX_SUB_DOWN };
 #define PX_RAIL_COPY_SMALL 8192
 #define PX_RAIL_COPY_MAX (256 * 1024)
 #define PX_RAIL_IOV 8
-#define PX_RAIL_TICK_NS 1000000ull   /* timers run at most this often */
-#define PX_RAIL_SWEEP_NS 8000000ull  /* ... and those of idle channels this often */
+#define PX_RAIL_TICK_NS 1000000ull      /* timers run at most this often */
+#define PX_RAIL_SWEEP_NS 8000000ull     /* ... and those of idle channels this often */
 #define PX_RAIL_ACK_DELAY_NS 1000000ull /* an arrival is acknowledged within this */
 
 typedef struct px_rail_msg px_rail_msg_t;
@@ -104,26 +110,27 @@ typedef struct px_rail_msg px_rail_msg_t;
 typedef struct px_rail_tx {
     struct px_rail_tx *next; /* free list */
     px_rail_vc_t *vc;
-    px_rail_msg_t *msg;      /* the striped block it is part of */
-    int part;                /* its index in msg->part */
-    px_net_send_cb_t cb;     /* the caller's completion, once acknowledged */
+    px_rail_msg_t *msg;  /* the striped block it is part of */
+    int part;            /* its index in msg->part */
+    px_net_send_cb_t cb; /* the caller's completion, once acknowledged */
     void *arg;
     uint32_t seq, oseq;
     uint64_t off, t_sent;
     size_t len;
-    int sub;                 /* where it was last sent */
+    int sub; /* where it was last sent */
     uint8_t hflags;
-    uint8_t wire;            /* the transport still holds the payload */
+    uint8_t wire; /* the transport still holds the payload */
     uint8_t acked, resend;
-    uint8_t tries;           /* lossy transports: retransmissions after a timeout */
-    uint8_t again;           /* sent more than once: its acknowledgement times nothing */
+    uint8_t tries; /* lossy transports: retransmissions after a timeout */
+    uint8_t again; /* sent more than once: its acknowledgement times nothing */
     uint8_t npieces;
-    uint8_t rel_ok;          /* sent with PX_RAIL_F_RELEASE: it may be released */
-    uint8_t told;            /* the caller was told it is done before the acknowledgement */
-    uint8_t inbuf;           /* it holds a reference on the rail's release buffer */
-    char *area;              /* its place in that buffer (the payload once told) */
-    size_t staged;           /* bytes already copied there */
-    uint32_t order;          /* lossy: its place among the frames its subchannel sent */         /* PX_RAIL_H_SPLIT: pieces of the stripe it is one of */
+    uint8_t rel_ok; /* sent with PX_RAIL_F_RELEASE: it may be released */
+    uint8_t told;   /* the caller was told it is done before the acknowledgement */
+    uint8_t inbuf;  /* it holds a reference on the rail's release buffer */
+    char *area;     /* its place in that buffer (the payload once told) */
+    size_t staged;  /* bytes already copied there */
+    uint32_t order;
+    /* lossy: its place among the frames its subchannel sent */ /* PX_RAIL_H_SPLIT: pieces of the stripe it is one of */
     uint16_t uhl;
     uint8_t uh[PX_NET_HDR_MAX];
     int iovcnt;
@@ -138,7 +145,7 @@ struct px_rail_msg {
     px_net_send_cb_t cb;
     void *arg;
     int nparts, open, nacked;
-    int users;  /* records whose caller is not told yet, + the sending function */
+    int users; /* records whose caller is not told yet, + the sending function */
     px_status_t st;
     int warm;   /* every subchannel used had carried a stripe before */
     int resent; /* a part went again: its times say nothing about rates */
@@ -190,7 +197,7 @@ typedef struct px_rail_orphan {
 #define PX_RAIL_RESPLIT_MIN (64 * 1024)
 
 typedef struct px_rail_rx_split {
-    uint32_t orig;       /* seq of the stripe */
+    uint32_t orig;            /* seq of the stripe */
     uint8_t used, total, got; /* pieces it was cut into, and received */
 } px_rail_rx_split_t;
 
@@ -210,22 +217,22 @@ typedef struct px_rail_sub {
     void *rx_ctx, *rx_dst;
     px_rail_held_t *rx_held;
     /* striping */
-    double weight;        /* share of a striped block (fraction) */
-    double est_mbs;       /* bss: estimated throughput */
-    uint64_t last_ack_ns; /* when its last stripe was acknowledged */
-    uint64_t last_use_ns; /* bss: when it last carried a stripe */
+    double weight;          /* share of a striped block (fraction) */
+    double est_mbs;         /* bss: estimated throughput */
+    uint64_t last_ack_ns;   /* when its last stripe was acknowledged */
+    uint64_t last_use_ns;   /* bss: when it last carried a stripe */
     double ew_bytes, ew_ns; /* moving averages of stripe bytes and times: their ratio is the rate */
     int probing;            /* bss: its next measurement replaces the estimate */
     int warm;
     double wrr_cur;
     /* health */
     int state;
-    int used;             /* has carried traffic (a connection exists or existed) */
-    uint32_t unacked;     /* frames on it awaiting acknowledgement */
-    uint64_t busy_since;  /* last acknowledgement progress while unacked > 0 */
+    int used;            /* has carried traffic (a connection exists or existed) */
+    uint32_t unacked;    /* frames on it awaiting acknowledgement */
+    uint64_t busy_since; /* last acknowledgement progress while unacked > 0 */
     uint64_t last_tx_ns;
-    double srtt, rttvar;  /* acknowledgement times of its frames (ns) */
-    double rtt_max;       /* the longest recent one, decaying towards srtt (lossy timeout) */
+    double srtt, rttvar; /* acknowledgement times of its frames (ns) */
+    double rtt_max;      /* the longest recent one, decaying towards srtt (lossy timeout) */
     /* lossy: frames sent on it, numbered, and the highest number acknowledged:
      * a frame unacknowledged below it is lost (one path keeps order), where
      * frames on other subchannels may just be slower */
@@ -235,8 +242,8 @@ typedef struct px_rail_sub {
      * and a path check under way */
     uint64_t path_ok_ns;
     int path_checking;
-    int down_silent; /* it went down for silence: a path check brings it back */
-    double probe_gap;     /* seconds */
+    int down_silent;         /* it went down for silence: a path check brings it back */
+    double probe_gap;        /* seconds */
     px_rail_sub_stats_t *st; /* in the job's stats segment (PX_STATS) or st_own */
     px_rail_sub_stats_t st_own;
 } px_rail_sub_t;
@@ -256,15 +263,15 @@ struct px_rail_vc {
     px_list_t deferred; /* striped blocks waiting until fewer stripe bytes are in flight */
     size_t stripe_inflight;
     int rr, rr_left, primary, bind_sub;
-    int resend_pending; /* records to send again */
-    uint32_t on_wire;   /* records a transport still writes (its callback outstanding) */
-    uint8_t rel_due;    /* px_rail_release at the end of this progress pass */
-    uint8_t rel_wait;   /* the release buffer was short: try again on acknowledgements */
-    int hot;            /* on rail->hot: its timers run every tick */
+    int resend_pending;  /* records to send again */
+    uint32_t on_wire;    /* records a transport still writes (its callback outstanding) */
+    uint8_t rel_due;     /* px_rail_release at the end of this progress pass */
+    uint8_t rel_wait;    /* the release buffer was short: try again on acknowledgements */
+    int hot;             /* on rail->hot: its timers run every tick */
     uint32_t split_open; /* pieces of re-split stripes not yet acknowledged */
-    int armed;          /* every subchannel connected (alternates ready before a failure) */
-    int single;         /* one subchannel at a time (px_rail_vc_set_single) */
-    int nup;            /* subchannels not down */
+    int armed;           /* every subchannel connected (alternates ready before a failure) */
+    int single;          /* one subchannel at a time (px_rail_vc_set_single) */
+    int nup;             /* subchannels not down */
     uint64_t part_since; /* every subchannel down since */
     uint64_t last_activity;
     uint64_t last_ack_rx; /* when an acknowledgement last made progress */
@@ -275,11 +282,11 @@ struct px_rail_vc {
      * rendezvous data goes in one-datagram frames while it is high */
     uint32_t fr_sent, fr_retx;
     int small_frames;
-    uint64_t last_cut;    /* when the window was last halved */
-    int peer_done;        /* the peer sent DONE at finalize */
-    int gap_ack;          /* a frame arrived above a gap: acknowledge in this pass */
+    uint64_t last_cut; /* when the window was last halved */
+    int peer_done;     /* the peer sent DONE at finalize */
+    int gap_ack;       /* a frame arrived above a gap: acknowledge in this pass */
     /* receive side */
-    uint32_t rx_next;  /* every frame below has arrived */
+    uint32_t rx_next;                   /* every frame below has arrived */
     uint64_t rx_bits[PX_RAIL_WIN / 64]; /* arrivals at or above rx_next, by seq % WIN */
     /* stripes arriving in pieces (PX_RAIL_H_SPLIT): a whole copy is dropped
      * meanwhile, the stripe's own seq counts as received with the last piece */
@@ -288,7 +295,7 @@ struct px_rail_vc {
     uint32_t rx_onext; /* next ordered frame to hand up */
     uint32_t rx_unacked;
     uint64_t last_ack_tx;
-    int ack_due;          /* on r->due: acknowledge at the end of this progress pass */
+    int ack_due; /* on r->due: acknowledge at the end of this progress pass */
     int nsack_due;
     uint32_t sack_due[8]; /* frames whose sender waits, maybe above the cumulative point */
     px_rail_held_t *held; /* sorted by oseq */
@@ -313,19 +320,19 @@ struct px_rail {
     int nhot;
     int resend_any; /* some channel has resend_pending */
     uint64_t next_sweep;
-    px_rail_vc_t **due;   /* channels with acknowledgements to send this pass */
+    px_rail_vc_t **due; /* channels with acknowledgements to send this pass */
     int ndue;
     int nranks, local_rank, me;
     const px_rail_policy_ops_t *policy;
     int ft;
-    int lossy;       /* the transport loses frames: retransmission timers, windows */
+    int lossy;        /* the transport loses frames: retransmission timers, windows */
     size_t frame_max; /* lossy: largest payload per frame */
     uint64_t rto_min;
     uint64_t retx_timeout, retx_fast, rx_out_of_window, rx_dup;
     uint64_t resplits, resplit_pieces; /* failed stripes sent again in pieces */
     uint64_t small_frame_periods;      /* lossy: times a channel went to one-datagram frames */
     uint64_t rx_split_skipped;         /* pieces whose original had arrived whole */
-    size_t copy_max; /* payloads copied into their send record */
+    size_t copy_max;                   /* payloads copied into their send record */
     /* PX_RAIL_RELEASE (connections): senders are told once the transport has
      * written their frames; with fault tolerance the frames go to rel_buf
      * first, a bump allocator emptied when the last of them is acknowledged */
@@ -349,11 +356,10 @@ struct px_rail {
     px_rail_tx_t *txfree;
     uint64_t now, next_tick;
     uint64_t partitions, partition_ns;
-    px_rail_stats_seg_t *seg;  /* PX_STATS: counters other processes can read */
+    px_rail_stats_seg_t *seg; /* PX_STATS: counters other processes can read */
     size_t seg_len;
     char seg_name[64];
 };
-
 
 /* ---------- small helpers of every file ---------- */
 
@@ -389,8 +395,8 @@ static inline void px_rail_resend_mark(px_rail_vc_t *vc)
     px_rail_heat(vc);
 }
 
-static inline void px_rail_hdr_fill(px_rail_vc_t *vc, px_rail_hdr_t *h, uint8_t type,
-                                    uint8_t flags, int sub)
+static inline void px_rail_hdr_fill(px_rail_vc_t *vc, px_rail_hdr_t *h, uint8_t type, uint8_t flags,
+                                    int sub)
 {
     h->ack = vc->rx_next;
     h->type = type;

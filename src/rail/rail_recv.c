@@ -3,7 +3,6 @@
  * their offset as they arrive, pieces of a re-split stripe counted. */
 #include "rail_impl.h"
 
-
 /* Hands up every held ordered frame whose turn has come. */
 static void px_rail_flush_held(px_rail_vc_t *vc)
 {
@@ -100,7 +99,7 @@ static void px_rail_rx_piece_done(px_rail_vc_t *vc, uint32_t orig)
 }
 
 void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payload_len,
-                              void **ctx_p)
+                       void **ctx_p)
 {
     px_rail_sub_t *s = owner;
     px_rail_vc_t *vc = s->vc;
@@ -149,8 +148,7 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
     case PX_RAIL_SUBDOWN:
         /* not when it has just come back: the notice may predate that */
         if (r->ft && h.seq < (uint32_t)vc->nsub && vc->sub[h.seq].state != PX_SUB_DOWN &&
-            px_since(r->now, vc->sub[h.seq].up_since) >
-                (uint64_t)(2e9 * px_params.rail_detect)) {
+            px_since(r->now, vc->sub[h.seq].up_since) > (uint64_t)(2e9 * px_params.rail_detect)) {
             px_rail_sub_t *d = &vc->sub[h.seq];
             px_info("rail", "rank %d reports subchannel %s dead", vc->rank, d->info.label);
             px_rail_sub_down(d, PX_ERR_LINK_DOWN);

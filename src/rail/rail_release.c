@@ -1,7 +1,6 @@
 /* Completion before the acknowledgement (PX_RAIL_RELEASE). */
 #include "rail_impl.h"
 
-
 #define PX_RAIL_REL_ALIGN(n) (((n) + 63) & ~(size_t)63)
 #define PX_RAIL_REL_BATCH 64 /* callers told per call; the rest on the next pass */
 
@@ -122,7 +121,9 @@ void px_rail_pre_attach(px_rail_t *r, px_rail_tx_t *x)
         return;
     size_t off = (size_t)(b - r->pre.src);
     x->area = r->pre.area + off;
-    x->staged = r->pre.staged <= off ? 0 : r->pre.staged - off < x->len ? r->pre.staged - off : x->len;
+    x->staged = r->pre.staged <= off           ? 0
+                : r->pre.staged - off < x->len ? r->pre.staged - off
+                                               : x->len;
     x->inbuf = 1;
     r->rel_live++;
 }

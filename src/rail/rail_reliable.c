@@ -7,7 +7,6 @@
 
 #include <math.h>
 
-
 /* Which of the frames rx_next+1 .. rx_next+64 have arrived (lossy transports). */
 uint64_t px_rail_rx_bitmap(px_rail_vc_t *vc)
 {
@@ -81,12 +80,14 @@ void px_rail_loss_look(px_rail_vc_t *vc)
     if (!vc->small_frames && lost > PX_RAIL_LOSS_HIGH) {
         vc->small_frames = 1;
         vc->rail->small_frame_periods++;
-        px_debug("rail", "rank %d: %.1f%% of frames sent again: rendezvous data in "
-                 "one-datagram frames", vc->rank, 100 * lost);
+        px_debug("rail",
+                 "rank %d: %.1f%% of frames sent again: rendezvous data in "
+                 "one-datagram frames",
+                 vc->rank, 100 * lost);
     } else if (vc->small_frames && lost < PX_RAIL_LOSS_LOW) {
         vc->small_frames = 0;
-        px_debug("rail", "rank %d: %.1f%% of frames sent again: back to full frames",
-                 vc->rank, 100 * lost);
+        px_debug("rail", "rank %d: %.1f%% of frames sent again: back to full frames", vc->rank,
+                 100 * lost);
     }
     vc->fr_sent = vc->fr_retx = 0;
 }
@@ -267,8 +268,10 @@ void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now)
             x->tries++;
         r->retx_timeout++;
         cut = 1;
-        px_debug("rail", "frame %u (%zu bytes) to rank %d: no acknowledgement after %.1f ms, "
-                 "sending it again (try %d)", x->seq, x->len, vc->rank, (double)rto / 1e6, x->tries);
+        px_debug("rail",
+                 "frame %u (%zu bytes) to rank %d: no acknowledgement after %.1f ms, "
+                 "sending it again (try %d)",
+                 x->seq, x->len, vc->rank, (double)rto / 1e6, x->tries);
         px_rail_retransmit(vc, x);
     }
     if (cut)

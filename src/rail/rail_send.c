@@ -6,10 +6,9 @@
 
 #include <stdio.h>
 
-
 /* A header-only control frame (ACK, PING, PONG) on subchannel si. */
 void px_rail_send_ctl(px_rail_vc_t *vc, int si, uint8_t type, uint8_t flags, uint32_t seq,
-                             uint64_t val)
+                      uint64_t val)
 {
     px_rail_hdr_t h;
     px_rail_sub_t *s = &vc->sub[si];
@@ -195,8 +194,7 @@ void px_rail_vc_cancel(px_rail_vc_t *vc, px_status_t why)
         done = x->next;
         px_rail_tx_finish(x);
     }
-    px_list_for_each_safe(e, t, &vc->backlog)
-    {
+    px_list_for_each_safe(e, t, &vc->backlog) {
         px_rail_backlog_t *b = px_container_of(e, px_rail_backlog_t, link);
         px_list_del(e);
         if (b->copy)
@@ -205,8 +203,7 @@ void px_rail_vc_cancel(px_rail_vc_t *vc, px_status_t why)
             b->cb(b->arg, why);
         free(b);
     }
-    px_list_for_each_safe(e, t, &vc->deferred)
-    {
+    px_list_for_each_safe(e, t, &vc->deferred) {
         px_rail_backlog_t *b = px_container_of(e, px_rail_backlog_t, link);
         px_list_del(e);
         b->cb(b->arg, why);
@@ -311,20 +308,18 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
         return PX_ERR_NO_MEMORY;
     x->hflags = (flags & PX_RAIL_F_STRIPE) ? PX_RAIL_H_UNORD : 0;
     x->rel_ok = (flags & PX_RAIL_F_RELEASE) != 0;
-    size_t copy_max =
-        (flags & PX_RAIL_F_WAITED) ? vc->rail->copy_max : PX_RAIL_COPY_SMALL;
+    size_t copy_max = (flags & PX_RAIL_F_WAITED) ? vc->rail->copy_max : PX_RAIL_COPY_SMALL;
     x->len = len;
     px_rail_t *r = vc->rail;
-    int rel = cb && len > copy_max && (flags & PX_RAIL_F_RELEASE) && r->release &&
-              iovcnt <= PX_RAIL_IOV;
+    int rel =
+        cb && len > copy_max && (flags & PX_RAIL_F_RELEASE) && r->release && iovcnt <= PX_RAIL_IOV;
     if (rel) {
         memcpy(x->iov, iov, (size_t)iovcnt * sizeof(*iov));
         x->iovcnt = iovcnt;
         if (r->pre.vc == vc)
             px_rail_pre_attach(r, x); /* its copy may be begun */
     }
-    if (rel && r->rel_live == (uint32_t)(r->pre.vc != NULL) + x->inbuf &&
-        px_rail_area(r, x) == 0) {
+    if (rel && r->rel_live == (uint32_t)(r->pre.vc != NULL) + x->inbuf && px_rail_area(r, x) == 0) {
         /* The first frame to release while nothing released is in flight
          * on the rail (but a prestaged payload): copied now, what is not
          * yet, while the links are quiet, and done at once (a broadcast's
@@ -414,9 +409,9 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
         bytes[big] = 0;
         used = 1;
     }
-        for (int i = 0; i < n; i++)
-            px_trace("rail", "stripe to rank %d sub %d: %zu of %zu bytes (share %.3f)", vc->rank,
-                     i, bytes[i], len, share[i]);
+    for (int i = 0; i < n; i++)
+        px_trace("rail", "stripe to rank %d sub %d: %zu of %zu bytes (share %.3f)", vc->rank, i,
+                 bytes[i], len, share[i]);
 
     px_rail_msg_t *m = malloc(sizeof(*m));
     if (!m)
@@ -515,8 +510,8 @@ static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hd
         /* Split late: a block waits while enough stripe bytes are in flight,
          * so its split uses weights learnt from the blocks before it. Ordered
          * frames never wait behind it. */
-        if (vc->stripe_inflight && (vc->stripe_inflight + len > px_rail_inflight_max(vc) ||
-                                    !px_list_empty(&vc->deferred)))
+        if (vc->stripe_inflight &&
+            (vc->stripe_inflight + len > px_rail_inflight_max(vc) || !px_list_empty(&vc->deferred)))
             return px_rail_enqueue(&vc->deferred, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
         return px_rail_send_striped(vc, hdr, hdr_len, iov, iovcnt, len, flags, cb, arg);
     }
@@ -540,8 +535,8 @@ void px_rail_deferred_flush(px_rail_vc_t *vc)
         if (vc->stripe_inflight && vc->stripe_inflight + len > px_rail_inflight_max(vc))
             return;
         px_list_del(&b->link);
-        px_status_t st = px_rail_send_striped(vc, b->hdr, b->hdr_len, b->iov, b->iovcnt, len, b->flags,
-                                              b->cb, b->arg);
+        px_status_t st = px_rail_send_striped(vc, b->hdr, b->hdr_len, b->iov, b->iovcnt, len,
+                                              b->flags, b->cb, b->arg);
         if (st < 0)
             b->cb(b->arg, st);
         free(b);
@@ -557,8 +552,8 @@ void px_rail_backlog_flush(px_rail_vc_t *vc)
         px_list_del(&b->link);
         px_net_send_cb_t cb = b->copy ? px_rail_free_cb : b->cb;
         void *arg = b->copy ? b->copy : b->arg;
-        px_status_t st = px_rail_send_now(vc, b->hdr, b->hdr_len, b->iov, b->iovcnt, b->flags,
-                                          cb, arg);
+        px_status_t st =
+            px_rail_send_now(vc, b->hdr, b->hdr_len, b->iov, b->iovcnt, b->flags, cb, arg);
         if (st == PX_OK && cb)
             cb(arg, PX_OK);
         else if (st < 0 && cb)
@@ -577,7 +572,8 @@ px_status_t px_rail_vc_send(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
     px_rail_heat(vc);
     /* a striped block takes up to one sequence number per subchannel */
     if (__builtin_expect(!px_list_empty(&vc->backlog) || px_rail_window_full(vc, PX_NET_MAX_SUB) ||
-                             px_rail_cwnd_full(vc, px_net_iov_len(iov, iovcnt)), 0))
+                             px_rail_cwnd_full(vc, px_net_iov_len(iov, iovcnt)),
+                         0))
         return px_rail_enqueue(&vc->backlog, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
     return px_rail_send_now(vc, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
 }
@@ -590,7 +586,8 @@ static px_status_t px_rail_enqueue(px_list_t *q, const void *hdr, size_t hdr_len
     size_t len = px_net_iov_len(iov, iovcnt);
     if (hdr_len > PX_NET_HDR_MAX)
         return PX_ERR_INVALID_PARAM;
-    px_rail_backlog_t *b = calloc(1, sizeof(*b) + (size_t)(iovcnt ? iovcnt : 1) * sizeof(struct iovec));
+    px_rail_backlog_t *b =
+        calloc(1, sizeof(*b) + (size_t)(iovcnt ? iovcnt : 1) * sizeof(struct iovec));
     if (!b)
         return PX_ERR_NO_MEMORY;
     b->flags = flags;

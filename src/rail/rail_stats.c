@@ -8,7 +8,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-
 void px_rail_stats_open(px_rail_t *r, const px_boot_info_t *boot)
 {
     snprintf(r->seg_name, sizeof(r->seg_name), "/plexus-%016llx-stats-%d",
@@ -71,11 +70,10 @@ void px_rail_print_stats(px_rail_t *r, int rank)
                     "%llu rx %llu bytes tx %llu rx %llu stripes %llu stripe_bytes %llu "
                     "mean_stripe_us %.1f acks tx %llu rx %llu state %s down %llu resent %llu "
                     "rtt_us %.1f rttvar_us %.1f\n",
-                    rank, i, k, vc->sub[k].info.label, r->policy->name,
-                    px_rail_vc_weight(vc, k), (unsigned long long)s->frames_tx,
-                    (unsigned long long)s->frames_rx, (unsigned long long)s->bytes_tx,
-                    (unsigned long long)s->bytes_rx, (unsigned long long)s->stripes,
-                    (unsigned long long)s->stripe_bytes,
+                    rank, i, k, vc->sub[k].info.label, r->policy->name, px_rail_vc_weight(vc, k),
+                    (unsigned long long)s->frames_tx, (unsigned long long)s->frames_rx,
+                    (unsigned long long)s->bytes_tx, (unsigned long long)s->bytes_rx,
+                    (unsigned long long)s->stripes, (unsigned long long)s->stripe_bytes,
                     s->stripes ? (double)s->stripe_ns / (double)s->stripes / 1e3 : 0.0,
                     (unsigned long long)s->acks_tx, (unsigned long long)s->acks_rx,
                     px_rail_state_names[vc->sub[k].state], (unsigned long long)s->downs,
@@ -104,6 +102,6 @@ void px_rail_print_stats(px_rail_t *r, int rank)
             (unsigned long long)recoveries, (unsigned long long)resent,
             (unsigned long long)resent_bytes, (unsigned long long)r->resplits,
             (unsigned long long)r->resplit_pieces, (unsigned long long)r->rx_split_skipped,
-            (unsigned long long)r->partitions, (double)down_ns / 1e9,
-            (double)r->partition_ns / 1e9, r->ops->name);
+            (unsigned long long)r->partitions, (double)down_ns / 1e9, (double)r->partition_ns / 1e9,
+            r->ops->name);
 }

@@ -8,7 +8,10 @@ typedef struct px_list {
     struct px_list *next, *prev;
 } px_list_t;
 
-#define PX_LIST_INIT(name) {&(name), &(name)}
+#define PX_LIST_INIT(name)                                                                         \
+    {                                                                                              \
+        &(name), &(name)                                                                           \
+    }
 #define px_container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 static inline void px_list_init(px_list_t *h) { h->next = h->prev = h; }
@@ -37,7 +40,7 @@ static inline void px_list_del(px_list_t *e)
     e->next = e->prev = e;
 }
 
-#define px_list_for_each_safe(pos, tmp, head)                                 \
+#define px_list_for_each_safe(pos, tmp, head)                                                      \
     for (pos = (head)->next, tmp = pos->next; pos != (head); pos = tmp, tmp = pos->next)
 
 #endif

@@ -23,8 +23,8 @@ void px_log_init(void)
     for (int i = 0; lvl && i < 5; i++)
         if (!strcmp(lvl, px_log_names[i]))
             px_log_level_cur = i;
-    snprintf(px_log_subsys, sizeof(px_log_subsys), "%s%s%s", sub && *sub ? "," : "",
-             sub ? sub : "", sub && *sub ? "," : "");
+    snprintf(px_log_subsys, sizeof(px_log_subsys), "%s%s%s", sub && *sub ? "," : "", sub ? sub : "",
+             sub && *sub ? "," : "");
 }
 
 void px_log_set_prefix(const char *prefix)
@@ -51,8 +51,8 @@ void px_log(px_log_level_t level, const char *subsys, const char *fmt, ...)
         return;
     if (level > PX_LOG_ERROR && !px_log_subsys_enabled(subsys))
         return;
-    n = snprintf(buf, sizeof(buf), "[%s %s %s %.6f] ", px_log_prefix, px_log_names[level],
-                 subsys, px_time_sec());
+    n = snprintf(buf, sizeof(buf), "[%s %s %s %.6f] ", px_log_prefix, px_log_names[level], subsys,
+                 px_time_sec());
     va_start(ap, fmt);
     if (n >= 0 && n < (int)sizeof(buf))
         n += vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);

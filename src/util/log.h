@@ -22,25 +22,25 @@ void px_log(px_log_level_t level, const char *subsys, const char *fmt, ...)
 #define PX_LOG_ON(level) ((int)(level) <= px_log_level_cur)
 
 #define px_error(subsys, ...) px_log(PX_LOG_ERROR, subsys, __VA_ARGS__)
-#define px_warn(subsys, ...)                                                  \
-    do {                                                                      \
-        if (PX_LOG_ON(PX_LOG_WARN))                                           \
-            px_log(PX_LOG_WARN, subsys, __VA_ARGS__);                         \
+#define px_warn(subsys, ...)                                                                       \
+    do {                                                                                           \
+        if (PX_LOG_ON(PX_LOG_WARN))                                                                \
+            px_log(PX_LOG_WARN, subsys, __VA_ARGS__);                                              \
     } while (0)
-#define px_info(subsys, ...)                                                  \
-    do {                                                                      \
-        if (PX_LOG_ON(PX_LOG_INFO))                                           \
-            px_log(PX_LOG_INFO, subsys, __VA_ARGS__);                         \
+#define px_info(subsys, ...)                                                                       \
+    do {                                                                                           \
+        if (PX_LOG_ON(PX_LOG_INFO))                                                                \
+            px_log(PX_LOG_INFO, subsys, __VA_ARGS__);                                              \
     } while (0)
-#define px_debug(subsys, ...)                                                 \
-    do {                                                                      \
-        if (PX_LOG_ON(PX_LOG_DEBUG))                                          \
-            px_log(PX_LOG_DEBUG, subsys, __VA_ARGS__);                        \
+#define px_debug(subsys, ...)                                                                      \
+    do {                                                                                           \
+        if (PX_LOG_ON(PX_LOG_DEBUG))                                                               \
+            px_log(PX_LOG_DEBUG, subsys, __VA_ARGS__);                                             \
     } while (0)
-#define px_trace(subsys, ...)                                                 \
-    do {                                                                      \
-        if (PX_LOG_ON(PX_LOG_TRACE))                                          \
-            px_log(PX_LOG_TRACE, subsys, __VA_ARGS__);                        \
+#define px_trace(subsys, ...)                                                                      \
+    do {                                                                                           \
+        if (PX_LOG_ON(PX_LOG_TRACE))                                                               \
+            px_log(PX_LOG_TRACE, subsys, __VA_ARGS__);                                             \
     } while (0)
 
 #endif

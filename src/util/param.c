@@ -34,7 +34,7 @@ typedef struct px_param_desc {
 } px_param_desc_t;
 
 static const px_param_desc_t px_param_table[] = {
-#define PX_PARAM(name, type, def, values, group, doc)                         \
+#define PX_PARAM(name, type, def, values, group, doc)                                              \
     {#name, PX_PT_##type, def, values, group, doc, offsetof(px_params_t, name)},
 #include "params.def"
 #undef PX_PARAM
@@ -61,10 +61,10 @@ typedef union {
 } px_param_value_t;
 
 /* Set by pxrun (or a resource manager) for each rank. */
-const char *const px_param_launcher_vars[] = {
-    "PX_RANK",       "PX_SIZE",          "PX_NODE_ID",   "PX_NUM_NODES",  "PX_LOCAL_RANK",
-    "PX_LOCAL_SIZE", "PX_UNIVERSE_SIZE", "PX_NODE_NAME", "PX_BOOT_ADDR",  "PX_JOB_SECRET",
-    "PX_JOB_ID",     NULL};
+const char *const px_param_launcher_vars[] = {"PX_RANK",          "PX_SIZE",       "PX_NODE_ID",
+                                              "PX_NUM_NODES",     "PX_LOCAL_RANK", "PX_LOCAL_SIZE",
+                                              "PX_UNIVERSE_SIZE", "PX_NODE_NAME",  "PX_BOOT_ADDR",
+                                              "PX_JOB_SECRET",    "PX_JOB_ID",     NULL};
 
 int px_param_is_launcher_var(const char *name)
 {
@@ -85,10 +85,20 @@ px_status_t px_param_parse_size(const char *s, size_t *value_p)
         return PX_ERR_INVALID_PARAM;
     int shift = 0;
     switch (tolower((unsigned char)*end)) {
-    case 'k': shift = 10; end++; break;
-    case 'm': shift = 20; end++; break;
-    case 'g': shift = 30; end++; break;
-    default: break;
+    case 'k':
+        shift = 10;
+        end++;
+        break;
+    case 'm':
+        shift = 20;
+        end++;
+        break;
+    case 'g':
+        shift = 30;
+        end++;
+        break;
+    default:
+        break;
     }
     if (v > (SIZE_MAX >> shift))
         return PX_ERR_INVALID_PARAM;
@@ -237,7 +247,11 @@ static int px_param_within(const px_param_desc_t *d, const px_param_value_t *v)
     unsigned long long u;
     int whole = 0;
     switch (d->type) {
-    case PX_PT_INT: x = (double)v->i; u = (unsigned long long)v->i; whole = v->i >= 0; break;
+    case PX_PT_INT:
+        x = (double)v->i;
+        u = (unsigned long long)v->i;
+        whole = v->i >= 0;
+        break;
     case PX_PT_SIZE:
         if (v->z == PX_PARAM_SIZE_AUTO)
             return 1;
@@ -246,8 +260,12 @@ static int px_param_within(const px_param_desc_t *d, const px_param_value_t *v)
         whole = 1;
         break;
     case PX_PT_DOUBLE:
-    case PX_PT_DURATION: x = v->d; u = 0; break;
-    default: return 1;
+    case PX_PT_DURATION:
+        x = v->d;
+        u = 0;
+        break;
+    default:
+        return 1;
     }
     for (const char *p = d->values; *p;) {
         size_t n = strcspn(p, " ");
@@ -288,10 +306,10 @@ static void px_param_describe(const px_param_desc_t *d, int md, char *buf, size_
     };
     const char *q = md ? "`" : "";
     size_t k = 0;
-#define PX_PUT(...)                                                           \
-    do {                                                                      \
-        if (k < len)                                                          \
-            k += (size_t)snprintf(buf + k, len - k, __VA_ARGS__);             \
+#define PX_PUT(...)                                                                                \
+    do {                                                                                           \
+        if (k < len)                                                                               \
+            k += (size_t)snprintf(buf + k, len - k, __VA_ARGS__);                                  \
     } while (0)
     buf[0] = 0;
     PX_PUT("%s", noun[d->type]);
@@ -377,22 +395,32 @@ static px_status_t px_param_apply(size_t i, const char *s, int store, char *err,
         return PX_OK;
     void *field = (char *)&px_params + d->offset;
     switch (d->type) {
-    case PX_PT_BOOL: *(int *)field = v.b; break;
-    case PX_PT_INT: *(long *)field = v.i; break;
-    case PX_PT_SIZE: *(size_t *)field = v.z; break;
+    case PX_PT_BOOL:
+        *(int *)field = v.b;
+        break;
+    case PX_PT_INT:
+        *(long *)field = v.i;
+        break;
+    case PX_PT_SIZE:
+        *(size_t *)field = v.z;
+        break;
     case PX_PT_DOUBLE:
-    case PX_PT_DURATION: *(double *)field = v.d; break;
+    case PX_PT_DURATION:
+        *(double *)field = v.d;
+        break;
     case PX_PT_ENUM:
         px_param_enum_name(d->values, v.e, px_param_enum_val[i], PX_PARAM_ENUM_MAX);
         *(const char **)field = px_param_enum_val[i];
         break;
-    case PX_PT_STRING: *(const char **)field = v.s; break;
+    case PX_PT_STRING:
+        *(const char **)field = v.s;
+        break;
     }
     return PX_OK;
 }
 
-static px_status_t px_param_set_or_check(const char *var, const char *value, int store,
-                                         char *err, size_t errlen)
+static px_status_t px_param_set_or_check(const char *var, const char *value, int store, char *err,
+                                         size_t errlen)
 {
     int i = px_param_find(var);
     if (i < 0) {
@@ -468,9 +496,9 @@ void px_param_print(FILE *out, const char *format)
     int md = format && !strcmp(format, "markdown");
     const char *group = NULL;
     static const char *const tname[] = {
-        [PX_PT_BOOL] = "bool",         [PX_PT_INT] = "int",   [PX_PT_SIZE] = "size",
-        [PX_PT_DOUBLE] = "double",     [PX_PT_DURATION] = "duration",
-        [PX_PT_ENUM] = "enum",         [PX_PT_STRING] = "string",
+        [PX_PT_BOOL] = "bool",     [PX_PT_INT] = "int",           [PX_PT_SIZE] = "size",
+        [PX_PT_DOUBLE] = "double", [PX_PT_DURATION] = "duration", [PX_PT_ENUM] = "enum",
+        [PX_PT_STRING] = "string",
     };
 
     if (md) {
@@ -491,8 +519,9 @@ void px_param_print(FILE *out, const char *format)
         if (!group || strcmp(group, d->group)) {
             group = d->group;
             if (md)
-                fprintf(out, "\n## %s\n\n| variable | type | default | accepts | description |\n"
-                             "|---|---|---|---|---|\n",
+                fprintf(out,
+                        "\n## %s\n\n| variable | type | default | accepts | description |\n"
+                        "|---|---|---|---|---|\n",
                         group);
             else
                 fprintf(out, "\n[%s]\n", group);

@@ -3,8 +3,8 @@
 const char *px_status_string(px_status_t status)
 {
     switch (status) {
-#define PX_STATUS_CASE(name, value, str)                                      \
-    case name:                                                                \
+#define PX_STATUS_CASE(name, value, str)                                                           \
+    case name:                                                                                     \
         return str;
         PX_STATUS_LIST(PX_STATUS_CASE)
 #undef PX_STATUS_CASE
@@ -15,8 +15,8 @@ const char *px_status_string(px_status_t status)
 const char *px_status_name(px_status_t status)
 {
     switch (status) {
-#define PX_STATUS_CASE(name, value, str)                                      \
-    case name:                                                                \
+#define PX_STATUS_CASE(name, value, str)                                                           \
+    case name:                                                                                     \
         return #name;
         PX_STATUS_LIST(PX_STATUS_CASE)
 #undef PX_STATUS_CASE

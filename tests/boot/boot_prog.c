@@ -31,14 +31,14 @@
 
 static px_boot_info_t info;
 
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "boot_prog rank %d: check failed at line %d: ", info.rank, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                                     \
-            fprintf(stderr, "\n");                                            \
-            exit(1);                                                          \
-        }                                                                     \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "boot_prog rank %d: check failed at line %d: ", info.rank, __LINE__);  \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static void init_or_die(void)

@@ -6,12 +6,12 @@
 #include <string.h>
 
 static int failures;
-#define T(cond)                                                               \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            printf("FAIL line %d: %s\n", __LINE__, #cond);                    \
-            failures++;                                                       \
-        }                                                                     \
+#define T(cond)                                                                                    \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            printf("FAIL line %d: %s\n", __LINE__, #cond);                                         \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 int main(void)
@@ -45,9 +45,14 @@ int main(void)
 
     /* puts */
     T(px_boot_put_valid(3, (const uint8_t *)"abc", 0));
-    T(px_boot_put_valid(PX_BOOT_KEY_MAX - 1, (const uint8_t *)"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", PX_BOOT_VAL_MAX));
+    T(px_boot_put_valid(
+        PX_BOOT_KEY_MAX - 1,
+        (const uint8_t *)"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        PX_BOOT_VAL_MAX));
     T(!px_boot_put_valid(0, (const uint8_t *)"", 1));
-    T(!px_boot_put_valid(PX_BOOT_KEY_MAX, (const uint8_t *)"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 1));
+    T(!px_boot_put_valid(
+        PX_BOOT_KEY_MAX,
+        (const uint8_t *)"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", 1));
     T(!px_boot_put_valid(3, (const uint8_t *)"a\0c", 1));
     T(!px_boot_put_valid(3, (const uint8_t *)"abc", PX_BOOT_VAL_MAX + 1));
 

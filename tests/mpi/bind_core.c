@@ -24,8 +24,8 @@ int main(int argc, char **argv)
             if (CPU_ISSET(c, &before) && k-- == 0)
                 want = c;
         PX_CHECK(CPU_COUNT(&after) == 1 && CPU_ISSET(want, &after),
-                 "rank %d: bound to %d CPUs, expected CPU %d only", px_test_rank,
-                 CPU_COUNT(&after), want);
+                 "rank %d: bound to %d CPUs, expected CPU %d only", px_test_rank, CPU_COUNT(&after),
+                 want);
     } else {
         PX_CHECK(CPU_EQUAL(&before, &after), "rank %d: MPI_Init changed the affinity unasked",
                  px_test_rank);

@@ -18,14 +18,14 @@ static MPI_Op aff_op;
 #define aff_fold px_aff_fold
 
 #define CHECK_INTS(buf, n, expr, what, ...)                                                        \
-    do {                                                                                       \
-        int bad_ = 0;                                                                          \
-        for (int i = 0; i < (n) && !bad_; i++)                                                 \
-            if ((buf)[i] != (expr)) {                                                          \
-                PX_CHECK(0, what " elem %d: got %d want %d", __VA_ARGS__, i, (buf)[i],         \
-                         (int)(expr));                                                         \
-                bad_ = 1;                                                                      \
-            }                                                                                  \
+    do {                                                                                           \
+        int bad_ = 0;                                                                              \
+        for (int i = 0; i < (n) && !bad_; i++)                                                     \
+            if ((buf)[i] != (expr)) {                                                              \
+                PX_CHECK(0, what " elem %d: got %d want %d", __VA_ARGS__, i, (buf)[i],             \
+                         (int)(expr));                                                             \
+                bad_ = 1;                                                                          \
+            }                                                                                      \
     } while (0)
 
 static const int counts[] = {0, 1, 3, 100, 4099, 65536, 262144};
@@ -105,8 +105,8 @@ static void check_aff(const aff_t *got, int count, int lo, int hi, const char *w
     for (int i = 0; i < count; i++) {
         aff_t w = aff_fold(lo, hi, i);
         if (got[i].m != w.m || got[i].c != w.c) {
-            PX_CHECK(0, "%s count %d root %d elem %d: got (%u,%u) want (%u,%u)", what, c2, root,
-                     i, got[i].m, got[i].c, w.m, w.c);
+            PX_CHECK(0, "%s count %d root %d elem %d: got (%u,%u) want (%u,%u)", what, c2, root, i,
+                     got[i].m, got[i].c, w.m, w.c);
             return;
         }
     }
@@ -149,8 +149,8 @@ static void test_allreduce(int count)
         for (int q = 1; q < size; q++)
             want = val(q, i, 5) * 0.5 < want ? val(q, i, 5) * 0.5 : want;
         if (dr[i] != want) {
-            PX_CHECK(0, "Allreduce IN_PLACE MIN double count %d elem %d: got %g want %g", count,
-                     i, dr[i], want);
+            PX_CHECK(0, "Allreduce IN_PLACE MIN double count %d elem %d: got %g want %g", count, i,
+                     dr[i], want);
             break;
         }
     }
@@ -169,7 +169,8 @@ static void test_allreduce(int count)
 
 static void test_gather_scatter(int count, int root)
 {
-    int *s = malloc(sizeof(int) * (count + 1)), *all = malloc(sizeof(int) * ((size_t)count * size + 1));
+    int *s = malloc(sizeof(int) * (count + 1)),
+        *all = malloc(sizeof(int) * ((size_t)count * size + 1));
     for (int i = 0; i < count; i++)
         s[i] = val(rank, i, 6);
     for (int i = 0; i < count * size; i++)
@@ -199,8 +200,8 @@ static void test_gather_scatter(int count, int root)
     PX_MPI(MPI_Scatter(all, count, MPI_INT, s, count, MPI_INT, root, MPI_COMM_WORLD));
     CHECK_INTS(s, count, val(rank, i, 8), "Scatter count %d root %d", count, root);
     if (rank == root) {
-        PX_MPI(MPI_Scatter(all, count, MPI_INT, MPI_IN_PLACE, count, MPI_INT, root,
-                           MPI_COMM_WORLD));
+        PX_MPI(
+            MPI_Scatter(all, count, MPI_INT, MPI_IN_PLACE, count, MPI_INT, root, MPI_COMM_WORLD));
         CHECK_INTS(all, count * size, val(i / count, i % count, 8),
                    "Scatter IN_PLACE root buffer count %d root %d", count, root);
     } else {
@@ -245,16 +246,16 @@ static void test_gatherv_scatterv(int count, int root)
     CHECK_INTS(s, mine, val(rank, i, 10), "Scatterv count %d root %d", count, root);
     /* in place at the root: its own block stays where it is */
     if (rank == root) {
-        PX_MPI(MPI_Scatterv(all, rc, dp, MPI_INT, MPI_IN_PLACE, mine, MPI_INT, root,
-                            MPI_COMM_WORLD));
+        PX_MPI(
+            MPI_Scatterv(all, rc, dp, MPI_INT, MPI_IN_PLACE, mine, MPI_INT, root, MPI_COMM_WORLD));
         for (int q = 0; q < size; q++)
             for (int i = 0; i < rc[q]; i++)
                 all[dp[q] + i] = q == root ? val(q, i, 11) : -5;
         PX_MPI(MPI_Gatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, rc, dp, MPI_INT, root,
                            MPI_COMM_WORLD));
         for (int q = 0; q < size; q++)
-            CHECK_INTS(all + dp[q], rc[q], val(q, i, 11), "Gatherv IN_PLACE count %d root %d from %d",
-                       count, root, q);
+            CHECK_INTS(all + dp[q], rc[q], val(q, i, 11),
+                       "Gatherv IN_PLACE count %d root %d from %d", count, root, q);
     } else {
         PX_MPI(MPI_Scatterv(NULL, NULL, NULL, MPI_INT, s, mine, MPI_INT, root, MPI_COMM_WORLD));
         CHECK_INTS(s, mine, val(rank, i, 10), "Scatterv(2) count %d root %d", count, root);
@@ -270,7 +271,8 @@ static void test_gatherv_scatterv(int count, int root)
 
 static void test_allgather(int count)
 {
-    int *s = malloc(sizeof(int) * (count + 1)), *all = malloc(sizeof(int) * ((size_t)count * size + 1));
+    int *s = malloc(sizeof(int) * (count + 1)),
+        *all = malloc(sizeof(int) * ((size_t)count * size + 1));
     for (int i = 0; i < count; i++)
         s[i] = val(rank, i, 11);
     for (int i = 0; i < count * size; i++)
@@ -370,10 +372,11 @@ static void test_alltoall(int count)
     PX_MPI(MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, rv, rc, rd, MPI_INT,
                          MPI_COMM_WORLD));
     for (int q = 0; q < size; q++)
-        CHECK_INTS(rv + rd[q], rc[q], a2a(q, rank, i), "Alltoallv IN_PLACE count %d from %d",
-                   count, q);
+        CHECK_INTS(rv + rd[q], rc[q], a2a(q, rank, i), "Alltoallv IN_PLACE count %d from %d", count,
+                   q);
     /* alltoallw: byte displacements, receive side strided for odd ranks */
-    MPI_Datatype *stys = malloc(sizeof(MPI_Datatype) * size), *rtys = malloc(sizeof(MPI_Datatype) * size);
+    MPI_Datatype *stys = malloc(sizeof(MPI_Datatype) * size),
+                 *rtys = malloc(sizeof(MPI_Datatype) * size);
     int *sdb = malloc(sizeof(int) * size), *rdb = malloc(sizeof(int) * size);
     int *rw = malloc(sizeof(int) * (2 * rt + 2));
     MPI_Datatype strided[64];

@@ -21,8 +21,7 @@ enum { OP_SUM, OP_MAX, OP_MIN, OP_PROD, NOPS };
 static const char *op_names[NOPS] = {"SUM", "MAX", "MIN", "PROD"};
 static MPI_Op mpi_op(int op)
 {
-    return op == OP_SUM ? MPI_SUM : op == OP_MAX ? MPI_MAX : op == OP_MIN ? MPI_MIN
-                                                                          : MPI_PROD;
+    return op == OP_SUM ? MPI_SUM : op == OP_MAX ? MPI_MAX : op == OP_MIN ? MPI_MIN : MPI_PROD;
 }
 
 /* Exactly representable contributions, so float results are exact too. */
@@ -35,8 +34,7 @@ static long long contrib(int op, int t, int rank, int i)
         return (long long)(rank + 1) * ((i % 17) - 8);
     case OP_MAX:
     case OP_MIN:
-        return (long long)((i * 7 + rank * 13) % 101 - 50) *
-               (t == T_LL ? (1LL << 40) : 1);
+        return (long long)((i * 7 + rank * 13) % 101 - 50) * (t == T_LL ? (1LL << 40) : 1);
     default: {
         int m = (i + rank) % 4;
         return m == 0 ? 2 : m == 1 ? -1 : 1;
@@ -68,8 +66,10 @@ static long long expected(int op, int t, int n, int i)
     long long acc = contrib(op, t, 0, i);
     for (int r = 1; r < n; r++) {
         long long v = contrib(op, t, r, i);
-        acc = op == OP_SUM ? acc + v : op == OP_MAX ? (v > acc ? v : acc)
-              : op == OP_MIN ? (v < acc ? v : acc) : acc * v;
+        acc = op == OP_SUM   ? acc + v
+              : op == OP_MAX ? (v > acc ? v : acc)
+              : op == OP_MIN ? (v < acc ? v : acc)
+                             : acc * v;
     }
     return acc;
 }
@@ -80,14 +80,13 @@ static void fill(void *buf, int op, int t, int count)
         put(buf, t, i, contrib(op, t, px_test_rank, i));
 }
 
-static int check(const void *buf, int op, int t, int count, const char *what,
-                 int root)
+static int check(const void *buf, int op, int t, int count, const char *what, int root)
 {
     for (int i = 0; i < count; i++) {
         long long want = expected(op, t, px_test_size, i), got = get(buf, t, i);
         if (got != want) {
-            PX_CHECK(0, "%s %s %s count %d root %d: element %d is %lld, expected %lld",
-                     what, op_names[op], type_names[t], count, root, i, got, want);
+            PX_CHECK(0, "%s %s %s count %d root %d: element %d is %lld, expected %lld", what,
+                     op_names[op], type_names[t], count, root, i, got, want);
             return 1;
         }
     }
@@ -120,8 +119,7 @@ static void reductions(void)
                 check(rbuf, op, t, count, "Allreduce", -1);
 
                 fill(rbuf, op, t, count);
-                MPI_Allreduce(MPI_IN_PLACE, rbuf, count, dt, mpi_op(op),
-                              MPI_COMM_WORLD);
+                MPI_Allreduce(MPI_IN_PLACE, rbuf, count, dt, mpi_op(op), MPI_COMM_WORLD);
                 check(rbuf, op, t, count, "Allreduce(IN_PLACE)", -1);
 
                 memset(rbuf, 0x55, maxbytes);
@@ -129,19 +127,16 @@ static void reductions(void)
                 if (px_test_rank == root)
                     check(rbuf, op, t, count, "Reduce", root);
                 if (count > 0)
-                    PX_CHECK(get(sbuf, t, count - 1) ==
-                                 contrib(op, t, px_test_rank, count - 1),
+                    PX_CHECK(get(sbuf, t, count - 1) == contrib(op, t, px_test_rank, count - 1),
                              "Reduce modified the send buffer");
 
                 if (px_test_rank == root) {
                     fill(rbuf, op, t, count);
-                    MPI_Reduce(MPI_IN_PLACE, rbuf, count, dt, mpi_op(op), root,
-                               MPI_COMM_WORLD);
+                    MPI_Reduce(MPI_IN_PLACE, rbuf, count, dt, mpi_op(op), root, MPI_COMM_WORLD);
                     check(rbuf, op, t, count, "Reduce(IN_PLACE)", root);
                 } else {
                     /* recvbuf is insignificant away from the root. */
-                    MPI_Reduce(sbuf, NULL, count, dt, mpi_op(op), root,
-                               MPI_COMM_WORLD);
+                    MPI_Reduce(sbuf, NULL, count, dt, mpi_op(op), root, MPI_COMM_WORLD);
                 }
             }
     free(sbuf);
@@ -182,8 +177,8 @@ static void loc_ops(void)
                 }
                 if (out[i].val != best || out[i].loc != bloc) {
                     PX_CHECK(0, "%s %s element %d: (%g, %d), expected (%g, %d)",
-                             k ? "Reduce" : "Allreduce", pass ? "MINLOC" : "MAXLOC",
-                             i, out[i].val, out[i].loc, best, bloc);
+                             k ? "Reduce" : "Allreduce", pass ? "MINLOC" : "MAXLOC", i, out[i].val,
+                             out[i].loc, best, bloc);
                     break;
                 }
             }
@@ -206,8 +201,7 @@ static void bcasts(void)
             else
                 memset(buf, 0, n);
             MPI_Bcast(buf, n, MPI_BYTE, root, MPI_COMM_WORLD);
-            PX_CHECK(px_verify(buf, n, seed) == (size_t)n, "Bcast %d B root %d wrong",
-                     n, root);
+            PX_CHECK(px_verify(buf, n, seed) == (size_t)n, "Bcast %d B root %d wrong", n, root);
         }
     /* A typed broadcast too. */
     double d[333];
@@ -276,5 +270,6 @@ int main(int argc, char **argv)
     reductions();
     loc_ops();
     return px_test_finish("Barrier, Bcast 0..1 MB, Reduce/Allreduce 4 ops x 3 types "
-                          "x 0..1 MB, MAXLOC/MINLOC, IN_PLACE, %d roots", nroots);
+                          "x 0..1 MB, MAXLOC/MINLOC, IN_PLACE, %d roots",
+                          nroots);
 }

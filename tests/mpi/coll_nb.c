@@ -8,7 +8,10 @@
 
 static int rank, size;
 
-static int val(int r, int i, int salt) { return (int)((r * 97 + i * 13 + salt * 29) % 2000) - 1000; }
+static int val(int r, int i, int salt)
+{
+    return (int)((r * 97 + i * 13 + salt * 29) % 2000) - 1000;
+}
 
 typedef px_aff_t aff_t; /* the non-commutative operation (px_test.h) */
 #define aff_val px_aff_val
@@ -17,10 +20,10 @@ static aff_t aff_fold(int hi, int i) { return px_aff_fold(0, hi, i); }
 
 /* Reports the first mismatch of a loop and leaves the loop (no do/while
  * wrapper on purpose: the break belongs to the caller's loop). */
-#define CHECK_EQ(got, want, ...)                                                               \
-    if ((got) != (want)) {                                                                     \
-        PX_CHECK(0, __VA_ARGS__);                                                              \
-        break;                                                                                 \
+#define CHECK_EQ(got, want, ...)                                                                   \
+    if ((got) != (want)) {                                                                         \
+        PX_CHECK(0, __VA_ARGS__);                                                                  \
+        break;                                                                                     \
     }
 
 static int sum_val(int i, int salt, int upto)
@@ -93,13 +96,12 @@ static void round_all(int count, int root, MPI_Comm dup, MPI_Op aff_op, MPI_Data
     PX_MPI(MPI_Iallreduce(ars, dupr, count, MPI_INT, MPI_MIN, dup, &req[nr++]));
     PX_MPI(MPI_Igather(gs, count, MPI_INT, ga, count, MPI_INT, root, MPI_COMM_WORLD, &req[nr++]));
     PX_MPI(MPI_Iscatter(sa, count, MPI_INT, sr, count, MPI_INT, root, MPI_COMM_WORLD, &req[nr++]));
-    PX_MPI(MPI_Igatherv(gs, count, MPI_INT, gvr, cnt, dsp, MPI_INT, root, MPI_COMM_WORLD,
-                        &req[nr++]));
+    PX_MPI(
+        MPI_Igatherv(gs, count, MPI_INT, gvr, cnt, dsp, MPI_INT, root, MPI_COMM_WORLD, &req[nr++]));
     PX_MPI(MPI_Iscatterv(sa, cnt, dsp, MPI_INT, svr, count, MPI_INT, root, MPI_COMM_WORLD,
                          &req[nr++]));
     PX_MPI(MPI_Iallgather(gs, count, MPI_INT, ag, count, MPI_INT, MPI_COMM_WORLD, &req[nr++]));
-    PX_MPI(MPI_Iallgatherv(gs, count, MPI_INT, agv, cnt, dsp, MPI_INT, MPI_COMM_WORLD,
-                           &req[nr++]));
+    PX_MPI(MPI_Iallgatherv(gs, count, MPI_INT, agv, cnt, dsp, MPI_INT, MPI_COMM_WORLD, &req[nr++]));
     PX_MPI(MPI_Ialltoall(ats, count, MPI_INT, atr, count, MPI_INT, MPI_COMM_WORLD, &req[nr++]));
     PX_MPI(MPI_Ialltoallv(ats, cnt, dsp, MPI_INT, atvr, cnt, dsp, MPI_INT, MPI_COMM_WORLD,
                           &req[nr++]));
@@ -178,10 +180,37 @@ static void round_all(int count, int root, MPI_Comm dup, MPI_Op aff_op, MPI_Data
         w = aff_fold(rank, i);
         CHECK_EQ(affs[i].m == w.m && affs[i].c == w.c, 1, "Iscan(user op) elem %d", i);
     }
-    free(bc); free(ars); free(arr); free(ip); free(rd); free(gs); free(ga); free(sa); free(sr);
-    free(ag); free(agv); free(ats); free(atr); free(atvr); free(atwr); free(rsb); free(rsv);
-    free(sc); free(ex); free(gvr); free(svr); free(dupr); free(aff); free(affs); free(cnt);
-    free(dsp); free(tys); free(bdsp); free(rsc); free(ps); free(pr);
+    free(bc);
+    free(ars);
+    free(arr);
+    free(ip);
+    free(rd);
+    free(gs);
+    free(ga);
+    free(sa);
+    free(sr);
+    free(ag);
+    free(agv);
+    free(ats);
+    free(atr);
+    free(atvr);
+    free(atwr);
+    free(rsb);
+    free(rsv);
+    free(sc);
+    free(ex);
+    free(gvr);
+    free(svr);
+    free(dupr);
+    free(aff);
+    free(affs);
+    free(cnt);
+    free(dsp);
+    free(tys);
+    free(bdsp);
+    free(rsc);
+    free(ps);
+    free(pr);
 }
 
 int main(int argc, char **argv)
@@ -202,7 +231,7 @@ int main(int argc, char **argv)
     MPI_Type_commit(&aff_type);
     MPI_Op_create(px_aff_fn, 0, &aff_op);
     for (int k = 0; k < (int)(sizeof(counts) / sizeof(counts[0])); k++)
-        for (int root = 0; root < size; root += size > 2 ? size / 2 + 1 : 1)
+        for (int root = 0; root<size; root += size> 2 ? size / 2 + 1 : 1)
             round_all(counts[k] / (counts[k] > 5000 ? size : 1), root, dup, aff_op, aff_type);
     MPI_Op_free(&aff_op);
     MPI_Type_free(&aff_type);

@@ -60,8 +60,8 @@ static void check_bcast(int it, int count)
     MPI_Bcast(b, count, MPI_UNSIGNED, root, MPI_COMM_WORLD);
     for (int i = 0; i < count; i++)
         if (b[i] != val(it, root, i)) {
-            PX_CHECK(0, "it %d Bcast count %d root %d: [%d] = %u, expected %u", it, count, root,
-                     i, b[i], val(it, root, i));
+            PX_CHECK(0, "it %d Bcast count %d root %d: [%d] = %u, expected %u", it, count, root, i,
+                     b[i], val(it, root, i));
             break;
         }
     free(b);
@@ -119,8 +119,10 @@ static void check_noncommutative(int it, MPI_Op op, MPI_Datatype affty)
     MPI_Allreduce(s, r, N, affty, op, MPI_COMM_WORLD);
     for (int i = 0; i < N; i++) {
         px_aff_t e = px_aff_fold(it, it + size - 1, i);
-        PX_CHECK(r[i].m == e.m && r[i].c == e.c, "it %d Allreduce [%d] = (%u,%u), expected "
-                 "(%u,%u)", it, i, r[i].m, r[i].c, e.m, e.c);
+        PX_CHECK(r[i].m == e.m && r[i].c == e.c,
+                 "it %d Allreduce [%d] = (%u,%u), expected "
+                 "(%u,%u)",
+                 it, i, r[i].m, r[i].c, e.m, e.c);
     }
 }
 
@@ -145,8 +147,8 @@ static void check_triples(int it, MPI_Op op, MPI_Datatype t3)
         for (int q = 0; q < size; q++)
             e += val(it, q, i);
         if (r[i] != e) {
-            PX_CHECK(0, "it %d Allreduce of 12-byte elements: [%d] = %u, expected %u", it, i,
-                     r[i], e);
+            PX_CHECK(0, "it %d Allreduce of 12-byte elements: [%d] = %u, expected %u", it, i, r[i],
+                     e);
             break;
         }
     }
@@ -237,7 +239,8 @@ int main(int argc, char **argv)
             PX_CHECK(d == size - 1, "Allreduce(MAX) during Iallreduce: %d", d);
         }
         MPI_Wait(&req, MPI_STATUS_IGNORE);
-        PX_CHECK(b == size * (size + 1) / 2, "Iallreduce: %d, expected %d", b, size * (size + 1) / 2);
+        PX_CHECK(b == size * (size + 1) / 2, "Iallreduce: %d, expected %d", b,
+                 size * (size + 1) / 2);
     }
 
     /* Plexus: a segment per communicator whose ranks share a machine, while
@@ -253,8 +256,8 @@ int main(int argc, char **argv)
         MPI_Comm_size(node, &nsize);
         MPI_Comm_free(&node);
         const char *net = getenv("PX_NET"), *sz = getenv("PX_COLL_SHM_SIZE");
-        int expect = size > 1 && nsize == size && (!net || strstr(net, "shm")) &&
-                     !(sz && !strcmp(sz, "0"));
+        int expect =
+            size > 1 && nsize == size && (!net || strstr(net, "shm")) && !(sz && !strcmp(sz, "0"));
         char job[32] = "";
         MPI_Barrier(MPI_COMM_WORLD);
         int before = count_segments(job, sizeof(job));

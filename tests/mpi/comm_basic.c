@@ -24,8 +24,8 @@ static void no_crosstalk(MPI_Comm a, MPI_Comm b, const char *what)
     MPI_Isend(&sa, 1, MPI_INT, to_a, 7, a, &r[1]);
     MPI_Recv(&ga, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, a, &st);
     PX_CHECK(ga == 1000 + from_a && st.MPI_SOURCE == from_a,
-             "%s: receive on first comm got %d from %d, expected %d from %d", what,
-             ga, st.MPI_SOURCE, 1000 + from_a, from_a);
+             "%s: receive on first comm got %d from %d, expected %d from %d", what, ga,
+             st.MPI_SOURCE, 1000 + from_a, from_a);
     MPI_Recv(&gb, 1, MPI_INT, from_b, 7, b, &st);
     PX_CHECK(gb == 2000 + from_b, "%s: receive on second comm got %d", what, gb);
     MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
@@ -56,27 +56,23 @@ int main(int argc, char **argv)
     MPI_Comm_rank(rsplit, &r);
     PX_CHECK(r == n - 1 - me, "reverse split: rank %d, expected %d", r, n - 1 - me);
     MPI_Comm_compare(MPI_COMM_WORLD, rsplit, &res);
-    PX_CHECK(res == (n > 1 ? MPI_SIMILAR : MPI_CONGRUENT),
-             "compare(world, reversed) = %d", res);
+    PX_CHECK(res == (n > 1 ? MPI_SIMILAR : MPI_CONGRUENT), "compare(world, reversed) = %d", res);
     no_crosstalk(rsplit, MPI_COMM_WORLD, "reversed/world");
 
     /* Even/odd split; key ties broken by old rank. */
     MPI_Comm_split(MPI_COMM_WORLD, me % 2, 0, &split);
     MPI_Comm_rank(split, &r);
     MPI_Comm_size(split, &s);
-    PX_CHECK(r == me / 2 && s == (n + 1 - me % 2) / 2,
-             "parity split: rank %d size %d", r, s);
+    PX_CHECK(r == me / 2 && s == (n + 1 - me % 2) / 2, "parity split: rank %d size %d", r, s);
     MPI_Comm_compare(MPI_COMM_WORLD, split, &res);
-    PX_CHECK(res == (n > 1 ? MPI_UNEQUAL : MPI_CONGRUENT),
-             "compare(world, parity) = %d", res);
+    PX_CHECK(res == (n > 1 ? MPI_UNEQUAL : MPI_CONGRUENT), "compare(world, parity) = %d", res);
     no_crosstalk(split, MPI_COMM_WORLD, "parity/world");
     {
         int sum = -1, want = 0;
         MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, split);
         for (int i = me % 2; i < n; i += 2)
             want += i;
-        PX_CHECK(sum == want, "Allreduce on parity split: %d, expected %d", sum,
-                 want);
+        PX_CHECK(sum == want, "Allreduce on parity split: %d, expected %d", sum, want);
         int root_rank = -1;
         int v = r == 0 ? me : -1;
         MPI_Bcast(&v, 1, MPI_INT, 0, split);
@@ -97,8 +93,7 @@ int main(int argc, char **argv)
             ranks[i] = i;
         MPI_Group_translate_ranks(gs, gsz < 64 ? gsz : 64, ranks, gw, out);
         for (int i = 0; i < gsz && i < 64; i++)
-            PX_CHECK(out[i] == 2 * i + me % 2, "translate: split rank %d -> %d", i,
-                     out[i]);
+            PX_CHECK(out[i] == 2 * i + me % 2, "translate: split rank %d -> %d", i, out[i]);
         MPI_Group_compare(gw, gs, &cmp);
         PX_CHECK(cmp == (n > 1 ? MPI_UNEQUAL : MPI_IDENT), "group compare %d", cmp);
         for (int i = 0; i < gsz && i < 64; i++)
@@ -134,8 +129,8 @@ int main(int argc, char **argv)
         MPI_Comm c;
         int v = i, w = -1;
         MPI_Comm_dup(i % 2 ? dup : MPI_COMM_WORLD, &c);
-        MPI_Sendrecv(&v, 1, MPI_INT, (me + 1) % n, 3, &w, 1, MPI_INT,
-                     (me + n - 1) % n, 3, c, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(&v, 1, MPI_INT, (me + 1) % n, 3, &w, 1, MPI_INT, (me + n - 1) % n, 3, c,
+                     MPI_STATUS_IGNORE);
         PX_CHECK(w == i, "dup cycle %d got %d", i, w);
         MPI_Comm_free(&c);
         PX_CHECK(c == MPI_COMM_NULL, "Comm_free did not null the handle");

@@ -85,8 +85,7 @@ int main(int argc, char **argv)
     check_comm(c, mem, n, "reversed");
     int res = -1;
     MPI_Comm_compare(MPI_COMM_WORLD, c, &res);
-    PX_CHECK(res == (n > 1 ? MPI_SIMILAR : MPI_CONGRUENT), "compare(world, reversed) = %d",
-             res);
+    PX_CHECK(res == (n > 1 ? MPI_SIMILAR : MPI_CONGRUENT), "compare(world, reversed) = %d", res);
     MPI_Comm_free(&c);
     checked++;
 

@@ -69,7 +69,6 @@ int main(int argc, char **argv)
     expect_value(info, "Alpha", NULL, "keys are case-sensitive");
     checks += 9;
 
-
     /* a new value replaces the old one; the key keeps its place */
     PX_MPI(MPI_Info_set(info, "alpha", "uno"));
     expect_keys(info, k3, 3, "after replace");
@@ -148,8 +147,7 @@ int main(int argc, char **argv)
         int len = -1;
         PX_MPI(MPI_Info_get_nthkey(MPI_INFO_ENV, i, key));
         PX_MPI(MPI_Info_get_valuelen(MPI_INFO_ENV, key, &len, &flag));
-        PX_CHECK(flag == 1 && len >= 0 && len <= MPI_MAX_INFO_VAL, "env key %s: len %d", key,
-                 len);
+        PX_CHECK(flag == 1 && len >= 0 && len <= MPI_MAX_INFO_VAL, "env key %s: len %d", key, len);
         PX_MPI(MPI_Info_get(MPI_INFO_ENV, key, MPI_MAX_INFO_VAL, buf, &flag));
         PX_CHECK(flag == 1 && (int)strlen(buf) == len, "env key %s: value of length %zu", key,
                  strlen(buf));

@@ -22,8 +22,8 @@ static void check_structure(MPI_Comm ic, const char *what)
     MPI_Comm_size(ic, &s);
     MPI_Comm_rank(ic, &r);
     PX_MPI(MPI_Comm_remote_size(ic, &rs));
-    PX_CHECK(s == lsize && rs == rsize && r == lrank, "%s: size %d remote %d rank %d", what, s,
-             rs, r);
+    PX_CHECK(s == lsize && rs == rsize && r == lrank, "%s: size %d remote %d rank %d", what, s, rs,
+             r);
 
     MPI_Group wg, lg, rg;
     MPI_Comm_group(MPI_COMM_WORLD, &wg);
@@ -32,8 +32,8 @@ static void check_structure(MPI_Comm ic, const char *what)
     int gs = -1, gr = -2;
     MPI_Group_size(rg, &gs);
     MPI_Group_rank(rg, &gr);
-    PX_CHECK(gs == rsize && gr == MPI_UNDEFINED, "%s: remote group size %d, my rank %d", what,
-             gs, gr);
+    PX_CHECK(gs == rsize && gr == MPI_UNDEFINED, "%s: remote group size %d, my rank %d", what, gs,
+             gr);
     MPI_Group_rank(lg, &gr);
     PX_CHECK(gr == lrank, "%s: local group rank %d", what, gr);
     int idx[64], wr[64];
@@ -75,8 +75,8 @@ static void traffic(MPI_Comm ic, int salt, const char *what)
         PX_CHECK(v == salt + remote_world(src) * 1000 + lrank,
                  "%s: from remote %d got %d, expected %d", what, src, v,
                  salt + remote_world(src) * 1000 + lrank);
-        PX_CHECK(st.MPI_TAG == 20 + (src % 3) && cnt == 1, "%s: tag %d count %d", what,
-                 st.MPI_TAG, cnt);
+        PX_CHECK(st.MPI_TAG == 20 + (src % 3) && cnt == 1, "%s: tag %d count %d", what, st.MPI_TAG,
+                 cnt);
     }
     for (int j = 0; j < rsize; j++)
         PX_CHECK(seen[j] == 1, "%s: %d messages from remote %d", what, seen[j], j);
@@ -105,8 +105,8 @@ static void traffic(MPI_Comm ic, int salt, const char *what)
         int v = salt + me, g = -1;
         MPI_Send(&v, 1, MPI_INT, partner, 40, ic);
         MPI_Probe(MPI_ANY_SOURCE, 40, ic, &st);
-        PX_CHECK(st.MPI_SOURCE == lrank, "%s: probe source %d, expected %d", what,
-                 st.MPI_SOURCE, lrank);
+        PX_CHECK(st.MPI_SOURCE == lrank, "%s: probe source %d, expected %d", what, st.MPI_SOURCE,
+                 lrank);
         MPI_Recv(&g, 1, MPI_INT, st.MPI_SOURCE, 40, ic, MPI_STATUS_IGNORE);
         PX_CHECK(g == salt + remote_world(lrank), "%s: probed message %d", what, g);
         int a = me, b = -1;
@@ -151,8 +151,8 @@ static void check_merge(MPI_Comm ic, int high_lower, int high_upper, const char 
         lower_first = all[0] == 0;
     for (int i = 0; i < n; i++) {
         int expect = lower_first ? i : (i < n - h ? h + i : i - (n - h));
-        PX_CHECK(all[i] == expect, "%s: merged rank %d is world %d, expected %d", what, i,
-                 all[i], expect);
+        PX_CHECK(all[i] == expect, "%s: merged rank %d is world %d, expected %d", what, i, all[i],
+                 expect);
     }
     int expect_rank = lower_first ? me : (lower ? (n - h) + me : me - h);
     PX_CHECK(r == expect_rank, "%s: merged rank %d, expected %d", what, r, expect_rank);
@@ -247,8 +247,7 @@ int main(int argc, char **argv)
         MPI_Comm bad = MPI_COMM_NULL;
         rc = MPI_Intercomm_create(local, lsize, MPI_COMM_WORLD, 0, 9, &bad);
         MPI_Error_class(rc, &cls);
-        PX_CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_RANK, "local leader %d: class %d", lsize,
-                 cls);
+        PX_CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_RANK, "local leader %d: class %d", lsize, cls);
         MPI_Comm_set_errhandler(local, MPI_ERRORS_ARE_FATAL);
     }
 
@@ -279,8 +278,7 @@ int main(int argc, char **argv)
             }
         }
         if (rn == 0) {
-            PX_CHECK(sp == MPI_COMM_NULL, "split: no remote member of color %d, yet a comm",
-                     color);
+            PX_CHECK(sp == MPI_COMM_NULL, "split: no remote member of color %d, yet a comm", color);
         } else {
             PX_REQUIRE(sp != MPI_COMM_NULL, "split: MPI_COMM_NULL for color %d", color);
             int s = -1, r = -1, rs = -1, fl = 0;
@@ -302,8 +300,8 @@ int main(int argc, char **argv)
             for (int k = 0; k < cnt; k++) {
                 MPI_Status st;
                 MPI_Recv(&got, 1, MPI_INT, MPI_ANY_SOURCE, 8, sp, &st);
-                PX_CHECK(st.MPI_SOURCE >= 0 && st.MPI_SOURCE < rn &&
-                             got == rw[st.MPI_SOURCE] && st.MPI_SOURCE % ln == r,
+                PX_CHECK(st.MPI_SOURCE >= 0 && st.MPI_SOURCE < rn && got == rw[st.MPI_SOURCE] &&
+                             st.MPI_SOURCE % ln == r,
                          "split: got %d from remote %d", got, st.MPI_SOURCE);
             }
             MPI_Wait(&rq, MPI_STATUS_IGNORE);

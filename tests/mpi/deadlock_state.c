@@ -19,8 +19,8 @@ int main(int argc, char **argv)
     if (px_test_rank == 1)
         MPI_Send(&x, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
     if (px_test_rank < 2) {
-        printf("PX_FAULT_MARK rank=%d t=%.6f: waiting for a message never sent\n",
-               px_test_rank, px_epoch_now());
+        printf("PX_FAULT_MARK rank=%d t=%.6f: waiting for a message never sent\n", px_test_rank,
+               px_epoch_now());
         fflush(stdout);
         MPI_Recv(&y, 1, MPI_INT, 1 - px_test_rank, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else {

@@ -22,8 +22,7 @@ static void xfer(const void *src, int bytes, void *dst, int count, MPI_Datatype 
     PX_MPI(MPI_Wait(&r, st));
 }
 
-static void expect_counts(const char *what, MPI_Status *st, MPI_Datatype t, int count,
-                          int elements)
+static void expect_counts(const char *what, MPI_Status *st, MPI_Datatype t, int count, int elements)
 {
     int c, e;
     MPI_Count ex;

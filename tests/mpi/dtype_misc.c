@@ -45,21 +45,33 @@ static MPI_Datatype rebuild(MPI_Datatype t)
     MPI_Datatype *D = malloc(sizeof(MPI_Datatype) * (nd + 1)), n = MPI_DATATYPE_NULL;
     PX_MPI(MPI_Type_get_contents(t, ni, na, nd, I, A, D));
     switch (comb) {
-    case MPI_COMBINER_DUP: PX_MPI(MPI_Type_dup(D[0], &n)); break;
-    case MPI_COMBINER_CONTIGUOUS: PX_MPI(MPI_Type_contiguous(I[0], D[0], &n)); break;
-    case MPI_COMBINER_VECTOR: PX_MPI(MPI_Type_vector(I[0], I[1], I[2], D[0], &n)); break;
-    case MPI_COMBINER_HVECTOR: PX_MPI(MPI_Type_create_hvector(I[0], I[1], A[0], D[0], &n)); break;
+    case MPI_COMBINER_DUP:
+        PX_MPI(MPI_Type_dup(D[0], &n));
+        break;
+    case MPI_COMBINER_CONTIGUOUS:
+        PX_MPI(MPI_Type_contiguous(I[0], D[0], &n));
+        break;
+    case MPI_COMBINER_VECTOR:
+        PX_MPI(MPI_Type_vector(I[0], I[1], I[2], D[0], &n));
+        break;
+    case MPI_COMBINER_HVECTOR:
+        PX_MPI(MPI_Type_create_hvector(I[0], I[1], A[0], D[0], &n));
+        break;
     case MPI_COMBINER_INDEXED:
         PX_MPI(MPI_Type_indexed(I[0], I + 1, I + 1 + I[0], D[0], &n));
         break;
-    case MPI_COMBINER_HINDEXED: PX_MPI(MPI_Type_create_hindexed(I[0], I + 1, A, D[0], &n)); break;
+    case MPI_COMBINER_HINDEXED:
+        PX_MPI(MPI_Type_create_hindexed(I[0], I + 1, A, D[0], &n));
+        break;
     case MPI_COMBINER_INDEXED_BLOCK:
         PX_MPI(MPI_Type_create_indexed_block(I[0], I[1], I + 2, D[0], &n));
         break;
     case MPI_COMBINER_HINDEXED_BLOCK:
         PX_MPI(MPI_Type_create_hindexed_block(I[0], I[1], A, D[0], &n));
         break;
-    case MPI_COMBINER_STRUCT: PX_MPI(MPI_Type_create_struct(I[0], I + 1, A, D, &n)); break;
+    case MPI_COMBINER_STRUCT:
+        PX_MPI(MPI_Type_create_struct(I[0], I + 1, A, D, &n));
+        break;
     case MPI_COMBINER_SUBARRAY:
         PX_MPI(MPI_Type_create_subarray(I[0], I + 1, I + 1 + I[0], I + 1 + 2 * I[0],
                                         I[1 + 3 * I[0]], D[0], &n));
@@ -70,8 +82,11 @@ static MPI_Datatype rebuild(MPI_Datatype t)
                                       I + 3 + 3 * nd2, I[3 + 4 * nd2], D[0], &n));
         break;
     }
-    case MPI_COMBINER_RESIZED: PX_MPI(MPI_Type_create_resized(D[0], A[0], A[1], &n)); break;
-    default: PX_CHECK(0, "unexpected combiner %d", comb);
+    case MPI_COMBINER_RESIZED:
+        PX_MPI(MPI_Type_create_resized(D[0], A[0], A[1], &n));
+        break;
+    default:
+        PX_CHECK(0, "unexpected combiner %d", comb);
     }
     /* returned derived types are the caller's to free */
     for (int i = 0; i < nd; i++) {
@@ -211,8 +226,8 @@ static void external32(void)
     PX_MPI(MPI_Pack_external("external32", &dv, 1, MPI_DOUBLE, b, sizeof(b), &pos));
     PX_MPI(MPI_Pack_external("external32", &sv, 1, MPI_SHORT, b, sizeof(b), &pos));
     PX_MPI(MPI_Pack_external("external32", &lv, 1, MPI_LONG, b, sizeof(b), &pos));
-    const unsigned char want[] = {1, 2, 3, 4, 0xff, 0xff, 0xff, 0xfe, 0x3f, 0xf0, 0, 0, 0, 0,
-                                  0, 0, 0x0a, 0x0b, 0xff, 0xff, 0xff, 0xfd};
+    const unsigned char want[] = {1, 2, 3, 4, 0xff, 0xff, 0xff, 0xfe, 0x3f, 0xf0, 0,
+                                  0, 0, 0, 0, 0,    0x0a, 0x0b, 0xff, 0xff, 0xff, 0xfd};
     nchecks++;
     PX_CHECK(pos == (MPI_Aint)sizeof(want) && memcmp(b, want, sizeof(want)) == 0,
              "external32 bytes (%ld packed)", (long)pos);
@@ -253,8 +268,8 @@ static void external32(void)
     PX_CHECK(pos == 6 && memcmp(b, wv, 6) == 0, "external32 vector bytes %02x %02x", b[0], b[1]);
     up = 0;
     PX_MPI(MPI_Unpack_external("external32", b, pos, &up, sh2 + 4, 1, vt));
-    PX_CHECK(sh2[0] == sh[0] && sh2[2] == sh[2] && sh2[4] == sh[4] && sh2[1] == 0 &&
-                 sh2[3] == 0 && sh2[5] == 0,
+    PX_CHECK(sh2[0] == sh[0] && sh2[2] == sh[2] && sh2[4] == sh[4] && sh2[1] == 0 && sh2[3] == 0 &&
+                 sh2[5] == 0,
              "external32 vector round trip");
     PX_MPI(MPI_Type_free(&vt));
 }

@@ -140,8 +140,8 @@ static void bytes_cases(void)
     int cnt;
     PX_MPI(MPI_Get_count(&st, MPI_BYTE, &cnt));
     nchecks++;
-    PX_CHECK(cnt == 48 && memcmp(raw, exp, 48) == 0, "struct -> MPI_BYTE: %d bytes, data %s",
-             cnt, memcmp(raw, exp, 48) ? "differs" : "ok");
+    PX_CHECK(cnt == 48 && memcmp(raw, exp, 48) == 0, "struct -> MPI_BYTE: %d bytes, data %s", cnt,
+             memcmp(raw, exp, 48) ? "differs" : "ok");
 
     /* and back: packed bytes scatter into the padded structs */
     memset(r, 0x5a, sizeof(r));

@@ -204,8 +204,8 @@ static void subarrays(void)
     for (int i = 0; i < sub[0]; i++)
         for (int j = 0; j < sub[1]; j++)
             for (int k = 0; k < sub[2]; k++)
-                segs[n++] = (seg_t){
-                    2L * (((st[0] + i) * sizes[1] + st[1] + j) * sizes[2] + st[2] + k), 2};
+                segs[n++] =
+                    (seg_t){2L * (((st[0] + i) * sizes[1] + st[1] + j) * sizes[2] + st[2] + k), 2};
     check_layout("subarray C order", c, 2, segs, n, 0, 2L * 4 * 5 * 6);
     PX_MPI(MPI_Type_create_subarray(3, sizes, sub, st, MPI_ORDER_FORTRAN, MPI_SHORT, &f));
     PX_MPI(MPI_Type_commit(&f));
@@ -283,13 +283,13 @@ static void darray_case(const char *what, int ndims, const int *gs, const int *d
             if (!mine)
                 continue;
             if (n < total && pos >= (int)sizeof(int) * (n + 1))
-                PX_CHECK(pk[n] == glob[lin], "%s rank %d: element %d is %d expected %d", what, r,
-                         n, pk[n], glob[lin]);
+                PX_CHECK(pk[n] == glob[lin], "%s rank %d: element %d is %d expected %d", what, r, n,
+                         pk[n], glob[lin]);
             n++;
             seen[lin]++;
         }
-        PX_CHECK(pos == (int)sizeof(int) * n && size == pos, "%s rank %d: packed %d size %d, owns %d",
-                 what, r, pos, size, n);
+        PX_CHECK(pos == (int)sizeof(int) * n && size == pos,
+                 "%s rank %d: packed %d size %d, owns %d", what, r, pos, size, n);
         /* round trip into an empty array touches only the owned elements */
         for (int i = 0; i < total; i++)
             back[i] = -1;
@@ -362,8 +362,8 @@ static void bottom(void)
     MPI_Status st;
     int cnt;
     ncases++;
-    PX_MPI(MPI_Sendrecv(MPI_BOTTOM, 1, t, 0, 5, pk, sizeof(pk), MPI_BYTE, 0, 5, MPI_COMM_SELF,
-                        &st));
+    PX_MPI(
+        MPI_Sendrecv(MPI_BOTTOM, 1, t, 0, 5, pk, sizeof(pk), MPI_BYTE, 0, 5, MPI_COMM_SELF, &st));
     PX_MPI(MPI_Get_count(&st, MPI_BYTE, &cnt));
     PX_CHECK(cnt == 28, "MPI_BOTTOM send of %d bytes", cnt);
     PX_CHECK(memcmp(pk, &x, 4) == 0 && memcmp(pk + 4, y, 24) == 0, "MPI_BOTTOM sent bytes");

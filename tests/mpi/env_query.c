@@ -20,8 +20,7 @@ static void check_wtime(void)
     px_sleep_ms(50);
     t1 = MPI_Wtime();
     /* Seconds, not ticks or milliseconds. */
-    PX_CHECK(t1 - t0 >= 0.045 && t1 - t0 < 5.0,
-             "50 ms sleep measured as %g s", t1 - t0);
+    PX_CHECK(t1 - t0 >= 0.045 && t1 - t0 < 5.0, "50 ms sleep measured as %g s", t1 - t0);
 }
 
 static void check_names(void)
@@ -40,14 +39,13 @@ static void check_names(void)
     MPI_Get_version(&version, &subversion);
     PX_CHECK(version >= 3, "MPI_Get_version = %d.%d", version, subversion);
     PX_CHECK(version == MPI_VERSION && subversion == MPI_SUBVERSION,
-             "MPI_Get_version %d.%d but mpi.h says %d.%d", version, subversion,
-             MPI_VERSION, MPI_SUBVERSION);
+             "MPI_Get_version %d.%d but mpi.h says %d.%d", version, subversion, MPI_VERSION,
+             MPI_SUBVERSION);
 
     memset(lib, 0x7f, sizeof(lib));
     len = -1;
     MPI_Get_library_version(lib, &len);
-    PX_CHECK(len > 0 && len < MPI_MAX_LIBRARY_VERSION_STRING,
-             "library version len %d", len);
+    PX_CHECK(len > 0 && len < MPI_MAX_LIBRARY_VERSION_STRING, "library version len %d", len);
     if (len > 0 && len < MPI_MAX_LIBRARY_VERSION_STRING)
         PX_CHECK(lib[len] == '\0' && (int)strlen(lib) == len,
                  "library version not terminated at its length %d", len);
@@ -82,10 +80,10 @@ static void check_alloc_mem(void)
         MPI_Alloc_mem(n, MPI_INFO_NULL, &s);
         MPI_Alloc_mem(n, MPI_INFO_NULL, &r);
         px_fill(s, n, 1000 + px_test_rank);
-        MPI_Sendrecv(s, n, MPI_BYTE, peer, 5, r, n, MPI_BYTE, from, 5,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        PX_CHECK(px_verify(r, n, 1000 + from) == (size_t)n,
-                 "Alloc_mem buffer data from %d wrong", from);
+        MPI_Sendrecv(s, n, MPI_BYTE, peer, 5, r, n, MPI_BYTE, from, 5, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        PX_CHECK(px_verify(r, n, 1000 + from) == (size_t)n, "Alloc_mem buffer data from %d wrong",
+                 from);
         MPI_Free_mem(s);
         MPI_Free_mem(r);
     }
@@ -118,8 +116,7 @@ int main(int argc, char **argv)
     PX_CHECK(provided >= MPI_THREAD_FUNNELED && provided <= MPI_THREAD_MULTIPLE,
              "provided thread level %d", provided);
     MPI_Query_thread(&queried);
-    PX_CHECK(queried == provided, "Query_thread %d, Init_thread said %d", queried,
-             provided);
+    PX_CHECK(queried == provided, "Query_thread %d, Init_thread said %d", queried, provided);
     flag = -1;
     MPI_Initialized(&flag);
     PX_CHECK(flag == 1, "MPI_Initialized = %d after init", flag);
@@ -139,8 +136,7 @@ int main(int argc, char **argv)
         char *nl = strchr(lib, '\n');
         if (nl)
             *nl = '\0';
-        MPI_Allreduce(&px_test_errors, &total, 1, MPI_INT, MPI_SUM,
-                      MPI_COMM_WORLD);
+        MPI_Allreduce(&px_test_errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         MPI_Finalize();
         /* Both stay queryable, and true, after finalize. */
         MPI_Finalized(&fin);
@@ -154,13 +150,12 @@ int main(int argc, char **argv)
         }
         if (total != 0) {
             if (px_test_rank == 0)
-                printf("FAIL env_query np=%d: %d failed checks\n", px_test_size,
-                       total);
+                printf("FAIL env_query np=%d: %d failed checks\n", px_test_size, total);
             return 1;
         }
         if (px_test_rank == 0)
-            printf("PASS env_query np=%d: MPI %d.%d, thread level %d, '%.60s'\n",
-                   px_test_size, version, subversion, provided, lib);
+            printf("PASS env_query np=%d: MPI %d.%d, thread level %d, '%.60s'\n", px_test_size,
+                   version, subversion, provided, lib);
     }
     return 0;
 }

@@ -12,13 +12,12 @@ static int err_class(int rc)
     return cls;
 }
 
-#define EXPECT_CLASS(call, cls)                                                \
-    do {                                                                       \
-        int rc_ = (call);                                                      \
-        PX_CHECK(rc_ != MPI_SUCCESS && err_class(rc_) == (cls),                \
-                 "%s: rc %d class %d, expected %s (%d)", #call, rc_,           \
-                 err_class(rc_), #cls, cls);                                   \
-        checks++;                                                              \
+#define EXPECT_CLASS(call, cls)                                                                    \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        PX_CHECK(rc_ != MPI_SUCCESS && err_class(rc_) == (cls),                                    \
+                 "%s: rc %d class %d, expected %s (%d)", #call, rc_, err_class(rc_), #cls, cls);   \
+        checks++;                                                                                  \
     } while (0)
 
 static int checks;
@@ -30,7 +29,7 @@ static void handlers(void)
 
     MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh);
     PX_CHECK(eh == MPI_ERRORS_ARE_FATAL, "default handler of COMM_WORLD is not "
-             "MPI_ERRORS_ARE_FATAL");
+                                         "MPI_ERRORS_ARE_FATAL");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh);
@@ -54,26 +53,21 @@ static void point_to_point(void)
     /* Ranks. */
     EXPECT_CLASS(MPI_Send(&x, 1, MPI_INT, n, 0, MPI_COMM_WORLD), MPI_ERR_RANK);
     EXPECT_CLASS(MPI_Send(&x, 1, MPI_INT, -7, 0, MPI_COMM_WORLD), MPI_ERR_RANK);
-    EXPECT_CLASS(MPI_Send(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD),
-                 MPI_ERR_RANK);
-    EXPECT_CLASS(MPI_Isend(&x, 1, MPI_INT, n + 3, 0, MPI_COMM_WORLD, &r),
-                 MPI_ERR_RANK);
+    EXPECT_CLASS(MPI_Send(&x, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD), MPI_ERR_RANK);
+    EXPECT_CLASS(MPI_Isend(&x, 1, MPI_INT, n + 3, 0, MPI_COMM_WORLD, &r), MPI_ERR_RANK);
     EXPECT_CLASS(MPI_Recv(&y, 1, MPI_INT, n, 0, MPI_COMM_WORLD, &st), MPI_ERR_RANK);
     EXPECT_CLASS(MPI_Irecv(&y, 1, MPI_INT, -9, 0, MPI_COMM_WORLD, &r), MPI_ERR_RANK);
     EXPECT_CLASS(MPI_Ssend(&x, 1, MPI_INT, n, 0, MPI_COMM_WORLD), MPI_ERR_RANK);
     EXPECT_CLASS(MPI_Probe(n, 0, MPI_COMM_WORLD, &st), MPI_ERR_RANK);
     EXPECT_CLASS(MPI_Iprobe(n, 0, MPI_COMM_WORLD, &flag, &st), MPI_ERR_RANK);
-    EXPECT_CLASS(MPI_Send_init(&x, 1, MPI_INT, n, 0, MPI_COMM_WORLD, &r),
-                 MPI_ERR_RANK);
-    EXPECT_CLASS(MPI_Sendrecv(&x, 1, MPI_INT, n, 0, &y, 1, MPI_INT, me, 0,
-                              MPI_COMM_WORLD, &st),
+    EXPECT_CLASS(MPI_Send_init(&x, 1, MPI_INT, n, 0, MPI_COMM_WORLD, &r), MPI_ERR_RANK);
+    EXPECT_CLASS(MPI_Sendrecv(&x, 1, MPI_INT, n, 0, &y, 1, MPI_INT, me, 0, MPI_COMM_WORLD, &st),
                  MPI_ERR_RANK);
 
     /* Tags: negative (other than ANY_TAG on receives), ANY_TAG on sends. */
     EXPECT_CLASS(MPI_Send(&x, 1, MPI_INT, me, -1, MPI_COMM_WORLD), MPI_ERR_TAG);
     EXPECT_CLASS(MPI_Send(&x, 1, MPI_INT, me, -100, MPI_COMM_WORLD), MPI_ERR_TAG);
-    EXPECT_CLASS(MPI_Send(&x, 1, MPI_INT, me, MPI_ANY_TAG, MPI_COMM_WORLD),
-                 MPI_ERR_TAG);
+    EXPECT_CLASS(MPI_Send(&x, 1, MPI_INT, me, MPI_ANY_TAG, MPI_COMM_WORLD), MPI_ERR_TAG);
     EXPECT_CLASS(MPI_Isend(&x, 1, MPI_INT, me, -5, MPI_COMM_WORLD, &r), MPI_ERR_TAG);
     EXPECT_CLASS(MPI_Irecv(&y, 1, MPI_INT, me, -5, MPI_COMM_WORLD, &r), MPI_ERR_TAG);
     EXPECT_CLASS(MPI_Recv(&y, 1, MPI_INT, me, -3, MPI_COMM_WORLD, &st), MPI_ERR_TAG);
@@ -89,10 +83,8 @@ static void point_to_point(void)
     }
 
     /* Datatype. */
-    EXPECT_CLASS(MPI_Send(&x, 1, MPI_DATATYPE_NULL, me, 0, MPI_COMM_WORLD),
-                 MPI_ERR_TYPE);
-    EXPECT_CLASS(MPI_Irecv(&y, 1, MPI_DATATYPE_NULL, me, 0, MPI_COMM_WORLD, &r),
-                 MPI_ERR_TYPE);
+    EXPECT_CLASS(MPI_Send(&x, 1, MPI_DATATYPE_NULL, me, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
+    EXPECT_CLASS(MPI_Irecv(&y, 1, MPI_DATATYPE_NULL, me, 0, MPI_COMM_WORLD, &r), MPI_ERR_TYPE);
 
     /* Count. */
     EXPECT_CLASS(MPI_Send(&x, -1, MPI_INT, me, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
@@ -112,25 +104,22 @@ static void collectives(void)
 
     EXPECT_CLASS(MPI_Bcast(&x, 1, MPI_INT, n, MPI_COMM_WORLD), MPI_ERR_ROOT);
     EXPECT_CLASS(MPI_Bcast(&x, 1, MPI_INT, -1, MPI_COMM_WORLD), MPI_ERR_ROOT);
-    EXPECT_CLASS(MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, n + 2, MPI_COMM_WORLD),
-                 MPI_ERR_ROOT);
+    EXPECT_CLASS(MPI_Reduce(&x, &y, 1, MPI_INT, MPI_SUM, n + 2, MPI_COMM_WORLD), MPI_ERR_ROOT);
     EXPECT_CLASS(MPI_Bcast(&x, -1, MPI_INT, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
-    EXPECT_CLASS(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD),
-                 MPI_ERR_OP);
+    EXPECT_CLASS(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD), MPI_ERR_OP);
     EXPECT_CLASS(MPI_Bcast(&x, 1, MPI_DATATYPE_NULL, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
     EXPECT_CLASS(MPI_Barrier(MPI_COMM_NULL), MPI_ERR_COMM);
-    EXPECT_CLASS(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL),
-                 MPI_ERR_COMM);
+    EXPECT_CLASS(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_NULL), MPI_ERR_COMM);
 }
 
 static void strings(void)
 {
     static const int classes[] = {
-        MPI_SUCCESS, MPI_ERR_BUFFER, MPI_ERR_COUNT, MPI_ERR_TYPE, MPI_ERR_TAG,
-        MPI_ERR_COMM, MPI_ERR_RANK, MPI_ERR_REQUEST, MPI_ERR_ROOT, MPI_ERR_GROUP,
-        MPI_ERR_OP, MPI_ERR_TOPOLOGY, MPI_ERR_DIMS, MPI_ERR_ARG, MPI_ERR_UNKNOWN,
-        MPI_ERR_TRUNCATE, MPI_ERR_OTHER, MPI_ERR_INTERN, MPI_ERR_IN_STATUS,
-        MPI_ERR_PENDING, MPI_ERR_NO_MEM, MPI_ERR_INFO};
+        MPI_SUCCESS,      MPI_ERR_BUFFER,   MPI_ERR_COUNT,   MPI_ERR_TYPE,      MPI_ERR_TAG,
+        MPI_ERR_COMM,     MPI_ERR_RANK,     MPI_ERR_REQUEST, MPI_ERR_ROOT,      MPI_ERR_GROUP,
+        MPI_ERR_OP,       MPI_ERR_TOPOLOGY, MPI_ERR_DIMS,    MPI_ERR_ARG,       MPI_ERR_UNKNOWN,
+        MPI_ERR_TRUNCATE, MPI_ERR_OTHER,    MPI_ERR_INTERN,  MPI_ERR_IN_STATUS, MPI_ERR_PENDING,
+        MPI_ERR_NO_MEM,   MPI_ERR_INFO};
     const int nc = (int)(sizeof(classes) / sizeof(classes[0]));
     char first[MPI_MAX_ERROR_STRING] = "";
     int distinct = 0, lastcode = MPI_ERR_LASTCODE;
@@ -139,14 +128,14 @@ static void strings(void)
         char s[MPI_MAX_ERROR_STRING];
         int len = -1, cls = -1;
         memset(s, 0, sizeof(s));
-        PX_CHECK(MPI_Error_string(classes[i], s, &len) == MPI_SUCCESS,
-                 "Error_string(%d) failed", classes[i]);
+        PX_CHECK(MPI_Error_string(classes[i], s, &len) == MPI_SUCCESS, "Error_string(%d) failed",
+                 classes[i]);
         PX_CHECK(len > 0 && len < MPI_MAX_ERROR_STRING && (int)strlen(s) == len,
                  "Error_string(%d): length %d for '%s'", classes[i], len, s);
         MPI_Error_class(classes[i], &cls);
         PX_CHECK(cls == classes[i], "Error_class(%d) = %d", classes[i], cls);
-        PX_CHECK(classes[i] <= lastcode, "class %d above MPI_ERR_LASTCODE %d",
-                 classes[i], lastcode);
+        PX_CHECK(classes[i] <= lastcode, "class %d above MPI_ERR_LASTCODE %d", classes[i],
+                 lastcode);
         if (i == 1)
             strcpy(first, s);
         else if (i > 1 && strcmp(first, s) != 0)
@@ -160,8 +149,8 @@ static void strings(void)
     char s[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, s, &len);
-    PX_CHECK(err_class(rc) == MPI_ERR_RANK && len > 0,
-             "code %d: class %d, message '%s'", rc, err_class(rc), s);
+    PX_CHECK(err_class(rc) == MPI_ERR_RANK && len > 0, "code %d: class %d, message '%s'", rc,
+             err_class(rc), s);
 }
 
 int main(int argc, char **argv)
@@ -175,8 +164,8 @@ int main(int argc, char **argv)
     /* Everything still works, with errors returned or fatal again. */
     {
         int me = px_test_rank, n = px_test_size, got = -1, sum = 0;
-        PX_MPI(MPI_Sendrecv(&me, 1, MPI_INT, (me + 1) % n, 1, &got, 1, MPI_INT,
-                            (me + n - 1) % n, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        PX_MPI(MPI_Sendrecv(&me, 1, MPI_INT, (me + 1) % n, 1, &got, 1, MPI_INT, (me + n - 1) % n, 1,
+                            MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         PX_CHECK(got == (me + n - 1) % n, "ring after errors got %d", got);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
         MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -13,16 +13,14 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     if (px_test_rank == victim) {
         px_sleep_ms(200); /* let the others block first */
-        printf("PX_FAULT_MARK rank=%d t=%.6f: calling MPI_Abort(MPI_COMM_WORLD, 3)\n",
-               px_test_rank, px_epoch_now());
+        printf("PX_FAULT_MARK rank=%d t=%.6f: calling MPI_Abort(MPI_COMM_WORLD, 3)\n", px_test_rank,
+               px_epoch_now());
         fflush(stdout);
         MPI_Abort(MPI_COMM_WORLD, 3);
         fprintf(stderr, "FAIL fault_abort: MPI_Abort returned\n");
         return 97;
     }
-    MPI_Recv(&dummy, 1, MPI_INT, MPI_ANY_SOURCE, 77, MPI_COMM_WORLD,
-             MPI_STATUS_IGNORE);
-    fprintf(stderr, "FAIL fault_abort rank %d: a receive nothing sent completed\n",
-            px_test_rank);
+    MPI_Recv(&dummy, 1, MPI_INT, MPI_ANY_SOURCE, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    fprintf(stderr, "FAIL fault_abort rank %d: a receive nothing sent completed\n", px_test_rank);
     return 98;
 }

@@ -13,12 +13,14 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     if (px_test_rank == victim) {
         px_sleep_ms(200);
-        printf("PX_FAULT_MARK rank=%d t=%.6f: MPI_Send to rank %d\n", px_test_rank,
-               px_epoch_now(), px_test_size + 5);
+        printf("PX_FAULT_MARK rank=%d t=%.6f: MPI_Send to rank %d\n", px_test_rank, px_epoch_now(),
+               px_test_size + 5);
         fflush(stdout);
         int rc = MPI_Send(&x, 1, MPI_INT, px_test_size + 5, 0, MPI_COMM_WORLD);
-        fprintf(stderr, "FAIL fault_errfatal: invalid MPI_Send returned %d under "
-                        "MPI_ERRORS_ARE_FATAL\n", rc);
+        fprintf(stderr,
+                "FAIL fault_errfatal: invalid MPI_Send returned %d under "
+                "MPI_ERRORS_ARE_FATAL\n",
+                rc);
         return 0; /* exit 0 so that the driver sees the job "succeed" and fails */
     }
     MPI_Barrier(MPI_COMM_WORLD);

@@ -12,13 +12,12 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     if (px_test_rank == victim) {
         px_sleep_ms(200);
-        printf("PX_FAULT_MARK rank=%d t=%.6f: calling exit(3)\n", px_test_rank,
-               px_epoch_now());
+        printf("PX_FAULT_MARK rank=%d t=%.6f: calling exit(3)\n", px_test_rank, px_epoch_now());
         fflush(stdout);
         exit(3);
     }
     MPI_Barrier(MPI_COMM_WORLD);
-    fprintf(stderr, "FAIL fault_exit rank %d: barrier completed without rank %d\n",
-            px_test_rank, victim);
+    fprintf(stderr, "FAIL fault_exit rank %d: barrier completed without rank %d\n", px_test_rank,
+            victim);
     return 98;
 }

@@ -15,14 +15,12 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     if (px_test_rank == victim) {
         px_sleep_ms(200);
-        printf("PX_FAULT_MARK rank=%d t=%.6f: raising SIGKILL\n", px_test_rank,
-               px_epoch_now());
+        printf("PX_FAULT_MARK rank=%d t=%.6f: raising SIGKILL\n", px_test_rank, px_epoch_now());
         fflush(stdout);
         raise(SIGKILL);
         return 97;
     }
     MPI_Recv(&dummy, 1, MPI_INT, victim, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    fprintf(stderr, "FAIL fault_kill rank %d: received from a killed rank\n",
-            px_test_rank);
+    fprintf(stderr, "FAIL fault_kill rank %d: received from a killed rank\n", px_test_rank);
     return 98;
 }

@@ -103,7 +103,8 @@ static uint64_t seed_of(int src, int dst, int tag, uint64_t seq)
 
 static size_t size_of(const ft_opts_t *o, int src, int dst, int tag, uint64_t seq)
 {
-    return o->sizes[(seq + (uint64_t)src + (uint64_t)dst * 3 + (uint64_t)tag) % (uint64_t)o->nsizes];
+    return o
+        ->sizes[(seq + (uint64_t)src + (uint64_t)dst * 3 + (uint64_t)tag) % (uint64_t)o->nsizes];
 }
 
 /* Body word i: cheap to generate and to check (xorshift of the seed). */
@@ -154,10 +155,20 @@ static size_t parse_size(const char *s)
     char *end;
     double v = strtod(s, &end);
     switch (*end) {
-    case 'k': case 'K': v *= 1024; break;
-    case 'm': case 'M': v *= 1024 * 1024; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; break;
-    default: break;
+    case 'k':
+    case 'K':
+        v *= 1024;
+        break;
+    case 'm':
+    case 'M':
+        v *= 1024 * 1024;
+        break;
+    case 'g':
+    case 'G':
+        v *= 1024.0 * 1024 * 1024;
+        break;
+    default:
+        break;
     }
     return (size_t)v;
 }
@@ -185,16 +196,26 @@ static int parse(int argc, char **argv, ft_opts_t *o)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
             return -1;
-        if (!strcmp(a, "--seconds")) o->seconds = atof(v);
-        else if (!strcmp(a, "--bytes")) o->bytes = parse_size(v);
-        else if (!strcmp(a, "--sizes")) sizes = v;
-        else if (!strcmp(a, "--window")) o->window = atoi(v);
-        else if (!strcmp(a, "--every")) o->every = atoi(v);
-        else if (!strcmp(a, "--fault-at")) o->fault_at = atof(v);
-        else if (!strcmp(a, "--fault-end")) o->fault_end = atof(v);
-        else if (!strcmp(a, "--progress-ms")) o->progress_ms = atoi(v);
-        else if (!strcmp(a, "--mode") && strlen(v) < sizeof(o->mode)) strcpy(o->mode, v);
-        else return -1;
+        if (!strcmp(a, "--seconds"))
+            o->seconds = atof(v);
+        else if (!strcmp(a, "--bytes"))
+            o->bytes = parse_size(v);
+        else if (!strcmp(a, "--sizes"))
+            sizes = v;
+        else if (!strcmp(a, "--window"))
+            o->window = atoi(v);
+        else if (!strcmp(a, "--every"))
+            o->every = atoi(v);
+        else if (!strcmp(a, "--fault-at"))
+            o->fault_at = atof(v);
+        else if (!strcmp(a, "--fault-end"))
+            o->fault_end = atof(v);
+        else if (!strcmp(a, "--progress-ms"))
+            o->progress_ms = atoi(v);
+        else if (!strcmp(a, "--mode") && strlen(v) < sizeof(o->mode))
+            strcpy(o->mode, v);
+        else
+            return -1;
         i++;
     }
     if (strcmp(o->mode, "pairs") && strcmp(o->mode, "bidir") && strcmp(o->mode, "all"))
@@ -215,13 +236,13 @@ static int parse(int argc, char **argv, ft_opts_t *o)
 
 /* Receiver-side bookkeeping. */
 typedef struct {
-    uint64_t *next;   /* receives posted so far per (source peer, tag) */
-    uint8_t **seen;   /* bitmap of sequence numbers received per (source peer, tag) */
+    uint64_t *next; /* receives posted so far per (source peer, tag) */
+    uint8_t **seen; /* bitmap of sequence numbers received per (source peer, tag) */
     uint64_t *seen_cap, *distinct;
     uint64_t lost, dup, corrupt, order, msgs, bytes, complaints;
     double last_done, max_stall, t0;
     double fault_t, fault_stall; /* the longest gap ending after the fault (--fault-at) */
-    double *bins;     /* bytes received per BIN_S since t0 */
+    double *bins;                /* bytes received per BIN_S since t0 */
     size_t nbins;
 } ft_rx_t;
 
@@ -264,9 +285,10 @@ static void rx_check(ft_rx_t *rx, const ft_opts_t *o, const char *buf, MPI_Statu
         check_body(buf, (size_t)got, &h)) {
         rx->corrupt++;
         if (speak)
-            fprintf(stderr, "ft_stream: rank %d: corrupt message from %d tag %d (%d bytes, "
-                    "header seq %" PRIu64 " size %" PRIu64 ", receive #%" PRIu64 ")\n", g_rank,
-                    src, tag, got, h.seq, h.size, post);
+            fprintf(stderr,
+                    "ft_stream: rank %d: corrupt message from %d tag %d (%d bytes, "
+                    "header seq %" PRIu64 " size %" PRIu64 ", receive #%" PRIu64 ")\n",
+                    g_rank, src, tag, got, h.seq, h.size, post);
         rx->complaints++;
         return;
     }
@@ -291,8 +313,9 @@ static void rx_check(ft_rx_t *rx, const ft_opts_t *o, const char *buf, MPI_Statu
     if (h.seq != post) {
         rx->order++;
         if (speak)
-            fprintf(stderr, "ft_stream: rank %d: from %d tag %d receive #%" PRIu64 " got seq %"
-                    PRIu64 "\n", g_rank, src, tag, post, h.seq);
+            fprintf(stderr,
+                    "ft_stream: rank %d: from %d tag %d receive #%" PRIu64 " got seq %" PRIu64 "\n",
+                    g_rank, src, tag, post, h.seq);
         rx->complaints++;
     }
 }
@@ -432,8 +455,7 @@ int main(int argc, char **argv)
                     inflight_tx[sl->peer]--;
                 } else {
                     inflight_rx[sl->peer]--;
-                    rx_check(&rx, &o, sl->buf, &sts[i], srcs[sl->peer], TAG_NB, sl->peer,
-                             sl->post);
+                    rx_check(&rx, &o, sl->buf, &sts[i], srcs[sl->peer], TAG_NB, sl->peer, sl->post);
                 }
             }
             double t = now_wall();
@@ -499,8 +521,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++) {
             ft_slot_t *sl = &slot[idx[i]];
             if (!sl->is_send)
-                rx_check(&rx, &o, sl->buf, &sts[i], srcs[sl->peer], TAG_NB, sl->peer,
-                             sl->post);
+                rx_check(&rx, &o, sl->buf, &sts[i], srcs[sl->peer], TAG_NB, sl->peer, sl->post);
         }
     }
     double t_end = now_wall();
@@ -516,8 +537,10 @@ int main(int argc, char **argv)
         for (int t = 0; t < NTAGS; t++) {
             uint64_t want = cnt_in[srcs[p] * NTAGS + t], got = rx.distinct[p * NTAGS + t];
             if (want > got) {
-                fprintf(stderr, "ft_stream: rank %d: from %d tag %d: %" PRIu64 " sent, %" PRIu64
-                        " received\n", g_rank, srcs[p], t, want, got);
+                fprintf(stderr,
+                        "ft_stream: rank %d: from %d tag %d: %" PRIu64 " sent, %" PRIu64
+                        " received\n",
+                        g_rank, srcs[p], t, want, got);
                 rx.lost += want - got;
             }
         }
@@ -530,8 +553,8 @@ int main(int argc, char **argv)
         if (!flag)
             break;
         MPI_Recv(brecv, (int)maxsz, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st);
-        fprintf(stderr, "ft_stream: rank %d: extra message from %d tag %d\n", g_rank,
-                st.MPI_SOURCE, st.MPI_TAG);
+        fprintf(stderr, "ft_stream: rank %d: extra message from %d tag %d\n", g_rank, st.MPI_SOURCE,
+                st.MPI_TAG);
         rx.dup++;
     }
 
@@ -565,8 +588,8 @@ int main(int argc, char **argv)
             printf(" %.2f", all[i] / 1e6);
         printf("\n");
         printf("{\"ok\":%s,\"lost\":%" PRIu64 ",\"dup\":%" PRIu64 ",\"corrupt\":%" PRIu64
-               ",\"order\":%" PRIu64 ",\"coll_bad\":%" PRIu64 ",\"msgs\":%" PRIu64 ",\"bytes\":%" PRIu64
-               ",\"seconds\":%.3f,\"max_stall_s\":%.3f,\"rate_MBs\":%.2f",
+               ",\"order\":%" PRIu64 ",\"coll_bad\":%" PRIu64 ",\"msgs\":%" PRIu64
+               ",\"bytes\":%" PRIu64 ",\"seconds\":%.3f,\"max_stall_s\":%.3f,\"rate_MBs\":%.2f",
                ok ? "true" : "false", tot[0], tot[1], tot[2], tot[6], tot[5], tot[4], tot[3], secs,
                gmax[0], secs > 0 ? (double)tot[3] / secs / 1e6 : 0.0);
         if (o.fault_at > 0)

@@ -15,15 +15,15 @@ static int nb;  /* use the nonblocking versions */
 
 static int val(int world, int i) { return world * 1000 + i * 7 + 3; }
 
-#define COLL(blocking, nonblocking, ...)                                                      \
-    do {                                                                                       \
-        if (nb) {                                                                              \
-            MPI_Request r_ = MPI_REQUEST_NULL;                                                 \
-            PX_MPI(MPI_##nonblocking(__VA_ARGS__, &r_));                                         \
-            PX_MPI(MPI_Wait(&r_, MPI_STATUS_IGNORE));                                          \
-        } else {                                                                               \
-            PX_MPI(MPI_##blocking(__VA_ARGS__));                                               \
-        }                                                                                      \
+#define COLL(blocking, nonblocking, ...)                                                           \
+    do {                                                                                           \
+        if (nb) {                                                                                  \
+            MPI_Request r_ = MPI_REQUEST_NULL;                                                     \
+            PX_MPI(MPI_##nonblocking(__VA_ARGS__, &r_));                                           \
+            PX_MPI(MPI_Wait(&r_, MPI_STATUS_IGNORE));                                              \
+        } else {                                                                                   \
+            PX_MPI(MPI_##blocking(__VA_ARGS__));                                                   \
+        }                                                                                          \
     } while (0)
 
 /* Keeps the left operand: the result of an ordered reduction is the value
@@ -57,8 +57,8 @@ static void test_barrier(MPI_Comm ic)
             PX_MPI(MPI_Send(&arrived, 1, MPI_DOUBLE, rw[i], 77, MPI_COMM_WORLD));
     } else if (!ina) {
         double late;
-        PX_MPI(MPI_Recv(&late, 1, MPI_DOUBLE, MPI_ANY_SOURCE, 77, MPI_COMM_WORLD,
-                        MPI_STATUS_IGNORE));
+        PX_MPI(
+            MPI_Recv(&late, 1, MPI_DOUBLE, MPI_ANY_SOURCE, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         PX_CHECK(left >= late, "barrier left %.3f s before the last rank arrived", late - left);
     }
 }
@@ -82,8 +82,9 @@ static void test_bcast(MPI_Comm ic, MPI_Datatype vec)
                     buf[i] = isroot ? val(me, i) : -1;
                 COLL(Bcast, Ibcast, buf, count, MPI_INT, root, ic);
                 for (int i = 0; i < 16; i++) {
-                    int want = isroot ? val(me, i)
-                               : (!rootside && i < count) ? val(rootworld, i) : -1;
+                    int want = isroot                     ? val(me, i)
+                               : (!rootside && i < count) ? val(rootworld, i)
+                                                          : -1;
                     PX_CHECK(buf[i] == want, "bcast root %d/%d count %d: buf[%d] = %d, want %d",
                              rootgrp, r, count, i, buf[i], want);
                 }
@@ -131,8 +132,8 @@ static void test_reduce(MPI_Comm ic, MPI_Op first)
                         if (o)
                             want = val(rw[0], i);
                     }
-                    PX_CHECK(rbuf[i] == want, "reduce op %d root %d/%d: rbuf[%d] = %d, want %d",
-                             o, rootgrp, r, i, rbuf[i], want);
+                    PX_CHECK(rbuf[i] == want, "reduce op %d root %d/%d: rbuf[%d] = %d, want %d", o,
+                             rootgrp, r, i, rbuf[i], want);
                 }
             }
         }
@@ -188,8 +189,8 @@ static void test_gather_scatter(MPI_Comm ic)
             if (isroot)
                 for (int k = 0; k < rsize; k++)
                     for (int i = 0; i < C; i++)
-                        PX_CHECK(rbuf[k * C + i] == val(rw[k], i),
-                                 "gather: block %d item %d = %d", k, i, rbuf[k * C + i]);
+                        PX_CHECK(rbuf[k * C + i] == val(rw[k], i), "gather: block %d item %d = %d",
+                                 k, i, rbuf[k * C + i]);
             if (!isroot)
                 PX_CHECK(rbuf[0] == -5, "gather: non-root buffer written");
             /* Gatherv: remote k sends vcount(k) items, stored in reverse order */
@@ -201,8 +202,8 @@ static void test_gather_scatter(MPI_Comm ic)
             }
             for (int i = 0; i < 64 * C; i++)
                 rbuf[i] = -5;
-            COLL(Gatherv, Igatherv, sbuf, rootside ? 0 : vcount(lrank), MPI_INT, rbuf, counts, displs,
-                 MPI_INT, root, ic);
+            COLL(Gatherv, Igatherv, sbuf, rootside ? 0 : vcount(lrank), MPI_INT, rbuf, counts,
+                 displs, MPI_INT, root, ic);
             if (isroot)
                 for (int k = 0; k < rsize; k++) {
                     for (int i = 0; i < counts[k]; i++)
@@ -218,14 +219,14 @@ static void test_gather_scatter(MPI_Comm ic)
             COLL(Scatter, Iscatter, sbuf, C, MPI_INT, rbuf, C, MPI_INT, root, ic);
             for (int i = 0; i < C + 1; i++) {
                 int want = (!rootside && i < C) ? val(rw[r], lrank * C + i) : -5;
-                PX_CHECK(rbuf[i] == want, "scatter root %d/%d: rbuf[%d] = %d, want %d", rootgrp,
-                         r, i, rbuf[i], want);
+                PX_CHECK(rbuf[i] == want, "scatter root %d/%d: rbuf[%d] = %d, want %d", rootgrp, r,
+                         i, rbuf[i], want);
             }
             /* Scatterv with the gatherv layout */
             for (int i = 0; i < 64 * C; i++)
                 rbuf[i] = -5;
-            COLL(Scatterv, Iscatterv, sbuf, counts, displs, MPI_INT, rbuf, rootside ? 0 : vcount(lrank),
-                 MPI_INT, root, ic);
+            COLL(Scatterv, Iscatterv, sbuf, counts, displs, MPI_INT, rbuf,
+                 rootside ? 0 : vcount(lrank), MPI_INT, root, ic);
             if (!rootside) {
                 /* the root's displacements for me, computed from its view */
                 int d = 0;
@@ -233,8 +234,7 @@ static void test_gather_scatter(MPI_Comm ic)
                     d += vcount(k) + 1;
                 for (int i = 0; i < vcount(lrank) + 1; i++) {
                     int want = i < vcount(lrank) ? val(rw[r], d + i) : -5;
-                    PX_CHECK(rbuf[i] == want, "scatterv: rbuf[%d] = %d, want %d", i, rbuf[i],
-                             want);
+                    PX_CHECK(rbuf[i] == want, "scatterv: rbuf[%d] = %d, want %d", i, rbuf[i], want);
                 }
             }
         }
@@ -267,8 +267,8 @@ static void test_allgather(MPI_Comm ic)
     COLL(Allgatherv, Iallgatherv, sbuf, vcount(lrank), MPI_INT, rbuf, counts, displs, MPI_INT, ic);
     for (int k = 0; k < rsize; k++) {
         for (int i = 0; i < counts[k]; i++)
-            PX_CHECK(rbuf[displs[k] + i] == val(rw[k], i), "allgatherv: block %d item %d = %d",
-                     k, i, rbuf[displs[k] + i]);
+            PX_CHECK(rbuf[displs[k] + i] == val(rw[k], i), "allgatherv: block %d item %d = %d", k,
+                     i, rbuf[displs[k] + i]);
         PX_CHECK(rbuf[displs[k] + counts[k]] == -5, "allgatherv: gap %d written", k);
     }
     /* zero count */
@@ -297,8 +297,8 @@ static void test_alltoall(MPI_Comm ic)
     COLL(Alltoall, Ialltoall, sbuf, C, MPI_INT, rbuf, C, MPI_INT, ic);
     for (int k = 0; k < rsize; k++)
         for (int i = 0; i < C; i++)
-            PX_CHECK(rbuf[k * C + i] == a2a(rw[k], me, i), "alltoall: from %d item %d = %d", k,
-                     i, rbuf[k * C + i]);
+            PX_CHECK(rbuf[k * C + i] == a2a(rw[k], me, i), "alltoall: from %d item %d = %d", k, i,
+                     rbuf[k * C + i]);
     /* Alltoallv: sizes depend on both ends, receive blocks in reverse order */
     int so = 0, ro = 0;
     for (int k = 0; k < rsize; k++) {
@@ -318,8 +318,8 @@ static void test_alltoall(MPI_Comm ic)
     COLL(Alltoallv, Ialltoallv, sbuf, sc, sd, MPI_INT, rbuf, rc, rd, MPI_INT, ic);
     for (int k = 0; k < rsize; k++) {
         for (int i = 0; i < rc[k]; i++)
-            PX_CHECK(rbuf[rd[k] + i] == a2a(rw[k], me, i), "alltoallv: from %d item %d = %d", k,
-                     i, rbuf[rd[k] + i]);
+            PX_CHECK(rbuf[rd[k] + i] == a2a(rw[k], me, i), "alltoallv: from %d item %d = %d", k, i,
+                     rbuf[rd[k] + i]);
         PX_CHECK(rbuf[rd[k] + rc[k]] == -5, "alltoallv: gap %d written", k);
     }
     /* Alltoallw: the same layout with byte displacements, ints sent as
@@ -335,8 +335,8 @@ static void test_alltoall(MPI_Comm ic)
     COLL(Alltoallw, Ialltoallw, sbuf, sc, sdb, st, rbuf, rc, rdb, rt, ic);
     for (int k = 0; k < rsize; k++)
         for (int i = 0; i < rc[k]; i++)
-            PX_CHECK(rbuf[rd[k] + i] == a2a(rw[k], me, i), "alltoallw: from %d item %d = %d", k,
-                     i, rbuf[rd[k] + i]);
+            PX_CHECK(rbuf[rd[k] + i] == a2a(rw[k], me, i), "alltoallw: from %d item %d = %d", k, i,
+                     rbuf[rd[k] + i]);
 }
 
 static void test_reduce_scatter(MPI_Comm ic)
@@ -377,8 +377,7 @@ static void test_reduce_scatter(MPI_Comm ic)
             for (int k = 0; k < rsize; k++)
                 want += val(rw[k], lrank * rc + i);
         }
-        PX_CHECK(rbuf[i] == want, "reduce_scatter_block: rbuf[%d] = %d, want %d", i, rbuf[i],
-                 want);
+        PX_CHECK(rbuf[i] == want, "reduce_scatter_block: rbuf[%d] = %d, want %d", i, rbuf[i], want);
     }
 }
 

@@ -58,8 +58,8 @@ static void check_inter(MPI_Comm ic, const int *loc, int nl, const int *rem, int
     }
     PX_MPI(MPI_Waitall(2 * nr, rq, MPI_STATUSES_IGNORE));
     for (int i = 0; i < nr; i++)
-        PX_CHECK(in[i] == rem[i], "%s: message from remote %d carries %d, want %d", what, i,
-                 in[i], rem[i]);
+        PX_CHECK(in[i] == rem[i], "%s: message from remote %d carries %d, want %d", what, i, in[i],
+                 rem[i]);
     int sum = -1, want = 0;
     for (int i = 0; i < nr; i++)
         want += rem[i];
@@ -165,8 +165,7 @@ int main(int argc, char **argv)
             if (rw[i] != 1 && rw[i] % 2 == color)
                 sr[nsr++] = rw[i];
         if (nsr == 0) {
-            PX_CHECK(nc == MPI_COMM_NULL, "split: no remote member of color %d, yet a comm",
-                     color);
+            PX_CHECK(nc == MPI_COMM_NULL, "split: no remote member of color %d, yet a comm", color);
         } else {
             PX_CHECK(nc != MPI_COMM_NULL, "split: color %d gave MPI_COMM_NULL", color);
             if (nc != MPI_COMM_NULL) {

@@ -7,10 +7,7 @@
 
 #define LARGE (1 << 20)
 
-static uint64_t seed_of(int src, int what)
-{
-    return (uint64_t)src * 100 + (uint64_t)what;
-}
+static uint64_t seed_of(int src, int what) { return (uint64_t)src * 100 + (uint64_t)what; }
 
 /* Cancel an unmatched receive; returns nothing was received. */
 static void cancel_unmatched(int src, int tag, const char *what)
@@ -23,8 +20,7 @@ static void cancel_unmatched(int src, int tag, const char *what)
     MPI_Cancel(&r);
     MPI_Wait(&r, &st);
     MPI_Test_cancelled(&st, &cancelled);
-    PX_CHECK(cancelled == 1, "%s: Test_cancelled %d on an unmatched receive", what,
-             cancelled);
+    PX_CHECK(cancelled == 1, "%s: Test_cancelled %d on an unmatched receive", what, cancelled);
     PX_CHECK(r == MPI_REQUEST_NULL, "%s: Wait left the request", what);
     PX_CHECK(buf[0] == 9 && buf[3] == 9, "%s: cancelled receive wrote data", what);
 
@@ -75,8 +71,7 @@ static void receiver(int peer)
         PX_CHECK(cancelled == 0, "matched %d B receive was cancelled", n);
         MPI_Get_count(&st, MPI_BYTE, &count);
         PX_CHECK(count == n && px_verify(a, n, seed_of(peer, k)) == (size_t)n,
-                 "matched %d B receive after Cancel: count %d or data wrong", n,
-                 count);
+                 "matched %d B receive after Cancel: count %d or data wrong", n, count);
     }
 
     /* 3. Persistent receive: cancel an active one, then reuse it. */
@@ -93,8 +88,10 @@ static void receiver(int peer)
         MPI_Send(NULL, 0, MPI_BYTE, peer, 4, MPI_COMM_WORLD);
         MPI_Wait(&r, &st);
         MPI_Test_cancelled(&st, &cancelled);
-        PX_CHECK(cancelled == 0 && v == 88, "restarted persistent receive: "
-                 "cancelled %d v %d", cancelled, v);
+        PX_CHECK(cancelled == 0 && v == 88,
+                 "restarted persistent receive: "
+                 "cancelled %d v %d",
+                 cancelled, v);
         MPI_Request_free(&r);
     }
     free(a);
@@ -105,8 +102,7 @@ static void sender(int peer)
 {
     const int sizes[2] = {16, LARGE};
     char *a = malloc(LARGE), one = 1;
-    int v[4] = {500 + px_test_rank, 501 + px_test_rank, 502 + px_test_rank,
-                503 + px_test_rank};
+    int v[4] = {500 + px_test_rank, 501 + px_test_rank, 502 + px_test_rank, 503 + px_test_rank};
 
     MPI_Recv(NULL, 0, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     MPI_Send(v, 4, MPI_INT, peer, 5, MPI_COMM_WORLD);

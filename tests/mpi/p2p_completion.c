@@ -8,10 +8,7 @@
 #define NREQ 8
 #define T_TOKEN 1000
 
-static int perm(int k)
-{
-    return (k * 5 + 3) % NREQ; /* 5 is coprime with 8: a permutation */
-}
+static int perm(int k) { return (k * 5 + 3) % NREQ; /* 5 is coprime with 8: a permutation */ }
 
 static void null_arrays(void)
 {
@@ -22,8 +19,8 @@ static void null_arrays(void)
     MPI_Waitany(3, r, &idx, &st);
     PX_CHECK(idx == MPI_UNDEFINED, "Waitany on null requests: index %d", idx);
     MPI_Testany(3, r, &idx, &flag, &st);
-    PX_CHECK(flag == 1 && idx == MPI_UNDEFINED,
-             "Testany on null requests: flag %d index %d", flag, idx);
+    PX_CHECK(flag == 1 && idx == MPI_UNDEFINED, "Testany on null requests: flag %d index %d", flag,
+             idx);
     MPI_Waitsome(3, r, &outcount, idxs, MPI_STATUSES_IGNORE);
     PX_CHECK(outcount == MPI_UNDEFINED, "Waitsome on null requests: %d", outcount);
     outcount = 7;
@@ -52,10 +49,7 @@ static void post(int peer, MPI_Request *r, int *vals)
     }
 }
 
-static int live(int i)
-{
-    return i % 3 != 1;
-}
+static int live(int i) { return i % 3 != 1; }
 
 static void receiver(int peer)
 {
@@ -68,8 +62,8 @@ static void receiver(int peer)
         post(peer, r, vals);
         flag = 1;
         MPI_Testany(NREQ, r, &idx, &flag, &st);
-        PX_CHECK(flag == 0 && idx == MPI_UNDEFINED,
-                 "Testany before any send: flag %d index %d", flag, idx);
+        PX_CHECK(flag == 0 && idx == MPI_UNDEFINED, "Testany before any send: flag %d index %d",
+                 flag, idx);
         for (int k = 0; k < NREQ; k++) {
             int want = perm(k);
             if (!live(want))
@@ -83,8 +77,8 @@ static void receiver(int peer)
                     MPI_Testany(NREQ, r, &idx, &flag, &st);
             }
             PX_CHECK(idx == want && st.MPI_TAG == want && vals[want] == 100 + want,
-                     "%s: index %d tag %d, expected %d", pass ? "Testany" : "Waitany",
-                     idx, st.MPI_TAG, want);
+                     "%s: index %d tag %d, expected %d", pass ? "Testany" : "Waitany", idx,
+                     st.MPI_TAG, want);
             if (idx >= 0 && idx < NREQ)
                 PX_CHECK(r[idx] == MPI_REQUEST_NULL, "completed request not nulled");
         }
@@ -112,17 +106,14 @@ static void receiver(int peer)
             else
                 MPI_Testsome(NREQ, r, &outcount, idxs, sts);
             PX_REQUIRE(outcount >= 0 && outcount <= nlive - done,
-                       "Waitsome/Testsome outcount %d with %d pending", outcount,
-                       nlive - done);
+                       "Waitsome/Testsome outcount %d with %d pending", outcount, nlive - done);
             for (int j = 0; j < outcount; j++) {
                 int i = idxs[j];
                 PX_REQUIRE(i >= 0 && i < NREQ && live(i) && !seen[i],
                            "index %d reported twice or for a null request", i);
                 seen[i] = 1;
-                PX_CHECK(sts[j].MPI_TAG == i && vals[i] == 100 + i &&
-                             r[i] == MPI_REQUEST_NULL,
-                         "some: index %d status tag %d value %d", i, sts[j].MPI_TAG,
-                         vals[i]);
+                PX_CHECK(sts[j].MPI_TAG == i && vals[i] == 100 + i && r[i] == MPI_REQUEST_NULL,
+                         "some: index %d status tag %d value %d", i, sts[j].MPI_TAG, vals[i]);
             }
             done += outcount;
         }
@@ -157,8 +148,7 @@ static void sender(int peer)
         }
     for (int pass = 0; pass < 2; pass++) {
         int dummy;
-        MPI_Recv(&dummy, 1, MPI_INT, peer, T_TOKEN + 1, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+        MPI_Recv(&dummy, 1, MPI_INT, peer, T_TOKEN + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         for (int i = NREQ - 1; i >= 0; i--)
             if (live(i)) {
                 MPI_Send(&v[i], 1, MPI_INT, peer, i, MPI_COMM_WORLD);
@@ -185,5 +175,6 @@ int main(int argc, char **argv)
             sender(peer);
     }
     return px_test_finish("Waitany/Testany/Waitsome/Testsome/Testall over %d "
-                          "requests with null holes", NREQ);
+                          "requests with null holes",
+                          NREQ);
 }

@@ -6,14 +6,13 @@
 
 #define LARGE_BYTES ((size_t)64 << 20)
 
-static void check_large(const unsigned char *buf, const MPI_Status *st,
-                        MPI_Datatype type, int tsize, uint64_t seed,
-                        uint64_t sent_sum, const char *what)
+static void check_large(const unsigned char *buf, const MPI_Status *st, MPI_Datatype type,
+                        int tsize, uint64_t seed, uint64_t sent_sum, const char *what)
 {
     int count = -1;
     MPI_Get_count(st, type, &count);
-    PX_CHECK((size_t)count * (size_t)tsize == LARGE_BYTES,
-             "%s: count %d x %d bytes", what, count, tsize);
+    PX_CHECK((size_t)count * (size_t)tsize == LARGE_BYTES, "%s: count %d x %d bytes", what, count,
+             tsize);
     size_t bad = px_verify(buf, LARGE_BYTES, seed);
     PX_CHECK(bad == LARGE_BYTES, "%s: first wrong byte at offset %zu", what, bad);
     uint64_t sum = px_checksum(buf, LARGE_BYTES);
@@ -38,17 +37,14 @@ int main(int argc, char **argv)
         px_fill(buf, LARGE_BYTES, 77);
         sum = px_checksum(buf, LARGE_BYTES);
         memset(rbuf, 0, LARGE_BYTES);
-        MPI_Irecv(rbuf, (int)(LARGE_BYTES / 4), MPI_INT, px_test_rank, 1,
-                  MPI_COMM_WORLD, &r[0]);
-        MPI_Isend(buf, (int)(LARGE_BYTES / 4), MPI_INT, px_test_rank, 1,
-                  MPI_COMM_WORLD, &r[1]);
+        MPI_Irecv(rbuf, (int)(LARGE_BYTES / 4), MPI_INT, px_test_rank, 1, MPI_COMM_WORLD, &r[0]);
+        MPI_Isend(buf, (int)(LARGE_BYTES / 4), MPI_INT, px_test_rank, 1, MPI_COMM_WORLD, &r[1]);
         MPI_Status sts[2];
         MPI_Waitall(2, r, sts);
         check_large(rbuf, &sts[0], MPI_INT, 4, 77, sum, "self nonblocking");
         memset(rbuf, 0, LARGE_BYTES);
-        MPI_Sendrecv(buf, (int)LARGE_BYTES, MPI_BYTE, px_test_rank, 2, rbuf,
-                     (int)LARGE_BYTES, MPI_BYTE, px_test_rank, 2, MPI_COMM_WORLD,
-                     &st);
+        MPI_Sendrecv(buf, (int)LARGE_BYTES, MPI_BYTE, px_test_rank, 2, rbuf, (int)LARGE_BYTES,
+                     MPI_BYTE, px_test_rank, 2, MPI_COMM_WORLD, &st);
         check_large(rbuf, &st, MPI_BYTE, 1, 77, sum, "self Sendrecv");
         free(rbuf);
     } else {
@@ -61,27 +57,23 @@ int main(int argc, char **argv)
         } else {
             memset(buf, 0, LARGE_BYTES);
             MPI_Recv(buf, (int)LARGE_BYTES, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &st);
-            MPI_Recv(&sum, 1, MPI_UINT64_T, peer, 2, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
+            MPI_Recv(&sum, 1, MPI_UINT64_T, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             check_large(buf, &st, MPI_BYTE, 1, 1000 + peer, sum, "blocking");
         }
         /* Odd to even, nonblocking, as doubles; receive posted first. */
         MPI_Request r;
         if (even) {
             memset(buf, 0, LARGE_BYTES);
-            MPI_Irecv(buf, (int)(LARGE_BYTES / 8), MPI_DOUBLE, peer, 3,
-                      MPI_COMM_WORLD, &r);
+            MPI_Irecv(buf, (int)(LARGE_BYTES / 8), MPI_DOUBLE, peer, 3, MPI_COMM_WORLD, &r);
             MPI_Send(NULL, 0, MPI_BYTE, peer, 4, MPI_COMM_WORLD);
             MPI_Wait(&r, &st);
-            MPI_Recv(&sum, 1, MPI_UINT64_T, peer, 2, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
+            MPI_Recv(&sum, 1, MPI_UINT64_T, peer, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             check_large(buf, &st, MPI_DOUBLE, 8, 2000 + peer, sum, "nonblocking");
         } else {
             px_fill(buf, LARGE_BYTES, 2000 + px_test_rank);
             sum = px_checksum(buf, LARGE_BYTES);
             MPI_Recv(NULL, 0, MPI_BYTE, peer, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            MPI_Isend(buf, (int)(LARGE_BYTES / 8), MPI_DOUBLE, peer, 3,
-                      MPI_COMM_WORLD, &r);
+            MPI_Isend(buf, (int)(LARGE_BYTES / 8), MPI_DOUBLE, peer, 3, MPI_COMM_WORLD, &r);
             MPI_Wait(&r, MPI_STATUS_IGNORE);
             MPI_Send(&sum, 1, MPI_UINT64_T, peer, 2, MPI_COMM_WORLD);
         }

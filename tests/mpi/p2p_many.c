@@ -9,10 +9,7 @@
 #define ACK_EVERY 4096 /* bounds the receiver's unexpected queue */
 #define MAXINTS 16
 
-static int msg_ints(int seq)
-{
-    return 1 + seq % MAXINTS;
-}
+static int msg_ints(int seq) { return 1 + seq % MAXINTS; }
 
 static void fill_msg(int *m, int seq, int src)
 {
@@ -20,19 +17,17 @@ static void fill_msg(int *m, int seq, int src)
         m[i] = seq * 31 + i + src * 7;
 }
 
-static void send_window(int peer, int first, int n, int (*bufs)[MAXINTS],
-                        MPI_Request *reqs)
+static void send_window(int peer, int first, int n, int (*bufs)[MAXINTS], MPI_Request *reqs)
 {
     for (int k = 0; k < n; k++) {
         int seq = first + k;
         fill_msg(bufs[k], seq, px_test_rank);
-        MPI_Isend(bufs[k], msg_ints(seq), MPI_INT, peer, seq % 3, MPI_COMM_WORLD,
-                  &reqs[k]);
+        MPI_Isend(bufs[k], msg_ints(seq), MPI_INT, peer, seq % 3, MPI_COMM_WORLD, &reqs[k]);
     }
 }
 
-static int recv_window(int src, int first, int n, int (*bufs)[MAXINTS],
-                       MPI_Request *reqs, MPI_Status *sts)
+static int recv_window(int src, int first, int n, int (*bufs)[MAXINTS], MPI_Request *reqs,
+                       MPI_Status *sts)
 {
     int bad = 0;
     MPI_Waitall(n, reqs, sts);
@@ -43,9 +38,10 @@ static int recv_window(int src, int first, int n, int (*bufs)[MAXINTS],
         if (count != msg_ints(seq) || sts[k].MPI_TAG != seq % 3 ||
             memcmp(bufs[k], want, sizeof(int) * msg_ints(seq)) != 0) {
             if (bad++ == 0)
-                PX_CHECK(0, "message %d: count %d tag %d first int %d, expected "
-                            "%d/%d/%d", seq, count, sts[k].MPI_TAG, bufs[k][0],
-                         msg_ints(seq), seq % 3, want[0]);
+                PX_CHECK(0,
+                         "message %d: count %d tag %d first int %d, expected "
+                         "%d/%d/%d",
+                         seq, count, sts[k].MPI_TAG, bufs[k][0], msg_ints(seq), seq % 3, want[0]);
         }
     }
     return bad;
@@ -54,8 +50,7 @@ static int recv_window(int src, int first, int n, int (*bufs)[MAXINTS],
 static void post_window(int src, int n, int (*bufs)[MAXINTS], MPI_Request *reqs)
 {
     for (int k = 0; k < n; k++)
-        MPI_Irecv(bufs[k], MAXINTS, MPI_INT, src, MPI_ANY_TAG, MPI_COMM_WORLD,
-                  &reqs[k]);
+        MPI_Irecv(bufs[k], MAXINTS, MPI_INT, src, MPI_ANY_TAG, MPI_COMM_WORLD, &reqs[k]);
 }
 
 int main(int argc, char **argv)
@@ -92,8 +87,7 @@ int main(int argc, char **argv)
             if (receiver)
                 MPI_Send(&got, 1, MPI_INT, peer, 7, MPI_COMM_WORLD);
             else
-                MPI_Recv(&got, 1, MPI_INT, peer, 7, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
+                MPI_Recv(&got, 1, MPI_INT, peer, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
     }
     t1 = MPI_Wtime();
@@ -109,9 +103,8 @@ int main(int argc, char **argv)
         int flag = 1;
         MPI_Status st;
         MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
-        PX_CHECK(flag == 0, "extra message after the %d expected (tag %d)", NMSG,
-                 st.MPI_TAG);
+        PX_CHECK(flag == 0, "extra message after the %d expected (tag %d)", NMSG, st.MPI_TAG);
     }
-    return px_test_finish("%d messages per pair in %.2f s (%.0f msg/s)", NMSG,
-                          t1 - t0, NMSG / (t1 - t0 > 0 ? t1 - t0 : 1e-9));
+    return px_test_finish("%d messages per pair in %.2f s (%.0f msg/s)", NMSG, t1 - t0,
+                          NMSG / (t1 - t0 > 0 ? t1 - t0 : 1e-9));
 }

@@ -68,8 +68,10 @@ static void issend_flag(int peer, int sender)
                 polls++;
                 px_sleep_ms(1);
             }
-            PX_CHECK(!flag, "Issend of %d B completed before the receive was "
-                            "posted (after %d polls)", sizes[s], polls);
+            PX_CHECK(!flag,
+                     "Issend of %d B completed before the receive was "
+                     "posted (after %d polls)",
+                     sizes[s], polls);
             MPI_Send(NULL, 0, MPI_BYTE, peer, T_GO, MPI_COMM_WORLD);
             if (!flag)
                 MPI_Wait(&r, MPI_STATUS_IGNORE);
@@ -95,7 +97,8 @@ static void ssend_timed(int peer, int sender)
             double dt = MPI_Wtime() - t0;
             PX_CHECK(dt >= SSEND_DELAY_MS * 1e-3 * 0.99,
                      "Ssend of %d B returned after %.3f s, before the receive "
-                     "was posted (>= %.3f s)", sizes[s], dt, SSEND_DELAY_MS * 1e-3);
+                     "was posted (>= %.3f s)",
+                     sizes[s], dt, SSEND_DELAY_MS * 1e-3);
             free(b);
         } else {
             MPI_Recv(NULL, 0, MPI_BYTE, peer, T_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -131,10 +134,7 @@ static void ready(int peer, int sender)
 }
 
 /* Message i of the buffered run: sizes alternate small and large. */
-static int bsize(int i)
-{
-    return i % 3 == 2 ? 300000 : 64 + i;
-}
+static int bsize(int i) { return i % 3 == 2 ? 300000 : 64 + i; }
 
 static void buffered(int peer, int sender, int self)
 {
@@ -149,13 +149,11 @@ static void buffered(int peer, int sender, int self)
         for (int i = 0; i < NBUF; i++) {
             px_fill(user, bsize(i), seed_of(px_test_rank, 4, i));
             if (i % 2 == 0) {
-                PX_MPI(MPI_Bsend(user, bsize(i), MPI_BYTE, peer, T_DATA,
-                                 MPI_COMM_WORLD));
+                PX_MPI(MPI_Bsend(user, bsize(i), MPI_BYTE, peer, T_DATA, MPI_COMM_WORLD));
             } else {
                 MPI_Request r;
                 int flag = 0;
-                PX_MPI(MPI_Ibsend(user, bsize(i), MPI_BYTE, peer, T_DATA,
-                                  MPI_COMM_WORLD, &r));
+                PX_MPI(MPI_Ibsend(user, bsize(i), MPI_BYTE, peer, T_DATA, MPI_COMM_WORLD, &r));
                 /* Local completion: no help from the receiver needed. */
                 double end = MPI_Wtime() + 5.0;
                 while (!flag && MPI_Wtime() < end)
@@ -171,9 +169,8 @@ static void buffered(int peer, int sender, int self)
             for (int i = 0; i < NBUF; i++)
                 recv_check(peer, bsize(i), 4, i, "self Bsend");
         PX_MPI(MPI_Buffer_detach(&det, &detsize));
-        PX_CHECK(det == att && detsize == total,
-                 "Buffer_detach gave %p/%d, attached %p/%d", det, detsize,
-                 (void *)att, total);
+        PX_CHECK(det == att && detsize == total, "Buffer_detach gave %p/%d, attached %p/%d", det,
+                 detsize, (void *)att, total);
         free(att);
         free(user);
     } else {
@@ -202,27 +199,23 @@ static void buffered_errors(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     rc = MPI_Bsend(data, sizeof(data), MPI_BYTE, me, T_NONE, MPI_COMM_WORLD);
     PX_CHECK(err_class(rc) == MPI_ERR_BUFFER,
-             "Bsend without a buffer: class %d, expected MPI_ERR_BUFFER",
-             err_class(rc));
+             "Bsend without a buffer: class %d, expected MPI_ERR_BUFFER", err_class(rc));
     PX_MPI(MPI_Buffer_attach(small, sizeof(small)));
     rc = MPI_Bsend(data, sizeof(data), MPI_BYTE, me, T_NONE, MPI_COMM_WORLD);
-    PX_CHECK(err_class(rc) == MPI_ERR_BUFFER,
-             "Bsend of 1000 B into a %d B buffer: class %d", (int)sizeof(small),
-             err_class(rc));
+    PX_CHECK(err_class(rc) == MPI_ERR_BUFFER, "Bsend of 1000 B into a %d B buffer: class %d",
+             (int)sizeof(small), err_class(rc));
     rc = MPI_Ibsend(data, sizeof(data), MPI_BYTE, me, T_NONE, MPI_COMM_WORLD, &r);
     if (rc == MPI_SUCCESS && r != MPI_REQUEST_NULL)
         rc = MPI_Wait(&r, MPI_STATUS_IGNORE);
-    PX_CHECK(err_class(rc) == MPI_ERR_BUFFER, "Ibsend too large: class %d",
-             err_class(rc));
+    PX_CHECK(err_class(rc) == MPI_ERR_BUFFER, "Ibsend too large: class %d", err_class(rc));
     /* What fits still goes. */
     rc = MPI_Bsend(data, 16, MPI_BYTE, me, T_NONE + 1, MPI_COMM_WORLD);
     PX_CHECK(rc == MPI_SUCCESS, "Bsend that fits failed: %d", rc);
     if (rc == MPI_SUCCESS)
-        MPI_Recv(data, 16, MPI_BYTE, me, T_NONE + 1, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+        MPI_Recv(data, 16, MPI_BYTE, me, T_NONE + 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     PX_MPI(MPI_Buffer_detach(&det, &detsize));
-    PX_CHECK(det == small && detsize == (int)sizeof(small),
-             "Buffer_detach gave %p/%d", det, detsize);
+    PX_CHECK(det == small && detsize == (int)sizeof(small), "Buffer_detach gave %p/%d", det,
+             detsize);
     MPI_Iprobe(me, T_NONE, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
     PX_CHECK(flag == 0, "a failed Bsend was delivered anyway");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
@@ -252,8 +245,7 @@ static void self_modes(void)
         MPI_Irecv(rb, n, MPI_BYTE, me, T_DATA, MPI_COMM_WORLD, &rr);
         MPI_Rsend(b, n, MPI_BYTE, me, T_DATA, MPI_COMM_WORLD);
         MPI_Wait(&rr, MPI_STATUS_IGNORE);
-        PX_CHECK(px_verify(rb, n, seed_of(me, 3, s)) == (size_t)n,
-                 "self Rsend %d B data wrong", n);
+        PX_CHECK(px_verify(rb, n, seed_of(me, 3, s)) == (size_t)n, "self Rsend %d B data wrong", n);
         free(rb);
         free(b);
     }

@@ -9,10 +9,7 @@
 #define LARGE 200000 /* above any eager threshold */
 #define HDR 16
 
-static size_t msg_size(int seq)
-{
-    return seq % 8 == 5 ? LARGE : SMALL + (size_t)(seq % 3) * 8;
-}
+static size_t msg_size(int seq) { return seq % 8 == 5 ? LARGE : SMALL + (size_t)(seq % 3) * 8; }
 
 /* Header: global sequence, per-tag sequence; then a pattern keyed by both. */
 static void make_msg(unsigned char *buf, int seq, int tagseq, int src)
@@ -23,23 +20,21 @@ static void make_msg(unsigned char *buf, int seq, int tagseq, int src)
     px_fill(buf + HDR, n - HDR, (uint64_t)src << 32 | (uint64_t)seq);
 }
 
-static void check_msg(const unsigned char *buf, const MPI_Status *st, int src,
-                      int want_seq, int want_tagseq, const char *what)
+static void check_msg(const unsigned char *buf, const MPI_Status *st, int src, int want_seq,
+                      int want_tagseq, const char *what)
 {
     int64_t h[2];
     int count = -1;
     memcpy(h, buf, HDR);
     PX_CHECK(h[0] == want_seq && h[1] == want_tagseq,
-             "%s from %d: got seq %lld/tagseq %lld, expected %d/%d", what, src,
-             (long long)h[0], (long long)h[1], want_seq, want_tagseq);
+             "%s from %d: got seq %lld/tagseq %lld, expected %d/%d", what, src, (long long)h[0],
+             (long long)h[1], want_seq, want_tagseq);
     MPI_Get_count(st, MPI_BYTE, &count);
-    PX_CHECK(count == (int)msg_size(want_seq), "%s seq %d: count %d, expected %zu",
-             what, want_seq, count, msg_size(want_seq));
-    PX_CHECK(st->MPI_SOURCE == src, "%s seq %d: source %d", what, want_seq,
-             st->MPI_SOURCE);
+    PX_CHECK(count == (int)msg_size(want_seq), "%s seq %d: count %d, expected %zu", what, want_seq,
+             count, msg_size(want_seq));
+    PX_CHECK(st->MPI_SOURCE == src, "%s seq %d: source %d", what, want_seq, st->MPI_SOURCE);
     if (h[0] == want_seq && count == (int)msg_size(want_seq))
-        PX_CHECK(px_verify(buf + HDR, count - HDR,
-                           (uint64_t)src << 32 | (uint64_t)want_seq) ==
+        PX_CHECK(px_verify(buf + HDR, count - HDR, (uint64_t)src << 32 | (uint64_t)want_seq) ==
                      (size_t)count - HDR,
                  "%s seq %d: payload corrupt", what, want_seq);
 }
@@ -56,8 +51,8 @@ static void pair_by_tag(int peer, int sender)
         for (int i = 0; i < NMSG; i++) {
             bufs[i] = malloc(msg_size(i));
             make_msg(bufs[i], i, tagseq[i % NTAG]++, px_test_rank);
-            MPI_Isend(bufs[i], (int)msg_size(i), MPI_BYTE, peer, i % NTAG,
-                      MPI_COMM_WORLD, &reqs[i]);
+            MPI_Isend(bufs[i], (int)msg_size(i), MPI_BYTE, peer, i % NTAG, MPI_COMM_WORLD,
+                      &reqs[i]);
         }
         MPI_Waitall(NMSG, reqs, MPI_STATUSES_IGNORE);
         for (int i = 0; i < NMSG; i++)
@@ -69,8 +64,7 @@ static void pair_by_tag(int peer, int sender)
             for (int i = tag; i < NMSG; i += NTAG, k++) {
                 MPI_Status st;
                 MPI_Recv(buf, LARGE, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &st);
-                PX_CHECK(st.MPI_TAG == tag, "tag %d got status tag %d", tag,
-                         st.MPI_TAG);
+                PX_CHECK(st.MPI_TAG == tag, "tag %d got status tag %d", tag, st.MPI_TAG);
                 check_msg(buf, &st, peer, i, k, "by-tag");
             }
         }
@@ -91,8 +85,7 @@ static void pair_posted(int peer, int sender)
         for (int i = 0; i < NMSG; i++) {
             bufs[i] = malloc(msg_size(i));
             make_msg(bufs[i], i, i, px_test_rank);
-            MPI_Isend(bufs[i], (int)msg_size(i), MPI_BYTE, peer, 11,
-                      MPI_COMM_WORLD, &reqs[i]);
+            MPI_Isend(bufs[i], (int)msg_size(i), MPI_BYTE, peer, 11, MPI_COMM_WORLD, &reqs[i]);
         }
         MPI_Waitall(NMSG, reqs, MPI_STATUSES_IGNORE);
         for (int i = 0; i < NMSG; i++)
@@ -100,8 +93,7 @@ static void pair_posted(int peer, int sender)
     } else {
         for (int i = 0; i < NMSG; i++) {
             bufs[i] = malloc(LARGE);
-            MPI_Irecv(bufs[i], LARGE, MPI_BYTE, peer, MPI_ANY_TAG, MPI_COMM_WORLD,
-                      &reqs[i]);
+            MPI_Irecv(bufs[i], LARGE, MPI_BYTE, peer, MPI_ANY_TAG, MPI_COMM_WORLD, &reqs[i]);
         }
         MPI_Send(NULL, 0, MPI_BYTE, peer, 99, MPI_COMM_WORLD);
         MPI_Waitall(NMSG, reqs, sts);
@@ -126,8 +118,7 @@ static void all_to_root(void)
         for (int i = 0; i < m; i++) {
             bufs[i] = malloc(msg_size(i));
             make_msg(bufs[i], i, i, px_test_rank);
-            MPI_Isend(bufs[i], (int)msg_size(i), MPI_BYTE, 0, 7, MPI_COMM_WORLD,
-                      &reqs[i]);
+            MPI_Isend(bufs[i], (int)msg_size(i), MPI_BYTE, 0, 7, MPI_COMM_WORLD, &reqs[i]);
         }
         MPI_Waitall(m, reqs, MPI_STATUSES_IGNORE);
         for (int i = 0; i < m; i++)
@@ -140,8 +131,7 @@ static void all_to_root(void)
         for (int i = 0; i < m; i++) {
             sbufs[i] = malloc(msg_size(i));
             make_msg(sbufs[i], i, i, 0);
-            MPI_Isend(sbufs[i], (int)msg_size(i), MPI_BYTE, 0, 7, MPI_COMM_WORLD,
-                      &self[i]);
+            MPI_Isend(sbufs[i], (int)msg_size(i), MPI_BYTE, 0, 7, MPI_COMM_WORLD, &self[i]);
         }
         for (int k = 0; k < m * size; k++) {
             MPI_Status st;
@@ -172,6 +162,6 @@ int main(int argc, char **argv)
     }
     MPI_Barrier(MPI_COMM_WORLD);
     all_to_root();
-    return px_test_finish("%d msgs per pair x 2 phases over %d tags, %d to root",
-                          NMSG, NTAG, 60 * px_test_size);
+    return px_test_finish("%d msgs per pair x 2 phases over %d tags, %d to root", NMSG, NTAG,
+                          60 * px_test_size);
 }

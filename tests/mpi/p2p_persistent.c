@@ -14,8 +14,8 @@ static uint64_t seed_of(int src, int kind, int it)
     return (uint64_t)src << 40 | (uint64_t)kind << 32 | (uint64_t)it;
 }
 
-static void check_data(const char *buf, int n, const MPI_Status *st, int src,
-                       int kind, int it, const char *what)
+static void check_data(const char *buf, int n, const MPI_Status *st, int src, int kind, int it,
+                       const char *what)
 {
     int count = -1;
     MPI_Get_count(st, MPI_BYTE, &count);
@@ -31,12 +31,10 @@ static void check_empty(MPI_Request *r, const char *what)
     st.MPI_SOURCE = st.MPI_TAG = 4242;
     MPI_Test(r, &flag, &st);
     MPI_Get_count(&st, MPI_BYTE, &count);
-    PX_CHECK(flag && *r != MPI_REQUEST_NULL, "%s: Test on inactive request flag %d",
-             what, flag);
-    PX_CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG &&
-                 count == 0,
-             "%s: inactive request status %d/%d/%d, expected empty", what,
-             st.MPI_SOURCE, st.MPI_TAG, count);
+    PX_CHECK(flag && *r != MPI_REQUEST_NULL, "%s: Test on inactive request flag %d", what, flag);
+    PX_CHECK(st.MPI_SOURCE == MPI_ANY_SOURCE && st.MPI_TAG == MPI_ANY_TAG && count == 0,
+             "%s: inactive request status %d/%d/%d, expected empty", what, st.MPI_SOURCE,
+             st.MPI_TAG, count);
     MPI_Wait(r, &st);
     PX_CHECK(*r != MPI_REQUEST_NULL && st.MPI_SOURCE == MPI_ANY_SOURCE,
              "%s: Wait on inactive request", what);
@@ -132,8 +130,7 @@ static void other_modes(int peer, int send, int recv, int self)
         }
         if (send) {
             if (!self)
-                MPI_Recv(NULL, 0, MPI_BYTE, peer, 31, MPI_COMM_WORLD,
-                         MPI_STATUS_IGNORE);
+                MPI_Recv(NULL, 0, MPI_BYTE, peer, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             px_fill(sb, n, seed_of(px_test_rank, 10 + mode, it));
             MPI_Start(&s[mode]);
             if (mode == 1) {
@@ -145,7 +142,9 @@ static void other_modes(int peer, int send, int recv, int self)
         if (recv) {
             MPI_Wait(&r, &st);
             check_data(rb, n, &st, peer, 10 + mode, it,
-                       mode == 0 ? "Ssend_init" : mode == 1 ? "Bsend_init" : "Rsend_init");
+                       mode == 0   ? "Ssend_init"
+                       : mode == 1 ? "Bsend_init"
+                                   : "Rsend_init");
         }
         if (send && mode != 1)
             MPI_Wait(&s[mode], MPI_STATUS_IGNORE);
@@ -205,5 +204,6 @@ int main(int argc, char **argv)
     }
     free_active(peer, 1, 1);
     return px_test_finish("%d persistent rounds x 2 sizes, %d other-mode rounds, "
-                          "each direction", ITERS, ITERS / 3);
+                          "each direction",
+                          ITERS, ITERS / 3);
 }

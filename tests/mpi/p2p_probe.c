@@ -21,34 +21,30 @@ static void sender_start(int peer, MPI_Request *reqs, char **bufs)
     for (int i = 0; i < NSIZE; i++) {
         bufs[k] = malloc(sizes[i] + 1);
         px_fill(bufs[k], sizes[i], seed_of(px_test_rank, TAG_A + i, i));
-        MPI_Isend(bufs[k], sizes[i], MPI_BYTE, peer, TAG_A + i, MPI_COMM_WORLD,
-                  &reqs[k]);
+        MPI_Isend(bufs[k], sizes[i], MPI_BYTE, peer, TAG_A + i, MPI_COMM_WORLD, &reqs[k]);
         k++;
     }
     for (int i = 0; i < NSIZE; i++) {
         bufs[k] = malloc(sizes[i] + 1);
         px_fill(bufs[k], sizes[i], seed_of(px_test_rank, TAG_M, i));
-        MPI_Isend(bufs[k], sizes[i], MPI_BYTE, peer, TAG_M, MPI_COMM_WORLD,
-                  &reqs[k]);
+        MPI_Isend(bufs[k], sizes[i], MPI_BYTE, peer, TAG_M, MPI_COMM_WORLD, &reqs[k]);
         k++;
     }
     for (int i = 0; i < NSIZE; i++) {
         bufs[k] = malloc(sizes[i] + 1);
         px_fill(bufs[k], sizes[i], seed_of(px_test_rank, TAG_MA, i));
-        MPI_Isend(bufs[k], sizes[i], MPI_BYTE, peer, TAG_MA, MPI_COMM_WORLD,
-                  &reqs[k]);
+        MPI_Isend(bufs[k], sizes[i], MPI_BYTE, peer, TAG_MA, MPI_COMM_WORLD, &reqs[k]);
         k++;
     }
 }
 
-static void check_status(const MPI_Status *st, int src, int tag, int count,
-                         const char *what)
+static void check_status(const MPI_Status *st, int src, int tag, int count, const char *what)
 {
     int n = -1;
     MPI_Get_count(st, MPI_BYTE, &n);
     PX_CHECK(st->MPI_SOURCE == src && st->MPI_TAG == tag && n == count,
-             "%s: status src %d tag %d count %d, expected %d/%d/%d", what,
-             st->MPI_SOURCE, st->MPI_TAG, n, src, tag, count);
+             "%s: status src %d tag %d count %d, expected %d/%d/%d", what, st->MPI_SOURCE,
+             st->MPI_TAG, n, src, tag, count);
 }
 
 static void recv_checked(int src, int tag, int i, MPI_Message *msg)
@@ -180,6 +176,5 @@ int main(int argc, char **argv)
             free(bufs[i]);
     }
     proc_null();
-    return px_test_finish("%d probed messages per pair (0 B..2 MB), PROC_NULL",
-                          3 * NSIZE);
+    return px_test_finish("%d probed messages per pair (0 B..2 MB), PROC_NULL", 3 * NSIZE);
 }

@@ -9,10 +9,11 @@ static void check_null_status(const MPI_Status *st, const char *what)
     int count = -1, elems = -1;
     MPI_Get_count(st, MPI_INT, &count);
     MPI_Get_elements(st, MPI_INT, &elems);
-    PX_CHECK(st->MPI_SOURCE == MPI_PROC_NULL && st->MPI_TAG == MPI_ANY_TAG &&
-                 count == 0 && elems == 0,
+    PX_CHECK(st->MPI_SOURCE == MPI_PROC_NULL && st->MPI_TAG == MPI_ANY_TAG && count == 0 &&
+                 elems == 0,
              "%s: status source %d tag %d count %d elements %d, expected "
-             "PROC_NULL/ANY_TAG/0", what, st->MPI_SOURCE, st->MPI_TAG, count, elems);
+             "PROC_NULL/ANY_TAG/0",
+             what, st->MPI_SOURCE, st->MPI_TAG, count, elems);
 }
 
 int main(int argc, char **argv)
@@ -54,11 +55,10 @@ int main(int argc, char **argv)
     PX_CHECK(idx == 0, "Waitany index %d", idx);
     check_null_status(&st, "Irecv/Waitany");
 
-    MPI_Sendrecv(x, 4, MPI_INT, MPI_PROC_NULL, 6, y, 4, MPI_INT, MPI_PROC_NULL, 6,
-                 MPI_COMM_WORLD, &st);
+    MPI_Sendrecv(x, 4, MPI_INT, MPI_PROC_NULL, 6, y, 4, MPI_INT, MPI_PROC_NULL, 6, MPI_COMM_WORLD,
+                 &st);
     check_null_status(&st, "Sendrecv");
-    MPI_Sendrecv_replace(y, 4, MPI_INT, MPI_PROC_NULL, 7, MPI_PROC_NULL, 7,
-                         MPI_COMM_WORLD, &st);
+    MPI_Sendrecv_replace(y, 4, MPI_INT, MPI_PROC_NULL, 7, MPI_PROC_NULL, 7, MPI_COMM_WORLD, &st);
     check_null_status(&st, "Sendrecv_replace");
 
     MPI_Probe(MPI_PROC_NULL, 8, MPI_COMM_WORLD, &st);
@@ -86,14 +86,13 @@ int main(int argc, char **argv)
         int me = px_test_rank, n = px_test_size, got = -5;
         int left = me > 0 ? me - 1 : MPI_PROC_NULL;
         int right = me < n - 1 ? me + 1 : MPI_PROC_NULL;
-        MPI_Sendrecv(&me, 1, MPI_INT, right, 10, &got, 1, MPI_INT, left, 10,
-                     MPI_COMM_WORLD, &st);
+        MPI_Sendrecv(&me, 1, MPI_INT, right, 10, &got, 1, MPI_INT, left, 10, MPI_COMM_WORLD, &st);
         if (left == MPI_PROC_NULL) {
             PX_CHECK(got == -5, "chain start received %d", got);
             check_null_status(&st, "chain Sendrecv");
         } else {
-            PX_CHECK(got == left && st.MPI_SOURCE == left,
-                     "chain received %d from %d", got, st.MPI_SOURCE);
+            PX_CHECK(got == left && st.MPI_SOURCE == left, "chain received %d from %d", got,
+                     st.MPI_SOURCE);
         }
     }
     return px_test_finish("PROC_NULL with 12 kinds of operation");

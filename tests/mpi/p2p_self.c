@@ -30,8 +30,7 @@ static void self_comm(MPI_Comm comm, int me, const char *cname)
         MPI_Get_count(&st, MPI_BYTE, &count);
         PX_CHECK(count == n && st.MPI_SOURCE == me && st.MPI_TAG == 1 &&
                      px_verify(r, n, seed_of(1, k)) == (size_t)n,
-                 "%s Isend/Recv self %d B: count %d source %d", cname, n, count,
-                 st.MPI_SOURCE);
+                 "%s Isend/Recv self %d B: count %d source %d", cname, n, count, st.MPI_SOURCE);
     }
 
     /* Receive posted first, then a blocking send (allowed: it matches). */
@@ -40,10 +39,8 @@ static void self_comm(MPI_Comm comm, int me, const char *cname)
     MPI_Irecv(r, BIG, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &req[0]);
     MPI_Send(s, BIG, MPI_BYTE, me, 2, comm);
     MPI_Wait(&req[0], &st);
-    PX_CHECK(st.MPI_SOURCE == me && st.MPI_TAG == 2 &&
-                 px_verify(r, BIG, seed_of(2, 0)) == BIG,
-             "%s Irecv(ANY)/Send self 8 MB: source %d tag %d", cname, st.MPI_SOURCE,
-             st.MPI_TAG);
+    PX_CHECK(st.MPI_SOURCE == me && st.MPI_TAG == 2 && px_verify(r, BIG, seed_of(2, 0)) == BIG,
+             "%s Irecv(ANY)/Send self 8 MB: source %d tag %d", cname, st.MPI_SOURCE, st.MPI_TAG);
 
     /* Order of many self messages, mixed sizes, one tag. */
     static int vals[NORDER][300];
@@ -58,8 +55,7 @@ static void self_comm(MPI_Comm comm, int me, const char *cname)
         MPI_Recv(got, 300, MPI_INT, me, 3, comm, &st);
         MPI_Get_count(&st, MPI_INT, &count);
         PX_CHECK(got[0] == i * 1000 && count == (i % 5 == 4 ? 300 : 1),
-                 "%s self order: message %d has %d (count %d)", cname, i, got[0],
-                 count);
+                 "%s self order: message %d has %d (count %d)", cname, i, got[0], count);
     }
     MPI_Waitall(NORDER, req, MPI_STATUSES_IGNORE);
 

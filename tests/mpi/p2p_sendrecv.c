@@ -28,32 +28,29 @@ int main(int argc, char **argv)
         /* Ring, bytes, shifting right. */
         px_fill(s, bytes, seed_of(me, k, 1));
         memset(r, 0, bytes + 8);
-        MPI_Sendrecv(s, bytes, MPI_BYTE, right, k, r, maxn + 8, MPI_BYTE, left, k,
-                     MPI_COMM_WORLD, &st);
+        MPI_Sendrecv(s, bytes, MPI_BYTE, right, k, r, maxn + 8, MPI_BYTE, left, k, MPI_COMM_WORLD,
+                     &st);
         MPI_Get_count(&st, MPI_BYTE, &count);
         PX_CHECK(count == bytes && st.MPI_SOURCE == left && st.MPI_TAG == k &&
                      px_verify(r, bytes, seed_of(left, k, 1)) == (size_t)bytes,
-                 "ring Sendrecv %d B: count %d source %d tag %d", bytes, count,
-                 st.MPI_SOURCE, st.MPI_TAG);
+                 "ring Sendrecv %d B: count %d source %d tag %d", bytes, count, st.MPI_SOURCE,
+                 st.MPI_TAG);
 
         /* Ring, Sendrecv_replace as ints, shifting left, different tags. */
         int ints = bytes / 4;
         px_fill(s, ints * 4, seed_of(me, k, 2));
-        MPI_Sendrecv_replace(s, ints, MPI_INT, left, 100 + k, right, MPI_ANY_TAG,
-                             MPI_COMM_WORLD, &st);
+        MPI_Sendrecv_replace(s, ints, MPI_INT, left, 100 + k, right, MPI_ANY_TAG, MPI_COMM_WORLD,
+                             &st);
         MPI_Get_count(&st, MPI_INT, &count);
         PX_CHECK(count == ints && st.MPI_SOURCE == right && st.MPI_TAG == 100 + k &&
-                     px_verify(s, ints * 4, seed_of(right, k, 2)) ==
-                         (size_t)ints * 4,
-                 "ring Sendrecv_replace %d ints: count %d source %d", ints, count,
-                 st.MPI_SOURCE);
+                     px_verify(s, ints * 4, seed_of(right, k, 2)) == (size_t)ints * 4,
+                 "ring Sendrecv_replace %d ints: count %d source %d", ints, count, st.MPI_SOURCE);
 
         /* Chain: data moves right, ends use PROC_NULL. */
         int cl = me > 0 ? me - 1 : MPI_PROC_NULL;
         int cr = me < n - 1 ? me + 1 : MPI_PROC_NULL;
         px_fill(s, bytes, seed_of(me, k, 3));
-        MPI_Sendrecv_replace(s, bytes, MPI_BYTE, cr, 300 + k, cl, 300 + k,
-                             MPI_COMM_WORLD, &st);
+        MPI_Sendrecv_replace(s, bytes, MPI_BYTE, cr, 300 + k, cl, 300 + k, MPI_COMM_WORLD, &st);
         MPI_Get_count(&st, MPI_BYTE, &count);
         if (cl == MPI_PROC_NULL)
             PX_CHECK(st.MPI_SOURCE == MPI_PROC_NULL && count == 0 &&
@@ -62,8 +59,7 @@ int main(int argc, char **argv)
         else
             PX_CHECK(st.MPI_SOURCE == cl && count == bytes &&
                          px_verify(s, bytes, seed_of(cl, k, 3)) == (size_t)bytes,
-                     "chain Sendrecv_replace %d B from %d: count %d", bytes, cl,
-                     count);
+                     "chain Sendrecv_replace %d B from %d: count %d", bytes, cl, count);
     }
     free(s);
     free(r);

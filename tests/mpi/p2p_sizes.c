@@ -4,14 +4,13 @@
  * payload is checked byte by byte, plus its count and the bytes after it. */
 #include "px_test.h"
 
-static const int sizes[] = {1, 7, 1023, 4096, 16383, 16384, 16385, 65535,
-                            65537, (1 << 20) + 3, 4 << 20};
+static const int sizes[] = {1,     7,     1023,  4096,          16383,  16384,
+                            16385, 65535, 65537, (1 << 20) + 3, 4 << 20};
 #define NSIZES ((int)(sizeof(sizes) / sizeof(sizes[0])))
 #define SLACK 64
 #define SENTINEL 0xa5
 
-enum { MODE_PREPOSTED, MODE_LATE, MODE_BLOCKING, MODE_EXCHANGE, MODE_SENDRECV,
-       NMODES };
+enum { MODE_PREPOSTED, MODE_LATE, MODE_BLOCKING, MODE_EXCHANGE, MODE_SENDRECV, NMODES };
 static const char *mode_names[NMODES] = {"pre-posted", "late-posted", "blocking",
                                          "Isend/Irecv exchange", "Sendrecv"};
 
@@ -22,24 +21,19 @@ static uint64_t seed_of(int src, int size, int mode)
     return ((uint64_t)src << 48) ^ ((uint64_t)mode << 40) ^ (uint64_t)size;
 }
 
-static void prep_recv(int n)
-{
-    memset(rbuf, SENTINEL, (size_t)n + SLACK);
-}
+static void prep_recv(int n) { memset(rbuf, SENTINEL, (size_t)n + SLACK); }
 
 static void check_recv(int n, const MPI_Status *st, int src, int mode)
 {
     int count = -1, tail_ok = 1;
     MPI_Get_count(st, MPI_BYTE, &count);
-    PX_CHECK(count == n, "%s %d B from %d: count %d", mode_names[mode], n, src,
-             count);
+    PX_CHECK(count == n, "%s %d B from %d: count %d", mode_names[mode], n, src, count);
     size_t bad = px_verify(rbuf, n, seed_of(src, n, mode));
-    PX_CHECK(bad == (size_t)n, "%s %d B from %d: first wrong byte at %zu",
-             mode_names[mode], n, src, bad);
+    PX_CHECK(bad == (size_t)n, "%s %d B from %d: first wrong byte at %zu", mode_names[mode], n, src,
+             bad);
     for (int i = 0; i < SLACK; i++)
         tail_ok &= rbuf[n + i] == SENTINEL;
-    PX_CHECK(tail_ok, "%s %d B from %d: bytes after the message written",
-             mode_names[mode], n, src);
+    PX_CHECK(tail_ok, "%s %d B from %d: bytes after the message written", mode_names[mode], n, src);
 }
 
 /* One-directional modes: 'me' sends to 'peer' when sending is set. */
@@ -105,8 +99,8 @@ static void both_ways(int peer, int n, int mode)
         MPI_Waitall(2, r, sts);
         st = sts[0];
     } else {
-        MPI_Sendrecv(sbuf, n, MPI_BYTE, peer, tag, rbuf, n + SLACK, MPI_BYTE, peer,
-                     tag, MPI_COMM_WORLD, &st);
+        MPI_Sendrecv(sbuf, n, MPI_BYTE, peer, tag, rbuf, n + SLACK, MPI_BYTE, peer, tag,
+                     MPI_COMM_WORLD, &st);
     }
     check_recv(n, &st, peer, mode);
 }
@@ -136,6 +130,6 @@ int main(int argc, char **argv)
     }
     free(sbuf);
     free(rbuf);
-    return px_test_finish("%d sizes x %d modes, %.1f MB received per rank", NSIZES,
-                          NMODES, moved / 1048576.0);
+    return px_test_finish("%d sizes x %d modes, %.1f MB received per rank", NSIZES, NMODES,
+                          moved / 1048576.0);
 }

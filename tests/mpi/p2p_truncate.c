@@ -11,17 +11,27 @@
 #define GUARD 256
 #define SENTINEL 0x5a
 
-enum { M_SMALL_TR, M_OK1, M_BIG_TR, M_OK2, M_MID_TR, M_WAIT_TR, M_TEST_TR, M_ALL_A,
-       M_ALL_B, M_ALL_C, M_ZERO_TR, M_OK3, M_COUNT };
+enum {
+    M_SMALL_TR,
+    M_OK1,
+    M_BIG_TR,
+    M_OK2,
+    M_MID_TR,
+    M_WAIT_TR,
+    M_TEST_TR,
+    M_ALL_A,
+    M_ALL_B,
+    M_ALL_C,
+    M_ZERO_TR,
+    M_OK3,
+    M_COUNT
+};
 
 /* Bytes sent per message, and bytes the receiver posts for it. */
 static const int sent[M_COUNT] = {400, 80, BIG, 80, BIG, BIG, 200, 40, BIG, 40, 4, 4};
 static const int posted[M_COUNT] = {40, 400, 1000, 400, 100000, 4096, 196, 40, 400, 40, 0, 4};
 
-static uint64_t seed_of(int src, int m)
-{
-    return (uint64_t)src * 1000 + (uint64_t)m;
-}
+static uint64_t seed_of(int src, int m) { return (uint64_t)src * 1000 + (uint64_t)m; }
 
 static int err_class(int rc)
 {
@@ -48,8 +58,7 @@ static void check_buf(const unsigned char *b, int src, int m)
             bad = i;
             break;
         }
-    PX_CHECK(bad < 0, "message %d: byte %d past the %d-byte buffer overwritten",
-             m, bad, posted[m]);
+    PX_CHECK(bad < 0, "message %d: byte %d past the %d-byte buffer overwritten", m, bad, posted[m]);
     PX_CHECK(px_verify(b, n, seed_of(src, m)) == (size_t)n,
              "message %d: the first %d bytes are not the message's", m, n);
 }
@@ -69,8 +78,8 @@ static void receiver(int src)
         rc = MPI_Recv(b, posted[m], MPI_BYTE, src, TAG, MPI_COMM_WORLD, &st);
         if (sent[m] > posted[m])
             PX_CHECK(err_class(rc) == MPI_ERR_TRUNCATE,
-                     "Recv of %d bytes into %d: class %d, expected MPI_ERR_TRUNCATE",
-                     sent[m], posted[m], err_class(rc));
+                     "Recv of %d bytes into %d: class %d, expected MPI_ERR_TRUNCATE", sent[m],
+                     posted[m], err_class(rc));
         else
             PX_CHECK(rc == MPI_SUCCESS, "Recv after truncation failed: %d", rc);
         check_buf(b, src, m);
@@ -101,30 +110,24 @@ static void receiver(int src)
         unsigned char *bs[3];
         for (int k = 0; k < 3; k++) {
             bs[k] = guarded(M_ALL_A + k);
-            MPI_Irecv(bs[k], posted[M_ALL_A + k], MPI_BYTE, src, TAG,
-                      MPI_COMM_WORLD, &reqs[k]);
+            MPI_Irecv(bs[k], posted[M_ALL_A + k], MPI_BYTE, src, TAG, MPI_COMM_WORLD, &reqs[k]);
         }
         for (int k = 0; k < 3; k++)
             sts[k].MPI_ERROR = -12345;
         rc = MPI_Waitall(3, reqs, sts);
-        PX_CHECK(rc == MPI_ERR_IN_STATUS, "Waitall: rc %d, expected MPI_ERR_IN_STATUS",
-                 rc);
+        PX_CHECK(rc == MPI_ERR_IN_STATUS, "Waitall: rc %d, expected MPI_ERR_IN_STATUS", rc);
         PX_CHECK(err_class(sts[1].MPI_ERROR) == MPI_ERR_TRUNCATE,
-                 "Waitall: truncated request has MPI_ERROR class %d",
-                 err_class(sts[1].MPI_ERROR));
+                 "Waitall: truncated request has MPI_ERROR class %d", err_class(sts[1].MPI_ERROR));
         /* The others either completed (MPI_SUCCESS) or are still pending
          * (MPI_ERR_PENDING, request still active) - both are standard. */
         for (int k = 0; k < 3; k += 2) {
-            PX_CHECK(sts[k].MPI_ERROR == MPI_SUCCESS ||
-                         sts[k].MPI_ERROR == MPI_ERR_PENDING,
-                     "Waitall: good request %d has MPI_ERROR %d", k,
-                     sts[k].MPI_ERROR);
+            PX_CHECK(sts[k].MPI_ERROR == MPI_SUCCESS || sts[k].MPI_ERROR == MPI_ERR_PENDING,
+                     "Waitall: good request %d has MPI_ERROR %d", k, sts[k].MPI_ERROR);
             if (sts[k].MPI_ERROR == MPI_ERR_PENDING) {
                 rc = MPI_Wait(&reqs[k], &st);
                 PX_CHECK(rc == MPI_SUCCESS, "Wait on pending request %d: %d", k, rc);
             } else {
-                PX_CHECK(reqs[k] == MPI_REQUEST_NULL, "completed request %d not freed",
-                         k);
+                PX_CHECK(reqs[k] == MPI_REQUEST_NULL, "completed request %d not freed", k);
             }
         }
         for (int k = 0; k < 3; k++) {
@@ -135,8 +138,7 @@ static void receiver(int src)
 
     b = guarded(M_ZERO_TR);
     rc = MPI_Recv(b, 0, MPI_BYTE, src, TAG, MPI_COMM_WORLD, &st);
-    PX_CHECK(err_class(rc) == MPI_ERR_TRUNCATE, "Recv into 0 bytes: class %d",
-             err_class(rc));
+    PX_CHECK(err_class(rc) == MPI_ERR_TRUNCATE, "Recv into 0 bytes: class %d", err_class(rc));
     check_buf(b, src, M_ZERO_TR);
     free(b);
 
@@ -163,8 +165,7 @@ int main(int argc, char **argv)
         for (int m = 0; m < M_COUNT; m++) {
             bufs[m] = malloc(sent[m]);
             px_fill(bufs[m], sent[m], seed_of(px_test_rank, m));
-            PX_MPI(MPI_Isend(bufs[m], sent[m], MPI_BYTE, peer, TAG, MPI_COMM_WORLD,
-                             &reqs[m]));
+            PX_MPI(MPI_Isend(bufs[m], sent[m], MPI_BYTE, peer, TAG, MPI_COMM_WORLD, &reqs[m]));
         }
     }
     if (self || px_test_rank % 2 == 1)

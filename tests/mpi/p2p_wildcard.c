@@ -5,15 +5,9 @@
 #define PER_RANK 5
 
 /* Content identifies sender and index; the length varies with both. */
-static int msg_len(int src, int k)
-{
-    return 2 + (src * 7 + k * 3) % 11;
-}
+static int msg_len(int src, int k) { return 2 + (src * 7 + k * 3) % 11; }
 
-static int msg_tag(int src, int k)
-{
-    return 100 + src * PER_RANK + k;
-}
+static int msg_tag(int src, int k) { return 100 + src * PER_RANK + k; }
 
 static void send_msgs(int dest, MPI_Request *reqs, int (*bufs)[16])
 {
@@ -21,8 +15,7 @@ static void send_msgs(int dest, MPI_Request *reqs, int (*bufs)[16])
         int n = msg_len(px_test_rank, k);
         for (int i = 0; i < n; i++)
             bufs[k][i] = px_test_rank * 1000 + k * 20 + i;
-        MPI_Isend(bufs[k], n, MPI_INT, dest, msg_tag(px_test_rank, k),
-                  MPI_COMM_WORLD, &reqs[k]);
+        MPI_Isend(bufs[k], n, MPI_INT, dest, msg_tag(px_test_rank, k), MPI_COMM_WORLD, &reqs[k]);
     }
 }
 
@@ -33,17 +26,14 @@ static void check_msg(const int *buf, const MPI_Status *st, const char *what)
     if (src < 0 || src >= px_test_size)
         return;
     int k = tag - 100 - src * PER_RANK;
-    PX_CHECK(k >= 0 && k < PER_RANK, "%s: status tag %d from source %d", what,
-             tag, src);
+    PX_CHECK(k >= 0 && k < PER_RANK, "%s: status tag %d from source %d", what, tag, src);
     if (k < 0 || k >= PER_RANK)
         return;
     MPI_Get_count(st, MPI_INT, &count);
-    PX_CHECK(count == msg_len(src, k), "%s: count %d, expected %d", what, count,
-             msg_len(src, k));
+    PX_CHECK(count == msg_len(src, k), "%s: count %d, expected %d", what, count, msg_len(src, k));
     for (int i = 0; i < count && i < 16; i++)
         PX_CHECK(buf[i] == src * 1000 + k * 20 + i,
-                 "%s: element %d is %d, status says src %d tag %d", what, i,
-                 buf[i], src, tag);
+                 "%s: element %d is %d, status says src %d tag %d", what, i, buf[i], src, tag);
 }
 
 /* Everyone (rank 0 too, to itself) sends PER_RANK messages to rank 0, which
@@ -61,8 +51,7 @@ static void any_any(void)
             int buf[16];
             MPI_Status st;
             memset(buf, 0xff, sizeof(buf));
-            MPI_Recv(buf, 16, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                     MPI_COMM_WORLD, &st);
+            MPI_Recv(buf, 16, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
             check_msg(buf, &st, "any/any");
             int id = st.MPI_TAG - 100;
             if (id >= 0 && id < total) {
@@ -93,16 +82,14 @@ static void half_wild(void)
         int buf[16];
         MPI_Status st;
         if (plan[s] >= 0)
-            MPI_Recv(buf, 16, MPI_INT, MPI_ANY_SOURCE, msg_tag(left, plan[s]),
-                     MPI_COMM_WORLD, &st);
+            MPI_Recv(buf, 16, MPI_INT, MPI_ANY_SOURCE, msg_tag(left, plan[s]), MPI_COMM_WORLD, &st);
         else
             MPI_Recv(buf, 16, MPI_INT, left, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
         check_msg(buf, &st, plan[s] >= 0 ? "any-source" : "any-tag");
-        PX_CHECK(st.MPI_SOURCE == left, "step %d: expected source %d, got %d", s,
-                 left, st.MPI_SOURCE);
-        PX_CHECK(st.MPI_TAG == msg_tag(left, expect[s]),
-                 "step %d: expected tag %d, got %d", s, msg_tag(left, expect[s]),
-                 st.MPI_TAG);
+        PX_CHECK(st.MPI_SOURCE == left, "step %d: expected source %d, got %d", s, left,
+                 st.MPI_SOURCE);
+        PX_CHECK(st.MPI_TAG == msg_tag(left, expect[s]), "step %d: expected tag %d, got %d", s,
+                 msg_tag(left, expect[s]), st.MPI_TAG);
     }
     MPI_Waitall(PER_RANK, reqs, MPI_STATUSES_IGNORE);
 }
@@ -121,20 +108,17 @@ static void specific_before_wild(void)
         MPI_Irecv(&a, 1, MPI_INT, 1, 50, MPI_COMM_WORLD, &r[0]);
         MPI_Irecv(&b, 1, MPI_INT, MPI_ANY_SOURCE, 50, MPI_COMM_WORLD, &r[1]);
         MPI_Irecv(&c, 1, MPI_INT, MPI_ANY_SOURCE, 51, MPI_COMM_WORLD, &r[2]);
-        MPI_Irecv(&d, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
-                  &r[3]);
+        MPI_Irecv(&d, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &r[3]);
         /* Rank 2 sends first (tags 50 and 52), then rank 1 (tags 50, 51). */
         MPI_Send(NULL, 0, MPI_BYTE, 2, 49, MPI_COMM_WORLD);
         MPI_Waitall(4, r, st);
-        PX_CHECK(a == 1001 && st[0].MPI_SOURCE == 1, "source-1 recv got %d from %d",
-                 a, st[0].MPI_SOURCE);
+        PX_CHECK(a == 1001 && st[0].MPI_SOURCE == 1, "source-1 recv got %d from %d", a,
+                 st[0].MPI_SOURCE);
         PX_CHECK(b == 2001 && st[1].MPI_SOURCE == 2, "wild recv got %d from %d", b,
                  st[1].MPI_SOURCE);
-        PX_CHECK(c == 1002 && st[2].MPI_TAG == 51, "tag-51 recv got %d tag %d", c,
-                 st[2].MPI_TAG);
+        PX_CHECK(c == 1002 && st[2].MPI_TAG == 51, "tag-51 recv got %d tag %d", c, st[2].MPI_TAG);
         PX_CHECK(d == 2002 && st[3].MPI_TAG == 52 && st[3].MPI_SOURCE == 2,
-                 "any/any recv got %d tag %d from %d", d, st[3].MPI_TAG,
-                 st[3].MPI_SOURCE);
+                 "any/any recv got %d tag %d from %d", d, st[3].MPI_TAG, st[3].MPI_SOURCE);
     } else if (px_test_rank == 2) {
         int v1 = 2001, v2 = 2002;
         MPI_Recv(NULL, 0, MPI_BYTE, 0, 49, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

@@ -10,11 +10,9 @@ static void check_zero(const MPI_Status *st, int src, int tag, const char *what)
     int count = -1, elems = -1;
     MPI_Get_count(st, MPI_DOUBLE, &count);
     MPI_Get_elements(st, MPI_DOUBLE, &elems);
-    PX_CHECK(count == 0 && elems == 0, "%s: count %d elements %d", what, count,
-             elems);
-    PX_CHECK(st->MPI_SOURCE == src && st->MPI_TAG == tag,
-             "%s: source %d tag %d, expected %d/%d", what, st->MPI_SOURCE,
-             st->MPI_TAG, src, tag);
+    PX_CHECK(count == 0 && elems == 0, "%s: count %d elements %d", what, count, elems);
+    PX_CHECK(st->MPI_SOURCE == src && st->MPI_TAG == tag, "%s: source %d tag %d, expected %d/%d",
+             what, st->MPI_SOURCE, st->MPI_TAG, src, tag);
 }
 
 static void sender(int peer)
@@ -99,11 +97,10 @@ int main(int argc, char **argv)
         MPI_Get_count(&st, MPI_CHAR, &count);
         PX_CHECK(count == 0 && c == 'x' && st.MPI_SOURCE == px_test_rank,
                  "self empty message: count %d src %d", count, st.MPI_SOURCE);
-        MPI_Sendrecv(NULL, 0, MPI_CHAR, px_test_rank, 10, &c, 1, MPI_CHAR,
-                     px_test_rank, 10, MPI_COMM_WORLD, &st);
+        MPI_Sendrecv(NULL, 0, MPI_CHAR, px_test_rank, 10, &c, 1, MPI_CHAR, px_test_rank, 10,
+                     MPI_COMM_WORLD, &st);
         MPI_Get_count(&st, MPI_CHAR, &count);
-        PX_CHECK(count == 0 && st.MPI_TAG == 10, "self empty Sendrecv count %d",
-                 count);
+        PX_CHECK(count == 0 && st.MPI_TAG == 10, "self empty Sendrecv count %d", count);
     }
     return px_test_finish("%d empty messages per pair plus self", NSEQ / 2 + 7);
 }

@@ -20,8 +20,7 @@ static int px_test_errors = 0;
 /* Enough failure lines to diagnose, few enough not to flood the log. */
 #define PX_TEST_MAX_REPORTS 20
 
-static inline void px_test_fail_(const char *file, int line, const char *expr,
-                                 const char *fmt, ...)
+static inline void px_test_fail_(const char *file, int line, const char *expr, const char *fmt, ...)
 {
     char msg[1024];
     int len;
@@ -30,8 +29,8 @@ static inline void px_test_fail_(const char *file, int line, const char *expr,
     px_test_errors++;
     if (px_test_errors > PX_TEST_MAX_REPORTS)
         return;
-    len = snprintf(msg, sizeof(msg), "FAIL %s rank %d %s:%d: ", px_test_name,
-                   px_test_rank, file, line);
+    len = snprintf(msg, sizeof(msg), "FAIL %s rank %d %s:%d: ", px_test_name, px_test_rank, file,
+                   line);
     va_start(ap, fmt);
     if (len > 0 && len < (int)sizeof(msg))
         len += vsnprintf(msg + len, sizeof(msg) - len, fmt, ap);
@@ -44,33 +43,32 @@ static inline void px_test_fail_(const char *file, int line, const char *expr,
 }
 
 /* Soft check: record, report and continue. */
-#define PX_CHECK(cond, ...)                                                    \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            px_test_fail_(__FILE__, __LINE__, #cond, __VA_ARGS__);             \
+#define PX_CHECK(cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            px_test_fail_(__FILE__, __LINE__, #cond, __VA_ARGS__);                                 \
     } while (0)
 
 /* Hard check: continuing would hang or crash, so the whole job stops. */
-#define PX_REQUIRE(cond, ...)                                                  \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            px_test_fail_(__FILE__, __LINE__, #cond, __VA_ARGS__);             \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                      \
-        }                                                                      \
+#define PX_REQUIRE(cond, ...)                                                                      \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            px_test_fail_(__FILE__, __LINE__, #cond, __VA_ARGS__);                                 \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+        }                                                                                          \
     } while (0)
 
 /* For calls made while a communicator has MPI_ERRORS_RETURN. */
-#define PX_MPI(call)                                                           \
-    do {                                                                       \
-        int px_rc_ = (call);                                                   \
-        if (px_rc_ != MPI_SUCCESS) {                                           \
-            char px_msg_[MPI_MAX_ERROR_STRING] = "";                           \
-            int px_len_ = 0;                                                   \
-            MPI_Error_string(px_rc_, px_msg_, &px_len_);                       \
-            px_test_fail_(__FILE__, __LINE__, #call, "returned %d: %s",        \
-                          px_rc_, px_msg_);                                    \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                      \
-        }                                                                      \
+#define PX_MPI(call)                                                                               \
+    do {                                                                                           \
+        int px_rc_ = (call);                                                                       \
+        if (px_rc_ != MPI_SUCCESS) {                                                               \
+            char px_msg_[MPI_MAX_ERROR_STRING] = "";                                               \
+            int px_len_ = 0;                                                                       \
+            MPI_Error_string(px_rc_, px_msg_, &px_len_);                                           \
+            px_test_fail_(__FILE__, __LINE__, #call, "returned %d: %s", px_rc_, px_msg_);          \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                                          \
+        }                                                                                          \
     } while (0)
 
 /* Call after MPI_Init / MPI_Init_thread. */
@@ -104,8 +102,7 @@ static inline int px_test_finish(const char *fmt, ...)
         if (total == 0)
             printf("PASS %s np=%d: %s\n", px_test_name, px_test_size, summary);
         else
-            printf("FAIL %s np=%d: %d failed checks\n", px_test_name,
-                   px_test_size, total);
+            printf("FAIL %s np=%d: %d failed checks\n", px_test_name, px_test_size, total);
         fflush(stdout);
     }
     MPI_Finalize();

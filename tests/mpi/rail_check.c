@@ -7,8 +7,8 @@
  * under every PX_RAIL_POLICY; also runs on one node. Usage: rail_check [rounds] */
 #include "px_test.h"
 
-static const size_t sizes[] = {0,      1,      17,          4096,           65536 + 1,
-                               262144 + 5, 1048576 + 13, 3 * 1048576, 100, 200000};
+static const size_t sizes[] = {0,           1,   17,    4096, 65536 + 1, 262144 + 5, 1048576 + 13,
+                               3 * 1048576, 100, 200000};
 #define NSIZES (sizeof(sizes) / sizeof(sizes[0]))
 #define NTAGS 2
 
@@ -87,8 +87,9 @@ int main(int argc, char **argv)
                 PX_CHECK(s == seq, "from %d tag %d: sequence %lld arrived where %d was due", src,
                          tag, (long long)s, seq);
                 size_t bad = px_verify(rbuf + 8, (size_t)n - 8, seed_of(src, rank, tag, seq));
-                PX_CHECK(bad == (size_t)n - 8, "from %d tag %d message %d (%d bytes): wrong byte at %zu",
-                         src, tag, seq, n, bad + 8);
+                PX_CHECK(bad == (size_t)n - 8,
+                         "from %d tag %d message %d (%d bytes): wrong byte at %zu", src, tag, seq,
+                         n, bad + 8);
             } else {
                 PX_CHECK(px_verify(rbuf, (size_t)n, seed_of(src, rank, tag, seq)) == (size_t)n,
                          "from %d tag %d message %d (%d bytes) corrupted", src, tag, seq, n);
@@ -113,12 +114,13 @@ int main(int argc, char **argv)
                 PX_MPI(MPI_Send(s, (int)n, MPI_BYTE, to, 7, other));
                 PX_MPI(MPI_Recv(rbuf, (int)maxsz, MPI_BYTE, from, 7, other, &st));
             } else {
-                PX_MPI(MPI_Sendrecv(s, (int)n, MPI_BYTE, to, 7, rbuf, (int)maxsz, MPI_BYTE, from,
-                                    7, other, &st));
+                PX_MPI(MPI_Sendrecv(s, (int)n, MPI_BYTE, to, 7, rbuf, (int)maxsz, MPI_BYTE, from, 7,
+                                    other, &st));
             }
             int cnt;
             MPI_Get_count(&st, MPI_BYTE, &cnt);
-            PX_CHECK((size_t)cnt == n && px_verify(rbuf, n, seed_of(from, rank, 7, r * 100 + dist)) == n,
+            PX_CHECK((size_t)cnt == n &&
+                         px_verify(rbuf, n, seed_of(from, rank, 7, r * 100 + dist)) == n,
                      "blocking exchange from %d (%zu bytes) wrong", from, n);
             free(s);
         }

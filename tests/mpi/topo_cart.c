@@ -229,12 +229,12 @@ int main(int argc, char **argv)
     PX_CHECK(src == (rank == 0 ? MPI_PROC_NULL : rank - 1), "line source %d", src);
     PX_CHECK(dst == (rank == size - 1 ? MPI_PROC_NULL : rank + 1), "line dest %d", dst);
     PX_MPI(MPI_Cart_shift(ring, 0, 1, &src, &dst));
-    PX_CHECK(src == (rank + size - 1) % size && dst == (rank + 1) % size, "ring shift (%d,%d)",
-             src, dst);
+    PX_CHECK(src == (rank + size - 1) % size && dst == (rank + 1) % size, "ring shift (%d,%d)", src,
+             dst);
     /* data moves along the ring as Cart_shift says */
     int got = -1;
-    PX_MPI(MPI_Sendrecv(&rank, 1, MPI_INT, dst, 7, &got, 1, MPI_INT, src, 7, ring,
-                        MPI_STATUS_IGNORE));
+    PX_MPI(
+        MPI_Sendrecv(&rank, 1, MPI_INT, dst, 7, &got, 1, MPI_INT, src, 7, ring, MPI_STATUS_IGNORE));
     PX_CHECK(got == src, "ring neighbour sent %d, want %d", got, src);
     checks += 5;
 
@@ -272,6 +272,6 @@ int main(int argc, char **argv)
     MPI_Comm_free(&c3);
     MPI_Comm_free(&ring);
     MPI_Comm_free(&line);
-    return px_test_finish("%d checks, grids %dx%d and %dx%dx%d", checks, d2[0], d2[1], d3[0],
-                          d3[1], d3[2]);
+    return px_test_finish("%d checks, grids %dx%d and %dx%dx%d", checks, d2[0], d2[1], d3[0], d3[1],
+                          d3[2]);
 }

@@ -40,8 +40,8 @@ int main(int argc, char **argv)
         int d[4];
         memcpy(d, c->in, sizeof(d));
         int rc = MPI_Dims_create(c->nnodes, c->ndims, d);
-        PX_CHECK(rc == MPI_SUCCESS, "case %d (%d in %d dims) returned %d", k, c->nnodes,
-                 c->ndims, rc);
+        PX_CHECK(rc == MPI_SUCCESS, "case %d (%d in %d dims) returned %d", k, c->nnodes, c->ndims,
+                 rc);
         for (int i = 0; i < c->ndims; i++)
             PX_CHECK(d[i] == c->want[i], "case %d (%d in %d dims): dims[%d] = %d, want %d", k,
                      c->nnodes, c->ndims, i, d[i], c->want[i]);

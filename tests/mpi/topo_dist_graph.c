@@ -149,8 +149,8 @@ int main(int argc, char **argv)
             }
         }
         MPI_Comm g;
-        PX_MPI(MPI_Dist_graph_create(MPI_COMM_WORLD, m, s, deg, d, MPI_UNWEIGHTED, MPI_INFO_NULL,
-                                     0, &g));
+        PX_MPI(MPI_Dist_graph_create(MPI_COMM_WORLD, m, s, deg, d, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                     &g));
         int indeg, outdeg, weighted = -1;
         PX_MPI(MPI_Dist_graph_neighbors_count(g, &indeg, &outdeg, &weighted));
         PX_CHECK(!weighted, "unweighted general graph reports weighted");

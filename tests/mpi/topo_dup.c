@@ -74,8 +74,8 @@ int main(int argc, char **argv)
         int src[1] = {(rank + 1) % size}, dst[1] = {(rank - 1 + size) % size};
         int sw[1] = {7 + rank}, dw[1] = {9 + rank};
         MPI_Comm g, dup;
-        PX_MPI(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, src, sw, 1, dst, dw,
-                                              MPI_INFO_NULL, 0, &g));
+        PX_MPI(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, src, sw, 1, dst, dw, MPI_INFO_NULL,
+                                              0, &g));
         PX_MPI(MPI_Comm_dup(g, &dup));
         MPI_Comm_free(&g);
         PX_MPI(MPI_Topo_test(dup, &st));

@@ -21,8 +21,8 @@ static int check_graph(MPI_Comm g, int nnodes, const int *index, const int *edge
     PX_MPI(MPI_Topo_test(g, &status));
     PX_CHECK(status == MPI_GRAPH, "Topo_test = %d", status);
     PX_MPI(MPI_Graphdims_get(g, &nn, &ne));
-    PX_CHECK(nn == nnodes && ne == index[nnodes - 1], "Graphdims_get = (%d, %d), want (%d, %d)",
-             nn, ne, nnodes, index[nnodes - 1]);
+    PX_CHECK(nn == nnodes && ne == index[nnodes - 1], "Graphdims_get = (%d, %d), want (%d, %d)", nn,
+             ne, nnodes, index[nnodes - 1]);
     int gi[16], ge[64];
     PX_MPI(MPI_Graph_get(g, 16, 64, gi, ge));
     for (int i = 0; i < nnodes; i++)

@@ -89,9 +89,9 @@ static void nb_setup(nb_t *t, MPI_Comm comm, const char *name)
 
 /* Buffers of one round of the five collectives. */
 typedef struct {
-    int ag_s[3], *ag_r;            /* allgather: 3 ints */
+    int ag_s[3], *ag_r; /* allgather: 3 ints */
     int agv_s[3], *agv_r, agv_rc[MAXNB], agv_dp[MAXNB];
-    int *a2a_s, *a2a_r;            /* alltoall: 2 ints per block */
+    int *a2a_s, *a2a_r; /* alltoall: 2 ints per block */
     int *a2av_s, *a2av_r, sc[MAXNB], sd[MAXNB], rc[MAXNB], rd[MAXNB];
     char *a2aw_s, *a2aw_r;
     int wsc[MAXNB], wrc[MAXNB];
@@ -230,8 +230,8 @@ static int round_check(const round_t *b, const nb_t *t, const char *mode)
                 int v = key_value(t->in_key[i], e + 20);
                 if (b->wrt[i] == MPI_DOUBLE) {
                     double got = ((const double *)(b->a2aw_r + b->wrd[i]))[e];
-                    PX_CHECK(got == v + 0.5, "%s %s alltoallw block %d[%d] = %g, want %g",
-                             t->name, mode, i, e, got, v + 0.5);
+                    PX_CHECK(got == v + 0.5, "%s %s alltoallw block %d[%d] = %g, want %g", t->name,
+                             mode, i, e, got, v + 0.5);
                 } else {
                     int got = ((const int *)(b->a2aw_r + b->wrd[i]))[e];
                     PX_CHECK(got == v, "%s %s alltoallw block %d[%d] = %d, want %d", t->name, mode,
@@ -272,18 +272,18 @@ static int run_nonblocking(const nb_t *t)
     for (int k = 0; k < 2; k++) {
         round_t *x = &b[k];
         round_init(x, t);
-        PX_MPI(MPI_Ineighbor_allgather(x->ag_s, 3, MPI_INT, x->ag_r, 3, MPI_INT, t->comm,
-                                       &rq[nr++]));
+        PX_MPI(
+            MPI_Ineighbor_allgather(x->ag_s, 3, MPI_INT, x->ag_r, 3, MPI_INT, t->comm, &rq[nr++]));
         PX_MPI(MPI_Ineighbor_allgatherv(x->agv_s, 1 + t->me % 3, MPI_INT, x->agv_r, x->agv_rc,
                                         x->agv_dp, MPI_INT, t->comm, &rq[nr++]));
         if (k == 0)
             PX_MPI(MPI_Isend(&tok_out, 1, MPI_INT, (t->me + 1) % size, 5, t->comm, &rq[nr++]));
-        PX_MPI(MPI_Ineighbor_alltoall(x->a2a_s, 2, MPI_INT, x->a2a_r, 2, MPI_INT, t->comm,
-                                      &rq[nr++]));
+        PX_MPI(
+            MPI_Ineighbor_alltoall(x->a2a_s, 2, MPI_INT, x->a2a_r, 2, MPI_INT, t->comm, &rq[nr++]));
         PX_MPI(MPI_Ineighbor_alltoallv(x->a2av_s, x->sc, x->sd, MPI_INT, x->a2av_r, x->rc, x->rd,
                                        MPI_INT, t->comm, &rq[nr++]));
-        PX_MPI(MPI_Ineighbor_alltoallw(x->a2aw_s, x->wsc, x->wsd, x->wst, x->a2aw_r, x->wrc,
-                                       x->wrd, x->wrt, t->comm, &rq[nr++]));
+        PX_MPI(MPI_Ineighbor_alltoallw(x->a2aw_s, x->wsc, x->wsd, x->wst, x->a2aw_r, x->wrc, x->wrd,
+                                       x->wrt, t->comm, &rq[nr++]));
     }
     /* complete in a scrambled order: first by Test polling, then the rest */
     int flag = 0;
@@ -425,8 +425,8 @@ int main(int argc, char **argv)
     /* distributed graph, general, one edge each: rank q gives (q+1) -> q-1 */
     {
         int s[1] = {(rank + 1) % size}, deg[1] = {1}, d[1] = {(rank - 1 + size) % size};
-        PX_MPI(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, s, deg, d, MPI_UNWEIGHTED, MPI_INFO_NULL,
-                                     0, &c));
+        PX_MPI(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, s, deg, d, MPI_UNWEIGHTED, MPI_INFO_NULL, 0,
+                                     &c));
         n += run_all(c, "distgraph_simple");
         MPI_Comm_free(&c);
     }
@@ -453,8 +453,8 @@ int main(int argc, char **argv)
             d[3 + i] = i;
         for (int i = 0; i < 3 + size && i < 64; i++)
             w[i] = i + 1;
-        PX_MPI(MPI_Dist_graph_create(MPI_COMM_WORLD, rank == 0 ? 2 : 1, s, deg, d, w,
-                                     MPI_INFO_NULL, 0, &c));
+        PX_MPI(MPI_Dist_graph_create(MPI_COMM_WORLD, rank == 0 ? 2 : 1, s, deg, d, w, MPI_INFO_NULL,
+                                     0, &c));
         n += run_all(c, "distgraph");
         MPI_Comm_free(&c);
         free(d);

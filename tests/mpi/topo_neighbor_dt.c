@@ -119,8 +119,8 @@ static int run(MPI_Comm comm, const char *name)
         for (int i = 0; i < t.indeg; i++)
             for (int e = 0; e < ROWS; e++) {
                 int want = t.in[i] == MPI_PROC_NULL ? -1 : t.in[i] * 100 + e;
-                PX_CHECK(dst[i * ROWS + e] == want, "%s allgather block %d[%d] = %d, want %d",
-                         name, i, e, dst[i * ROWS + e], want);
+                PX_CHECK(dst[i * ROWS + e] == want, "%s allgather block %d[%d] = %d, want %d", name,
+                         i, e, dst[i * ROWS + e], want);
                 n++;
             }
         MPI_Type_free(&strided);
@@ -153,8 +153,8 @@ static int run(MPI_Comm comm, const char *name)
             for (int r = 0; r < ROWS; r++) {
                 int got = flat[(t.indeg - 1 - i) * (ROWS + 1) + r];
                 int want = t.in[i] == MPI_PROC_NULL ? -1 : key_value(t.in_key[i], r + 30);
-                PX_CHECK(got == want, "%s alltoallw block %d row %d = %d, want %d", name, i, r,
-                         got, want);
+                PX_CHECK(got == want, "%s alltoallw block %d row %d = %d, want %d", name, i, r, got,
+                         want);
                 n++;
             }
         free(flat);

@@ -8,25 +8,46 @@
 #include <stdbool.h>
 #include <wchar.h>
 
-typedef struct { float v; int i; } float_int_t;
-typedef struct { double v; int i; } double_int_t;
-typedef struct { long v; int i; } long_int_t;
-typedef struct { int v; int i; } int2_t;
-typedef struct { short v; int i; } short_int_t;
-typedef struct { long double v; int i; } ldouble_int_t;
+typedef struct {
+    float v;
+    int i;
+} float_int_t;
+typedef struct {
+    double v;
+    int i;
+} double_int_t;
+typedef struct {
+    long v;
+    int i;
+} long_int_t;
+typedef struct {
+    int v;
+    int i;
+} int2_t;
+typedef struct {
+    short v;
+    int i;
+} short_int_t;
+typedef struct {
+    long double v;
+    int i;
+} ldouble_int_t;
 
 enum kind { K_BITS, K_BOOL, K_FLT, K_DBL, K_LDBL, K_FCPLX, K_DCPLX, K_LDCPLX, K_PAIR };
 
 typedef struct {
     const char *name;
     MPI_Datatype type;
-    size_t size;     /* extent of one element in C */
+    size_t size; /* extent of one element in C */
     enum kind kind;
-    int elements;    /* basic elements per item (Get_elements) */
-    int arith;       /* MPI_SUM allowed */
+    int elements; /* basic elements per item (Get_elements) */
+    int arith;    /* MPI_SUM allowed */
 } type_desc_t;
 
-#define T(name, cty, kind, el, ar) {#name, name, sizeof(cty), kind, el, ar}
+#define T(name, cty, kind, el, ar)                                                                 \
+    {                                                                                              \
+#name, name, sizeof(cty), kind, el, ar                                                     \
+    }
 static type_desc_t types[] = {
     T(MPI_CHAR, char, K_BITS, 1, 0),
     T(MPI_SIGNED_CHAR, signed char, K_BITS, 1, 1),
@@ -208,8 +229,8 @@ static void exchange(int peer, int sender, int receiver)
                 MPI_Get_count(&st, t->type, &count);
                 MPI_Get_elements(&st, t->type, &elems);
                 PX_CHECK(count == n, "%s x%d: Get_count %d", t->name, n, count);
-                PX_CHECK(elems == n * t->elements, "%s x%d: Get_elements %d, expected %d",
-                         t->name, n, elems, n * t->elements);
+                PX_CHECK(elems == n * t->elements, "%s x%d: Get_elements %d, expected %d", t->name,
+                         n, elems, n * t->elements);
                 fill(t, want, n, src);
                 for (int j = 0; j < n; j++)
                     if (!same(t, r, want, j)) {
@@ -282,36 +303,34 @@ static void sums(void)
         }
         MPI_Allreduce(in, out, 3, t->type, MPI_SUM, MPI_COMM_WORLD);
         for (int j = 0; j < 3; j++)
-            PX_CHECK(same(t, out, want, j), "Allreduce SUM %s element %d wrong",
-                     t->name, j);
+            PX_CHECK(same(t, out, want, j), "Allreduce SUM %s element %d wrong", t->name, j);
     }
 }
 
 /* MAXLOC/MINLOC on each pair type; value ties go to the lowest index. */
-#define LOC_CHECK(ctype, mtype, VAL)                                           \
-    do {                                                                       \
-        ctype in[4], out[4];                                                   \
-        for (int j = 0; j < 4; j++) {                                          \
-            in[j].v = VAL((px_test_rank * (j + 1)) % 3);                       \
-            in[j].i = px_test_rank;                                            \
-        }                                                                      \
-        for (int pass = 0; pass < 2; pass++) {                                 \
-            MPI_Allreduce(in, out, 4, mtype, pass ? MPI_MINLOC : MPI_MAXLOC,   \
-                          MPI_COMM_WORLD);                                     \
-            for (int j = 0; j < 4; j++) {                                      \
-                int best = 0, bi = 0;                                          \
-                for (int r = 0; r < px_test_size; r++) {                       \
-                    int v = (r * (j + 1)) % 3;                                 \
-                    if (r == 0 || (pass ? v < best : v > best)) {              \
-                        best = v;                                              \
-                        bi = r;                                                \
-                    }                                                          \
-                }                                                              \
-                PX_CHECK(out[j].v == VAL(best) && out[j].i == bi,              \
-                         "%s %s element %d: index %d, expected %d",            \
-                         pass ? "MINLOC" : "MAXLOC", #mtype, j, out[j].i, bi); \
-            }                                                                  \
-        }                                                                      \
+#define LOC_CHECK(ctype, mtype, VAL)                                                               \
+    do {                                                                                           \
+        ctype in[4], out[4];                                                                       \
+        for (int j = 0; j < 4; j++) {                                                              \
+            in[j].v = VAL((px_test_rank * (j + 1)) % 3);                                           \
+            in[j].i = px_test_rank;                                                                \
+        }                                                                                          \
+        for (int pass = 0; pass < 2; pass++) {                                                     \
+            MPI_Allreduce(in, out, 4, mtype, pass ? MPI_MINLOC : MPI_MAXLOC, MPI_COMM_WORLD);      \
+            for (int j = 0; j < 4; j++) {                                                          \
+                int best = 0, bi = 0;                                                              \
+                for (int r = 0; r < px_test_size; r++) {                                           \
+                    int v = (r * (j + 1)) % 3;                                                     \
+                    if (r == 0 || (pass ? v < best : v > best)) {                                  \
+                        best = v;                                                                  \
+                        bi = r;                                                                    \
+                    }                                                                              \
+                }                                                                                  \
+                PX_CHECK(out[j].v == VAL(best) && out[j].i == bi,                                  \
+                         "%s %s element %d: index %d, expected %d", pass ? "MINLOC" : "MAXLOC",    \
+                         #mtype, j, out[j].i, bi);                                                 \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 #define AS_IS(x) (x)
 #define AS_FLOAT(x) ((float)(x) + 0.5f)
@@ -334,8 +353,7 @@ int main(int argc, char **argv)
     int peer = px_pair_peer(px_test_rank, px_test_size);
 
     for (int k = 0; k < NTYPES; k++)
-        PX_CHECK(types[k].type != MPI_DATATYPE_NULL, "%s is MPI_DATATYPE_NULL",
-                 types[k].name);
+        PX_CHECK(types[k].type != MPI_DATATYPE_NULL, "%s is MPI_DATATYPE_NULL", types[k].name);
     if (peer < 0) {
         exchange(px_test_rank, 1, 1);
     } else {
@@ -344,6 +362,5 @@ int main(int argc, char **argv)
     }
     sums();
     locs();
-    return px_test_finish("%d predefined datatypes: p2p x3 counts, SUM, MAXLOC/MINLOC",
-                          NTYPES);
+    return px_test_finish("%d predefined datatypes: p2p x3 counts, SUM, MAXLOC/MINLOC", NTYPES);
 }

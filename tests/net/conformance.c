@@ -40,12 +40,15 @@
 
 /* Every function member of px_net_ops_t; adding a member without adding
  * it here fails the build below. */
-#define CONF_OPS(X)                                                                            \
-    X(iface_open) X(iface_close) X(iface_query) X(iface_reachable) X(ep_create) X(ep_subs)     \
-    X(ep_send) X(ep_get) X(ep_put) X(ep_pending) X(ep_reset) X(ep_rx_cancel)                   \
+/* clang-format off */
+#define CONF_OPS(X) \
+    X(iface_open) X(iface_close) X(iface_query) X(iface_reachable) X(ep_create) X(ep_subs) \
+    X(ep_send) X(ep_get) X(ep_put) X(ep_pending) X(ep_reset) X(ep_rx_cancel) \
     X(iface_progress) X(iface_fd) X(ep_path_check) X(ep_describe) X(iface_quiet) X(ep_ready)
+/* clang-format on */
 #define CONF_COUNT(m) +1
-_Static_assert(offsetof(px_net_ops_t, iface_open) + (0 CONF_OPS(CONF_COUNT)) * sizeof(void (*)(void)) ==
+_Static_assert(offsetof(px_net_ops_t, iface_open) +
+                       (0 CONF_OPS(CONF_COUNT)) * sizeof(void (*)(void)) ==
                    sizeof(px_net_ops_t),
                "px_net_ops_t has a member this test does not check");
 
@@ -104,16 +107,16 @@ static int cancel_driver; /* progress cancels frames flagged F_CANCEL once in fl
 /* what was sent */
 static int tx_errors, tx_outstanding, tx_cb_errors, tx_cb_extra;
 
-#define EXPECT(cond, ...)                                                                      \
-    do {                                                                                       \
-        if (cond) {                                                                            \
-            px_unit_passed++;                                                                  \
-        } else {                                                                               \
-            px_unit_failed++;                                                                  \
-            fprintf(stderr, "FAIL %s rank %d line %d: ", name, me, __LINE__);                  \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fputc('\n', stderr);                                                               \
-        }                                                                                      \
+#define EXPECT(cond, ...)                                                                          \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            px_unit_passed++;                                                                      \
+        } else {                                                                                   \
+            px_unit_failed++;                                                                      \
+            fprintf(stderr, "FAIL %s rank %d line %d: ", name, me, __LINE__);                      \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
     } while (0)
 
 static inline unsigned char pat(uint32_t seq, size_t k)
@@ -121,7 +124,10 @@ static inline unsigned char pat(uint32_t seq, size_t k)
     return (unsigned char)(seq * 131u + (uint32_t)k * 7u + (uint32_t)(k >> 9) + 1u);
 }
 
-static inline unsigned char hdr_pat(uint32_t seq, size_t i) { return (unsigned char)(seq * 17u + i); }
+static inline unsigned char hdr_pat(uint32_t seq, size_t i)
+{
+    return (unsigned char)(seq * 17u + i);
+}
 
 /* ---------- the upcalls ---------- */
 
@@ -267,8 +273,13 @@ static px_status_t conf_send(conf_conn_t *c, int phase, size_t len, uint32_t fla
     uint32_t seq = c->tx_seq[phase]++;
     unsigned char hdr[PX_NET_HDR_MAX];
     size_t hl = sizeof(conf_hdr_t) + seq % (PX_NET_HDR_MAX - sizeof(conf_hdr_t) + 1);
-    conf_hdr_t h = {.magic = CONF_MAGIC, .phase = (uint32_t)phase, .seq = seq, .flags = flags,
-                    .len = len, .hdr_len = (uint32_t)hl, .from = (uint32_t)me};
+    conf_hdr_t h = {.magic = CONF_MAGIC,
+                    .phase = (uint32_t)phase,
+                    .seq = seq,
+                    .flags = flags,
+                    .len = len,
+                    .hdr_len = (uint32_t)hl,
+                    .from = (uint32_t)me};
     memcpy(hdr, &h, sizeof(h));
     for (size_t i = sizeof(h); i < hl; i++)
         hdr[i] = hdr_pat(seq, i);
@@ -346,9 +357,9 @@ static int conf_wait(int phase, int expect)
         conf_progress();
         now = px_time_ns();
         int sent = tx_outstanding == 0 && conf_pending() == 0;
-        int got = expect == 0 ||
-                  (lossy ? now - last_rx_ns > CONF_QUIET_NS && conf_received(phase) > 0
-                         : conf_received(phase) >= expect);
+        int got =
+            expect == 0 || (lossy ? now - last_rx_ns > CONF_QUIET_NS && conf_received(phase) > 0
+                                  : conf_received(phase) >= expect);
         if (sent && got)
             return 1;
         if (now - t0 > CONF_WAIT_NS)
@@ -495,10 +506,37 @@ static void phase_incoming(void)
 /* Frames of many sizes both ways at once, round robin over the subchannels. */
 static void phase_stream(void)
 {
-    static const size_t sizes[] = {
-        0, 1, 2, 7, 8, 15, 16, 17, 100, 1000, 1500, 4095, 4096, 4097, 8191, 8192, 8193,
-        16383, 16384, 16385, 32768, 65379, 65535, 65536, 65537, 131072, 262143,
-        1u << 20, (1u << 20) + 1, (3u << 20) + 1, (6u << 20) + 3};
+    static const size_t sizes[] = {0,
+                                   1,
+                                   2,
+                                   7,
+                                   8,
+                                   15,
+                                   16,
+                                   17,
+                                   100,
+                                   1000,
+                                   1500,
+                                   4095,
+                                   4096,
+                                   4097,
+                                   8191,
+                                   8192,
+                                   8193,
+                                   16383,
+                                   16384,
+                                   16385,
+                                   32768,
+                                   65379,
+                                   65535,
+                                   65536,
+                                   65537,
+                                   131072,
+                                   262143,
+                                   1u << 20,
+                                   (1u << 20) + 1,
+                                   (3u << 20) + 1,
+                                   (6u << 20) + 3};
     const int nbig = (int)(sizeof(sizes) / sizeof(sizes[0]));
     const int total = 300;
     for (int i = 0; i < total; i++) {
@@ -517,8 +555,8 @@ static void phase_stream(void)
            "send errors %d, callbacks with an error %d, callbacks run twice %d", tx_errors,
            tx_cb_errors, tx_cb_extra);
     EXPECT(tx_outstanding == 0, "%d sends never completed", tx_outstanding);
-    EXPECT(rx_bad == 0 && rx_unknown == 0, "%d frames damaged, %d rx_done without rx_begin",
-           rx_bad, rx_unknown);
+    EXPECT(rx_bad == 0 && rx_unknown == 0, "%d frames damaged, %d rx_done without rx_begin", rx_bad,
+           rx_unknown);
     if (lossy) {
         EXPECT(conf_received(PH_STREAM) > 0, "nothing arrived");
     } else {
@@ -527,8 +565,7 @@ static void phase_stream(void)
         for (int i = 0; i < nsub; i++)
             EXPECT(conns[i].rx_count[PH_STREAM] == total / nsub + (i < total % nsub),
                    "sub %d: %d frames", i, conns[i].rx_count[PH_STREAM]);
-        EXPECT(conf_out_of_order(PH_STREAM) == 0, "%d out of order",
-               conf_out_of_order(PH_STREAM));
+        EXPECT(conf_out_of_order(PH_STREAM) == 0, "%d out of order", conf_out_of_order(PH_STREAM));
         EXPECT(rx_abandoned == 0, "%d frames begun and never done", rx_abandoned);
     }
     EXPECT(failed_calls == 0, "ep_failed %d times", failed_calls);
@@ -633,13 +670,14 @@ static void phase_cancel(void)
     cancel_driver = 0;
     EXPECT(tx_errors == 0 && tx_cb_errors == 0, "send errors %d, callbacks with an error %d",
            tx_errors, tx_cb_errors);
-    EXPECT(rx_bad == 0 && rx_unknown == 0, "%d frames damaged, %d rx_done without rx_begin",
-           rx_bad, rx_unknown);
+    EXPECT(rx_bad == 0 && rx_unknown == 0, "%d frames damaged, %d rx_done without rx_begin", rx_bad,
+           rx_unknown);
     if (!lossy) {
-        EXPECT(done && conf_received(PH_CANCEL) == 2 * rounds, "%d of %d frames (rx_done must "
-               "run for a cancelled one)", conf_received(PH_CANCEL), 2 * rounds);
-        EXPECT(conf_out_of_order(PH_CANCEL) == 0, "%d out of order",
-               conf_out_of_order(PH_CANCEL));
+        EXPECT(done && conf_received(PH_CANCEL) == 2 * rounds,
+               "%d of %d frames (rx_done must "
+               "run for a cancelled one)",
+               conf_received(PH_CANCEL), 2 * rounds);
+        EXPECT(conf_out_of_order(PH_CANCEL) == 0, "%d out of order", conf_out_of_order(PH_CANCEL));
         EXPECT(rx_abandoned == 0, "%d frames begun and never done", rx_abandoned);
     }
     if (attr.caps & PX_NET_CAP_RESET) {
@@ -650,8 +688,10 @@ static void phase_cancel(void)
         EXPECT(rx_cancel_discarded == rx_cancel_seen, "%d of %d cancelled frames kept their tail",
                rx_cancel_seen - rx_cancel_discarded, rx_cancel_seen);
     } else {
-        EXPECT(rx_cancel_whole == rx_cancel_seen, "without PX_NET_CAP_RESET, %d of %d frames "
-               "ep_rx_cancel was called on arrived whole", rx_cancel_whole, rx_cancel_seen);
+        EXPECT(rx_cancel_whole == rx_cancel_seen,
+               "without PX_NET_CAP_RESET, %d of %d frames "
+               "ep_rx_cancel was called on arrived whole",
+               rx_cancel_whole, rx_cancel_seen);
     }
     EXPECT(failed_calls == 0, "ep_failed %d times", failed_calls);
     conf_barrier();
@@ -678,8 +718,8 @@ static void phase_reset(void)
             int queued = tx_outstanding - before, errs = tx_cb_errors, failed = failed_calls;
             if (!lossy)
                 EXPECT(ops->ep_pending(conns[0].ep) > 0 && queued > 0,
-                       "nothing queued after %d sends of %zu bytes to a rank that does not read",
-                       n, big);
+                       "nothing queued after %d sends of %zu bytes to a rank that does not read", n,
+                       big);
             ops->ep_reset(conns[0].ep);
             EXPECT(tx_outstanding == before, "%d queued sends still pending after ep_reset",
                    tx_outstanding - before);

@@ -22,8 +22,8 @@ int main(int argc, char **argv)
             int v = i, got = -1;
             if (rank == 0 && MPI_Wtime() - t0 >= secs - 0.2)
                 v = -1;
-            MPI_Sendrecv(&v, 1, MPI_INT, 1 - rank, 7, &got, 1, MPI_INT, 1 - rank, 7,
-                         MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Sendrecv(&v, 1, MPI_INT, 1 - rank, 7, &got, 1, MPI_INT, 1 - rank, 7, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE);
             if (v == -1 || got == -1)
                 break;
             bad |= got != i;

@@ -7,14 +7,14 @@
 
 static int px_unit_passed, px_unit_failed;
 
-#define CHECK(cond)                                                                            \
-    do {                                                                                       \
-        if (cond)                                                                              \
-            px_unit_passed++;                                                                  \
-        else {                                                                                 \
-            px_unit_failed++;                                                                  \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                    \
-        }                                                                                      \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (cond)                                                                                  \
+            px_unit_passed++;                                                                      \
+        else {                                                                                     \
+            px_unit_failed++;                                                                      \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);                        \
+        }                                                                                          \
     } while (0)
 
 static inline int px_unit_report(void)

@@ -19,15 +19,18 @@ void px_mpi_coll_print_table(FILE *f); /* src/mpi/coll/coll_select.c */
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: pxinfo [--params [--markdown]] [--coll] [--channels] [--rails] [--stats [JOB]] [--version] [-h]\n"
-                 "  (no option)  version, transports and the main settings\n"
-                 "  --coll       collective algorithms and the table that selects them\n"
-                 "  --channels   the PX_CHANNELS table that picks each message's channel\n"
-                 "  --rails      the rails and paths this host offers, the rail policy and its thresholds\n"
-                 "  --stats      per-subchannel counters of running jobs started with PX_STATS=1\n"
-                 "               (JOB: a job id as in /dev/shm/plexus-<JOB>-*, default all)\n"
-                 "  --params     every parameter with its default and documentation\n"
-                 "  --markdown   with --params: the reference page docs/params.md\n");
+    fprintf(
+        out,
+        "usage: pxinfo [--params [--markdown]] [--coll] [--channels] [--rails] [--stats [JOB]] "
+        "[--version] [-h]\n"
+        "  (no option)  version, transports and the main settings\n"
+        "  --coll       collective algorithms and the table that selects them\n"
+        "  --channels   the PX_CHANNELS table that picks each message's channel\n"
+        "  --rails      the rails and paths this host offers, the rail policy and its thresholds\n"
+        "  --stats      per-subchannel counters of running jobs started with PX_STATS=1\n"
+        "               (JOB: a job id as in /dev/shm/plexus-<JOB>-*, default all)\n"
+        "  --params     every parameter with its default and documentation\n"
+        "  --markdown   with --params: the reference page docs/params.md\n");
 }
 
 static const char *cma_state(void)
@@ -56,14 +59,16 @@ static int print_rails(void)
         if (!a[i].boot)
             printf("  rail %d  %-10s %s/%d\n", a[i].rail, a[i].ifname, inet_ntoa(a[i].addr),
                    a[i].prefix);
-    printf("  (the interface that reaches the launcher is left out when there are others;\n"
-           "   two ranks use every address pair on a shared subnet, at most PX_PATHS=%ld per rail)\n",
-           px_params.paths);
+    printf(
+        "  (the interface that reaches the launcher is left out when there are others;\n"
+        "   two ranks use every address pair on a shared subnet, at most PX_PATHS=%ld per rail)\n",
+        px_params.paths);
     printf("\nPolicy: PX_RAIL_POLICY=%s\n", px_params.rail_policy);
     printf("  striped from %zu bytes (PX_RAIL_STRIPE_MIN), in units of %zu bytes\n",
            px_params.rail_stripe_min, px_params.rail_stripe_unit);
-    printf("  at most %zu striped bytes in flight per peer before a block waits (PX_RAIL_INFLIGHT)\n",
-           px_params.rail_inflight);
+    printf(
+        "  at most %zu striped bytes in flight per peer before a block waits (PX_RAIL_INFLIGHT)\n",
+        px_params.rail_inflight);
     printf("  adaptive: alpha %.2f, minimum share %.2f; bss: batch %ld, retry after %.2f s\n",
            px_params.rail_alpha, px_params.rail_min_share, px_params.rail_bss_batch,
            px_params.rail_bss_retry);
@@ -104,7 +109,8 @@ static int print_stats(const char *job)
                 close(fd);
             continue;
         }
-        const px_rail_stats_seg_t *seg = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        const px_rail_stats_seg_t *seg =
+            mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
         close(fd);
         if (seg == MAP_FAILED)
             continue;
@@ -167,8 +173,7 @@ int main(int argc, char **argv)
             stats = 1;
             if (i + 1 < argc && argv[i + 1][0] != '-')
                 job = argv[++i];
-        }
-        else if (!strcmp(argv[i], "--coll"))
+        } else if (!strcmp(argv[i], "--coll"))
             coll = 1;
         else if (!strcmp(argv[i], "--channels"))
             channels = 1;
@@ -230,6 +235,7 @@ int main(int argc, char **argv)
     printf("Progress: PX_PROGRESS_MODE=%s, PX_SPIN_COUNT=%ld\n", px_params.progress_mode,
            px_params.spin_count);
     printf("Rails: PX_RAIL_POLICY=%s (`pxinfo --rails`)\n", px_params.rail_policy);
-    printf("\n`pxinfo --params` lists every parameter, `pxinfo --coll` the collective algorithms,\n`pxinfo --channels` the channel of each message.\n");
+    printf("\n`pxinfo --params` lists every parameter, `pxinfo --coll` the collective "
+           "algorithms,\n`pxinfo --channels` the channel of each message.\n");
     return 0;
 }

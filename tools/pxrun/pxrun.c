@@ -22,12 +22,12 @@
 #include <unistd.h>
 
 #define PXRUN_NS 1000000000ull
-#define PXRUN_KILL_AFTER_NS (1 * PXRUN_NS)      /* SIGTERM -> SIGKILL */
-#define PXRUN_GIVE_UP_NS (5 * PXRUN_NS)         /* after SIGTERM: stop waiting for exits */
-#define PXRUN_LOST_GRACE_NS (PXRUN_NS / 2)      /* connection lost: wait for the exit status */
-#define PXRUN_PIPE_GRACE_NS (PXRUN_NS / 2)      /* all exited: descendants holding pipes */
+#define PXRUN_KILL_AFTER_NS (1 * PXRUN_NS) /* SIGTERM -> SIGKILL */
+#define PXRUN_GIVE_UP_NS (5 * PXRUN_NS)    /* after SIGTERM: stop waiting for exits */
+#define PXRUN_LOST_GRACE_NS (PXRUN_NS / 2) /* connection lost: wait for the exit status */
+#define PXRUN_PIPE_GRACE_NS (PXRUN_NS / 2) /* all exited: descendants holding pipes */
 #define PXRUN_POLL_MS 100
-#define PXRUN_DUMP_WAIT_NS (1 * PXRUN_NS)       /* --timeout: time to print their state */
+#define PXRUN_DUMP_WAIT_NS (1 * PXRUN_NS) /* --timeout: time to print their state */
 
 void pxrun_msg(const char *fmt, ...)
 {
@@ -167,10 +167,7 @@ static void pxrun_on_job_error(void *arg, const char *msg)
     pxrun_fail(arg, PXRUN_EXIT_ERROR, "%s", msg);
 }
 
-static void pxrun_on_log(void *arg, const char *msg)
-{
-    pxrun_vlog(arg, "%s", msg);
-}
+static void pxrun_on_log(void *arg, const char *msg) { pxrun_vlog(arg, "%s", msg); }
 
 /* --------------------------------------------------------------- processes */
 
@@ -188,8 +185,8 @@ static void pxrun_classify_exit(pxrun_job_t *job, pxrun_rank_t *r)
     int code = WEXITSTATUS(st);
     if (code) {
         char *cmd = (r->remote && !r->connected) ? pxrun_launcher_cmdline(job, r) : NULL;
-        pxrun_fail(job, code, "rank %d (host %s) exited with code %d%s%s%s", r->rank, r->host,
-                   code, cmd ? " before connecting to pxrun (launcher '" : "", cmd ? cmd : "",
+        pxrun_fail(job, code, "rank %d (host %s) exited with code %d%s%s%s", r->rank, r->host, code,
+                   cmd ? " before connecting to pxrun (launcher '" : "", cmd ? cmd : "",
                    cmd ? "' failed?)" : "");
         free(cmd);
         return;

@@ -23,28 +23,28 @@ typedef struct pxrun_host {
 } pxrun_host_t;
 
 typedef struct pxrun_opts {
-    int np;                /* 0: not given */
-    pxrun_host_t *hosts;   /* from --hosts or --hostfile; none: this machine */
+    int np;              /* 0: not given */
+    pxrun_host_t *hosts; /* from --hosts or --hostfile; none: this machine */
     int nhosts;
-    int ppn;               /* 0: use slots */
-    char **env;            /* "VAR=VAL" from -x and --env, in order */
+    int ppn;    /* 0: use slots */
+    char **env; /* "VAR=VAL" from -x and --env, in order */
     int nenv;
-    const char *launcher;  /* template as given; NULL: fork locally (ssh for remote hosts) */
+    const char *launcher; /* template as given; NULL: fork locally (ssh for remote hosts) */
     const char *boot_iface;
     int boot_port;
     int tag_output;
     int verbose;
-    double timeout;        /* 0: none */
+    double timeout; /* 0: none */
     double connect_timeout;
     int connect_timeout_given; /* also applies when no rank connected at all */
-    char **argv;           /* program and its arguments */
+    char **argv;               /* program and its arguments */
     int argc;
 } pxrun_opts_t;
 
 /* Buffered output of one stream of one rank; only whole lines leave it. */
 typedef struct pxrun_linebuf {
-    int fd;        /* read end; -1 once closed */
-    int dest;      /* STDOUT_FILENO or STDERR_FILENO */
+    int fd;   /* read end; -1 once closed */
+    int dest; /* STDOUT_FILENO or STDERR_FILENO */
     char *buf;
     size_t len, cap;
 } pxrun_linebuf_t;
@@ -55,12 +55,12 @@ typedef struct pxrun_rank {
     int local_rank;
     int local_size;
     const char *host;
-    int remote;    /* started through a launcher */
-    pid_t pid;     /* also its process group id */
+    int remote; /* started through a launcher */
+    pid_t pid;  /* also its process group id */
     int started;
     int running;
-    int status;    /* wait status once reaped */
-    int judged;    /* its exit status has been classified (reported if it was a failure) */
+    int status; /* wait status once reaped */
+    int judged; /* its exit status has been classified (reported if it was a failure) */
     int connected, finalized, aborted;
     uint64_t lost_ns; /* bootstrap connection lost before finalize, process still running */
     char lost_why[160];
@@ -76,7 +76,7 @@ typedef struct pxrun_job {
     int *node_of;
     char **launcher_words; /* launcher template split into words; NULL when forking locally */
     int nlauncher_words;
-    int launcher_is_ssh;   /* remote command line goes through a shell: quote it */
+    int launcher_is_ssh; /* remote command line goes through a shell: quote it */
     char boot_ip[64];
     px_boot_server_t *srv;
     uint8_t secret[32];
@@ -88,17 +88,17 @@ typedef struct pxrun_job {
     /* the first failure decides the exit code and the message */
     int failed;
     int exit_code;
-    uint64_t term_ns;      /* when termination started */
-    int term_killed;       /* SIGKILL sent */
-    uint64_t dump_ns;      /* --timeout reached: ranks asked to print their state */
+    uint64_t term_ns; /* when termination started */
+    int term_killed;  /* SIGKILL sent */
+    uint64_t dump_ns; /* --timeout reached: ranks asked to print their state */
     int signals_seen;
 
     /* stdin of pxrun -> rank 0 */
-    int stdin_open;        /* still reading our stdin */
-    int stdin_pipe;        /* write end to rank 0, -1 when closed */
+    int stdin_open; /* still reading our stdin */
+    int stdin_pipe; /* write end to rank 0, -1 when closed */
     char *stdin_buf;
     size_t stdin_len;
-    int out_broken[3];     /* our stdout/stderr refused data: drop further output */
+    int out_broken[3]; /* our stdout/stderr refused data: drop further output */
 } pxrun_job_t;
 
 /* options and placement (pxrun_opts.c) */

@@ -135,8 +135,8 @@ void pxrun_stdin_read(pxrun_job_t *job)
             return;
         }
     }
-    ssize_t n = read(STDIN_FILENO, job->stdin_buf + job->stdin_len,
-                     PXRUN_STDIN_BUF - job->stdin_len);
+    ssize_t n =
+        read(STDIN_FILENO, job->stdin_buf + job->stdin_len, PXRUN_STDIN_BUF - job->stdin_len);
     if (n < 0 && (errno == EAGAIN || errno == EINTR))
         return;
     if (n <= 0) {

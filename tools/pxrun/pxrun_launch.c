@@ -118,10 +118,10 @@ static char **pxrun_rank_env(pxrun_job_t *job, const pxrun_rank_t *r, int with_p
     int n = 0;
     if (!v)
         return NULL;
-#define PXRUN_ENV(...)                                                        \
-    do {                                                                      \
-        if (asprintf(&v[n], __VA_ARGS__) >= 0)                                \
-            n++;                                                              \
+#define PXRUN_ENV(...)                                                                             \
+    do {                                                                                           \
+        if (asprintf(&v[n], __VA_ARGS__) >= 0)                                                     \
+            n++;                                                                                   \
     } while (0)
     /* tunables first so -x/--env and the rank variables win in `env` order */
     if (with_px_tunables)

@@ -15,41 +15,42 @@
 
 static void pxrun_usage(FILE *out)
 {
-    fprintf(out,
-            "usage: pxrun [options] program [args...]\n"
-            "\n"
-            "Starts an MPI job (Plexus launcher, like mpiexec).\n"
-            "\n"
-            "  -n, -np N                number of processes (default: all slots, or 1)\n"
-            "  --hosts H1,H2:S,...      hosts, optionally with slots (default slots 1)\n"
-            "  --hostfile FILE          one host per line: 'host', 'host:N' or 'host slots=N'\n"
-            "  --ppn N                  processes per host per round (overrides slots)\n"
-            "  -x VAR[=VAL]             export VAR (its current value, or VAL) to every rank\n"
-            "  --env VAR=VAL            set VAR=VAL for every rank\n"
-            "  --launcher TEMPLATE      start remote ranks with TEMPLATE + 'env VAR=VAL... program';\n"
-            "                           'ssh' = 'ssh -o BatchMode=yes {host}', 'pxfab' or 'netns' =\n"
-            "                           'ip netns exec {host}', else a command with {host} replaced\n"
-            "                           (default: fork locally; ssh for hosts that are not this one)\n"
-            "  --bootstrap-iface IF     interface or IPv4 address the bootstrap server listens on\n"
-            "                           and advertises (default 127.0.0.1 when every rank is\n"
-            "                           local, else the first non-loopback IPv4 address)\n"
-            "  --bootstrap-port P       TCP port of the bootstrap server (default: any free port)\n"
-            "  --bind-to core|spread|none  core: each rank bound to one CPU of its machine, the\n"
-            "                           i-th rank there to the i-th allowed CPU; spread: each\n"
-            "                           starts there and may move; none: the kernel places them\n"
-            "                           (PX_BIND; default spread)\n"
-            "  -l, --tag-output         prefix each output line with '[rank] '\n"
-            "  --timeout SEC            end the job after SEC seconds (exit code 124), once\n"
-            "                           every rank printed what it waits for\n"
-            "  --connect-timeout SEC    end the job when a rank has not connected SEC seconds\n"
-            "                           after launch while others have (default 60); given\n"
-            "                           explicitly, also when no rank connects at all (a\n"
-            "                           launcher that hangs; non-MPI programs never connect)\n"
-            "  -v, --verbose            report placement, launches and connections\n"
-            "  -h, --help               this text\n"
-            "  --version                print the version\n"
-            "\n"
-            "Every rank gets");
+    fprintf(
+        out,
+        "usage: pxrun [options] program [args...]\n"
+        "\n"
+        "Starts an MPI job (Plexus launcher, like mpiexec).\n"
+        "\n"
+        "  -n, -np N                number of processes (default: all slots, or 1)\n"
+        "  --hosts H1,H2:S,...      hosts, optionally with slots (default slots 1)\n"
+        "  --hostfile FILE          one host per line: 'host', 'host:N' or 'host slots=N'\n"
+        "  --ppn N                  processes per host per round (overrides slots)\n"
+        "  -x VAR[=VAL]             export VAR (its current value, or VAL) to every rank\n"
+        "  --env VAR=VAL            set VAR=VAL for every rank\n"
+        "  --launcher TEMPLATE      start remote ranks with TEMPLATE + 'env VAR=VAL... program';\n"
+        "                           'ssh' = 'ssh -o BatchMode=yes {host}', 'pxfab' or 'netns' =\n"
+        "                           'ip netns exec {host}', else a command with {host} replaced\n"
+        "                           (default: fork locally; ssh for hosts that are not this one)\n"
+        "  --bootstrap-iface IF     interface or IPv4 address the bootstrap server listens on\n"
+        "                           and advertises (default 127.0.0.1 when every rank is\n"
+        "                           local, else the first non-loopback IPv4 address)\n"
+        "  --bootstrap-port P       TCP port of the bootstrap server (default: any free port)\n"
+        "  --bind-to core|spread|none  core: each rank bound to one CPU of its machine, the\n"
+        "                           i-th rank there to the i-th allowed CPU; spread: each\n"
+        "                           starts there and may move; none: the kernel places them\n"
+        "                           (PX_BIND; default spread)\n"
+        "  -l, --tag-output         prefix each output line with '[rank] '\n"
+        "  --timeout SEC            end the job after SEC seconds (exit code 124), once\n"
+        "                           every rank printed what it waits for\n"
+        "  --connect-timeout SEC    end the job when a rank has not connected SEC seconds\n"
+        "                           after launch while others have (default 60); given\n"
+        "                           explicitly, also when no rank connects at all (a\n"
+        "                           launcher that hangs; non-MPI programs never connect)\n"
+        "  -v, --verbose            report placement, launches and connections\n"
+        "  -h, --help               this text\n"
+        "  --version                print the version\n"
+        "\n"
+        "Every rank gets");
     size_t col = 15;
     for (int i = 0; px_param_launcher_vars[i]; i++) {
         const char *sep = !px_param_launcher_vars[i + 1] ? " and" : i ? "," : "";
@@ -382,7 +383,9 @@ int pxrun_opts_parse(int argc, char **argv, pxrun_opts_t *o)
                 return -1;
             break;
         }
-        case 'l': o->tag_output = 1; break;
+        case 'l':
+            o->tag_output = 1;
+            break;
         case 't':
             if (pxrun_parse_secs(name, val, &o->timeout) < 0)
                 return -1;
@@ -392,9 +395,15 @@ int pxrun_opts_parse(int argc, char **argv, pxrun_opts_t *o)
                 return -1;
             o->connect_timeout_given = 1;
             break;
-        case 'v': o->verbose = 1; break;
-        case 'h': pxrun_usage(stdout); return 1;
-        case 'V': printf("pxrun (Plexus) %s\n", PX_VERSION); return 1;
+        case 'v':
+            o->verbose = 1;
+            break;
+        case 'h':
+            pxrun_usage(stdout);
+            return 1;
+        case 'V':
+            printf("pxrun (Plexus) %s\n", PX_VERSION);
+            return 1;
         }
     }
     if (i >= argc) {

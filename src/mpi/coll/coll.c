@@ -67,8 +67,13 @@ int px_mpi_coll_barrier(px_mpi_comm_t *c)
 
 int px_mpi_coll_allgather_bytes(const void *sbuf, void *rbuf, size_t bytes, px_mpi_comm_t *c)
 {
-    px_coll_args_t a = {.sbuf = sbuf, .rbuf = rbuf, .scount = (int)bytes, .rcount = (int)bytes,
-                        .stype = MPI_BYTE, .rtype = MPI_BYTE, .bytes = bytes};
+    px_coll_args_t a = {.sbuf = sbuf,
+                        .rbuf = rbuf,
+                        .scount = (int)bytes,
+                        .rcount = (int)bytes,
+                        .stype = MPI_BYTE,
+                        .rtype = MPI_BYTE,
+                        .bytes = bytes};
     return px_coll_run(PX_COLL_ALLGATHER, &a, c);
 }
 
@@ -114,8 +119,13 @@ int px_mpi_coll_bcast(void *buf, int count, MPI_Datatype dt, int root, px_mpi_co
 int px_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                        int root, px_mpi_comm_t *c)
 {
-    px_coll_args_t a = {.sbuf = sbuf == MPI_IN_PLACE ? rbuf : sbuf, .rbuf = rbuf, .count = count,
-                        .dt = dt, .op = op, .root = root, .commute = 1};
+    px_coll_args_t a = {.sbuf = sbuf == MPI_IN_PLACE ? rbuf : sbuf,
+                        .rbuf = rbuf,
+                        .count = count,
+                        .dt = dt,
+                        .op = op,
+                        .root = root,
+                        .commute = 1};
     if (px_mpi_op_check(op, dt, &a.commute) != MPI_SUCCESS)
         return MPI_ERR_OP;
     a.bytes = (size_t)count * (size_t)px_mpi_dt_get(dt)->size;
@@ -125,8 +135,12 @@ int px_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 int px_mpi_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                           px_mpi_comm_t *c)
 {
-    px_coll_args_t a = {.sbuf = sbuf == MPI_IN_PLACE ? rbuf : sbuf, .rbuf = rbuf, .count = count,
-                        .dt = dt, .op = op, .commute = 1};
+    px_coll_args_t a = {.sbuf = sbuf == MPI_IN_PLACE ? rbuf : sbuf,
+                        .rbuf = rbuf,
+                        .count = count,
+                        .dt = dt,
+                        .op = op,
+                        .commute = 1};
     if (px_mpi_op_check(op, dt, &a.commute) != MPI_SUCCESS)
         return MPI_ERR_OP;
     a.bytes = (size_t)count * (size_t)px_mpi_dt_get(dt)->size;

@@ -40,7 +40,7 @@ typedef struct px_coll_args {
     MPI_Datatype stype, rtype;
     const int *scounts, *sdispls, *rcounts, *rdispls;
     const MPI_Datatype *stypes, *rtypes; /* Alltoallw (displacements in bytes) */
-    int count; /* reductions */
+    int count;                           /* reductions */
     MPI_Datatype dt;
     MPI_Op op;
     int commute;
@@ -80,8 +80,8 @@ typedef struct px_coll_sched {
     int nsteps, scap;
     int *rounds; /* index of the first step of each round */
     int nrounds, rcap;
-    int cur;     /* round being executed */
-    int posted;  /* round cur has been started */
+    int cur;    /* round being executed */
+    int posted; /* round cur has been started */
     px_mpi_req_t **reqs;
     int nreqs, qcap;
     void **mem; /* temporaries freed with the schedule */
@@ -143,14 +143,14 @@ static inline char *px_coll_item(const void *buf, MPI_Aint i, MPI_Datatype dt)
 /* ---------- algorithm registry and selection ---------- */
 
 enum {
-    PX_COLL_F_COMMUTE = 1u << 0, /* commutative operations only */
-    PX_COLL_F_POF2 = 1u << 1,    /* communicator size a power of two */
-    PX_COLL_F_CONTIG = 1u << 2,  /* contiguous reduction datatype (segments) */
-    PX_COLL_F_HIER = 1u << 3,    /* node hierarchy built for the communicator */
+    PX_COLL_F_COMMUTE = 1u << 0,    /* commutative operations only */
+    PX_COLL_F_POF2 = 1u << 1,       /* communicator size a power of two */
+    PX_COLL_F_CONTIG = 1u << 2,     /* contiguous reduction datatype (segments) */
+    PX_COLL_F_HIER = 1u << 3,       /* node hierarchy built for the communicator */
     PX_COLL_F_COUNT_POF2 = 1u << 4, /* count >= largest power of two <= size */
-    PX_COLL_F_SHM = 1u << 5,     /* shared-memory segment (coll_shm.c): blocking calls,
+    PX_COLL_F_SHM = 1u << 5,        /* shared-memory segment (coll_shm.c): blocking calls,
                                     ranks on one machine, data within PX_COLL_SHM_SIZE */
-    PX_COLL_F_CMA = 1u << 6,     /* with F_SHM: the segment only signals, each rank reads
+    PX_COLL_F_CMA = 1u << 6,        /* with F_SHM: the segment only signals, each rank reads
                                     the others' buffers (process_vm_readv), any size */
 };
 
@@ -221,7 +221,7 @@ int px_coll_forced_hier(void);
 typedef struct px_coll_hier {
     int handle;
     uint32_t ctx;
-    int state; /* 0 none, 1 built, -1 not applicable */
+    int state;              /* 0 none, 1 built, -1 not applicable */
     px_mpi_comm_t *node;    /* ranks of this comm on my node */
     px_mpi_comm_t *leaders; /* local rank 0 of every node; NULL elsewhere */
     int num_nodes, max_ppn, min_ppn;
@@ -253,7 +253,7 @@ int px_coll_sendrecv(const void *sbuf, size_t sbytes, int dest, void *rbuf, size
 
 /* ---------- algorithm builders ---------- */
 
-#define PX_COLL_BUILDER(name)                                                                  \
+#define PX_COLL_BUILDER(name)                                                                      \
     int name(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c)
 
 PX_COLL_BUILDER(px_coll_barrier_dissemination);
@@ -344,8 +344,8 @@ typedef struct px_coll_rab_step {
  * segment whose index is newrank's bits reversed). steps (log2 pof2 of
  * them, may be NULL) receives each step, for an allgather to retrace. */
 int px_coll_rabenseifner_reduce_scatter(px_coll_sched_t *s, px_mpi_comm_t *c, void *acc,
-                                        MPI_Aint count, MPI_Datatype dt, MPI_Op op,
-                                        MPI_Aint *cnts, MPI_Aint *displs, int up,
-                                        px_coll_rab_step_t *steps, int *newrank_p);
+                                        MPI_Aint count, MPI_Datatype dt, MPI_Op op, MPI_Aint *cnts,
+                                        MPI_Aint *displs, int up, px_coll_rab_step_t *steps,
+                                        int *newrank_p);
 
 #endif

@@ -10,11 +10,11 @@
 int px_coll_bcast_sched(px_coll_sched_t *s, void *buf, int count, MPI_Datatype dt, int root,
                         px_mpi_comm_t *c);
 
-#define PX_TRY(expr)                                                                           \
-    do {                                                                                       \
-        int px_rc_ = (expr);                                                                   \
-        if (px_rc_ != MPI_SUCCESS)                                                             \
-            return px_rc_;                                                                     \
+#define PX_TRY(expr)                                                                               \
+    do {                                                                                           \
+        int px_rc_ = (expr);                                                                       \
+        if (px_rc_ != MPI_SUCCESS)                                                                 \
+            return px_rc_;                                                                         \
     } while (0)
 
 static int px_chk_type(px_mpi_comm_t *c, MPI_Datatype dt, const char *fn)
@@ -122,7 +122,8 @@ static int px_chk_alias(px_mpi_comm_t *c, const void *sbuf, const void *rbuf, si
                         const char *fn)
 {
     if (bytes && sbuf == rbuf)
-        return px_mpi_error(c, MPI_ERR_BUFFER, fn, "send and receive buffers alias (use MPI_IN_PLACE)");
+        return px_mpi_error(c, MPI_ERR_BUFFER, fn,
+                            "send and receive buffers alias (use MPI_IN_PLACE)");
     return MPI_SUCCESS;
 }
 
@@ -264,12 +265,12 @@ static int px_inter_reduce(px_coll_id_t id, px_mpi_comm_t *c, const void *sbuf, 
     if (id == PX_COLL_REDUCE) {
         PX_TRY(px_inter_chk_root(c, root, fn));
         if (root == MPI_PROC_NULL)
-            return px_inter_launch(px_coll_inter_reduce, &(px_coll_args_t){.root = root}, c,
-                                   req, fn);
+            return px_inter_launch(px_coll_inter_reduce, &(px_coll_args_t){.root = root}, c, req,
+                                   fn);
     }
     PX_TRY(px_chk_buf(c, count, dt, fn));
-    px_coll_args_t a = {.sbuf = sbuf, .rbuf = rbuf, .count = count, .dt = dt, .op = op,
-                        .root = root};
+    px_coll_args_t a = {
+        .sbuf = sbuf, .rbuf = rbuf, .count = count, .dt = dt, .op = op, .root = root};
     PX_TRY(px_chk_op(c, op, dt, &a.commute, fn));
     int sends = id != PX_COLL_REDUCE || root != MPI_ROOT;
     int recvs = id != PX_COLL_REDUCE || root == MPI_ROOT;
@@ -290,9 +291,17 @@ static int px_inter_rooted(px_mpi_comm_t *c, int gather, int v, const void *sbuf
                            int root, MPI_Request *req, const char *fn)
 {
     PX_TRY(px_inter_chk_root(c, root, fn));
-    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .scounts = scounts,
-                        .sdispls = sdispls, .rbuf = rbuf, .rcount = rcount, .rtype = rt,
-                        .rcounts = rcounts, .rdispls = rdispls, .root = root};
+    px_coll_args_t a = {.sbuf = sbuf,
+                        .scount = scount,
+                        .stype = st,
+                        .scounts = scounts,
+                        .sdispls = sdispls,
+                        .rbuf = rbuf,
+                        .rcount = rcount,
+                        .rtype = rt,
+                        .rcounts = rcounts,
+                        .rdispls = rdispls,
+                        .root = root};
     int rs = c->remote->size;
     if (root == MPI_ROOT && gather) {
         PX_TRY(v ? px_inter_chk_counts(c, rs, rcounts, rdispls, rt, fn)
@@ -316,18 +325,22 @@ static int px_inter_rooted(px_mpi_comm_t *c, int gather, int v, const void *sbuf
 
 static int px_inter_allgather(px_mpi_comm_t *c, int v, const void *sbuf, int scount,
                               MPI_Datatype st, void *rbuf, int rcount, const int *rcounts,
-                              const int *displs, MPI_Datatype rt, MPI_Request *req,
-                              const char *fn)
+                              const int *displs, MPI_Datatype rt, MPI_Request *req, const char *fn)
 {
     PX_TRY(px_inter_chk_inplace(c, sbuf, fn));
     PX_TRY(px_inter_chk_inplace(c, rbuf, fn));
     PX_TRY(px_chk_buf(c, scount, st, fn));
     PX_TRY(v ? px_inter_chk_counts(c, c->remote->size, rcounts, displs, rt, fn)
              : px_chk_buf(c, rcount, rt, fn));
-    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
-                        .rcount = rcount, .rtype = rt, .rcounts = rcounts, .rdispls = displs};
-    return px_inter_launch(v ? px_coll_inter_allgatherv : px_coll_inter_allgather, &a, c, req,
-                           fn);
+    px_coll_args_t a = {.sbuf = sbuf,
+                        .scount = scount,
+                        .stype = st,
+                        .rbuf = rbuf,
+                        .rcount = rcount,
+                        .rtype = rt,
+                        .rcounts = rcounts,
+                        .rdispls = displs};
+    return px_inter_launch(v ? px_coll_inter_allgatherv : px_coll_inter_allgather, &a, c, req, fn);
 }
 
 static int px_inter_alltoall(px_mpi_comm_t *c, const void *sbuf, int scount, MPI_Datatype st,
@@ -338,8 +351,8 @@ static int px_inter_alltoall(px_mpi_comm_t *c, const void *sbuf, int scount, MPI
     PX_TRY(px_inter_chk_inplace(c, rbuf, fn));
     PX_TRY(px_chk_buf(c, scount, st, fn));
     PX_TRY(px_chk_buf(c, rcount, rt, fn));
-    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
-                        .rcount = rcount, .rtype = rt};
+    px_coll_args_t a = {
+        .sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf, .rcount = rcount, .rtype = rt};
     return px_inter_launch(px_coll_inter_alltoall, &a, c, req, fn);
 }
 
@@ -360,11 +373,17 @@ static int px_inter_alltoallw(px_mpi_comm_t *c, int w, const void *sbuf, const i
         PX_TRY(px_chk_type(c, stypes[i], fn));
         PX_TRY(px_chk_type(c, rtypes[i], fn));
     }
-    px_coll_args_t a = {.sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .stypes = stypes,
-                        .stype = st, .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls,
-                        .rtypes = rtypes, .rtype = rt};
-    return px_inter_launch(w ? px_coll_inter_alltoallw : px_coll_inter_alltoallv, &a, c, req,
-                           fn);
+    px_coll_args_t a = {.sbuf = sbuf,
+                        .scounts = scounts,
+                        .sdispls = sdispls,
+                        .stypes = stypes,
+                        .stype = st,
+                        .rbuf = rbuf,
+                        .rcounts = rcounts,
+                        .rdispls = rdispls,
+                        .rtypes = rtypes,
+                        .rtype = rt};
+    return px_inter_launch(w ? px_coll_inter_alltoallw : px_coll_inter_alltoallv, &a, c, req, fn);
 }
 
 static int px_inter_reduce_scatter(px_mpi_comm_t *c, int block, const void *sbuf, void *rbuf,
@@ -416,7 +435,10 @@ static int px_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
     if (buf == MPI_IN_PLACE)
         return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid here");
     if (!req) {
-        px_coll_args_t a = {.rbuf = buf, .count = count, .dt = dt, .root = root,
+        px_coll_args_t a = {.rbuf = buf,
+                            .count = count,
+                            .dt = dt,
+                            .root = root,
                             .bytes = (size_t)count * (size_t)px_mpi_dt_get(dt)->size};
         const px_coll_algo_t *al;
         int rc;
@@ -473,9 +495,17 @@ static int px_rooted(int gather, const void *sbuf, int scount, const int *scount
         return px_inter_rooted(c, gather, v, sbuf, scount, st, scounts, sdispls, rbuf, rcount, rt,
                                rcounts, rdispls, root, req, fn);
     PX_TRY(px_chk_root(c, root, fn));
-    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .scounts = scounts,
-                        .sdispls = sdispls, .rbuf = rbuf, .rcount = rcount, .rtype = rt,
-                        .rcounts = rcounts, .rdispls = rdispls, .root = root};
+    px_coll_args_t a = {.sbuf = sbuf,
+                        .scount = scount,
+                        .stype = st,
+                        .scounts = scounts,
+                        .sdispls = sdispls,
+                        .rbuf = rbuf,
+                        .rcount = rcount,
+                        .rtype = rt,
+                        .rcounts = rcounts,
+                        .rdispls = rdispls,
+                        .root = root};
     const void *all = gather ? rbuf : sbuf, *own = gather ? sbuf : rbuf;
     int all_count = gather ? rcount : scount, own_count = gather ? scount : rcount;
     MPI_Datatype all_type = gather ? rt : st, own_type = gather ? st : rt;
@@ -502,8 +532,8 @@ static int px_rooted(int gather, const void *sbuf, int scount, const int *scount
         PX_TRY(px_chk_buf(c, own_count, own_type, fn));
         a.bytes = v ? 0 : px_bytes(own_count, own_type);
     }
-    px_coll_id_t id = gather ? (v ? PX_COLL_GATHERV : PX_COLL_GATHER)
-                             : (v ? PX_COLL_SCATTERV : PX_COLL_SCATTER);
+    px_coll_id_t id =
+        gather ? (v ? PX_COLL_GATHERV : PX_COLL_GATHER) : (v ? PX_COLL_SCATTERV : PX_COLL_SCATTER);
     return px_coll_launch(id, &a, c, req, fn);
 }
 
@@ -530,8 +560,14 @@ static int px_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbu
         PX_TRY(px_chk_sig(c, scount, st, mine, rt, fn));
         PX_TRY(px_chk_alias(c, sbuf, rbuf, px_bytes(scount, st), fn));
     }
-    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
-                        .rcount = rcount, .rtype = rt, .rcounts = rcounts, .rdispls = displs};
+    px_coll_args_t a = {.sbuf = sbuf,
+                        .scount = scount,
+                        .stype = st,
+                        .rbuf = rbuf,
+                        .rcount = rcount,
+                        .rtype = rt,
+                        .rcounts = rcounts,
+                        .rdispls = displs};
     a.bytes = v ? 0 : px_bytes(rcount, rt);
     return px_coll_launch(v ? PX_COLL_ALLGATHERV : PX_COLL_ALLGATHER, &a, c, req, fn);
 }
@@ -555,24 +591,24 @@ static int px_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf
         scount = rcount;
         st = rt;
     }
-    px_coll_args_t a = {.sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf,
-                        .rcount = rcount, .rtype = rt};
+    px_coll_args_t a = {
+        .sbuf = sbuf, .scount = scount, .stype = st, .rbuf = rbuf, .rcount = rcount, .rtype = rt};
     a.bytes = px_bytes(rcount, rt);
     return px_coll_launch(PX_COLL_ALLTOALL, &a, c, req, fn);
 }
 
 static int px_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
-                        const MPI_Datatype *stypes, MPI_Datatype st, void *rbuf,
-                        const int *rcounts, const int *rdispls, const MPI_Datatype *rtypes,
-                        MPI_Datatype rt, MPI_Comm comm, MPI_Request *req, const char *fn)
+                        const MPI_Datatype *stypes, MPI_Datatype st, void *rbuf, const int *rcounts,
+                        const int *rdispls, const MPI_Datatype *rtypes, MPI_Datatype rt,
+                        MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     int w = strstr(fn, "lltoallw") != NULL;
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
     if (c->is_inter)
-        return px_inter_alltoallw(c, w, sbuf, scounts, sdispls, stypes, st, rbuf, rcounts,
-                                  rdispls, rtypes, rt, req, fn);
+        return px_inter_alltoallw(c, w, sbuf, scounts, sdispls, stypes, st, rbuf, rcounts, rdispls,
+                                  rtypes, rt, req, fn);
     if (rbuf == MPI_IN_PLACE)
         return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
     if (w && !rtypes)
@@ -587,12 +623,18 @@ static int px_alltoallw(const void *sbuf, const int *scounts, const int *sdispls
         for (int i = 0; w && i < c->size; i++)
             PX_TRY(px_chk_type(c, stypes[i], fn));
         int me = c->rank;
-        PX_TRY(px_chk_sig(c, scounts[me], w ? stypes[me] : st, rcounts[me], w ? rtypes[me] : rt,
-                          fn));
+        PX_TRY(
+            px_chk_sig(c, scounts[me], w ? stypes[me] : st, rcounts[me], w ? rtypes[me] : rt, fn));
     }
-    px_coll_args_t a = {.sbuf = sbuf, .scounts = scounts, .sdispls = sdispls,
-                        .stypes = w ? stypes : NULL, .stype = st, .rbuf = rbuf,
-                        .rcounts = rcounts, .rdispls = rdispls, .rtypes = w ? rtypes : NULL,
+    px_coll_args_t a = {.sbuf = sbuf,
+                        .scounts = scounts,
+                        .sdispls = sdispls,
+                        .stypes = w ? stypes : NULL,
+                        .stype = st,
+                        .rbuf = rbuf,
+                        .rcounts = rcounts,
+                        .rdispls = rdispls,
+                        .rtypes = w ? rtypes : NULL,
                         .rtype = rt};
     return px_coll_launch(w ? PX_COLL_ALLTOALLW : PX_COLL_ALLTOALLV, &a, c, req, fn);
 }
@@ -637,25 +679,25 @@ static int px_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
  * tests/fortran/CMakeLists.txt reads the names from the first line of each. */
 
 #define PX_COLL_PARAMS(...) __VA_ARGS__ /* a parameter list without its parentheses */
-#define PX_COLL_ENTRY(name, iname, params, impl, ...)                                          \
-    PX_PMPI(name) params                                                                       \
-    {                                                                                          \
-        PX_CS_ENTER();                                                                         \
-        return impl(__VA_ARGS__, NULL, #name);                                                 \
-    }                                                                                          \
-    PX_WEAK(name)                                                                              \
-    PX_PMPI(iname)(PX_COLL_PARAMS params, MPI_Request *req)                                    \
-    {                                                                                          \
-        PX_CS_ENTER();                                                                         \
-        return impl(__VA_ARGS__, req, #iname);                                                 \
-    }                                                                                          \
+#define PX_COLL_ENTRY(name, iname, params, impl, ...)                                              \
+    PX_PMPI(name) params                                                                           \
+    {                                                                                              \
+        PX_CS_ENTER();                                                                             \
+        return impl(__VA_ARGS__, NULL, #name);                                                     \
+    }                                                                                              \
+    PX_WEAK(name)                                                                                  \
+    PX_PMPI(iname)(PX_COLL_PARAMS params, MPI_Request * req)                                       \
+    {                                                                                              \
+        PX_CS_ENTER();                                                                             \
+        return impl(__VA_ARGS__, req, #iname);                                                     \
+    }                                                                                              \
     PX_WEAK(iname)
 
 PX_COLL_ENTRY(MPI_Barrier, MPI_Ibarrier, (MPI_Comm comm), px_barrier, comm)
 
 PX_COLL_ENTRY(MPI_Bcast, MPI_Ibcast,
-              (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm),
-              px_bcast, buf, count, dt, root, comm)
+              (void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm), px_bcast, buf,
+              count, dt, root, comm)
 
 PX_COLL_ENTRY(MPI_Reduce, MPI_Ireduce,
               (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
@@ -663,18 +705,15 @@ PX_COLL_ENTRY(MPI_Reduce, MPI_Ireduce,
               px_reduce_common, PX_COLL_REDUCE, sbuf, rbuf, count, dt, op, root, comm)
 
 PX_COLL_ENTRY(MPI_Allreduce, MPI_Iallreduce,
-              (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-               MPI_Comm comm),
+              (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
               px_reduce_common, PX_COLL_ALLREDUCE, sbuf, rbuf, count, dt, op, 0, comm)
 
 PX_COLL_ENTRY(MPI_Scan, MPI_Iscan,
-              (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-               MPI_Comm comm),
+              (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
               px_reduce_common, PX_COLL_SCAN, sbuf, rbuf, count, dt, op, 0, comm)
 
 PX_COLL_ENTRY(MPI_Exscan, MPI_Iexscan,
-              (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-               MPI_Comm comm),
+              (const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
               px_reduce_common, PX_COLL_EXSCAN, sbuf, rbuf, count, dt, op, 0, comm)
 
 PX_COLL_ENTRY(MPI_Gather, MPI_Igather,
@@ -727,8 +766,7 @@ PX_COLL_ENTRY(MPI_Alltoallw, MPI_Ialltoallw,
               rtypes, MPI_BYTE, comm)
 
 PX_COLL_ENTRY(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block,
-              (const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
-               MPI_Comm comm),
+              (const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
               px_reduce_scatter, sbuf, rbuf, NULL, rcount, dt, op, comm)
 
 PX_COLL_ENTRY(MPI_Reduce_scatter, MPI_Ireduce_scatter,

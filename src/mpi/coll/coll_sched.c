@@ -120,46 +120,57 @@ static void px_sched_add(px_coll_sched_t *s, px_coll_step_t st)
 void px_coll_sched_send(px_coll_sched_t *s, px_mpi_comm_t *c, const void *buf, MPI_Aint count,
                         MPI_Datatype dt, int peer)
 {
-    px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_SEND, .c = c, .peer = peer, .src = buf,
-                                      .count = count, .dt = dt});
+    px_sched_add(
+        s,
+        (px_coll_step_t){
+            .kind = PX_COLL_STEP_SEND, .c = c, .peer = peer, .src = buf, .count = count, .dt = dt});
 }
 
 void px_coll_sched_recv(px_coll_sched_t *s, px_mpi_comm_t *c, void *buf, MPI_Aint count,
                         MPI_Datatype dt, int peer)
 {
-    px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_RECV, .c = c, .peer = peer, .dst = buf,
-                                      .count = count, .dt = dt});
+    px_sched_add(
+        s,
+        (px_coll_step_t){
+            .kind = PX_COLL_STEP_RECV, .c = c, .peer = peer, .dst = buf, .count = count, .dt = dt});
 }
 
 void px_coll_sched_copy(px_coll_sched_t *s, const void *src, void *dst, size_t bytes)
 {
     if (bytes && src != dst)
-        px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_COPY, .src = src, .dst = dst,
-                                          .count = (MPI_Aint)bytes});
+        px_sched_add(
+            s, (px_coll_step_t){
+                   .kind = PX_COLL_STEP_COPY, .src = src, .dst = dst, .count = (MPI_Aint)bytes});
 }
 
 void px_coll_sched_reduce(px_coll_sched_t *s, const void *in, void *inout, MPI_Aint count,
                           MPI_Datatype dt, MPI_Op op)
 {
     if (count)
-        px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_REDUCE, .src = in, .dst = inout,
-                                          .count = count, .dt = dt, .op = op});
+        px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_REDUCE,
+                                         .src = in,
+                                         .dst = inout,
+                                         .count = count,
+                                         .dt = dt,
+                                         .op = op});
 }
 
 void px_coll_sched_pack(px_coll_sched_t *s, const void *src, MPI_Aint count, MPI_Datatype dt,
                         void *dst)
 {
     if (count)
-        px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_PACK, .src = src, .dst = dst,
-                                          .count = count, .dt = dt});
+        px_sched_add(
+            s, (px_coll_step_t){
+                   .kind = PX_COLL_STEP_PACK, .src = src, .dst = dst, .count = count, .dt = dt});
 }
 
 void px_coll_sched_unpack(px_coll_sched_t *s, const void *src, MPI_Aint count, MPI_Datatype dt,
                           void *dst)
 {
     if (count)
-        px_sched_add(s, (px_coll_step_t){.kind = PX_COLL_STEP_UNPACK, .src = src, .dst = dst,
-                                          .count = count, .dt = dt});
+        px_sched_add(
+            s, (px_coll_step_t){
+                   .kind = PX_COLL_STEP_UNPACK, .src = src, .dst = dst, .count = count, .dt = dt});
 }
 
 void *px_coll_sched_alloc(px_coll_sched_t *s, size_t bytes)
@@ -290,8 +301,8 @@ static int px_step_meets(const px_coll_step_t *st, uintptr_t lo, uintptr_t hi, i
     default: { /* pack, unpack: items of dt on one side, their bytes on the other */
         MPI_Aint bytes = st->count * px_mpi_dt_get(st->dt)->size;
         int unpack = st->kind == PX_COLL_STEP_UNPACK;
-        return (reads && px_span_meets(st->src, unpack ? bytes : st->count, st->dt, unpack, lo,
-                                       hi)) ||
+        return (reads &&
+                px_span_meets(st->src, unpack ? bytes : st->count, st->dt, unpack, lo, hi)) ||
                px_span_meets(st->dst, unpack ? st->count : bytes, st->dt, !unpack, lo, hi);
     }
     }
@@ -421,8 +432,7 @@ static void px_sched_start_round(px_coll_sched_t *s)
     }
     if (recv && (px_proto_oversubscribed() || most > px_params.rndv_release_max))
         mode = PX_PROTO_MODE_STD;
-    int sliced = end - first <= PX_SCHED_EARLY_MAX &&
-                 px_sched_post_early(s, first, end, mode);
+    int sliced = end - first <= PX_SCHED_EARLY_MAX && px_sched_post_early(s, first, end, mode);
     for (int i = first; i < end && s->err == MPI_SUCCESS; i++) {
         px_coll_step_t *st = &s->steps[i];
         if (st->early) {

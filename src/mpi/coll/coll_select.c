@@ -42,8 +42,7 @@ static const px_coll_algo_t px_coll_algos[] = {
      "node-local gather, barrier among node leaders, node-local release"},
     {PX_COLL_BARRIER, "shm", NULL, PX_COLL_F_SHM, "flags in a shared segment, one wait"},
     {PX_COLL_BCAST, "binomial", px_coll_bcast_binomial, 0, "binomial tree"},
-    {PX_COLL_BCAST, "knomial", px_coll_bcast_knomial, 0,
-     "k-nomial tree (PX_BCAST_KNOMIAL_RADIX)"},
+    {PX_COLL_BCAST, "knomial", px_coll_bcast_knomial, 0, "k-nomial tree (PX_BCAST_KNOMIAL_RADIX)"},
     {PX_COLL_BCAST, "linear", px_coll_bcast_linear, 0,
      "root sends to all at once (one node, single-copy reads in parallel)"},
     {PX_COLL_BCAST, "scatter_ring", px_coll_bcast_scatter_ring, 0,
@@ -71,8 +70,8 @@ static const px_coll_algo_t px_coll_algos[] = {
     {PX_COLL_ALLREDUCE, "rabenseifner", px_coll_allreduce_rabenseifner,
      PX_COLL_F_COMMUTE | PX_COLL_F_CONTIG | PX_COLL_F_COUNT_POF2,
      "recursive-halving reduce-scatter + recursive-doubling allgather"},
-    {PX_COLL_ALLREDUCE, "ring", px_coll_allreduce_ring,
-     PX_COLL_F_COMMUTE | PX_COLL_F_CONTIG, "ring reduce-scatter + ring allgather (large)"},
+    {PX_COLL_ALLREDUCE, "ring", px_coll_allreduce_ring, PX_COLL_F_COMMUTE | PX_COLL_F_CONTIG,
+     "ring reduce-scatter + ring allgather (large)"},
     {PX_COLL_ALLREDUCE, "smp", px_coll_allreduce_smp, PX_COLL_F_COMMUTE | PX_COLL_F_HIER,
      "node reduce, allreduce among leaders, node broadcast"},
     {PX_COLL_ALLREDUCE, "shm", NULL, PX_COLL_F_SHM | PX_COLL_F_CONTIG,
@@ -84,8 +83,8 @@ static const px_coll_algo_t px_coll_algos[] = {
     {PX_COLL_SCATTER, "binomial", px_coll_scatter_binomial, 0, "binomial tree (small blocks)"},
     {PX_COLL_SCATTERV, "linear", px_coll_scatterv_linear, 0, "root sends to all at once"},
     {PX_COLL_ALLGATHER, "ring", px_coll_allgather_ring, 0, "n-1 neighbour steps (large)"},
-    {PX_COLL_ALLGATHER, "recursive_doubling", px_coll_allgather_recursive_doubling,
-     PX_COLL_F_POF2, "log2 n exchanges of doubling size"},
+    {PX_COLL_ALLGATHER, "recursive_doubling", px_coll_allgather_recursive_doubling, PX_COLL_F_POF2,
+     "log2 n exchanges of doubling size"},
     {PX_COLL_ALLGATHER, "bruck", px_coll_allgather_bruck, 0, "ceil(log2 n) steps, any n"},
     {PX_COLL_ALLGATHER, "linear", px_coll_allgather_linear, 0,
      "everyone to everyone in one step (ranks sharing cores)"},
@@ -116,11 +115,10 @@ static const px_coll_algo_t px_coll_algos[] = {
      "n-1 pairwise exchanges"},
     {PX_COLL_REDUCE_SCATTER_BLOCK, "reduce_scatterv", px_coll_reduce_scatter_reduce_scatterv, 0,
      "reduce to rank 0 + scatterv (any operation)"},
-    {PX_COLL_REDUCE_SCATTER_BLOCK, "recursive_halving",
-     px_coll_reduce_scatter_recursive_halving,
+    {PX_COLL_REDUCE_SCATTER_BLOCK, "recursive_halving", px_coll_reduce_scatter_recursive_halving,
      PX_COLL_F_COMMUTE | PX_COLL_F_CONTIG | PX_COLL_F_POF2, "log2 n halving exchanges"},
-    {PX_COLL_REDUCE_SCATTER_BLOCK, "pairwise", px_coll_reduce_scatter_pairwise,
-     PX_COLL_F_COMMUTE, "n-1 pairwise exchanges"},
+    {PX_COLL_REDUCE_SCATTER_BLOCK, "pairwise", px_coll_reduce_scatter_pairwise, PX_COLL_F_COMMUTE,
+     "n-1 pairwise exchanges"},
     {PX_COLL_SCAN, "recursive_doubling", px_coll_scan_recursive_doubling, 0,
      "log2 n exchanges, rank order kept"},
     {PX_COLL_SCAN, "linear", px_coll_scan_linear, 0, "chain through the ranks"},
@@ -372,8 +370,10 @@ static const char *px_coll_forced(px_coll_id_t coll)
             forced[i] = v && strcmp(v, "auto") ? v : NULL;
             /* params.def and the registry above list the same names */
             if (forced[i] && !px_coll_find((px_coll_id_t)i, forced[i]))
-                px_warn("coll", "%s algorithm '%s' is not in the registry; using the "
-                        "selection table", px_coll_names[i], forced[i]);
+                px_warn("coll",
+                        "%s algorithm '%s' is not in the registry; using the "
+                        "selection table",
+                        px_coll_names[i], forced[i]);
         }
         loaded = 1;
     }
@@ -507,8 +507,8 @@ const px_coll_algo_t *px_coll_select_top(px_coll_id_t coll, const px_coll_args_t
 int px_coll_build_algo(px_coll_sched_t *s, px_coll_id_t coll, const char *algo,
                        const px_coll_args_t *a, px_mpi_comm_t *c)
 {
-    return px_coll_build_with(s, coll,
-                              algo ? px_coll_find(coll, algo) : px_coll_select(coll, a, c), a, c);
+    return px_coll_build_with(s, coll, algo ? px_coll_find(coll, algo) : px_coll_select(coll, a, c),
+                              a, c);
 }
 
 int px_coll_build_with(px_coll_sched_t *s, px_coll_id_t coll, const px_coll_algo_t *al,
@@ -567,14 +567,14 @@ void px_mpi_coll_print_table(FILE *f)
             px_file_nrules ? ", rules from " : "",
             px_file_nrules ? px_params.coll_tuning_file : "");
     static const char *const where[] = {"any", "one", "several", "pairs", "two"};
-    fprintf(f, "  %-22s %10s %12s %8s %8s  %s\n", "collective", "max_ranks", "max_bytes",
-            "max_ppn", "nodes", "algorithm");
+    fprintf(f, "  %-22s %10s %12s %8s %8s  %s\n", "collective", "max_ranks", "max_bytes", "max_ppn",
+            "nodes", "algorithm");
     const px_coll_rule_t *ru;
     for (int i = 0; (ru = px_coll_rule(i)); i++) {
         if (i == px_file_nrules && i)
             fprintf(f, "  (built-in defaults follow)\n");
-        fprintf(f, "  %-22s %10d %12zu %8d %8s  %s\n", px_coll_names[ru->coll],
-                ru->max_comm_size, ru->max_bytes, ru->max_ppn, where[ru->nodes], ru->algo);
+        fprintf(f, "  %-22s %10d %12zu %8d %8s  %s\n", px_coll_names[ru->coll], ru->max_comm_size,
+                ru->max_bytes, ru->max_ppn, where[ru->nodes], ru->algo);
     }
     for (int c = 0; c < PX_COLL_COUNT; c++) {
         const char *v = px_coll_forced((px_coll_id_t)c);

@@ -110,10 +110,7 @@ static inline char *px_cshm_slot(const struct px_coll_shm *m, int r, uint64_t k)
     return m->data + ((size_t)r * 2 + (k & 1)) * m->slot;
 }
 
-static size_t px_cshm_slot_size(void)
-{
-    return (px_params.coll_shm_size + 63) & ~(size_t)63;
-}
+static size_t px_cshm_slot_size(void) { return (px_params.coll_shm_size + 63) & ~(size_t)63; }
 
 /* Creates and maps the segment (collective over c); 1 if every rank can use it. */
 static int px_cshm_setup(px_mpi_comm_t *c)
@@ -160,8 +157,10 @@ static int px_cshm_setup(px_mpi_comm_t *c)
             fd = -1;
         }
         if (fd < 0)
-            px_warn("coll", "cannot create shared-memory segment %s (%zu bytes): %s; collectives "
-                    "on this communicator use messages", name, m->len, strerror(errno));
+            px_warn("coll",
+                    "cannot create shared-memory segment %s (%zu bytes): %s; collectives "
+                    "on this communicator use messages",
+                    name, m->len, strerror(errno));
         ok = fd >= 0;
     }
     int root_ok = ok;
@@ -195,11 +194,14 @@ static int px_cshm_setup(px_mpi_comm_t *c)
         int next = (m->me + 1) % n;
         px_cshm_flags_t *f = (px_cshm_flags_t *)m->base + next;
         uint64_t v = 0;
-        int dok = px_proto_peer_read(px_mpi_comm_world_rank(c, next), &v, f->addr, sizeof(v)) ==
-                      PX_OK && v == f->addr;
+        int dok =
+            px_proto_peer_read(px_mpi_comm_world_rank(c, next), &v, f->addr, sizeof(v)) == PX_OK &&
+            v == f->addr;
         if (!dok)
-            px_info("coll", "cannot read rank %d's memory; shm collectives copy through the "
-                    "slots", next);
+            px_info("coll",
+                    "cannot read rank %d's memory; shm collectives copy through the "
+                    "slots",
+                    next);
         rc = px_mpi_coll_allreduce(&dok, &m->direct, 1, MPI_INT, MPI_MIN, c);
     }
     if (created)
@@ -356,8 +358,8 @@ static int px_cshm_allreduce_split(struct px_coll_shm *m, const px_coll_args_t *
             char *dst = rb + (size_t)off * es + at;
             memcpy(dst, px_cshm_slot(m, n - 1, k) + at, len);
             for (int r = n - 2; r >= 0; r--)
-                px_mpi_op_apply(a->op, px_cshm_slot(m, r, k) + at - d->true_lb,
-                                dst - d->true_lb, hi - lo, a->dt);
+                px_mpi_op_apply(a->op, px_cshm_slot(m, r, k) + at - d->true_lb, dst - d->true_lb,
+                                hi - lo, a->dt);
             memcpy(mine + at, dst, len);
         }
         px_cshm_post(m, 2, k);
@@ -540,8 +542,7 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
          * once all have), so that a rank waiting for one that the
          * scheduler has not run yet reads the others meanwhile */
         if (rc == MPI_SUCCESS && !(id == PX_COLL_ALLGATHER && a->sbuf == MPI_IN_PLACE))
-            px_cshm_unpack((const char *)(uintptr_t)addr +
-                               (size_t)(blocks > 1 ? me : 0) * a->bytes,
+            px_cshm_unpack((const char *)(uintptr_t)addr + (size_t)(blocks > 1 ? me : 0) * a->bytes,
                            a->rcount, a->rtype, (char *)a->rbuf + me * rext);
         uint64_t left = n <= 64 ? ~(uint64_t)0 >> (64 - n) & ~((uint64_t)1 << me) : 0;
         unsigned idle = 0;
@@ -602,8 +603,8 @@ int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi
     if (direct)
         return px_cshm_direct(m, id, a);
     if (id == PX_COLL_ALLREDUCE && (a->bytes >= PX_CSHM_SPLIT_MIN || a->bytes > m->slot)) {
-        px_trace("coll", "%s: shm (ranks %d, bytes %zu), combining split", px_coll_name(id), c->size,
-                 a->bytes);
+        px_trace("coll", "%s: shm (ranks %d, bytes %zu), combining split", px_coll_name(id),
+                 c->size, a->bytes);
         return px_cshm_allreduce_split(m, a);
     }
     uint64_t k = ++m->op;

@@ -183,36 +183,36 @@ int px_f1_delete_tramp(int comm, int keyval, void *val, void *extra)
 }
 
 /* Predefined Fortran attribute callbacks (MPI_COMM_NULL_COPY_FN, ...). */
-#define PX_F_NULL_COPY(l, U)                                                              \
-    void pmpi_##l##_(MPI_Fint *o, MPI_Fint *kv, MPI_Aint *e, MPI_Aint *in, MPI_Aint *out, \
-                     MPI_Fint *flag, MPI_Fint *ierr);                                     \
-    void pmpi_##l##_(MPI_Fint *o, MPI_Fint *kv, MPI_Aint *e, MPI_Aint *in, MPI_Aint *out, \
-                     MPI_Fint *flag, MPI_Fint *ierr)                                      \
-    {                                                                                     \
-        (void)o, (void)kv, (void)e, (void)in, (void)out;                                  \
-        *flag = 0;                                                                        \
-        *ierr = MPI_SUCCESS;                                                              \
-    }                                                                                     \
+#define PX_F_NULL_COPY(l, U)                                                                       \
+    void pmpi_##l##_(MPI_Fint *o, MPI_Fint *kv, MPI_Aint *e, MPI_Aint *in, MPI_Aint *out,          \
+                     MPI_Fint *flag, MPI_Fint *ierr);                                              \
+    void pmpi_##l##_(MPI_Fint *o, MPI_Fint *kv, MPI_Aint *e, MPI_Aint *in, MPI_Aint *out,          \
+                     MPI_Fint *flag, MPI_Fint *ierr)                                               \
+    {                                                                                              \
+        (void)o, (void)kv, (void)e, (void)in, (void)out;                                           \
+        *flag = 0;                                                                                 \
+        *ierr = MPI_SUCCESS;                                                                       \
+    }                                                                                              \
     PX_F_ALIASES(l, U)
-#define PX_F_DUP(l, U)                                                                    \
-    void pmpi_##l##_(MPI_Fint *o, MPI_Fint *kv, MPI_Aint *e, MPI_Aint *in, MPI_Aint *out, \
-                     MPI_Fint *flag, MPI_Fint *ierr);                                     \
-    void pmpi_##l##_(MPI_Fint *o, MPI_Fint *kv, MPI_Aint *e, MPI_Aint *in, MPI_Aint *out, \
-                     MPI_Fint *flag, MPI_Fint *ierr)                                      \
-    {                                                                                     \
-        (void)o, (void)kv, (void)e;                                                       \
-        *out = *in;                                                                       \
-        *flag = 1;                                                                        \
-        *ierr = MPI_SUCCESS;                                                              \
-    }                                                                                     \
+#define PX_F_DUP(l, U)                                                                             \
+    void pmpi_##l##_(MPI_Fint *o, MPI_Fint *kv, MPI_Aint *e, MPI_Aint *in, MPI_Aint *out,          \
+                     MPI_Fint *flag, MPI_Fint *ierr);                                              \
+    void pmpi_##l##_(MPI_Fint *o, MPI_Fint *kv, MPI_Aint *e, MPI_Aint *in, MPI_Aint *out,          \
+                     MPI_Fint *flag, MPI_Fint *ierr)                                               \
+    {                                                                                              \
+        (void)o, (void)kv, (void)e;                                                                \
+        *out = *in;                                                                                \
+        *flag = 1;                                                                                 \
+        *ierr = MPI_SUCCESS;                                                                       \
+    }                                                                                              \
     PX_F_ALIASES(l, U)
-#define PX_F_NULL_DELETE(l, U)                                                            \
-    void pmpi_##l##_(MPI_Fint *o, MPI_Fint *kv, MPI_Aint *v, MPI_Aint *e, MPI_Fint *ierr); \
-    void pmpi_##l##_(MPI_Fint *o, MPI_Fint *kv, MPI_Aint *v, MPI_Aint *e, MPI_Fint *ierr)  \
-    {                                                                                     \
-        (void)o, (void)kv, (void)v, (void)e;                                              \
-        *ierr = MPI_SUCCESS;                                                              \
-    }                                                                                     \
+#define PX_F_NULL_DELETE(l, U)                                                                     \
+    void pmpi_##l##_(MPI_Fint *o, MPI_Fint *kv, MPI_Aint *v, MPI_Aint *e, MPI_Fint *ierr);         \
+    void pmpi_##l##_(MPI_Fint *o, MPI_Fint *kv, MPI_Aint *v, MPI_Aint *e, MPI_Fint *ierr)          \
+    {                                                                                              \
+        (void)o, (void)kv, (void)v, (void)e;                                                       \
+        *ierr = MPI_SUCCESS;                                                                       \
+    }                                                                                              \
     PX_F_ALIASES(l, U)
 
 PX_F_NULL_COPY(comm_null_copy_fn, COMM_NULL_COPY_FN)
@@ -258,8 +258,5 @@ PX_F_ALIASES(null_delete_fn, NULL_DELETE_FN)
 /* MPI_F_SYNC_REG(buf): an opaque call is all it takes to make the compiler
  * reload or store buf around nonblocking transfers. */
 void pmpi_f_sync_reg_(void *buf);
-void pmpi_f_sync_reg_(void *buf)
-{
-    (void)buf;
-}
+void pmpi_f_sync_reg_(void *buf) { (void)buf; }
 PX_F_ALIASES(f_sync_reg, F_SYNC_REG)

@@ -111,13 +111,19 @@ px_f1_keyval_t *px_f1_keyval_new(px_f1_copy_fn *copy, px_f1_delete_fn *del, MPI_
 int px_f1_copy_tramp(int oldcomm, int keyval, void *extra, void *in, void *out, int *flag);
 int px_f1_delete_tramp(int comm, int keyval, void *val, void *extra);
 
-/* The names MPICH exports for one Fortran routine, all bound to pmpi_<l>_. */
+/* The names MPICH exports for one Fortran routine, all bound to pmpi_<l>_.
+ * (clang-format does not settle on one layout of a macro of macro calls.) */
+/* clang-format off */
 #define PX_F_ALIAS(strong, name) \
     extern __typeof__(strong) name __attribute__((weak, alias(#strong)));
-#define PX_F_ALIASES(l, U)                                                        \
-    PX_F_ALIAS(pmpi_##l##_, MPI_##U) PX_F_ALIAS(pmpi_##l##_, PMPI_##U)             \
-    PX_F_ALIAS(pmpi_##l##_, mpi_##l) PX_F_ALIAS(pmpi_##l##_, mpi_##l##_)            \
-    PX_F_ALIAS(pmpi_##l##_, mpi_##l##__) PX_F_ALIAS(pmpi_##l##_, pmpi_##l)          \
+#define PX_F_ALIASES(l, U) \
+    PX_F_ALIAS(pmpi_##l##_, MPI_##U) \
+    PX_F_ALIAS(pmpi_##l##_, PMPI_##U) \
+    PX_F_ALIAS(pmpi_##l##_, mpi_##l) \
+    PX_F_ALIAS(pmpi_##l##_, mpi_##l##_) \
+    PX_F_ALIAS(pmpi_##l##_, mpi_##l##__) \
+    PX_F_ALIAS(pmpi_##l##_, pmpi_##l) \
     PX_F_ALIAS(pmpi_##l##_, pmpi_##l##__)
+/* clang-format on */
 
 #endif

@@ -150,10 +150,10 @@ PX_PMPI(MPI_Dims_create)(int nnodes, int ndims, int dims[])
                             "%d processes cannot be divided by the fixed dimensions", nnodes);
     int rest = (int)(nnodes / fixed);
     if (nfree == 0)
-        return rest == 1 ? MPI_SUCCESS
-                         : px_mpi_error(NULL, MPI_ERR_DIMS, "MPI_Dims_create",
-                                        "fixed dimensions give %lld processes, not %d", fixed,
-                                        nnodes);
+        return rest == 1
+                   ? MPI_SUCCESS
+                   : px_mpi_error(NULL, MPI_ERR_DIMS, "MPI_Dims_create",
+                                  "fixed dimensions give %lld processes, not %d", fixed, nnodes);
     /* Beyond log2(rest) free dimensions the extra ones are all 1. */
     int k = 0;
     for (int r = rest; r > 1; r /= 2)
@@ -322,8 +322,7 @@ static long long px_cart_check(px_mpi_comm_t *c, int ndims, const int *dims, con
         n *= dims[i];
         if (n > c->size) {
             *rc = px_mpi_error(c, MPI_ERR_DIMS, fn,
-                               "the grid needs more processes than the communicator's %d",
-                               c->size);
+                               "the grid needs more processes than the communicator's %d", c->size);
             return -1;
         }
     }
@@ -332,8 +331,9 @@ static long long px_cart_check(px_mpi_comm_t *c, int ndims, const int *dims, con
 
 /* ---------- Cart_create and queries ---------- */
 
-PX_PMPI(MPI_Cart_create)(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
-                         int reorder, MPI_Comm *comm_cart)
+PX_PMPI(MPI_Cart_create)
+(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+ MPI_Comm *comm_cart)
 {
     PX_CS_ENTER();
     int rc;
@@ -414,8 +414,8 @@ PX_PMPI(MPI_Cart_rank)(MPI_Comm comm, const int coords[], int *rank)
                 v += t->dims[i];
         } else if (v < 0 || v >= t->dims[i])
             return px_mpi_error(c, MPI_ERR_ARG, "MPI_Cart_rank",
-                                "coordinate %d of dimension %d is outside 0..%d (not periodic)",
-                                v, i, t->dims[i] - 1);
+                                "coordinate %d of dimension %d is outside 0..%d (not periodic)", v,
+                                i, t->dims[i] - 1);
         w[i] = v;
     }
     *rank = px_mpi_topo_cart_rank_of(t, w);
@@ -457,8 +457,8 @@ PX_PMPI(MPI_Cart_shift)(MPI_Comm comm, int direction, int disp, int *rank_source
     if (!rank_source || !rank_dest)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Cart_shift", "null argument");
     if (direction < 0 || direction >= t->ndims)
-        return px_mpi_error(c, MPI_ERR_DIMS, "MPI_Cart_shift",
-                            "direction %d is outside 0..%d", direction, t->ndims - 1);
+        return px_mpi_error(c, MPI_ERR_DIMS, "MPI_Cart_shift", "direction %d is outside 0..%d",
+                            direction, t->ndims - 1);
     if (disp == INT_MIN)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Cart_shift", "displacement out of range");
     *rank_dest = px_cart_shifted(t, t->coords, direction, disp);
@@ -531,8 +531,7 @@ PX_PMPI(MPI_Cart_sub)(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 }
 PX_WEAK(MPI_Cart_sub)
 
-PX_PMPI(MPI_Cart_map)(MPI_Comm comm, int ndims, const int dims[], const int periods[],
-                      int *newrank)
+PX_PMPI(MPI_Cart_map)(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
     PX_CS_ENTER();
     int rc;

@@ -156,7 +156,7 @@ px_mpi_topo_t *px_mpi_topo_of(px_mpi_comm_t *c, int kind, const char *fn, int *r
 }
 
 int px_mpi_topo_comm_create(px_mpi_comm_t *old, int n, px_mpi_topo_t *topo, MPI_Comm *newcomm,
-                        const char *fn)
+                            const char *fn)
 {
     uint32_t ctx;
     /* every member of old takes part, also those left out of the new one */

@@ -25,14 +25,13 @@ static int px_dg_check_list(px_mpi_comm_t *c, int n, const int *ranks, const int
             return px_mpi_error(c, MPI_ERR_RANK, fn, "%s[%d] = %d is outside 0..%d", what, i,
                                 ranks[i], c->size - 1);
         if (!px_dg_is_unweighted(w) && w[i] < 0)
-            return px_mpi_error(c, MPI_ERR_ARG, fn, "negative weight %d for %s[%d]", w[i], what,
-                                i);
+            return px_mpi_error(c, MPI_ERR_ARG, fn, "negative weight %d for %s[%d]", w[i], what, i);
     }
     return MPI_SUCCESS;
 }
 
 static px_mpi_topo_t *px_dg_topo(int indeg, const int *in, const int *in_w, int outdeg,
-                             const int *out, const int *out_w, int weighted)
+                                 const int *out, const int *out_w, int weighted)
 {
     px_mpi_topo_t *t = px_mpi_topo_new(MPI_DIST_GRAPH);
     if (!t)
@@ -68,10 +67,10 @@ static px_mpi_topo_t *px_dg_topo(int indeg, const int *in, const int *in_w, int 
     return t;
 }
 
-PX_PMPI(MPI_Dist_graph_create_adjacent)(MPI_Comm comm_old, int indegree, const int sources[],
-                                        const int sourceweights[], int outdegree,
-                                        const int destinations[], const int destweights[],
-                                        MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+PX_PMPI(MPI_Dist_graph_create_adjacent)
+(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree,
+ const int destinations[], const int destweights[], MPI_Info info, int reorder,
+ MPI_Comm *comm_dist_graph)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Dist_graph_create_adjacent";
@@ -90,7 +89,7 @@ PX_PMPI(MPI_Dist_graph_create_adjacent)(MPI_Comm comm_old, int indegree, const i
         return px_mpi_error(c, MPI_ERR_ARG, fn,
                             "MPI_UNWEIGHTED given for only one of the weight arrays");
     px_mpi_topo_t *t = px_dg_topo(indegree, sources, sourceweights, outdegree, destinations,
-                              destweights, !px_dg_is_unweighted(sourceweights));
+                                  destweights, !px_dg_is_unweighted(sourceweights));
     if (!t) {
         uint32_t ctx;
         px_mpi_comm_alloc_ctx(c, &ctx); /* keep the others from waiting */
@@ -224,9 +223,9 @@ out:
     return rc;
 }
 
-PX_PMPI(MPI_Dist_graph_create)(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                               const int destinations[], const int weights[], MPI_Info info,
-                               int reorder, MPI_Comm *comm_dist_graph)
+PX_PMPI(MPI_Dist_graph_create)
+(MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
+ const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Dist_graph_create";
@@ -309,8 +308,7 @@ PX_PMPI(MPI_Dist_graph_create)(MPI_Comm comm_old, int n, const int sources[], co
 }
 PX_WEAK(MPI_Dist_graph_create)
 
-PX_PMPI(MPI_Dist_graph_neighbors_count)(MPI_Comm comm, int *indegree, int *outdegree,
-                                        int *weighted)
+PX_PMPI(MPI_Dist_graph_neighbors_count)(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
     PX_CS_ENTER();
     int rc;
@@ -329,9 +327,9 @@ PX_PMPI(MPI_Dist_graph_neighbors_count)(MPI_Comm comm, int *indegree, int *outde
 }
 PX_WEAK(MPI_Dist_graph_neighbors_count)
 
-PX_PMPI(MPI_Dist_graph_neighbors)(MPI_Comm comm, int maxindegree, int sources[],
-                                  int sourceweights[], int maxoutdegree, int destinations[],
-                                  int destweights[])
+PX_PMPI(MPI_Dist_graph_neighbors)
+(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree,
+ int destinations[], int destweights[])
 {
     PX_CS_ENTER();
     int rc;

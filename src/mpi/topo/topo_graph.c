@@ -25,13 +25,14 @@ static int px_graph_check(px_mpi_comm_t *c, int nnodes, const int *index, const 
         return px_mpi_error(c, MPI_ERR_ARG, fn, "null edges");
     for (int i = 0; i < nedges; i++)
         if (edges[i] < 0 || edges[i] >= nnodes)
-            return px_mpi_error(c, MPI_ERR_RANK, fn, "edges[%d] = %d is outside 0..%d", i,
-                                edges[i], nnodes - 1);
+            return px_mpi_error(c, MPI_ERR_RANK, fn, "edges[%d] = %d is outside 0..%d", i, edges[i],
+                                nnodes - 1);
     return MPI_SUCCESS;
 }
 
-PX_PMPI(MPI_Graph_create)(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
-                          int reorder, MPI_Comm *comm_graph)
+PX_PMPI(MPI_Graph_create)
+(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+ MPI_Comm *comm_graph)
 {
     PX_CS_ENTER();
     (void)reorder; /* accepted; no reordering */
@@ -161,8 +162,8 @@ PX_PMPI(MPI_Graph_neighbors)(MPI_Comm comm, int rank, int maxneighbors, int neig
 }
 PX_WEAK(MPI_Graph_neighbors)
 
-PX_PMPI(MPI_Graph_map)(MPI_Comm comm, int nnodes, const int index[], const int edges[],
-                       int *newrank)
+PX_PMPI(MPI_Graph_map)
+(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
     PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Graph_map");

@@ -49,7 +49,7 @@ px_mpi_topo_t *px_mpi_topo_of(px_mpi_comm_t *c, int kind, const char *fn, int *r
  * order) form the new communicator, which receives topo. Others get
  * MPI_COMM_NULL and topo is freed. */
 int px_mpi_topo_comm_create(px_mpi_comm_t *old, int n, px_mpi_topo_t *topo, MPI_Comm *newcomm,
-                        const char *fn);
+                            const char *fn);
 /* Rank of Cartesian coordinates (already wrapped or checked). */
 int px_mpi_topo_cart_rank_of(const px_mpi_topo_t *t, const int *coords);
 void px_mpi_topo_cart_coords_of(const px_mpi_topo_t *t, int rank, int *coords);

@@ -60,8 +60,9 @@ static int px_nbr_start(px_mpi_comm_t *c, const px_mpi_topo_t *t, const px_nbr_b
     px_nbr_sched_t *s = calloc(1, sizeof(*s));
     px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_COLL);
     int rc = MPI_SUCCESS;
-    if (!s || !r || (t->indeg + t->outdeg > 0 &&
-                     !(s->reqs = calloc((size_t)(t->indeg + t->outdeg), sizeof(*s->reqs))))) {
+    if (!s || !r ||
+        (t->indeg + t->outdeg > 0 &&
+         !(s->reqs = calloc((size_t)(t->indeg + t->outdeg), sizeof(*s->reqs))))) {
         rc = MPI_ERR_NO_MEM;
         goto fail;
     }
@@ -136,13 +137,13 @@ static int px_nbr_check_type(px_mpi_comm_t *c, MPI_Datatype dt, const char *fn, 
 
 static int px_nbr_check_count(px_mpi_comm_t *c, int count, const char *fn)
 {
-    return count < 0 ? px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", count)
-                     : MPI_SUCCESS;
+    return count < 0 ? px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", count) : MPI_SUCCESS;
 }
 
 /* Common start: communicator with a topology, no MPI_IN_PLACE. */
 static px_mpi_topo_t *px_nbr_begin(MPI_Comm comm, const void *sendbuf, int nonblocking,
-                               MPI_Request *request, const char *fn, px_mpi_comm_t **c_p, int *rc)
+                                   MPI_Request *request, const char *fn, px_mpi_comm_t **c_p,
+                                   int *rc)
 {
     px_mpi_comm_t *c = px_mpi_comm_get(comm);
     *rc = MPI_SUCCESS;
@@ -253,9 +254,9 @@ static int px_nbr_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 
 /* ---------- alltoall(v,w) ---------- */
 
-static int px_nbr_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                           int nb, MPI_Request *request, const char *fn)
+static int px_nbr_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm, int nb,
+                           MPI_Request *request, const char *fn)
 {
     px_mpi_comm_t *c = NULL;
     px_mpi_dt_t *sd, *rd;
@@ -320,8 +321,8 @@ static int px_nbr_alltoallv(const void *sendbuf, const int sendcounts[], const i
 
 static int px_nbr_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                             const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                            MPI_Comm comm, int nb, MPI_Request *request, const char *fn)
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                            int nb, MPI_Request *request, const char *fn)
 {
     px_mpi_comm_t *c = NULL;
     px_nbr_blk_t *sb, *rb;
@@ -353,8 +354,9 @@ static int px_nbr_alltoallw(const void *sendbuf, const int sendcounts[], const M
 
 /* ---------- entry points ---------- */
 
-PX_PMPI(MPI_Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+PX_PMPI(MPI_Neighbor_allgather)
+(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+ MPI_Datatype recvtype, MPI_Comm comm)
 {
     PX_CS_ENTER();
     return px_nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 0,
@@ -362,9 +364,9 @@ PX_PMPI(MPI_Neighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype
 }
 PX_WEAK(MPI_Neighbor_allgather)
 
-PX_PMPI(MPI_Ineighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                 MPI_Comm comm, MPI_Request *request)
+PX_PMPI(MPI_Ineighbor_allgather)
+(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+ MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     PX_CS_ENTER();
     return px_nbr_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 1,
@@ -372,9 +374,9 @@ PX_PMPI(MPI_Ineighbor_allgather)(const void *sendbuf, int sendcount, MPI_Datatyp
 }
 PX_WEAK(MPI_Ineighbor_allgather)
 
-PX_PMPI(MPI_Neighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, const int recvcounts[], const int displs[],
-                                 MPI_Datatype recvtype, MPI_Comm comm)
+PX_PMPI(MPI_Neighbor_allgatherv)
+(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+ const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     PX_CS_ENTER();
     return px_nbr_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
@@ -382,9 +384,9 @@ PX_PMPI(MPI_Neighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatyp
 }
 PX_WEAK(MPI_Neighbor_allgatherv)
 
-PX_PMPI(MPI_Ineighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, const int recvcounts[], const int displs[],
-                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+PX_PMPI(MPI_Ineighbor_allgatherv)
+(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+ const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     PX_CS_ENTER();
     return px_nbr_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
@@ -392,8 +394,9 @@ PX_PMPI(MPI_Ineighbor_allgatherv)(const void *sendbuf, int sendcount, MPI_Dataty
 }
 PX_WEAK(MPI_Ineighbor_allgatherv)
 
-PX_PMPI(MPI_Neighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+PX_PMPI(MPI_Neighbor_alltoall)
+(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+ MPI_Datatype recvtype, MPI_Comm comm)
 {
     PX_CS_ENTER();
     return px_nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 0,
@@ -401,9 +404,9 @@ PX_PMPI(MPI_Neighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype 
 }
 PX_WEAK(MPI_Neighbor_alltoall)
 
-PX_PMPI(MPI_Ineighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Request *request)
+PX_PMPI(MPI_Ineighbor_alltoall)
+(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+ MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     PX_CS_ENTER();
     return px_nbr_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, 1,
@@ -411,9 +414,9 @@ PX_PMPI(MPI_Ineighbor_alltoall)(const void *sendbuf, int sendcount, MPI_Datatype
 }
 PX_WEAK(MPI_Ineighbor_alltoall)
 
-PX_PMPI(MPI_Neighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+PX_PMPI(MPI_Neighbor_alltoallv)
+(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+ void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     PX_CS_ENTER();
     return px_nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
@@ -421,10 +424,10 @@ PX_PMPI(MPI_Neighbor_alltoallv)(const void *sendbuf, const int sendcounts[], con
 }
 PX_WEAK(MPI_Neighbor_alltoallv)
 
-PX_PMPI(MPI_Ineighbor_alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                                 MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                 MPI_Request *request)
+PX_PMPI(MPI_Ineighbor_alltoallv)
+(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+ void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+ MPI_Request *request)
 {
     PX_CS_ENTER();
     return px_nbr_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
@@ -432,10 +435,10 @@ PX_PMPI(MPI_Ineighbor_alltoallv)(const void *sendbuf, const int sendcounts[], co
 }
 PX_WEAK(MPI_Ineighbor_alltoallv)
 
-PX_PMPI(MPI_Neighbor_alltoallw)(const void *sendbuf, const int sendcounts[],
-                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                const MPI_Datatype recvtypes[], MPI_Comm comm)
+PX_PMPI(MPI_Neighbor_alltoallw)
+(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+ const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+ const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     PX_CS_ENTER();
     return px_nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
@@ -443,11 +446,10 @@ PX_PMPI(MPI_Neighbor_alltoallw)(const void *sendbuf, const int sendcounts[],
 }
 PX_WEAK(MPI_Neighbor_alltoallw)
 
-PX_PMPI(MPI_Ineighbor_alltoallw)(const void *sendbuf, const int sendcounts[],
-                                 const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                 const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                 MPI_Request *request)
+PX_PMPI(MPI_Ineighbor_alltoallw)
+(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+ const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+ const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
     PX_CS_ENTER();
     return px_nbr_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,

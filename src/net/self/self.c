@@ -44,7 +44,8 @@ static px_status_t px_self_iface_open(const px_boot_info_t *boot, const px_net_r
 static void px_self_iface_close(px_net_iface_t *s)
 {
     px_list_t *e, *t;
-    px_list_for_each_safe(e, t, &s->queue) free(px_container_of(e, px_self_frame_t, link));
+    px_list_for_each_safe(e, t, &s->queue)
+        free(px_container_of(e, px_self_frame_t, link));
     free(s);
 }
 
@@ -105,8 +106,7 @@ static px_status_t px_self_ep_get(px_net_ep_t *ep, void *local, uint64_t raddr, 
     return PX_OK;
 }
 
-static px_status_t px_self_ep_put(px_net_ep_t *ep, const void *local, uint64_t raddr,
-                                  size_t len)
+static px_status_t px_self_ep_put(px_net_ep_t *ep, const void *local, uint64_t raddr, size_t len)
 {
     (void)ep;
     memmove((void *)(uintptr_t)raddr, local, len);

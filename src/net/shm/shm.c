@@ -85,7 +85,7 @@ struct px_net_iface {
     size_t cell;
     int *local_of; /* world rank -> local index or -1 */
     int nranks;
-    struct px_net_ep **eps; /* by local index; NULL for self */
+    struct px_net_ep **eps;    /* by local index; NULL for self */
     struct px_net_ep **active; /* eps with an owner, polled */
     int nactive;
     px_list_t pending;
@@ -276,8 +276,7 @@ static void px_shm_iface_close(px_net_iface_t *s)
         if (!s->eps[i])
             continue;
         px_list_t *e, *t;
-        px_list_for_each_safe(e, t, &s->eps[i]->sendq)
-        {
+        px_list_for_each_safe(e, t, &s->eps[i]->sendq) {
             px_shm_sop_t *op = px_container_of(e, px_shm_sop_t, link);
             if (op->iovp != op->iov)
                 free(op->iovp);
@@ -533,8 +532,7 @@ static size_t px_shm_ep_pending(px_net_ep_t *ep)
 {
     size_t n = 0;
     px_list_t *e, *t;
-    px_list_for_each_safe(e, t, &ep->sendq)
-    {
+    px_list_for_each_safe(e, t, &ep->sendq) {
         px_shm_sop_t *op = px_container_of(e, px_shm_sop_t, link);
         n += op->total - op->sent + 1;
     }
@@ -584,8 +582,7 @@ static __attribute__((noinline)) int px_shm_push_pending(struct px_net_iface *s)
     int events = 0;
     {
         px_list_t *e, *t;
-        px_list_for_each_safe(e, t, &s->pending)
-        {
+        px_list_for_each_safe(e, t, &s->pending) {
             struct px_net_ep *ep = px_container_of(e, struct px_net_ep, pending_link);
             while (!px_list_empty(&ep->sendq)) {
                 px_shm_sop_t *op = px_container_of(ep->sendq.next, px_shm_sop_t, link);

@@ -5,7 +5,6 @@ static px_net_ep_t *px_tcp_ep_new(px_net_iface_t *s, int rank, int sub,
 
 /* ---------- sockets ---------- */
 
-
 void px_tcp_set_opts(int fd)
 {
     int one = 1;
@@ -55,7 +54,6 @@ static px_status_t px_tcp_errno_status(int err)
     }
 }
 
-
 double px_tcp_connect_timeout(void)
 {
     /* with failover a subchannel that cannot connect is given up on sooner:
@@ -81,8 +79,7 @@ void px_tcp_drop_queue(struct px_net_ep *ep, px_status_t why)
         px_list_insert_tail(&q, e);
     }
     ep->queued_bytes = 0;
-    px_list_for_each_safe(e, t, &q)
-    {
+    px_list_for_each_safe(e, t, &q) {
         px_tcp_sop_t *op = px_container_of(e, px_tcp_sop_t, link);
         px_list_del(e);
         if (op->cb)
@@ -98,8 +95,8 @@ static px_status_t px_tcp_iface_open(const px_boot_info_t *boot, const px_net_rx
 {
     struct px_net_iface *s = calloc(1, sizeof(*s));
     char val[PX_BOOT_VAL_MAX];
-    px_status_t st = s ? px_net_addr_open(&s->addr, "tcp", SOCK_STREAM, px_tcp_ep_new, boot)
-                       : PX_ERR_NO_MEMORY;
+    px_status_t st =
+        s ? px_net_addr_open(&s->addr, "tcp", SOCK_STREAM, px_tcp_ep_new, boot) : PX_ERR_NO_MEMORY;
     if (st == PX_OK && (st = px_net_addr_publish(&s->addr, val, sizeof(val))) != PX_OK)
         px_net_addr_close(&s->addr);
     if (st != PX_OK) {
@@ -115,8 +112,9 @@ static px_status_t px_tcp_iface_open(const px_boot_info_t *boot, const px_net_rx
     px_list_init(&s->conns);
     px_list_init(&s->dead);
     s->direct_max = px_params.tcp_poll_direct < 0 ? 0
-                    : px_params.tcp_poll_direct > PX_TCP_DIRECT_CAP ? PX_TCP_DIRECT_CAP
-                                                                   : (int)px_params.tcp_poll_direct;
+                    : px_params.tcp_poll_direct > PX_TCP_DIRECT_CAP
+                        ? PX_TCP_DIRECT_CAP
+                        : (int)px_params.tcp_poll_direct;
     px_debug("tcp", "listening on %s", val);
     *iface_p = s;
     return PX_OK;
@@ -130,8 +128,7 @@ static void px_tcp_iface_close(px_net_iface_t *s)
     /* Graceful close: stop writing, then read until every peer has closed
      * too, so no side resets a connection that still carries data. */
     s->closing = 1;
-    px_list_for_each_safe(e, t, &s->conns)
-    {
+    px_list_for_each_safe(e, t, &s->conns) {
         px_tcp_conn_t *c = px_container_of(e, px_tcp_conn_t, link);
         if (c->state == PX_TCP_ESTABLISHED)
             shutdown(c->fd, SHUT_WR);
@@ -158,7 +155,8 @@ static void px_tcp_iface_close(px_net_iface_t *s)
         struct px_net_ep *ep = s->addr.eps[i];
         if (!ep)
             continue;
-        px_list_for_each_safe(e, t, &ep->sendq) free(px_container_of(e, px_tcp_sop_t, link));
+        px_list_for_each_safe(e, t, &ep->sendq)
+            free(px_container_of(e, px_tcp_sop_t, link));
         free(ep);
     }
     px_net_addr_close(&s->addr);
@@ -192,19 +190,6 @@ static px_net_ep_t *px_tcp_ep_new(px_net_iface_t *s, int rank, int sub,
 }
 
 /* ---------- connections ---------- */
-
-
-
-
-
-
-
-
-
-
-
-
-
 
 /* ---------- sending ---------- */
 
@@ -314,9 +299,8 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
 {
     px_tcp_conn_t *c = ep->conn;
     size_t total = px_net_iov_len(iov, iovcnt);
-    px_tcp_frame_t fr = {.payload_len = (uint32_t)total,
-                         .hdr_len = (uint16_t)hdr_len,
-                         .magic = PX_TCP_FRAME_MAGIC};
+    px_tcp_frame_t fr = {
+        .payload_len = (uint32_t)total, .hdr_len = (uint16_t)hdr_len, .magic = PX_TCP_FRAME_MAGIC};
     size_t written = 0;
 
     if (hdr_len > PX_NET_HDR_MAX || total > UINT32_MAX)
@@ -469,10 +453,9 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
                         c->rx_big = PX_TCP_BIG_KEEP;
                     else if (c->rx_big)
                         c->rx_big--;
-                    c->rx_dest = s->rx->rx_begin(ep->owner,
-                                                 c->rxbuf + c->rx_start + sizeof(px_tcp_frame_t),
-                                                 c->rx_frame.hdr_len, c->rx_frame.payload_len,
-                                                 &c->rx_ctx);
+                    c->rx_dest =
+                        s->rx->rx_begin(ep->owner, c->rxbuf + c->rx_start + sizeof(px_tcp_frame_t),
+                                        c->rx_frame.hdr_len, c->rx_frame.payload_len, &c->rx_ctx);
                     if (c->state == PX_TCP_CLOSED) /* the layer above reset it */
                         return;
                     c->rx_start += need;
@@ -550,12 +533,10 @@ static void px_tcp_conn_read(px_tcp_conn_t *c)
 closed:
     if (n == PX_TCP_EOF)
         px_tcp_conn_close(c, (c->rx_in_payload || c->rx_end != c->rx_start) ? PX_ERR_LINK_RESET
-                                                                           : PX_ERR_LINK_DOWN);
+                                                                            : PX_ERR_LINK_DOWN);
     else
         px_tcp_conn_close(c, px_tcp_errno_status(errno));
 }
-
-
 
 /* With few connections, all established and none waiting to write, a
  * pass reads each one directly: a receive call that finds a frame also

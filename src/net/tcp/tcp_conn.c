@@ -172,8 +172,8 @@ static void px_tcp_hs_mac(px_tcp_conn_t *c, const uint8_t *nonce, uint32_t from,
 static int px_tcp_hs_write(px_tcp_conn_t *c)
 {
     while (c->hs_out_off < c->hs_out_len) {
-        ssize_t n = send(c->fd, c->hs_out + c->hs_out_off, c->hs_out_len - c->hs_out_off,
-                         MSG_NOSIGNAL);
+        ssize_t n =
+            send(c->fd, c->hs_out + c->hs_out_off, c->hs_out_len - c->hs_out_off, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EAGAIN || errno == EINTR)
                 return 0;
@@ -296,8 +296,8 @@ static int px_tcp_handshake_step(px_tcp_conn_t *c, uint32_t events)
             memcpy(&h, c->hs_in, sizeof(h));
             if (h.magic != PX_TCP_HELLO_MAGIC || h.version != PX_TCP_VERSION ||
                 h.job_id != s->job_id || h.to != (uint32_t)s->me || h.from >= (uint32_t)s->nranks ||
-                h.sub >= PX_TCP_MAX_SUB || (c->initiator && (h.from != (uint32_t)c->peer_rank ||
-                                                             h.sub != c->sub))) {
+                h.sub >= PX_TCP_MAX_SUB ||
+                (c->initiator && (h.from != (uint32_t)c->peer_rank || h.sub != c->sub))) {
                 px_warn("tcp", "rejected connection: bad hello");
                 goto fail;
             }

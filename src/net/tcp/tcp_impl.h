@@ -55,8 +55,8 @@
 #define PX_TCP_BIG_MIN 32768
 #define PX_TCP_HDR_READ 128
 #define PX_TCP_BIG_KEEP 8
-#define PX_TCP_COPY_MAX 4096   /* queued payloads this small are copied */
-#define PX_TCP_DIRECT_CAP 8    /* most connections read directly by a pass */
+#define PX_TCP_COPY_MAX 4096 /* queued payloads this small are copied */
+#define PX_TCP_DIRECT_CAP 8  /* most connections read directly by a pass */
 
 typedef struct __attribute__((packed)) px_tcp_hello {
     uint32_t magic;
@@ -140,8 +140,8 @@ struct px_net_iface {
     px_list_t conns;
     int nconns;
     int closing;
-    px_list_t dead; /* closed connections, freed at the end of progress */
-    int reconnect;  /* endpoints may have data queued and no connection */
+    px_list_t dead;      /* closed connections, freed at the end of progress */
+    int reconnect;       /* endpoints may have data queued and no connection */
     uint64_t next_check; /* when to look at them again */
     int direct_max;      /* PX_TCP_POLL_DIRECT, at most PX_TCP_DIRECT_CAP */
     unsigned pass;       /* progress passes, for the periodic epoll look */

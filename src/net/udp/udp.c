@@ -38,7 +38,7 @@
 
 #define PX_UDP_MAGIC 0x50585544u /* "PXUD" */
 #define PX_UDP_MAX_SUB PX_NET_MAX_SUB
-#define PX_UDP_DGRAM_MAX 65507   /* largest IPv4 UDP payload */
+#define PX_UDP_DGRAM_MAX 65507      /* largest IPv4 UDP payload */
 #define PX_UDP_FRAME_MAX (4u << 20) /* a frame the receiver is willing to reassemble */
 #define PX_UDP_RX_BATCH 16
 #define PX_UDP_TX_BATCH 64
@@ -67,10 +67,10 @@ struct px_net_ep {
     void *owner; /* first: addr.c sets it */
     struct px_net_iface *iface;
     int rank, sub;
-    int local;                 /* socket (local address) index */
+    int local; /* socket (local address) index */
     struct sockaddr_in remote;
     uint32_t tx_frame;
-    size_t queued;             /* bytes of it in the socket's queue */
+    size_t queued; /* bytes of it in the socket's queue */
     /* reassembly of one fragmented frame */
     char *ra_buf;
     size_t ra_cap;
@@ -96,7 +96,7 @@ struct px_net_iface {
     px_list_t txq[PX_NET_MAX_ADDR]; /* datagrams waiting for socket space */
     size_t txq_bytes;
     int out_armed[PX_NET_MAX_ADDR];
-    size_t frame_max;       /* what iface_query advertises as max_frag */
+    size_t frame_max; /* what iface_query advertises as max_frag */
     /* receive batch */
     struct mmsghdr msgs[PX_UDP_RX_BATCH];
     struct iovec iov[PX_UDP_RX_BATCH];
@@ -224,8 +224,7 @@ err:
 static void px_udp_drop_queue(struct px_net_iface *s, int i, struct px_net_ep *only)
 {
     px_list_t *e, *t;
-    px_list_for_each_safe(e, t, &s->txq[i])
-    {
+    px_list_for_each_safe(e, t, &s->txq[i]) {
         px_udp_qd_t *q = px_container_of(e, px_udp_qd_t, link);
         if (only && q->ep != only)
             continue;
@@ -268,8 +267,8 @@ static void px_udp_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
     memset(attr, 0, sizeof(*attr));
     attr->caps = PX_NET_CAP_LOSSY | PX_NET_CAP_RESET | PX_NET_CAP_PATH_CHECK;
     attr->max_frag = s->frame_max;
-    attr->eager_limit = px_params.udp_eager_limit < s->frame_max ? px_params.udp_eager_limit
-                                                                 : s->frame_max;
+    attr->eager_limit =
+        px_params.udp_eager_limit < s->frame_max ? px_params.udp_eager_limit : s->frame_max;
     attr->latency_us = 15;
     attr->bandwidth_mbs = 500;
 }
@@ -390,9 +389,13 @@ static px_status_t px_udp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     if (hdr_len > PX_NET_HDR_MAX || iovcnt > 14 || total > PX_UDP_FRAME_MAX)
         return PX_ERR_INVALID_PARAM;
 
-    px_udp_hdr_t dh = {.magic = PX_UDP_MAGIC, .hdr_len = (uint16_t)hdr_len,
-                       .sub = (uint16_t)ep->sub, .key = s->key, .from = (uint32_t)s->me,
-                       .frame = ep->tx_frame++, .frame_len = (uint32_t)total};
+    px_udp_hdr_t dh = {.magic = PX_UDP_MAGIC,
+                       .hdr_len = (uint16_t)hdr_len,
+                       .sub = (uint16_t)ep->sub,
+                       .key = s->key,
+                       .from = (uint32_t)s->me,
+                       .frame = ep->tx_frame++,
+                       .frame_len = (uint32_t)total};
     struct iovec whole[16];
     whole[0].iov_base = (void *)hdr;
     whole[0].iov_len = hdr_len;
@@ -444,8 +447,8 @@ static px_status_t px_udp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
             px_status_t st = px_udp_errno_status(errno);
             if (st == PX_ERR_INVALID_PARAM)
                 px_error("udp", "datagram of %zu bytes to rank %d too large (PX_UDP_MTU?)",
-                         px_net_iov_len(mm[done].msg_hdr.msg_iov,
-                                        (int)mm[done].msg_hdr.msg_iovlen), ep->rank);
+                         px_net_iov_len(mm[done].msg_hdr.msg_iov, (int)mm[done].msg_hdr.msg_iovlen),
+                         ep->rank);
             else
                 px_debug("udp", "send to rank %d sub %d: %s", ep->rank, ep->sub, strerror(errno));
             return st;
@@ -485,7 +488,8 @@ static int px_udp_ep_path_check(px_net_ep_t *ep, uint64_t timeout_ns)
          * for another path */
         const char *dev = s->addr.local[ep->local].ifname;
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = s->addr.local[ep->local].addr};
-        if ((dev[0] && setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev)) < 0 &&
+        if ((dev[0] &&
+             setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev)) < 0 &&
              errno != EPERM) ||
             bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
             (connect(fd, (struct sockaddr *)&ep->remote, sizeof(ep->remote)) < 0 &&
@@ -549,9 +553,9 @@ static void px_udp_input(struct px_net_iface *s, int sock, const char *d, size_t
         return;
     }
     size_t data = n - sizeof(h);
-    if (h.frame_len > PX_UDP_FRAME_MAX || h.hdr_len > PX_NET_HDR_MAX ||
-        h.hdr_len > h.frame_len || h.frag_off > h.frame_len ||
-        data > h.frame_len - h.frag_off || (data == 0 && h.frame_len != 0)) {
+    if (h.frame_len > PX_UDP_FRAME_MAX || h.hdr_len > PX_NET_HDR_MAX || h.hdr_len > h.frame_len ||
+        h.frag_off > h.frame_len || data > h.frame_len - h.frag_off ||
+        (data == 0 && h.frame_len != 0)) {
         s->st.bad_len++;
         return;
     }

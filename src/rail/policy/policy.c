@@ -5,9 +5,9 @@
 #include <stdio.h>
 
 static const px_rail_policy_ops_t *const px_rail_policies[] = {
-    &px_rail_policy_bind,     &px_rail_policy_rr,       &px_rail_policy_wrr,
-    &px_rail_policy_window,   &px_rail_policy_even,     &px_rail_policy_weighted,
-    &px_rail_policy_adaptive, &px_rail_policy_bss,      &px_rail_policy_epc,
+    &px_rail_policy_bind,     &px_rail_policy_rr,   &px_rail_policy_wrr,
+    &px_rail_policy_window,   &px_rail_policy_even, &px_rail_policy_weighted,
+    &px_rail_policy_adaptive, &px_rail_policy_bss,  &px_rail_policy_epc,
 };
 #define PX_RAIL_NPOLICIES (sizeof(px_rail_policies) / sizeof(px_rail_policies[0]))
 

@@ -19,16 +19,16 @@
 
 static int n_pass, n_fail;
 
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (cond) {                                                            \
-            n_pass++;                                                          \
-        } else {                                                               \
-            n_fail++;                                                          \
-            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);             \
-            printf(__VA_ARGS__);                                               \
-            printf("\n");                                                      \
-        }                                                                      \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            n_pass++;                                                                              \
+        } else {                                                                                   \
+            n_fail++;                                                                              \
+            printf("FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);                                 \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+        }                                                                                          \
     } while (0)
 
 #if defined(__SIZEOF_FLOAT128__) && defined(__GNUC__) && !defined(__clang__)
@@ -66,8 +66,14 @@ typedef struct tdesc {
     int quad;      /* binary128 representation (REAL*16, COMPLEX*32) */
 } tdesc_t;
 
-#define TD(h, sz, cls, sg) {h, #h, sz, cls, sg, 0}
-#define TQ(h, sz, cls) {h, #h, sz, cls, 0, 1}
+#define TD(h, sz, cls, sg)                                                                         \
+    {                                                                                              \
+        h, #h, sz, cls, sg, 0                                                                      \
+    }
+#define TQ(h, sz, cls)                                                                             \
+    {                                                                                              \
+        h, #h, sz, cls, 0, 1                                                                       \
+    }
 
 static const tdesc_t types[] = {
     TD(MPI_SIGNED_CHAR, sizeof(signed char), CLS_C_INT, 1),
@@ -130,14 +136,38 @@ static const tdesc_t types[] = {
 #define N_TYPES ((int)(sizeof(types) / sizeof(types[0])))
 
 /* Pair types and their C layouts. */
-struct s_float_int { float v; int k; };
-struct s_double_int { double v; int k; };
-struct s_long_int { long v; int k; };
-struct s_short_int { short v; int k; };
-struct s_ldouble_int { long double v; int k; };
-struct s_int_int { int v; int k; };
-struct s_float_float { float v; float k; };
-struct s_double_double { double v; double k; };
+struct s_float_int {
+    float v;
+    int k;
+};
+struct s_double_int {
+    double v;
+    int k;
+};
+struct s_long_int {
+    long v;
+    int k;
+};
+struct s_short_int {
+    short v;
+    int k;
+};
+struct s_ldouble_int {
+    long double v;
+    int k;
+};
+struct s_int_int {
+    int v;
+    int k;
+};
+struct s_float_float {
+    float v;
+    float k;
+};
+struct s_double_double {
+    double v;
+    double k;
+};
 
 typedef struct pdesc {
     MPI_Datatype h;
@@ -146,9 +176,11 @@ typedef struct pdesc {
     size_t size, extent, off, index_size;
 } pdesc_t;
 
-#define PD(h, st, first, second)                                               \
-    {h, #h, first, second, sizeof(((struct st *)0)->v) + sizeof(((struct st *)0)->k), \
-     sizeof(struct st), offsetof(struct st, k), sizeof(((struct st *)0)->k)}
+#define PD(h, st, first, second)                                                                   \
+    {                                                                                              \
+        h, #h, first, second, sizeof(((struct st *)0)->v) + sizeof(((struct st *)0)->k),           \
+            sizeof(struct st), offsetof(struct st, k), sizeof(((struct st *)0)->k)                 \
+    }
 
 static const pdesc_t pairs[] = {
     PD(MPI_FLOAT_INT, s_float_int, MPI_FLOAT, MPI_INT),
@@ -211,7 +243,11 @@ static void put_int(size_t size, void *p, long long v)
     int16_t b = (int16_t)v;
     int32_t c = (int32_t)v;
     int64_t d = (int64_t)v;
-    memcpy(p, size == 1 ? (void *)&a : size == 2 ? (void *)&b : size == 4 ? (void *)&c : (void *)&d,
+    memcpy(p,
+           size == 1   ? (void *)&a
+           : size == 2 ? (void *)&b
+           : size == 4 ? (void *)&c
+                       : (void *)&d,
            size);
 }
 
@@ -341,10 +377,8 @@ static void test_dtype_table(void)
         CHECK(d->extent == (MPI_Aint)p->extent, "%s extent %ld, expected %zu", p->name,
               (long)d->extent, p->extent);
         CHECK(d->second_offset == (MPI_Aint)p->off, "%s index offset", p->name);
-        CHECK(d->true_extent == (MPI_Aint)(p->off + p->index_size),
-              "%s true extent", p->name);
-        CHECK(d->pair_first == p->first && d->pair_second == p->second, "%s components",
-              p->name);
+        CHECK(d->true_extent == (MPI_Aint)(p->off + p->index_size), "%s true extent", p->name);
+        CHECK(d->pair_first == p->first && d->pair_second == p->second, "%s components", p->name);
     }
     /* spot values that are easy to get wrong */
     CHECK(px_mpi_dtype_builtin(MPI_SHORT_INT)->size == 6, "MPI_SHORT_INT size");
@@ -378,8 +412,8 @@ static void test_dtype_table(void)
 /* Reduction operations                                                      */
 /* ------------------------------------------------------------------------- */
 
-static const MPI_Op all_ops[] = {MPI_MAX,  MPI_MIN,  MPI_SUM,    MPI_PROD,   MPI_LAND,
-                                 MPI_BAND, MPI_LOR,  MPI_BOR,    MPI_LXOR,   MPI_BXOR,
+static const MPI_Op all_ops[] = {MPI_MAX,    MPI_MIN,    MPI_SUM,     MPI_PROD, MPI_LAND,
+                                 MPI_BAND,   MPI_LOR,    MPI_BOR,     MPI_LXOR, MPI_BXOR,
                                  MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP};
 #define N_OPS ((int)(sizeof(all_ops) / sizeof(all_ops[0])))
 
@@ -646,37 +680,37 @@ static void test_op_values(void)
 }
 
 /* MAXLOC/MINLOC against a scalar reference, for every pair type. */
-#define LOC_TEST(st, dt, VT, IT)                                               \
-    do {                                                                       \
-        enum { N = 41 };                                                       \
-        struct st a[N], b[N], b0[N];                                           \
-        int ok_max = 1, ok_min = 1;                                            \
-        for (int i = 0; i < N; i++) {                                          \
-            a[i].v = (VT)(i % 5);                                              \
-            a[i].k = (IT)((i * 7) % 13);                                       \
-            b[i].v = (VT)((i * 3) % 5);                                        \
-            b[i].k = (IT)((i * 11) % 17);                                      \
-        }                                                                      \
-        memcpy(b0, b, sizeof(b));                                              \
-        px_mpi_op_builtin_apply(MPI_MAXLOC, a, b, N, dt);                      \
-        for (int i = 0; i < N; i++) {                                          \
-            VT v = a[i].v > b0[i].v ? a[i].v : b0[i].v;                        \
-            IT k = a[i].v > b0[i].v ? a[i].k                                   \
-                 : a[i].v < b0[i].v ? b0[i].k                                  \
-                 : (a[i].k < b0[i].k ? a[i].k : b0[i].k);                      \
-            ok_max &= b[i].v == v && b[i].k == k;                              \
-        }                                                                      \
-        memcpy(b, b0, sizeof(b));                                              \
-        px_mpi_op_builtin_apply(MPI_MINLOC, a, b, N, dt);                      \
-        for (int i = 0; i < N; i++) {                                          \
-            VT v = a[i].v < b0[i].v ? a[i].v : b0[i].v;                        \
-            IT k = a[i].v < b0[i].v ? a[i].k                                   \
-                 : a[i].v > b0[i].v ? b0[i].k                                  \
-                 : (a[i].k < b0[i].k ? a[i].k : b0[i].k);                      \
-            ok_min &= b[i].v == v && b[i].k == k;                              \
-        }                                                                      \
-        CHECK(ok_max, "MPI_MAXLOC on %s", #dt);                                \
-        CHECK(ok_min, "MPI_MINLOC on %s", #dt);                                \
+#define LOC_TEST(st, dt, VT, IT)                                                                   \
+    do {                                                                                           \
+        enum { N = 41 };                                                                           \
+        struct st a[N], b[N], b0[N];                                                               \
+        int ok_max = 1, ok_min = 1;                                                                \
+        for (int i = 0; i < N; i++) {                                                              \
+            a[i].v = (VT)(i % 5);                                                                  \
+            a[i].k = (IT)((i * 7) % 13);                                                           \
+            b[i].v = (VT)((i * 3) % 5);                                                            \
+            b[i].k = (IT)((i * 11) % 17);                                                          \
+        }                                                                                          \
+        memcpy(b0, b, sizeof(b));                                                                  \
+        px_mpi_op_builtin_apply(MPI_MAXLOC, a, b, N, dt);                                          \
+        for (int i = 0; i < N; i++) {                                                              \
+            VT v = a[i].v > b0[i].v ? a[i].v : b0[i].v;                                            \
+            IT k = a[i].v > b0[i].v   ? a[i].k                                                     \
+                   : a[i].v < b0[i].v ? b0[i].k                                                    \
+                                      : (a[i].k < b0[i].k ? a[i].k : b0[i].k);                     \
+            ok_max &= b[i].v == v && b[i].k == k;                                                  \
+        }                                                                                          \
+        memcpy(b, b0, sizeof(b));                                                                  \
+        px_mpi_op_builtin_apply(MPI_MINLOC, a, b, N, dt);                                          \
+        for (int i = 0; i < N; i++) {                                                              \
+            VT v = a[i].v < b0[i].v ? a[i].v : b0[i].v;                                            \
+            IT k = a[i].v < b0[i].v   ? a[i].k                                                     \
+                   : a[i].v > b0[i].v ? b0[i].k                                                    \
+                                      : (a[i].k < b0[i].k ? a[i].k : b0[i].k);                     \
+            ok_min &= b[i].v == v && b[i].k == k;                                                  \
+        }                                                                                          \
+        CHECK(ok_max, "MPI_MAXLOC on %s", #dt);                                                    \
+        CHECK(ok_min, "MPI_MINLOC on %s", #dt);                                                    \
     } while (0)
 
 static void test_loc(void)

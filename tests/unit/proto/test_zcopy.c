@@ -32,18 +32,28 @@ static void on_ack(int peer, uint64_t sreq, uint64_t got)
     last_ack = got;
     px_zc_send_acked(sender_req, got);
 }
-static void on_recv(void *req, px_status_t st) { (void)req; recv_done++; recv_st = st; }
-static void on_send(void *req, px_status_t st) { (void)req; send_done++; send_st = st; }
+static void on_recv(void *req, px_status_t st)
+{
+    (void)req;
+    recv_done++;
+    recv_st = st;
+}
+static void on_send(void *req, px_status_t st)
+{
+    (void)req;
+    send_done++;
+    send_st = st;
+}
 
 static void send_raw(int fd, uint16_t port, const void *d, size_t n)
 {
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port),
-                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    struct sockaddr_in to = {
+        .sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     sendto(fd, d, n, 0, (struct sockaddr *)&to, sizeof(to));
 }
 
-static void dgram(int fd, uint16_t port, uint32_t magic, uint32_t len, uint64_t token,
-                  uint64_t off, size_t real_len, char fill)
+static void dgram(int fd, uint16_t port, uint32_t magic, uint32_t len, uint64_t token, uint64_t off,
+                  size_t real_len, char fill)
 {
     char b[2048];
     hdr_t h = {magic, len, token, off};
@@ -71,13 +81,13 @@ int main(void)
 
     /* strangers and malformed datagrams: nothing placed, each counted */
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    send_raw(fd, o.port, "tiny", 4);                                  /* truncated header */
-    dgram(fd, o.port, 0xdeadbeef, 100, o.token, 0, 100, 'm');         /* wrong magic */
-    dgram(fd, o.port, MAGIC, 100, o.token ^ 1, 0, 100, 't');          /* wrong token */
-    dgram(fd, o.port, MAGIC, 200, o.token, 0, 100, 'l');              /* length mismatch */
-    dgram(fd, o.port, MAGIC, 100, o.token, LEN - 50, 100, 'o');       /* beyond the buffer */
-    dgram(fd, o.port, MAGIC, 0, o.token, 0, 0, 'z');                  /* empty */
-    dgram(fd, o.port, MAGIC, 100, o.token, 1440, 100, 'g');           /* after a gap */
+    send_raw(fd, o.port, "tiny", 4);                            /* truncated header */
+    dgram(fd, o.port, 0xdeadbeef, 100, o.token, 0, 100, 'm');   /* wrong magic */
+    dgram(fd, o.port, MAGIC, 100, o.token ^ 1, 0, 100, 't');    /* wrong token */
+    dgram(fd, o.port, MAGIC, 200, o.token, 0, 100, 'l');        /* length mismatch */
+    dgram(fd, o.port, MAGIC, 100, o.token, LEN - 50, 100, 'o'); /* beyond the buffer */
+    dgram(fd, o.port, MAGIC, 0, o.token, 0, 0, 'z');            /* empty */
+    dgram(fd, o.port, MAGIC, 100, o.token, 1440, 100, 'g');     /* after a gap */
     for (int i = 0; i < 20 && px_zc_stats()->rx_bad + px_zc_stats()->rx_dropped < 7; i++) {
         px_zc_progress();
         usleep(1000);

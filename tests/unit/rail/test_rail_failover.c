@@ -26,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* ---------- the in-memory transport ---------- */
 
 #define NSUB 3
@@ -57,8 +56,8 @@ struct px_net_ep {
 
 typedef struct {
     frame_t *head, *tail;
-    int hold;  /* frames stay queued (in flight) */
-    int lose;  /* frames sent are lost */
+    int hold; /* frames stay queued (in flight) */
+    int lose; /* frames sent are lost */
 } link_t;
 
 static struct px_net_iface ifs[2];
@@ -349,8 +348,7 @@ static void setup(void)
     memset(links, 0, sizeof(links));
     reset_keeps = 0;
     for (int r = 0; r < 2; r++) {
-        px_boot_info_t b = {.rank = r, .size = 2, .num_nodes = 2, .local_size = 1,
-                            .job_id = 42};
+        px_boot_info_t b = {.rank = r, .size = 2, .num_nodes = 2, .local_size = 1, .job_id = 42};
         if (px_rail_init(&b, "fake", &up_ops, &rail[r]) != PX_OK) {
             fprintf(stderr, "px_rail_init failed\n");
             exit(1);
@@ -420,8 +418,9 @@ static void send_block(void)
     static const char hdr[8] = "block";
     struct iovec iov = {sendbuf, LEN};
     prestage(LEN);
-    px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1,
-                                     PX_RAIL_F_STRIPE | (coll ? PX_RAIL_F_RELEASE : 0), sent_cb, NULL);
+    px_status_t st =
+        px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1,
+                        PX_RAIL_F_STRIPE | (coll ? PX_RAIL_F_RELEASE : 0), sent_cb, NULL);
     prestage_done(LEN);
     CHECK(st == PX_INPROGRESS);
 }
@@ -475,7 +474,7 @@ static void lost_with_link(void)
     progress(3);
     uint64_t f0 = data_frames(0, 0), f2 = data_frames(0, 2);
     CHECK(completions == (release && coll)); /* told once the transport had it all */
-    fail_sub1(); /* ep_reset drops what was in flight */
+    fail_sub1();                             /* ep_reset drops what was in flight */
     progress(5);
     /* the lost megabyte was re-split: a new data frame on each survivor */
     CHECK(data_frames(0, 0) > f0 && data_frames(0, 2) > f2);
@@ -491,7 +490,7 @@ static void acknowledgement_lost(void)
 {
     setup();
     progress(1);
-    links[1][1].lose = 1; /* nothing comes back on sub 1 */
+    links[1][1].lose = 1;                    /* nothing comes back on sub 1 */
     links[1][0].hold = links[1][2].hold = 1; /* nor, for now, on the others */
     send_block();
     progress(3); /* every stripe arrives */
@@ -610,13 +609,13 @@ static void collective_frame(void)
      * prestage), done at once */
     int at_once = release;
     prestage(len);
-    px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_WAITED | PX_RAIL_F_RELEASE,
-                                     sent_cb, NULL);
+    px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1,
+                                     PX_RAIL_F_WAITED | PX_RAIL_F_RELEASE, sent_cb, NULL);
     prestage_done(len);
     CHECK(st == (at_once ? PX_OK : PX_INPROGRESS));
     if (st == PX_OK)
         memset(sendbuf, 0x5a, len); /* done: the caller's buffer again */
-    int s = -1; /* the subchannel that carries it */
+    int s = -1;                     /* the subchannel that carries it */
     for (int k = 0; k < NSUB; k++)
         if (data_frames(0, k) != before[k])
             s = k;
@@ -627,7 +626,7 @@ static void collective_frame(void)
     }
     for (int k = 0; k < NSUB; k++)
         links[0][k].hold = k == s; /* the others deliver what comes */
-    drop_link(&links[0][s]); /* the frame is lost with its link */
+    drop_link(&links[0][s]);       /* the frame is lost with its link */
     drop_link(&links[1][s]);
     links[1][s].lose = 1;
     /* a connection fails at both ends: the receiver acknowledges elsewhere */

@@ -10,9 +10,9 @@ static inline int px_rab_real(int newrank, int rem)
 }
 
 int px_coll_rabenseifner_reduce_scatter(px_coll_sched_t *s, px_mpi_comm_t *c, void *acc,
-                                        MPI_Aint count, MPI_Datatype dt, MPI_Op op,
-                                        MPI_Aint *cnts, MPI_Aint *displs, int up,
-                                        px_coll_rab_step_t *steps, int *newrank_p)
+                                        MPI_Aint count, MPI_Datatype dt, MPI_Op op, MPI_Aint *cnts,
+                                        MPI_Aint *displs, int up, px_coll_rab_step_t *steps,
+                                        int *newrank_p)
 {
     int n = c->size, pof2 = px_coll_pof2_floor(n), rem = n - pof2;
     void *tmp = px_coll_tmp_items(s, dt, count);
@@ -69,7 +69,7 @@ static int px_rab_up(px_mpi_comm_t *c, int pof2, int rem)
                 if (!(nr & (1 << b)) && px_mpi_comm_node_of(c, px_rab_real(nr, rem)) !=
                                             px_mpi_comm_node_of(c, px_rab_real(nr | 1 << b, rem)))
                     cross++;
-            far_first += cross << b;           /* step lg-1-b: 1/2^(lg-b) of the vector */
+            far_first += cross << b;             /* step lg-1-b: 1/2^(lg-b) of the vector */
             near_first += cross << (lg - 1 - b); /* step b: 1/2^(b+1) */
         }
         c->rab_order = near_first < far_first ? 2 : 1;

@@ -14,7 +14,8 @@ PX_COLL_BUILDER(px_coll_alltoall_bruck)
     MPI_Aint sblk = (MPI_Aint)b.scount * px_mpi_dt_get(b.stype)->extent;
     MPI_Aint rblk = (MPI_Aint)b.rcount * px_mpi_dt_get(b.rtype)->extent;
     char *tmp = px_coll_sched_alloc(s, (size_t)n * blk);
-    char *sp = px_coll_sched_alloc(s, (size_t)n * blk), *rp = px_coll_sched_alloc(s, (size_t)n * blk);
+    char *sp = px_coll_sched_alloc(s, (size_t)n * blk),
+         *rp = px_coll_sched_alloc(s, (size_t)n * blk);
     if (!tmp || !sp || !rp)
         return MPI_ERR_NO_MEM;
     /* tmp[i] = block destined to rank (r + i) mod n */

@@ -61,8 +61,8 @@ PX_COLL_BUILDER(px_coll_alltoall_staggered)
             continue;
         int q = pos[y], lo = me < q ? me : q;
         int within_last = my_node == last_node && px_mpi_comm_node_of(c, y) == last_node;
-        phase[y] = within_last && last_first > 0 ? ((me - last_first) + (q - last_first)) % spread
-                                                 : lo;
+        phase[y] =
+            within_last && last_first > 0 ? ((me - last_first) + (q - last_first)) % spread : lo;
         first[phase[y] + 1]++;
     }
     for (int i = 0; i < n; i++)

@@ -17,7 +17,7 @@ PX_COLL_BUILDER(px_coll_bcast_pipeline)
         seg = a->bytes; /* nobody forwards: one message, one handshake, one write */
     size_t nseg = (a->bytes + seg - 1) / seg;
     int parent = (vr - 1 + a->root + n) % n, child = (vr + 1 + a->root) % n;
-#define PX_SEG_LEN(i) ((MPI_Aint)((i) + 1 < nseg ? seg : a->bytes - (i) * seg))
+#define PX_SEG_LEN(i) ((MPI_Aint)((i) + 1 < nseg ? seg : a->bytes - (i)*seg))
     if (vr == 0) {
         /* the root hands every segment over at once, in order */
         for (size_t i = 0; i < nseg; i++)

@@ -33,8 +33,7 @@ PX_COLL_BUILDER(px_coll_bcast_scatter_ring)
         if (vr & mask) {
             int cnt = mask < n - vr ? mask : n - vr;
             px_chunks(a->bytes, n, vr, cnt, &off, &len);
-            px_coll_sched_recv(s, c, buf + off, (MPI_Aint)len, MPI_BYTE,
-                               (vr - mask + a->root) % n);
+            px_coll_sched_recv(s, c, buf + off, (MPI_Aint)len, MPI_BYTE, (vr - mask + a->root) % n);
             px_coll_sched_round(s);
             break;
         }
@@ -44,8 +43,7 @@ PX_COLL_BUILDER(px_coll_bcast_scatter_ring)
         if (vr + mask < n) {
             int cnt = mask < n - vr - mask ? mask : n - vr - mask;
             px_chunks(a->bytes, n, vr + mask, cnt, &off, &len);
-            px_coll_sched_send(s, c, buf + off, (MPI_Aint)len, MPI_BYTE,
-                               (vr + mask + a->root) % n);
+            px_coll_sched_send(s, c, buf + off, (MPI_Aint)len, MPI_BYTE, (vr + mask + a->root) % n);
         }
     }
     px_coll_sched_round(s);

@@ -3,7 +3,4 @@
  * scan/scan_recursive_doubling.c). Any operation. */
 #include "../coll_impl.h"
 
-PX_COLL_BUILDER(px_coll_exscan_recursive_doubling)
-{
-    return px_coll_scan_doubling(s, a, c, 0);
-}
+PX_COLL_BUILDER(px_coll_exscan_recursive_doubling) { return px_coll_scan_doubling(s, a, c, 0); }

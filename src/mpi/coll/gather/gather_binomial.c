@@ -42,7 +42,8 @@ PX_COLL_BUILDER(px_coll_gather_binomial)
     px_mpi_dt_t *rd = px_mpi_dt_get(a->rtype);
     for (int i = in_place ? 1 : 0; i < n; i++)
         px_coll_sched_unpack(s, tmp + (size_t)i * blk, a->rcount, a->rtype,
-                             (char *)a->rbuf + (MPI_Aint)((i + a->root) % n) * a->rcount * rd->extent);
+                             (char *)a->rbuf +
+                                 (MPI_Aint)((i + a->root) % n) * a->rcount * rd->extent);
     px_coll_sched_round(s);
     return MPI_SUCCESS;
 }

@@ -36,8 +36,13 @@ static char *px_inter_at(const void *buf, MPI_Aint items, MPI_Datatype dt)
 static int px_inter_local_reduce(px_coll_sched_t *s, const px_coll_args_t *a, const void *sbuf,
                                  void *acc, MPI_Aint count, px_mpi_comm_t *c)
 {
-    px_coll_args_t r = {.sbuf = sbuf, .rbuf = acc, .count = (int)count, .dt = a->dt,
-                        .op = a->op, .commute = a->commute, .root = 0};
+    px_coll_args_t r = {.sbuf = sbuf,
+                        .rbuf = acc,
+                        .count = (int)count,
+                        .dt = a->dt,
+                        .op = a->op,
+                        .commute = a->commute,
+                        .root = 0};
     r.bytes = (size_t)count * (size_t)px_mpi_dt_get(a->dt)->size;
     int rc = px_coll_build_into(s, PX_COLL_REDUCE, &r, c->local_comm);
     px_coll_sched_round(s);
@@ -158,13 +163,13 @@ PX_COLL_BUILDER(px_coll_inter_scatterv) { return px_inter_rooted(s, a, c, 1, 0);
 
 /* Allgather(v): my contribution goes to every remote member, whose
  * contributions fill my receive buffer in remote rank order. */
-static int px_inter_allgather_common(px_coll_sched_t *s, const px_coll_args_t *a,
-                                     px_mpi_comm_t *c, int v)
+static int px_inter_allgather_common(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c,
+                                     int v)
 {
     for (int i = 0; i < c->remote->size; i++) {
         MPI_Aint at = v ? a->rdispls[i] : (MPI_Aint)i * a->rcount;
-        px_coll_sched_recv(s, c, px_inter_at(a->rbuf, at, a->rtype),
-                           v ? a->rcounts[i] : a->rcount, a->rtype, i);
+        px_coll_sched_recv(s, c, px_inter_at(a->rbuf, at, a->rtype), v ? a->rcounts[i] : a->rcount,
+                           a->rtype, i);
         px_coll_sched_send(s, c, a->sbuf, a->scount, a->stype, i);
     }
     px_coll_sched_round(s);
@@ -177,10 +182,10 @@ PX_COLL_BUILDER(px_coll_inter_allgatherv) { return px_inter_allgather_common(s, 
 PX_COLL_BUILDER(px_coll_inter_alltoall)
 {
     for (int i = 0; i < c->remote->size; i++) {
-        px_coll_sched_recv(s, c, px_inter_at(a->rbuf, (MPI_Aint)i * a->rcount, a->rtype),
-                           a->rcount, a->rtype, i);
-        px_coll_sched_send(s, c, px_inter_at(a->sbuf, (MPI_Aint)i * a->scount, a->stype),
-                           a->scount, a->stype, i);
+        px_coll_sched_recv(s, c, px_inter_at(a->rbuf, (MPI_Aint)i * a->rcount, a->rtype), a->rcount,
+                           a->rtype, i);
+        px_coll_sched_send(s, c, px_inter_at(a->sbuf, (MPI_Aint)i * a->scount, a->stype), a->scount,
+                           a->stype, i);
     }
     px_coll_sched_round(s);
     return MPI_SUCCESS;
@@ -202,10 +207,9 @@ PX_COLL_BUILDER(px_coll_inter_alltoallw)
 {
     /* Alltoallw displacements are in bytes */
     for (int i = 0; i < c->remote->size; i++) {
-        px_coll_sched_recv(s, c, (char *)a->rbuf + a->rdispls[i], a->rcounts[i], a->rtypes[i],
+        px_coll_sched_recv(s, c, (char *)a->rbuf + a->rdispls[i], a->rcounts[i], a->rtypes[i], i);
+        px_coll_sched_send(s, c, (const char *)a->sbuf + a->sdispls[i], a->scounts[i], a->stypes[i],
                            i);
-        px_coll_sched_send(s, c, (const char *)a->sbuf + a->sdispls[i], a->scounts[i],
-                           a->stypes[i], i);
     }
     px_coll_sched_round(s);
     return MPI_SUCCESS;
@@ -244,8 +248,14 @@ PX_COLL_BUILDER(px_coll_inter_reduce_scatter)
         px_coll_send_items(s, c, acc, 0, total, a->dt, 0);
         px_coll_sched_round(s);
     }
-    px_coll_args_t sv = {.sbuf = theirs, .scounts = cnts, .sdispls = displs, .stype = a->dt,
-                         .rbuf = a->rbuf, .rcount = cnts[lc->rank], .rtype = a->dt, .root = 0};
+    px_coll_args_t sv = {.sbuf = theirs,
+                         .scounts = cnts,
+                         .sdispls = displs,
+                         .stype = a->dt,
+                         .rbuf = a->rbuf,
+                         .rcount = cnts[lc->rank],
+                         .rtype = a->dt,
+                         .root = 0};
     rc = px_coll_build_into(s, PX_COLL_SCATTERV, &sv, lc);
     px_coll_sched_round(s);
     return rc;

@@ -14,8 +14,8 @@ PX_COLL_BUILDER(px_coll_reduce_rabenseifner)
     if (!acc)
         return MPI_ERR_NO_MEM;
     px_coll_copy_items(s, a->sbuf, acc, 0, a->count, a->dt);
-    int rc = px_coll_rabenseifner_reduce_scatter(s, c, acc, a->count, a->dt, a->op, cnts, displs,
-                                                 0, NULL, &newrank);
+    int rc = px_coll_rabenseifner_reduce_scatter(s, c, acc, a->count, a->dt, a->op, cnts, displs, 0,
+                                                 NULL, &newrank);
     if (rc != MPI_SUCCESS)
         return rc;
     px_coll_sched_round(s);

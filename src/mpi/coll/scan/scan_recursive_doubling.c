@@ -44,7 +44,4 @@ int px_coll_scan_doubling(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_co
     return MPI_SUCCESS;
 }
 
-PX_COLL_BUILDER(px_coll_scan_recursive_doubling)
-{
-    return px_coll_scan_doubling(s, a, c, 1);
-}
+PX_COLL_BUILDER(px_coll_scan_recursive_doubling) { return px_coll_scan_doubling(s, a, c, 1); }

@@ -25,9 +25,9 @@ PX_COLL_BUILDER(px_coll_scatter_binomial)
     if (vr == 0) {
         px_mpi_dt_t *sd = px_mpi_dt_get(a->stype);
         for (int i = 0; i < n; i++)
-            px_coll_sched_pack(s, (const char *)a->sbuf +
-                                      (MPI_Aint)((i + a->root) % n) * a->scount * sd->extent,
-                               a->scount, a->stype, tmp + (size_t)i * blk);
+            px_coll_sched_pack(
+                s, (const char *)a->sbuf + (MPI_Aint)((i + a->root) % n) * a->scount * sd->extent,
+                a->scount, a->stype, tmp + (size_t)i * blk);
     } else {
         px_coll_sched_recv(s, c, tmp, (MPI_Aint)((size_t)sub * blk), MPI_BYTE, parent);
         px_coll_sched_round(s);
