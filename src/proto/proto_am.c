@@ -398,28 +398,21 @@ static void *px_proto_am_zcts(int peer, const void *hdr, size_t hdr_len, size_t 
     return NULL;
 }
 
-static void *px_proto_am_zack(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
-                              void **ctx_p)
+/* ZACK (udp-zcopy progress), FIN and SYNC_ACK: news of a send from its
+ * receiver. */
+static void *px_proto_am_send_news(int peer, const void *hdr, size_t hdr_len, size_t off,
+                                   size_t len, void **ctx_p)
 {
     px_am_hdr_t h;
     px_proto_req_t *req = px_proto_named(hdr, hdr_len, &h, PX_PROTO_REQ_SEND);
+    int zack = h.am == PX_AM_ZACK;
     (void)off, (void)len, (void)ctx_p;
     if (!req)
-        return px_proto_invalid(peer, "zero-copy acknowledgement");
-    px_zc_send_acked(req, h.b);
-    return NULL;
-}
-
-/* FIN and SYNC_ACK: the receiver is done with a send. */
-static void *px_proto_am_fin(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
-                             void **ctx_p)
-{
-    px_am_hdr_t h;
-    px_proto_req_t *req = px_proto_named(hdr, hdr_len, &h, PX_PROTO_REQ_SEND);
-    (void)off, (void)len, (void)ctx_p;
-    if (!req)
-        return px_proto_invalid(peer, "completion notice");
-    px_proto_send_cb(req, PX_OK);
+        return px_proto_invalid(peer, zack ? "zero-copy acknowledgement" : "completion notice");
+    if (zack)
+        px_zc_send_acked(req, h.b);
+    else
+        px_proto_send_cb(req, PX_OK);
     return NULL;
 }
 
@@ -430,10 +423,10 @@ void px_proto_am_register(void)
     px_chan_am_register(PX_AM_CTS, px_am_hdr_len[PX_AM_CTS], 0, px_proto_am_cts);
     px_chan_am_register(PX_AM_DATA, px_am_hdr_len[PX_AM_DATA], PX_CHAN_AM_STRIPED,
                         px_proto_am_data);
-    px_chan_am_register(PX_AM_FIN, px_am_hdr_len[PX_AM_FIN], 0, px_proto_am_fin);
-    px_chan_am_register(PX_AM_SYNC_ACK, px_am_hdr_len[PX_AM_SYNC_ACK], 0, px_proto_am_fin);
+    px_chan_am_register(PX_AM_FIN, px_am_hdr_len[PX_AM_FIN], 0, px_proto_am_send_news);
+    px_chan_am_register(PX_AM_SYNC_ACK, px_am_hdr_len[PX_AM_SYNC_ACK], 0, px_proto_am_send_news);
     px_chan_am_register(PX_AM_ZCTS, px_am_hdr_len[PX_AM_ZCTS], 0, px_proto_am_zcts);
-    px_chan_am_register(PX_AM_ZACK, px_am_hdr_len[PX_AM_ZACK], 0, px_proto_am_zack);
+    px_chan_am_register(PX_AM_ZACK, px_am_hdr_len[PX_AM_ZACK], 0, px_proto_am_send_news);
 }
 
 /* ---------- completion (runs when a payload is in place) ---------- */

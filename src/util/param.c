@@ -240,6 +240,18 @@ static px_status_t px_param_parse(const px_param_desc_t *d, const char *s, px_pa
     return PX_ERR_INVALID_PARAM;
 }
 
+/* The next space-separated word of a row's limits into w; returns what
+ * follows it. */
+static const char *px_param_word(const char *p, char *w, size_t len)
+{
+    size_t n = strcspn(p, " ");
+    snprintf(w, len, "%.*s", (int)n, p);
+    p += n;
+    while (*p == ' ')
+        p++;
+    return p;
+}
+
 /* Whether v meets every limit word of the row (">=N", "pow2", ...). */
 static int px_param_within(const px_param_desc_t *d, const px_param_value_t *v)
 {
@@ -268,12 +280,8 @@ static int px_param_within(const px_param_desc_t *d, const px_param_value_t *v)
         return 1;
     }
     for (const char *p = d->values; *p;) {
-        size_t n = strcspn(p, " ");
         char w[32];
-        snprintf(w, sizeof(w), "%.*s", (int)n, p);
-        p += n;
-        while (*p == ' ')
-            p++;
+        p = px_param_word(p, w, sizeof(w));
         if (!strcmp(w, "pow2")) {
             if (!whole || !u || (u & (u - 1)))
                 return 0;
@@ -331,12 +339,8 @@ static void px_param_describe(const px_param_desc_t *d, int md, char *buf, size_
     }
     int first = 1;
     for (const char *p = d->values; *p;) {
-        size_t n = strcspn(p, " ");
         char w[32];
-        snprintf(w, sizeof(w), "%.*s", (int)n, p);
-        p += n;
-        while (*p == ' ')
-            p++;
+        p = px_param_word(p, w, sizeof(w));
         if (!strcmp(w, "pow2")) {
             PX_PUT(", a power of two");
         } else if (!strncmp(w, "mult=", 5)) {
