@@ -26,11 +26,14 @@ Cases, by group (--cases takes group numbers or names, or case keys; --list):
   6 oversub     osu_allreduce 8 B and 64 KB, 4 ranks on one node
   7 coll8       osu_allreduce and osu_alltoall 8 B, 64 KB and 1 MB, 8 ranks on
                 4 emulated nodes (2 per node)
+  8 zcopy       osu_bw 4 MB over two rails of 1 Gbit/s by datagrams, large
+                messages by udp-zcopy (PX_NET=udp,
+                PX_CHANNELS=size>=64k:udp-zcopy|*:udp)
 
 The OSU arguments of groups 1 and 2 are bench/compare.py's, those of 3 and 4
 bench/multirail.py's, the stall run is bench/fault.py's. Each case runs --reps
-times per build, old and new alternating (old, new, old, new, ...). Groups 2-5
-and 7 need root and bring up their own pxfab fabric, taking it down after; a
+times per build, old and new alternating (old, new, old, new, ...). Groups 2-5,
+7 and 8 need root and bring up their own pxfab fabric, taking it down after; a
 group whose fabric cannot come up because another fabric is up is skipped.
 
 Output: a Markdown table (case, old and new median [min-max], new/old) with
@@ -141,9 +144,11 @@ def size_label(size):
     return "%d B" % size
 
 
-def bw_case(key, title):
-    return OsuCase(key, title, "MB/s", True, MB4,
-                   multirail.osu("plexus", "pt2pt/osu_bw", multirail.bw_args(MB4)))
+def bw_case(key, title, env=(), net=None):
+    argv = multirail.osu("plexus", "pt2pt/osu_bw", multirail.bw_args(MB4), env=env)
+    if net:
+        argv[1:1] = ["--net", net]
+    return OsuCase(key, title, "MB/s", True, MB4, argv)
 
 
 class Group:
@@ -183,6 +188,10 @@ def groups():
                   coll("collective/osu_alltoall", 8, 2000, 200, 8, NODES4),
                   coll("collective/osu_alltoall", 65536, 100, 10, 8, NODES4),
                   coll("collective/osu_alltoall", 1048576, 20, 2, 8, NODES4)]),
+        Group("8", "zcopy", "2 nodes, two rails of 1 Gbit/s, datagrams with udp-zcopy",
+              multirail.rails_fabric(False), [
+                  bw_case("zcopy_bw", "udp-zcopy over two rails of 1 Gbit/s: osu_bw 4 MB",
+                          env=("PX_CHANNELS=size>=64k:udp-zcopy|*:udp",), net="udp")]),
     ]
 
 

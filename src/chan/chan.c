@@ -76,11 +76,29 @@ static const px_net_rx_ops_t px_chan_net_rx_ops = {
     .ep_failed = px_chan_ep_failed,
 };
 
+static void px_chan_bulk_progress(void *owner, void *arg, uint64_t got)
+{
+    px_c.up->bulk_progress(((px_chan_t *)owner)->rank, arg, got);
+}
+
+static void px_chan_bulk_done(void *owner, void *arg, px_status_t st)
+{
+    px_c.up->bulk_done(((px_chan_t *)owner)->rank, arg, st);
+}
+
+static void px_chan_bulk_failed(void *owner, void *arg, uint64_t acked)
+{
+    px_c.up->bulk_failed(((px_chan_t *)owner)->rank, arg, acked);
+}
+
 /* The rail layer may have stripes of several frames in flight at once. */
 static const px_rail_rx_ops_t px_chan_rail_rx_ops = {
     .rx_begin = px_chan_rx_begin_at,
     .rx_done = px_chan_rx_done_len,
     .ep_failed = px_chan_ep_failed,
+    .bulk_progress = px_chan_bulk_progress,
+    .bulk_done = px_chan_bulk_done,
+    .bulk_failed = px_chan_bulk_failed,
 };
 
 void px_chan_ctrl(px_chan_t *c, uint64_t what)

@@ -63,6 +63,13 @@ typedef struct px_chan_up {
     void (*rx_done)(int peer, void *ctx, size_t len);
     /* peer is lost for good: its channel has ended its queued sends. */
     void (*peer_failed)(int peer, px_status_t why);
+    /* Bulk transfers (px_chan_bulk_*), with the caller's arg: the receiver
+     * has `got` bytes in place (tell the sender); a transfer ended whole;
+     * a sender's transfer stopped at `acked` bytes (its path failed): the
+     * rest must go in frames (px_chan_send). */
+    void (*bulk_progress)(int peer, void *arg, uint64_t got);
+    void (*bulk_done)(int peer, void *arg, px_status_t st);
+    void (*bulk_failed)(int peer, void *arg, uint64_t acked);
 } px_chan_up_t;
 
 /* Opens the transports PX_NET names, makes a channel to every rank and
@@ -119,9 +126,27 @@ px_status_t px_chan_put(int peer, const void *local, uint64_t raddr, size_t len)
  * rendezvous transfers are copied from now on. */
 void px_chan_copy_only(int peer);
 
-/* Datagram peers: the local address and datagram size of a working path
- * (udp-zcopy); -1 when there is none. */
-int px_chan_dgram_path(int peer, uint32_t *local_ip, uint32_t *dgram_max);
+/* ---------- bulk transfers (udp-zcopy) ---------- */
+
+/* Datagram peers: a large payload straight into the receiver's buffer over
+ * the rail's own path (rail.h, px_rail_bulk_*), which fails over to frames
+ * when the path does. The receiver posts its buffer and carries the offer
+ * to the sender (its three words as they are); progress is told with
+ * bulk_progress at the receiver and px_chan_bulk_acked at the sender. */
+typedef struct px_chan_bulk_offer {
+    uint64_t w[3];
+} px_chan_bulk_offer_t;
+/* Receiver: 0 and the offer, or -1 (no path or no resources: copy). */
+int px_chan_bulk_recv(int peer, void *buf, size_t len, void *arg, px_chan_bulk_offer_t *offer);
+/* Sender: PX_OK, then bulk_done or bulk_failed follows; an error when the
+ * offer is not valid for this peer. */
+px_status_t px_chan_bulk_send(int peer, const px_chan_bulk_offer_t *offer, const void *buf,
+                              size_t len, void *arg);
+void px_chan_bulk_acked(int peer, void *arg, uint64_t got);
+/* Ends a transfer without an upcall: bytes in place or acknowledged. */
+uint64_t px_chan_bulk_cancel(int peer, void *arg);
+/* Transfers under way: the progress loop must not sleep. */
+int px_chan_bulk_busy(void);
 
 /* ---------- progress, flush, state ---------- */
 

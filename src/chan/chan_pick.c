@@ -192,13 +192,52 @@ px_status_t px_chan_put(int peer, const void *local, uint64_t raddr, size_t len)
     return len ? p->ops->ep_put(p->ep, local, raddr, len) : PX_OK;
 }
 
-int px_chan_dgram_path(int peer, uint32_t *local_ip, uint32_t *dgram_max)
+/* ---------- bulk transfers ---------- */
+
+static px_rail_vc_t *px_chan_bulk_vc(int peer)
 {
     px_chan_t *p = &px_c.peers[peer];
-    const px_net_sub_info_t *path;
-    if (p->kind != PX_CHAN_RAIL || px_c.vc_car != PX_CAR_UDP || !(path = px_rail_vc_path(p->vc)))
+    return p->kind == PX_CHAN_RAIL && px_c.vc_car == PX_CAR_UDP ? p->vc : NULL;
+}
+
+int px_chan_bulk_recv(int peer, void *buf, size_t len, void *arg, px_chan_bulk_offer_t *offer)
+{
+    px_rail_vc_t *vc = px_chan_bulk_vc(peer);
+    px_rail_bulk_offer_t o;
+    if (!vc || px_rail_bulk_recv(vc, buf, len, arg, &o) != PX_OK)
         return -1;
-    *local_ip = path->local_ip;
-    *dgram_max = path->dgram_max;
+    offer->w[0] =
+        o.net.port | (uint64_t)(o.net.dgram & 0xffff) << 16 | (uint64_t)o.net.window << 32;
+    offer->w[1] = o.net.token;
+    offer->w[2] = o.sub;
     return 0;
 }
+
+px_status_t px_chan_bulk_send(int peer, const px_chan_bulk_offer_t *offer, const void *buf,
+                              size_t len, void *arg)
+{
+    px_rail_vc_t *vc = px_chan_bulk_vc(peer);
+    if (!vc || offer->w[2] >= PX_NET_MAX_SUB)
+        return PX_ERR_INVALID_PARAM;
+    px_rail_bulk_offer_t o = {.net = {.port = (uint16_t)offer->w[0],
+                                      .dgram = (uint32_t)(offer->w[0] >> 16) & 0xffff,
+                                      .window = (uint32_t)(offer->w[0] >> 32),
+                                      .token = offer->w[1]},
+                              .sub = (uint16_t)offer->w[2]};
+    return px_rail_bulk_send(vc, &o, buf, len, arg);
+}
+
+void px_chan_bulk_acked(int peer, void *arg, uint64_t got)
+{
+    px_rail_vc_t *vc = px_chan_bulk_vc(peer);
+    if (vc)
+        px_rail_bulk_acked(vc, arg, got);
+}
+
+uint64_t px_chan_bulk_cancel(int peer, void *arg)
+{
+    px_rail_vc_t *vc = px_chan_bulk_vc(peer);
+    return vc ? px_rail_bulk_cancel(vc, arg) : 0;
+}
+
+int px_chan_bulk_busy(void) { return px_c.rail && px_rail_bulk_busy(px_c.rail); }

@@ -39,6 +39,15 @@ typedef struct px_net_rx_ops {
     void (*rx_done)(void *owner, void *ctx);
     /* The endpoint failed (peer gone, link error). */
     void (*ep_failed)(void *owner, px_status_t why);
+    /* Bulk transfers (PX_NET_CAP_BULK; only such a transport calls
+     * these two, with the owner of the endpoint that started the transfer
+     * and the arg given to ep_bulk_recv or ep_bulk_send).
+     * bulk_progress: the receiver has `got` bytes in place, in order, from
+     * the start; its peer should be told (ep_bulk_acked there).
+     * bulk_done: the transfer ended: the receiver has everything, or the
+     * sender's was acknowledged whole (PX_OK), or it gave up (an error). */
+    void (*bulk_progress)(void *owner, void *arg, uint64_t got);
+    void (*bulk_done)(void *owner, void *arg, px_status_t st);
     /* Optional: `rank` connects to this interface and has no endpoint here
      * yet. The layer above may create its endpoints (ep_create) now;
      * returns 0 when it did, else the connection is refused. `owner` is
@@ -64,7 +73,22 @@ enum {
     /* ep_path_check asks the network; without it, it answers
      * PX_ERR_UNSUPPORTED. */
     PX_NET_CAP_PATH_CHECK = 1u << 3,
+    /* ep_bulk_*: a large payload straight into the receiver's buffer, paced
+     * and made reliable by the transport itself; the receiver posts the
+     * buffer and hands the sender an offer (over any channel), then each
+     * side's ep_bulk_acked / bulk_progress carry the receiver's progress.
+     * Without it ep_bulk_recv and ep_bulk_send answer PX_ERR_UNSUPPORTED. */
+    PX_NET_CAP_BULK = 1u << 4,
 };
+
+/* What a bulk receiver tells its sender (opaque to the layers above, which
+ * carry it; the subchannel index is the same at both ends). */
+typedef struct px_net_bulk_offer {
+    uint64_t token;  /* this transfer's, random */
+    uint32_t window; /* bytes the sender may have unacknowledged */
+    uint32_t dgram;  /* data bytes per datagram */
+    uint16_t port;
+} px_net_bulk_offer_t;
 
 typedef struct px_net_attr {
     unsigned caps;
@@ -148,6 +172,21 @@ typedef struct px_net_ops {
      * is established and verified), not after a connection set-up. 1
      * always: nothing to set up. */
     int (*ep_ready)(px_net_ep_t *ep);
+    /* Bulk transfers (PX_NET_CAP_BULK). ep_bulk_recv: len bytes from ep's
+     * peer will land in buf; fills the offer for the sender, or answers
+     * PX_ERR_BUSY (no resources now: send the data another way). arg names
+     * the transfer in upcalls and below, at both ends. */
+    px_status_t (*ep_bulk_recv)(px_net_ep_t *ep, void *buf, size_t len, void *arg,
+                                px_net_bulk_offer_t *offer);
+    /* Streams buf[0, len) to the receiver that made the offer; buf stays
+     * valid until bulk_done or ep_bulk_cancel. */
+    px_status_t (*ep_bulk_send)(px_net_ep_t *ep, const px_net_bulk_offer_t *offer, const void *buf,
+                                size_t len, void *arg);
+    /* Sender: the receiver has `got` bytes of the transfer arg in place. */
+    void (*ep_bulk_acked)(px_net_ep_t *ep, void *arg, uint64_t got);
+    /* Ends the transfer arg without an upcall; returns the bytes in place
+     * (receiver) or acknowledged (sender) so far. Unknown arg: 0. */
+    uint64_t (*ep_bulk_cancel)(px_net_ep_t *ep, void *arg);
 } px_net_ops_t;
 
 /* What fills the member of an operation a transport does not have
@@ -163,6 +202,13 @@ const char *px_net_stub_ep_describe(px_net_ep_t *ep); /* "" */
 int px_net_stub_iface_fd(px_net_iface_t *iface);      /* -1: nothing to block on */
 int px_net_stub_iface_quiet(px_net_iface_t *iface);   /* 0: always poll */
 int px_net_stub_ep_ready(px_net_ep_t *ep);            /* 1: nothing to set up */
+/* No bulk transfers: PX_ERR_UNSUPPORTED, and nothing to ack or cancel. */
+px_status_t px_net_stub_ep_bulk_recv(px_net_ep_t *ep, void *buf, size_t len, void *arg,
+                                     px_net_bulk_offer_t *offer);
+px_status_t px_net_stub_ep_bulk_send(px_net_ep_t *ep, const px_net_bulk_offer_t *offer,
+                                     const void *buf, size_t len, void *arg);
+void px_net_stub_ep_bulk_acked(px_net_ep_t *ep, void *arg, uint64_t got);
+uint64_t px_net_stub_ep_bulk_cancel(px_net_ep_t *ep, void *arg);
 
 extern const px_net_ops_t px_net_self_ops;
 extern const px_net_ops_t px_net_shm_ops;

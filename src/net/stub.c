@@ -65,3 +65,28 @@ int px_net_stub_ep_ready(px_net_ep_t *ep)
     (void)ep;
     return 1;
 }
+
+px_status_t px_net_stub_ep_bulk_recv(px_net_ep_t *ep, void *buf, size_t len, void *arg,
+                                     px_net_bulk_offer_t *offer)
+{
+    (void)ep, (void)buf, (void)len, (void)arg, (void)offer;
+    return PX_ERR_UNSUPPORTED;
+}
+
+px_status_t px_net_stub_ep_bulk_send(px_net_ep_t *ep, const px_net_bulk_offer_t *offer,
+                                     const void *buf, size_t len, void *arg)
+{
+    (void)ep, (void)offer, (void)buf, (void)len, (void)arg;
+    return PX_ERR_UNSUPPORTED;
+}
+
+void px_net_stub_ep_bulk_acked(px_net_ep_t *ep, void *arg, uint64_t got)
+{
+    (void)ep, (void)arg, (void)got;
+}
+
+uint64_t px_net_stub_ep_bulk_cancel(px_net_ep_t *ep, void *arg)
+{
+    (void)ep, (void)arg;
+    return 0;
+}

@@ -374,14 +374,11 @@ static void px_proto_dump(void)
 
 int px_proto_progress(void)
 {
-    int n = 0;
     if (__builtin_expect(atomic_load_explicit(&px_boot_dump_req, memory_order_relaxed), 0)) {
         atomic_store_explicit(&px_boot_dump_req, 0, memory_order_relaxed);
         px_proto_dump();
     }
-    if (__builtin_expect(px_p.zc_used, 0))
-        n += px_zc_progress();
-    return n + px_chan_progress();
+    return px_chan_progress();
 }
 
 void px_proto_wait_step(unsigned *idle)
@@ -399,8 +396,8 @@ void px_proto_wait_step(unsigned *idle)
     }
     int depth = px_cs_release();
     int fd = px_chan_wait_fd();
-    /* (zero-copy sockets are not in the epoll set: no sleeping while in use) */
-    if (fd >= 0 && px_p.mode == PX_WAIT_BLOCK && !(px_p.zc_used && px_zc_busy())) {
+    /* (bulk transfers' sockets are not in the epoll set: no sleeping while in use) */
+    if (fd >= 0 && px_p.mode == PX_WAIT_BLOCK && !px_chan_bulk_busy()) {
         /* only sockets to watch: sleep in the kernel until one is ready.
          * Not the default when oversubscribed: waking from epoll takes
          * longer than a yielding process takes to run again
@@ -438,6 +435,9 @@ const char *px_proto_channel_name(int peer) { return px_chan_name(peer); }
 static const px_chan_up_t px_proto_chan_up = {
     .rx_done = px_proto_rx_done,
     .peer_failed = px_proto_peer_failed_cb,
+    .bulk_progress = px_proto_bulk_progress,
+    .bulk_done = px_proto_bulk_done,
+    .bulk_failed = px_proto_bulk_failed,
 };
 
 px_status_t px_proto_init(const px_boot_info_t *boot)
@@ -460,7 +460,6 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
             sigaction(SIGUSR1, &sa, NULL);
         }
     }
-    px_zc_init(&px_proto_zc_ops);
     px_p.peers = calloc((size_t)boot->size, sizeof(*px_p.peers));
     if (!px_p.peers)
         return PX_ERR_NO_MEMORY;
@@ -513,15 +512,12 @@ void px_proto_print_stats(void)
                     (unsigned long long)p->bytes_rx, (unsigned long long)p->rndv_tx);
     }
     px_chan_print_stats(px_p.boot.rank);
-    px_zc_print_stats(px_p.boot.rank);
     px_chan_print_rail_stats(px_p.boot.rank);
 }
 
 void px_proto_finalize(void)
 {
     px_list_t *e, *t;
-    px_zc_finalize();
-    px_p.zc_used = 0;
     px_chan_finalize();
     if (px_p.unexp.next) {
         px_list_for_each_safe(e, t, &px_p.unexp) {

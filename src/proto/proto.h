@@ -44,7 +44,8 @@ struct px_proto_req {
     uint8_t rflags; /* PX_CHAN_F_* hints of a send */
     volatile uint8_t done;
     uint8_t cancelled;
-    int pending; /* events still needed before done (send side) */
+    uint8_t bulk; /* receive: its data arrives by a bulk transfer (udp-zcopy) */
+    int pending;  /* events still needed before done (send side) */
     uint32_t ctx;
     int rank; /* send: own rank in the communicator; recv: source or ANY */
     int tag;
@@ -56,6 +57,7 @@ struct px_proto_req {
     size_t st_count;
     /* rendezvous */
     size_t rndv_total, rndv_got;
+    uint64_t peer_id;          /* udp-zcopy receive: the sender's wire identifier */
     uint64_t id;               /* wire identifier while a peer may refer to it */
     void *tmp;                 /* truncation scratch */
     struct px_chan_route *dvc; /* rendezvous send to a network peer: the data's route */

@@ -11,8 +11,9 @@
 #include <string.h>
 
 const uint8_t px_am_hdr_len[PX_AM_MAX] = {
-    [PX_AM_EAGER] = 16, [PX_AM_RTS] = 40,      [PX_AM_CTS] = 40,  [PX_AM_DATA] = 32,
-    [PX_AM_FIN] = 24,   [PX_AM_SYNC_ACK] = 24, [PX_AM_ZCTS] = 64, [PX_AM_ZACK] = 32,
+    [PX_AM_EAGER] = 16, [PX_AM_RTS] = 40,  [PX_AM_CTS] = 40,
+    [PX_AM_DATA] = 32,  [PX_AM_FIN] = 24,  [PX_AM_SYNC_ACK] = 24,
+    [PX_AM_ZCTS] = 64,  [PX_AM_ZACK] = 32, [PX_AM_ZDATA] = 40,
 };
 
 /* The header as a px_am_hdr_t: the common 16-byte envelope always, the
@@ -74,7 +75,10 @@ static void px_proto_rndv_head_take(px_proto_req_t *req, px_proto_unexp_t *u)
         px_proto_complete(req);
 }
 
-static void px_proto_rndv_data(int peer, px_proto_req_t *req, size_t n)
+/* Sends bytes [req->head, n) of a rendezvous send as DATA frames (am
+ * PX_AM_DATA), or as the rest of a udp-zcopy transfer whose path failed
+ * (PX_AM_ZDATA, from req->head), then ends the send's wait for the receiver. */
+static void px_proto_rndv_data(int peer, px_proto_req_t *req, size_t n, uint8_t am)
 {
     px_chan_route_t *route = req->dvc; /* the channel the rule chose for the data */
     size_t chunk = px_chan_chunk(peer, route, 0);
@@ -93,9 +97,9 @@ static void px_proto_rndv_data(int peer, px_proto_req_t *req, size_t n)
     }
     for (size_t off = req->head; off < n; off += chunk) {
         size_t k = n - off < chunk ? n - off : chunk;
-        px_am_hdr_t h = {.am = PX_AM_DATA, .a = req->rndv_total, .b = off};
+        px_am_hdr_t h = {.am = am, .a = req->rndv_total, .b = off, .c = req->head};
         struct iovec iov = {(char *)req->buf + off, k};
-        px_status_t st = px_chan_send(peer, route, &h, px_am_hdr_len[PX_AM_DATA], &iov, 1,
+        px_status_t st = px_chan_send(peer, route, &h, px_am_hdr_len[am], &iov, 1,
                                       PX_CHAN_F_STRIPE | req->rflags, px_proto_send_cb, req);
         if (st == PX_INPROGRESS)
             req->pending++;
@@ -107,75 +111,75 @@ static void px_proto_rndv_data(int peer, px_proto_req_t *req, size_t n)
     px_proto_send_cb(req, PX_OK); /* the wait for CTS is over */
 }
 
-/* ---------- udp-zcopy (zcopy.h) ---------- */
+/* ---------- udp-zcopy (the channel's bulk transfers) ---------- */
 
-/* Receiver: a pooled socket on the address of a working subchannel to the
- * peer; tells the sender where to stream. -1: copy instead. */
+/* Receiver: the data of req (n bytes) by a bulk transfer straight into
+ * its buffer; tells the sender where to stream. -1: copy instead. */
 static int px_proto_zc_offer(int peer, px_proto_req_t *req, size_t n, uint64_t sreq)
 {
-    uint32_t ip, dgram;
-    px_zc_offer_t o;
-    if (px_chan_dgram_path(peer, &ip, &dgram) ||
-        px_zc_recv_post(peer, ip, dgram, req->buf, n, req, sreq, &o))
+    px_chan_bulk_offer_t o;
+    if (px_chan_bulk_recv(peer, req->buf, n, req, &o))
         return -1;
+    req->bulk = 1;
+    req->peer_id = sreq;
     px_am_hdr_t h = {.am = PX_AM_ZCTS,
                      .a = sreq,
                      .b = px_proto_id_get(req),
                      .c = n,
-                     .d = o.port | (uint64_t)o.dgram << 16 | (uint64_t)o.window << 32,
-                     .e = o.token,
-                     .f = ip};
+                     .d = o.w[0],
+                     .e = o.w[1],
+                     .f = o.w[2]};
     px_status_t st =
         px_chan_send(peer, NULL, &h, px_am_hdr_len[PX_AM_ZCTS], NULL, 0, 0, NULL, NULL);
     if (st < 0)
         px_error("proto", "cannot send control message %u to rank %d: %s", PX_AM_ZCTS, peer,
                  px_status_string(st));
-    px_p.zc_used = 1;
     return 0;
 }
 
-/* Sender: the receiver's socket is ready. */
+/* Sender: the receiver's buffer is ready. The receiver's identifier goes
+ * in rndv_total (as after a CTS) and the bytes accepted in rndv_got, for
+ * the rest that may have to go in frames. */
 static void px_proto_zc_go(int peer, px_proto_req_t *req, const px_am_hdr_t *h)
 {
-    uint32_t ip, dgram;
-    px_zc_offer_t o = {.port = (uint16_t)h->d,
-                       .dgram = (uint32_t)(h->d >> 16) & 0xffff,
-                       .window = (uint32_t)(h->d >> 32),
-                       .token = h->e};
-    if (px_chan_dgram_path(peer, &ip, &dgram) || !h->f ||
-        px_zc_send_start(peer, ip, (uint32_t)h->f, &o, req->buf, (size_t)h->c, req)) {
+    px_chan_bulk_offer_t o = {{h->d, h->e, h->f}};
+    req->rndv_total = h->b;
+    req->rndv_got = h->c;
+    if (px_chan_bulk_send(peer, &o, req->buf, (size_t)h->c, req) != PX_OK) {
         px_error("proto", "udp-zcopy to rank %d: cannot start the transfer", peer);
         req->st_error = PX_ERR_IO;
         px_proto_send_cb(req, PX_OK);
-        return;
     }
-    px_p.zc_used = 1;
 }
 
-static void px_proto_zc_ack(int peer, uint64_t sreq, uint64_t got)
+void px_proto_bulk_progress(int peer, void *arg, uint64_t got)
 {
-    px_proto_ctrl(peer, PX_AM_ZACK, sreq, got, 0);
+    px_proto_ctrl(peer, PX_AM_ZACK, ((px_proto_req_t *)arg)->peer_id, got, 0);
 }
 
-static void px_proto_zc_recv_done(void *arg, px_status_t st)
+void px_proto_bulk_done(int peer, void *arg, px_status_t st)
 {
     px_proto_req_t *req = arg;
+    (void)peer;
+    if (req->kind == PX_PROTO_REQ_SEND) {
+        px_proto_send_cb(req, st); /* the wait for the receiver is over */
+        return;
+    }
     if (st != PX_OK)
         req->st_error = st;
+    req->bulk = 0;
     req->rndv_got = req->rndv_total;
     px_proto_complete(req);
 }
 
-static void px_proto_zc_send_done(void *arg, px_status_t st)
+/* Sender: the transfer's path failed with `acked` bytes in place at the
+ * receiver; the rest goes in frames over the channel, which fails over. */
+void px_proto_bulk_failed(int peer, void *arg, uint64_t acked)
 {
-    px_proto_send_cb(arg, st); /* the wait for the receiver is over */
+    px_proto_req_t *req = arg;
+    req->head = (size_t)acked;
+    px_proto_rndv_data(peer, req, req->rndv_got, PX_AM_ZDATA);
 }
-
-const px_zc_ops_t px_proto_zc_ops = {
-    .ack = px_proto_zc_ack,
-    .recv_done = px_proto_zc_recv_done,
-    .send_done = px_proto_zc_send_done,
-};
 
 /* ---------- matching ---------- */
 
@@ -370,7 +374,7 @@ static void *px_proto_am_cts(int peer, const void *hdr, size_t hdr_len, size_t o
     if (!req || h.c > req->len)
         return px_proto_invalid(peer, "clear-to-send");
     req->rndv_total = h.b; /* the receiver's identifier travels in DATA.a */
-    px_proto_rndv_data(peer, req, h.c);
+    px_proto_rndv_data(peer, req, h.c, PX_AM_DATA);
     return NULL;
 }
 
@@ -384,6 +388,26 @@ static void *px_proto_am_data(int peer, const void *hdr, size_t hdr_len, size_t 
         return px_proto_invalid(peer, "rendezvous data");
     *ctx_p = PX_RX_TAG(req, PX_RX_DATA);
     return (char *)req->buf + h.b + off;
+}
+
+/* The rest of a udp-zcopy transfer whose path failed: the receiver's own
+ * transfer ends where the sender's rest begins. A receive that the
+ * transfer completed before the sender knew is gone: its rest is dropped. */
+static void *px_proto_am_zdata(int peer, const void *hdr, size_t hdr_len, size_t off,
+                               size_t payload_len, void **ctx_p)
+{
+    px_am_hdr_t h;
+    px_proto_req_t *req = px_proto_named(hdr, hdr_len, &h, PX_PROTO_REQ_RECV);
+    if (!req)
+        return NULL;
+    if (req->bulk) {
+        if (h.c > req->rndv_total)
+            return px_proto_invalid(peer, "zero-copy rest");
+        px_chan_bulk_cancel(peer, req);
+        req->bulk = 0;
+        req->rndv_got = h.c;
+    }
+    return px_proto_am_data(peer, hdr, hdr_len, off, payload_len, ctx_p);
 }
 
 static void *px_proto_am_zcts(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
@@ -410,7 +434,7 @@ static void *px_proto_am_send_news(int peer, const void *hdr, size_t hdr_len, si
     if (!req)
         return px_proto_invalid(peer, zack ? "zero-copy acknowledgement" : "completion notice");
     if (zack)
-        px_zc_send_acked(req, h.b);
+        px_chan_bulk_acked(peer, req, h.b);
     else
         px_proto_send_cb(req, PX_OK);
     return NULL;
@@ -427,6 +451,8 @@ void px_proto_am_register(void)
     px_chan_am_register(PX_AM_SYNC_ACK, px_am_hdr_len[PX_AM_SYNC_ACK], 0, px_proto_am_send_news);
     px_chan_am_register(PX_AM_ZCTS, px_am_hdr_len[PX_AM_ZCTS], 0, px_proto_am_zcts);
     px_chan_am_register(PX_AM_ZACK, px_am_hdr_len[PX_AM_ZACK], 0, px_proto_am_send_news);
+    px_chan_am_register(PX_AM_ZDATA, px_am_hdr_len[PX_AM_ZDATA], PX_CHAN_AM_STRIPED,
+                        px_proto_am_zdata);
 }
 
 /* ---------- completion (runs when a payload is in place) ---------- */
@@ -479,7 +505,6 @@ void px_proto_rx_done(int peer, void *ctx, size_t len)
 static void px_proto_fail_peer(int rank, px_status_t why)
 {
     px_list_t *e, *t;
-    px_zc_fail_peer(rank);
     px_list_for_each_safe(e, t, &px_p.posted) {
         px_proto_req_t *r = px_container_of(e, px_proto_req_t, link);
         if (r->rank != PX_ANY_SOURCE && r->peer == rank) {

@@ -3,13 +3,13 @@
  *               set-up, state dump, counters
  *   proto_am.c  the active messages of the protocols (eager, rendezvous,
  *               completion notices, udp-zcopy) and matching
- *   zcopy.c     udp-zcopy transfers */
+ * udp-zcopy's transfers themselves are the udp transport's (bulk
+ * transfers), reached through the channel layer. */
 #ifndef PX_PROTO_IMPL_H
 #define PX_PROTO_IMPL_H
 
 #include "proto.h"
 #include "../chan/chan.h"
-#include "zcopy.h"
 
 #include <stddef.h>
 
@@ -22,8 +22,9 @@ enum {
     PX_AM_DATA = 4,
     PX_AM_FIN = 5,
     PX_AM_SYNC_ACK = 6,
-    PX_AM_ZCTS = 8, /* udp-zcopy clear-to-send */
-    PX_AM_ZACK = 9, /* udp-zcopy: bytes received in order */
+    PX_AM_ZCTS = 8,   /* udp-zcopy clear-to-send */
+    PX_AM_ZACK = 9,   /* udp-zcopy: bytes received in order */
+    PX_AM_ZDATA = 10, /* udp-zcopy: the rest of a transfer whose path failed */
     PX_AM_MAX
 };
 #define PX_AM_FLAG_SYNC 1
@@ -46,10 +47,10 @@ _Static_assert(PX_AM_MAX <= PX_CHAN_AM_CTRL, "the protocols' ids are below the c
  * may be the message's first bytes (PX_RNDV_HEAD). CTS: a = sender's
  * request, b = receiver's request, c = bytes accepted. DATA: a = receiver's
  * request, b = offset. FIN / SYNC_ACK: a = sender's request. ZCTS: a =
- * sender's request, b = receiver's request, c = bytes accepted, d = port |
- * data bytes per datagram << 16 | window << 32, e = token, f = the
- * receiving socket's IPv4 address. ZACK: a = sender's request, b = bytes
- * received in order. */
+ * sender's request, b = receiver's request, c = bytes accepted, d e f =
+ * the channel's bulk offer (px_chan_bulk_offer_t). ZACK: a = sender's
+ * request, b = bytes received in order. ZDATA: as DATA, c = where the
+ * sender's rest begins (everything below is in place at the receiver). */
 extern const uint8_t px_am_hdr_len[PX_AM_MAX];
 
 /* ---------- state ---------- */
@@ -94,7 +95,6 @@ extern struct px_proto_state {
     uint32_t *gens;
     uint32_t nids, free_id;
     uint64_t n_unexp, n_eager, n_rndv;
-    int zc_used; /* udp-zcopy transfers happened: poll their sockets and timers */
 } px_p;
 
 /* proto.c */
@@ -110,7 +110,9 @@ void px_proto_am_register(void);
 void px_proto_take_unexp(px_proto_req_t *req, px_proto_unexp_t *u);
 void px_proto_rx_done(int peer, void *ctx, size_t len);
 void px_proto_peer_failed_cb(int peer, px_status_t why);
-extern const px_zc_ops_t px_proto_zc_ops;
+void px_proto_bulk_progress(int peer, void *arg, uint64_t got);
+void px_proto_bulk_done(int peer, void *arg, px_status_t st);
+void px_proto_bulk_failed(int peer, void *arg, uint64_t acked);
 
 static inline int px_match(uint32_t ctx, int src, int tag, uint32_t mctx, int msrc, int mtag)
 {

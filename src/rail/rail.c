@@ -23,6 +23,8 @@ static const px_net_rx_ops_t px_rail_rx_ops = {
     .rx_done = px_rail_rx_done,
     .ep_failed = px_rail_ep_failed,
     .ep_incoming = px_rail_ep_incoming,
+    .bulk_progress = px_rail_bulk_progress_in,
+    .bulk_done = px_rail_bulk_done_in,
 };
 
 /* ---------- parameters ---------- */
@@ -89,38 +91,31 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
     r->local_rank = boot->local_rank;
     r->me = boot->rank;
     st = px_rail_parse_params(r);
-    if (st != PX_OK) {
-        free(r);
-        return st;
-    }
+    if (st != PX_OK)
+        goto err;
     r->ops = px_net_find(net);
     if (!r->ops) {
         px_error("rail", "unknown network transport '%s'", net);
-        free(r);
-        return PX_ERR_INVALID_PARAM;
+        st = PX_ERR_INVALID_PARAM;
+        goto err;
     }
+    st = PX_ERR_NO_MEMORY;
     r->vcs = calloc((size_t)boot->size, sizeof(*r->vcs));
     r->vlist = calloc((size_t)boot->size, sizeof(*r->vlist));
     r->due = calloc((size_t)boot->size, sizeof(*r->due));
     r->hot = calloc((size_t)boot->size, sizeof(*r->hot));
-    if (!r->vcs || !r->vlist || !r->due || !r->hot) {
-        free(r->vcs);
-        free(r->vlist);
-        free(r->due);
-        free(r->hot);
-        free(r);
-        return PX_ERR_NO_MEMORY;
-    }
+    if (!r->vcs || !r->vlist || !r->due || !r->hot)
+        goto err;
     st = r->ops->iface_open(boot, &px_rail_rx_ops, r, &r->iface);
-    if (st != PX_OK) {
-        free(r->vcs);
-        free(r->vlist);
-        free(r->due);
-        free(r->hot);
-        free(r);
-        return st;
-    }
+    if (st != PX_OK)
+        goto err;
     r->ops->iface_query(r->iface, &r->attr);
+    if ((r->attr.caps & PX_NET_CAP_BULK) &&
+        !(r->bulk = calloc(PX_RAIL_BULK_MAX, sizeof(*r->bulk)))) {
+        r->ops->iface_close(r->iface);
+        st = PX_ERR_NO_MEMORY;
+        goto err;
+    }
     r->ft = px_params.rail_ft && (r->attr.caps & PX_NET_CAP_RESET);
     if (r->attr.caps & PX_NET_CAP_LOSSY) {
         /* reliability is ours: every frame keeps its record until acknowledged */
@@ -144,6 +139,14 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
         px_rail_stats_open(r, boot);
     *rail_p = r;
     return PX_OK;
+
+err:
+    free(r->vcs);
+    free(r->vlist);
+    free(r->due);
+    free(r->hot);
+    free(r);
+    return st;
 }
 
 static void px_rail_vc_free(px_rail_vc_t *vc)
@@ -196,6 +199,7 @@ void px_rail_finalize(px_rail_t *r)
     free(r->hot);
     free(r->due);
     free(r->rel_buf);
+    free(r->bulk);
     free(r);
 }
 
@@ -375,6 +379,8 @@ int px_rail_progress_ready(px_rail_t *r, int readable)
     }
     if (r->ndue)
         px_rail_acks_due(r);
+    if (__builtin_expect(r->bulk_due, 0))
+        px_rail_bulk_fail_due(r);
     if (r->rel_any || r->stage_x || r->pre.staged < r->pre.len)
         px_rail_release_step(r);
     if (r->now >= r->next_tick) {
@@ -442,14 +448,6 @@ size_t px_rail_vc_chunk(px_rail_vc_t *vc, size_t chunk)
 }
 
 size_t px_rail_eager_limit(px_rail_t *rail) { return rail->attr.eager_limit; }
-
-const px_net_sub_info_t *px_rail_vc_path(px_rail_vc_t *vc)
-{
-    for (int i = 0; i < vc->nsub; i++)
-        if (px_rail_usable(&vc->sub[i]))
-            return &vc->sub[i].info;
-    return NULL;
-}
 
 size_t px_rail_max_frame(px_rail_t *rail) { return rail->frame_max; }
 

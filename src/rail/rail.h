@@ -44,6 +44,15 @@ typedef struct px_rail_rx_ops {
      * `rail` yet; the layer above may create it (px_rail_vc_create) now.
      * Returns 0 when it did, else the connection is refused. */
     int (*vc_incoming)(px_rail_t *rail, int rank);
+    /* Bulk transfers (px_rail_bulk_*), with the arg the caller gave.
+     * bulk_progress: the receiver has `got` bytes in place (tell the
+     * sender: px_rail_bulk_acked there); bulk_done: a transfer ended
+     * whole; bulk_failed: the sender's transfer stopped at `acked` bytes
+     * (its path failed): the rest must go in frames (px_rail_vc_send).
+     * Needed only by callers of px_rail_bulk_*. */
+    void (*bulk_progress)(void *owner, void *arg, uint64_t got);
+    void (*bulk_done)(void *owner, void *arg, px_status_t st);
+    void (*bulk_failed)(void *owner, void *arg, uint64_t acked);
 } px_rail_rx_ops_t;
 
 typedef struct px_rail_sub_stats {
@@ -129,8 +138,33 @@ void px_rail_prestage(px_rail_vc_t *vc, const void *buf, size_t len);
 void px_rail_prestage_end(px_rail_vc_t *vc, const void *buf);
 /* Bytes the prestages ended so far had copied. */
 uint64_t px_rail_prestaged_bytes(const px_rail_t *rail);
-/* Addresses of a working subchannel of vc (NULL: none works). */
-const px_net_sub_info_t *px_rail_vc_path(px_rail_vc_t *vc);
+/* Bulk transfers straight into the receiver's buffer over the transport's
+ * own path (PX_NET_CAP_BULK), counted in the subchannel's statistics.
+ * The receiver posts its buffer and gets an offer to carry to the sender;
+ * the sender starts with it; the receiver's progress goes up
+ * (bulk_progress), travels to the sender, and comes down there
+ * (px_rail_bulk_acked). When the path fails the sender's transfer stops
+ * and bulk_failed says from where the rest must go in frames; the
+ * receiver then ends its own with px_rail_bulk_cancel. */
+typedef struct px_rail_bulk_offer {
+    px_net_bulk_offer_t net;
+    uint16_t sub; /* the subchannel, the same at both ends */
+} px_rail_bulk_offer_t;
+/* Whether vc can carry bulk transfers now. */
+int px_rail_bulk_able(px_rail_vc_t *vc);
+/* Receiver: PX_OK and the offer, or an error (send the data in frames). */
+px_status_t px_rail_bulk_recv(px_rail_vc_t *vc, void *buf, size_t len, void *arg,
+                              px_rail_bulk_offer_t *offer);
+/* Sender: PX_OK (then bulk_done or bulk_failed follows), or an error when
+ * no record is free. */
+px_status_t px_rail_bulk_send(px_rail_vc_t *vc, const px_rail_bulk_offer_t *offer, const void *buf,
+                              size_t len, void *arg);
+void px_rail_bulk_acked(px_rail_vc_t *vc, void *arg, uint64_t got);
+/* Ends the transfer arg (either side) without an upcall: the bytes in
+ * place or acknowledged so far. */
+uint64_t px_rail_bulk_cancel(px_rail_vc_t *vc, void *arg);
+/* Transfers under way (the progress loop must not sleep). */
+int px_rail_bulk_busy(const px_rail_t *rail);
 /* The same for every channel of the rail. */
 size_t px_rail_eager_limit(px_rail_t *rail);
 size_t px_rail_max_frame(px_rail_t *rail);

@@ -74,6 +74,7 @@ static void px_rail_vc_fail(px_rail_vc_t *vc, px_status_t why)
     if (vc->failed)
         return;
     vc->failed = 1;
+    px_rail_bulk_vc_fail(vc);
     px_rail_vc_cancel(vc, why);
     if (vc->rail->up->ep_failed)
         vc->rail->up->ep_failed(vc->owner, why);
@@ -104,6 +105,7 @@ void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
         }
     }
     px_rail_set_state(s, PX_SUB_DOWN);
+    px_rail_bulk_sub_down(s);
     s->st->downs++;
     s->down_since = now;
     s->unacked = 0;

@@ -8,6 +8,7 @@
  *   rail_failover.c frames of a failed subchannel sent again or re-split
  *   rail_release.c  completion before the acknowledgement (PX_RAIL_RELEASE)
  *   rail_stats.c    counters (PX_STATS segment, PX_PROFILE)
+ *   rail_bulk.c     bulk transfers on the transport's own path, and their failover
  *   policy/         striping policies, one file each (rail_policy.h)
  * Nothing here is visible above the rail layer. */
 #ifndef PX_RAIL_IMPL_H
@@ -201,6 +202,18 @@ typedef struct px_rail_rx_split {
     uint8_t used, total, got; /* pieces it was cut into, and received */
 } px_rail_rx_split_t;
 
+/* A bulk transfer under way (rail_bulk.c): the transport's `arg`. */
+#define PX_RAIL_BULK_MAX 128 /* per rail, both directions */
+typedef struct px_rail_bulk {
+    px_rail_vc_t *vc; /* NULL: free */
+    int si;
+    int send;
+    int failed; /* sender: its path failed; the layer above is told at the next progress */
+    void *arg;  /* the layer above's */
+    size_t len;
+    uint64_t done; /* bytes counted in the subchannel's statistics */
+} px_rail_bulk_t;
+
 typedef struct px_rail_sub {
     px_rail_vc_t *vc;
     int idx;
@@ -272,6 +285,7 @@ struct px_rail_vc {
     int armed;           /* every subchannel connected (alternates ready before a failure) */
     int single;          /* one subchannel at a time (px_rail_vc_set_single) */
     int nup;             /* subchannels not down */
+    int bulk_rr;         /* where the next bulk transfer looks for a subchannel */
     uint64_t part_since; /* every subchannel down since */
     uint64_t last_activity;
     uint64_t last_ack_rx; /* when an acknowledgement last made progress */
@@ -357,6 +371,10 @@ struct px_rail {
     uint64_t now, next_tick;
     uint64_t partitions, partition_ns;
     px_rail_stats_seg_t *seg; /* PX_STATS: counters other processes can read */
+    px_rail_bulk_t *bulk;     /* PX_RAIL_BULK_MAX records (transports with PX_NET_CAP_BULK) */
+    int nbulk;
+    int bulk_due; /* a bulk send stopped: tell the layer above (px_rail_bulk_fail_due) */
+    uint64_t bulk_moved, bulk_rest_bytes; /* bulk sends moved to frames, and the bytes left */
     size_t seg_len;
     char seg_name[64];
 };
@@ -497,6 +515,13 @@ int px_rail_area(px_rail_t *r, px_rail_tx_t *x);
 void px_rail_pre_attach(px_rail_t *r, px_rail_tx_t *x);
 /* One step of the copies under way (px_rail_progress_ready). */
 void px_rail_release_step(px_rail_t *r);
+
+/* rail_bulk.c */
+void px_rail_bulk_progress_in(void *owner, void *arg, uint64_t got);
+void px_rail_bulk_done_in(void *owner, void *arg, px_status_t st);
+void px_rail_bulk_sub_down(px_rail_sub_t *s);
+void px_rail_bulk_vc_fail(px_rail_vc_t *vc);
+void px_rail_bulk_fail_due(px_rail_t *r);
 
 /* rail_stats.c */
 void px_rail_stats_open(px_rail_t *r, const px_boot_info_t *boot);

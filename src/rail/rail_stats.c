@@ -97,11 +97,13 @@ void px_rail_print_stats(px_rail_t *r, int rank)
     fprintf(stderr,
             "[plexus profile] rank %d faults: suspect %llu down %llu recovered %llu failover "
             "frames %llu bytes %llu resplit %llu pieces %llu skipped %llu partitioned %llu "
-            "subchannel_down_s %.2f partition_s %.2f transport %s\n",
+            "subchannel_down_s %.2f partition_s %.2f bulk_moved %llu bulk_rest_bytes %llu "
+            "transport %s\n",
             rank, (unsigned long long)suspects, (unsigned long long)downs,
             (unsigned long long)recoveries, (unsigned long long)resent,
             (unsigned long long)resent_bytes, (unsigned long long)r->resplits,
             (unsigned long long)r->resplit_pieces, (unsigned long long)r->rx_split_skipped,
             (unsigned long long)r->partitions, (double)down_ns / 1e9, (double)r->partition_ns / 1e9,
+            (unsigned long long)r->bulk_moved, (unsigned long long)r->bulk_rest_bytes,
             r->ops->name);
 }

@@ -17,6 +17,11 @@
  *     transport, what arrives is intact;
  *   - ep_get and ep_put (PX_NET_CAP_GET), ep_path_check
  *     (PX_NET_CAP_PATH_CHECK), iface_quiet and iface_fd;
+ *   - bulk transfers (PX_NET_CAP_BULK): each rank posts a buffer, the
+ *     offers cross through the bootstrap, each streams to the other with
+ *     the receiver's progress carried back in frames, and both buffers end
+ *     intact with bulk_done at both ends; without the bit ep_bulk_recv and
+ *     ep_bulk_send answer PX_ERR_UNSUPPORTED;
  *   - ep_rx_cancel discards the rest of a frame being received, ep_reset
  *     drops what is queued, running its callbacks with an error, and the
  *     next send connects afresh (PX_NET_CAP_RESET); without the bit, neither
@@ -44,7 +49,8 @@
 #define CONF_OPS(X) \
     X(iface_open) X(iface_close) X(iface_query) X(iface_reachable) X(ep_create) X(ep_subs) \
     X(ep_send) X(ep_get) X(ep_put) X(ep_pending) X(ep_reset) X(ep_rx_cancel) \
-    X(iface_progress) X(iface_fd) X(ep_path_check) X(ep_describe) X(iface_quiet) X(ep_ready)
+    X(iface_progress) X(iface_fd) X(ep_path_check) X(ep_describe) X(iface_quiet) X(ep_ready) \
+    X(ep_bulk_recv) X(ep_bulk_send) X(ep_bulk_acked) X(ep_bulk_cancel)
 /* clang-format on */
 #define CONF_COUNT(m) +1
 _Static_assert(offsetof(px_net_ops_t, iface_open) +
@@ -57,7 +63,7 @@ _Static_assert(offsetof(px_net_ops_t, iface_open) +
 #define CONF_WAIT_NS 30000000000ull
 #define CONF_QUIET_NS 500000000ull /* lossy: no frame for this long ends a wait */
 
-enum { PH_NONE, PH_INCOMING, PH_STREAM, PH_CANCEL, PH_RESET, PH_MARKER, PH_COUNT };
+enum { PH_NONE, PH_INCOMING, PH_STREAM, PH_CANCEL, PH_RESET, PH_MARKER, PH_BULK, PH_COUNT };
 enum { F_CANCEL = 1 };
 
 /* The start of every header sent; the rest, up to hdr_len, is a pattern. */
@@ -129,6 +135,26 @@ static inline unsigned char hdr_pat(uint32_t seq, size_t i)
     return (unsigned char)(seq * 17u + i);
 }
 
+/* bulk transfers: this rank's, both directions */
+static struct {
+    int sub;              /* the subchannel both use */
+    char rx_arg, tx_arg;  /* their args (addresses) */
+    int rx_done, tx_done; /* bulk_done calls */
+    px_status_t rx_st, tx_st;
+    int bad_owner, bad_arg;
+    uint64_t got; /* the receiver's last progress */
+} bulk;
+
+/* A PH_BULK frame: the peer's progress as a receiver, for our sender. */
+static void conf_bulk_acked(const conf_rx_t *r)
+{
+    uint64_t got;
+    if (r->h.len == sizeof(got) && r->buf) {
+        memcpy(&got, r->buf, sizeof(got));
+        ops->ep_bulk_acked(conns[bulk.sub].ep, &bulk.tx_arg, got);
+    }
+}
+
 /* ---------- the upcalls ---------- */
 
 static void *conf_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payload_len,
@@ -197,6 +223,12 @@ static void conf_rx_done(void *owner, void *ctx)
         rx_unknown++; /* rx_done of a frame that is not the one being received */
     if (!r->bad && r->h.len && !r->buf)
         r->bad = 1; /* out of memory here: no way to look at it */
+    if (!r->bad && r->h.phase == PH_BULK) {
+        conf_bulk_acked(r);
+        free(r->buf);
+        free(r);
+        return;
+    }
     if (!r->bad) {
         if (r->canceled && (attr.caps & PX_NET_CAP_RESET)) {
             if (conf_discarded(r))
@@ -242,10 +274,41 @@ static int conf_ep_incoming(void *owner, int rank)
     return conf_make_eps() == PX_OK ? 0 : -1;
 }
 
+static px_status_t conf_send_raw(conf_conn_t *c, int phase, const void *data, size_t len);
+
+static void conf_bulk_progress(void *owner, void *arg, uint64_t got)
+{
+    if (owner != &conns[bulk.sub])
+        bulk.bad_owner++;
+    if (arg != &bulk.rx_arg) {
+        bulk.bad_arg++;
+        return;
+    }
+    bulk.got = got;
+    conf_send_raw(&conns[bulk.sub], PH_BULK, &got, sizeof(got));
+}
+
+static void conf_bulk_done(void *owner, void *arg, px_status_t st)
+{
+    if (owner != &conns[bulk.sub])
+        bulk.bad_owner++;
+    if (arg == &bulk.rx_arg) {
+        bulk.rx_done++;
+        bulk.rx_st = st;
+    } else if (arg == &bulk.tx_arg) {
+        bulk.tx_done++;
+        bulk.tx_st = st;
+    } else {
+        bulk.bad_arg++;
+    }
+}
+
 static const px_net_rx_ops_t conf_rx_ops = {
     .rx_begin = conf_rx_begin,
     .rx_done = conf_rx_done,
     .ep_failed = conf_ep_failed,
+    .bulk_progress = conf_bulk_progress,
+    .bulk_done = conf_bulk_done,
     .ep_incoming = conf_ep_incoming,
 };
 
@@ -264,6 +327,23 @@ static void conf_send_cb(void *arg, px_status_t st)
     tx_outstanding--;
     free(t->buf);
     t->buf = NULL;
+}
+
+/* ep_send of a frame whose payload t owns; t is freed unless the send is
+ * in progress. */
+static px_status_t conf_submit(conf_conn_t *c, const void *hdr, size_t hl, const struct iovec *iov,
+                               int n, conf_tx_t *t)
+{
+    tx_outstanding++;
+    px_status_t st = ops->ep_send(c->ep, hdr, hl, iov, n, conf_send_cb, t);
+    if (st == PX_INPROGRESS)
+        return st; /* t lives on: a failed check of its callback is better than a crash */
+    tx_outstanding--;
+    if (st != PX_OK)
+        tx_errors++;
+    free(t->buf);
+    free(t);
+    return st;
 }
 
 /* Sends frame seq of `phase` on c: header of 32 to 96 bytes, the payload in
@@ -295,16 +375,23 @@ static px_status_t conf_send(conf_conn_t *c, int phase, size_t len, uint32_t fla
         iov[0].iov_len = len;
     else if (n == 2)
         iov[1].iov_len = len - a;
-    tx_outstanding++;
-    px_status_t st = ops->ep_send(c->ep, hdr, hl, iov, n, conf_send_cb, t);
-    if (st == PX_INPROGRESS)
-        return st; /* t lives on: a failed check of its callback is better than a crash */
-    tx_outstanding--;
-    if (st != PX_OK)
-        tx_errors++;
-    free(t->buf);
-    free(t);
-    return st;
+    return conf_submit(c, hdr, hl, iov, n, t);
+}
+
+/* A frame of `phase` whose payload is `data` (copied). */
+static px_status_t conf_send_raw(conf_conn_t *c, int phase, const void *data, size_t len)
+{
+    conf_hdr_t h = {.magic = CONF_MAGIC,
+                    .phase = (uint32_t)phase,
+                    .seq = c->tx_seq[phase]++,
+                    .len = len,
+                    .hdr_len = sizeof(h),
+                    .from = (uint32_t)me};
+    conf_tx_t *t = calloc(1, sizeof(*t));
+    t->buf = malloc(len);
+    memcpy(t->buf, data, len);
+    struct iovec iov = {t->buf, len};
+    return conf_submit(c, &h, sizeof(h), &iov, 1, t);
 }
 
 static void conf_progress(void)
@@ -408,7 +495,8 @@ static void check_table(void)
 
 static void check_attr(void)
 {
-    unsigned known = PX_NET_CAP_GET | PX_NET_CAP_LOSSY | PX_NET_CAP_RESET | PX_NET_CAP_PATH_CHECK;
+    unsigned known = PX_NET_CAP_GET | PX_NET_CAP_LOSSY | PX_NET_CAP_RESET | PX_NET_CAP_PATH_CHECK |
+                     PX_NET_CAP_BULK;
     EXPECT(!(attr.caps & ~known), "unknown capability bits %#x", attr.caps & ~known);
     EXPECT(attr.max_frag > 0, "max_frag 0");
     EXPECT(attr.eager_limit > 0, "eager_limit 0");
@@ -654,6 +742,66 @@ static void phase_path_check(void)
     conf_barrier();
 }
 
+/* Each rank receives a bulk transfer from the other on the last
+ * subchannel, at the same time as it sends one. */
+static void phase_bulk(void)
+{
+    const size_t len = (3u << 20) + 4321;
+    unsigned char *src = malloc(len), *dst = calloc(1, len);
+    for (size_t k = 0; k < len; k++)
+        src[k] = pat((uint32_t)me + 2000, k);
+    bulk.sub = nsub - 1;
+    px_net_ep_t *ep = conns[bulk.sub].ep;
+    px_net_bulk_offer_t mine = {0}, theirs = {0};
+    px_status_t rst = ops->ep_bulk_recv(ep, dst, len, &bulk.rx_arg, &mine);
+    if (!(attr.caps & PX_NET_CAP_BULK)) {
+        EXPECT(rst == PX_ERR_UNSUPPORTED, "ep_bulk_recv without PX_NET_CAP_BULK: %s",
+               px_status_name(rst));
+        px_status_t sst = ops->ep_bulk_send(ep, &mine, src, len, &bulk.tx_arg);
+        EXPECT(sst == PX_ERR_UNSUPPORTED, "ep_bulk_send without PX_NET_CAP_BULK: %s",
+               px_status_name(sst));
+        EXPECT(ops->ep_bulk_cancel(ep, &bulk.rx_arg) == 0, "ep_bulk_cancel of nothing");
+        conf_barrier();
+        free(src);
+        free(dst);
+        return;
+    }
+    EXPECT(rst == PX_OK, "ep_bulk_recv: %s", px_status_name(rst));
+    char val[128];
+    size_t vlen;
+    snprintf(val, sizeof(val), "%llx %x %x %x", (unsigned long long)mine.token, mine.window,
+             mine.dgram, mine.port);
+    px_boot_put("conf.bulk", val, strlen(val) + 1);
+    px_boot_fence();
+    unsigned long long token = 0;
+    unsigned window = 0, dgram = 0, port = 0;
+    if (px_boot_get(peer, "conf.bulk", val, sizeof(val), &vlen) == PX_OK)
+        sscanf(val, "%llx %x %x %x", &token, &window, &dgram, &port);
+    theirs = (px_net_bulk_offer_t){token, window, dgram, (uint16_t)port};
+    px_status_t sst = ops->ep_bulk_send(ep, &theirs, src, len, &bulk.tx_arg);
+    EXPECT(sst == PX_OK, "ep_bulk_send: %s", px_status_name(sst));
+    uint64_t t0 = px_time_ns();
+    while ((bulk.rx_done < 1 || bulk.tx_done < (sst == PX_OK)) && px_time_ns() - t0 < CONF_WAIT_NS)
+        conf_progress();
+    EXPECT(bulk.rx_done == 1 && bulk.rx_st == PX_OK, "receiver: %d bulk_done, %s", bulk.rx_done,
+           px_status_name(bulk.rx_st));
+    EXPECT(bulk.tx_done == 1 && bulk.tx_st == PX_OK, "sender: %d bulk_done, %s", bulk.tx_done,
+           px_status_name(bulk.tx_st));
+    EXPECT(bulk.got == len, "progress told: %llu of %zu", (unsigned long long)bulk.got, len);
+    EXPECT(!bulk.bad_owner && !bulk.bad_arg, "upcalls with another owner %d or arg %d",
+           bulk.bad_owner, bulk.bad_arg);
+    size_t k = 0;
+    while (k < len && dst[k] == pat((uint32_t)peer + 2000, k))
+        k++;
+    EXPECT(k == len, "bulk transfer: byte %zu of %zu differs", k, len);
+    EXPECT(ops->ep_bulk_cancel(ep, &bulk.rx_arg) == 0, "ep_bulk_cancel of a finished transfer");
+    /* the peer may still wait for a progress frame of ours */
+    conf_wait(PH_BULK, 0);
+    conf_barrier();
+    free(src);
+    free(dst);
+}
+
 /* Large frames flagged to be cancelled once in flight, each followed by a
  * small one that must still arrive whole. */
 static void phase_cancel(void)
@@ -813,6 +961,8 @@ int main(int argc, char **argv)
             phase_stream();
             phase_get_put();
             phase_path_check();
+            if (info.size > 1)
+                phase_bulk();
             phase_cancel();
             phase_reset();
         }

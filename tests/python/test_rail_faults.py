@@ -449,6 +449,23 @@ def test_udp_rail_down_for_good(two_rails, one_rail_rate):
     rail_down_for_good(one_rail_rate, UDP, 0.8)
 
 
+BULK_MOVED_RE = re.compile(r"faults: .* bulk_moved (\d+) bulk_rest_bytes (\d+)")
+
+
+def test_udp_zcopy_rail_down_for_good(two_rails, one_rail_rate):
+    """Scenario 1 with udp-zcopy carrying the large messages: a transfer
+    whose path fails stops where the receiver had it, and the rest goes in
+    the channel's frames over the surviving rail; the checksummed stream
+    loses and duplicates nothing, within the same stall bound."""
+    env = dict(UDP, PX_CHANNELS="size>=64k:udp-zcopy|*:udp")
+    r = rail_down_for_good(one_rail_rate, env, 0.5)
+    zc = [tuple(int(v) for v in m) for m in ZC_RE.findall(r.err)]
+    assert zc and sum(z[0] for z in zc) > 0, f"no zero-copy transfer: {r.why()}"
+    moved = [(int(a), int(b)) for a, b in BULK_MOVED_RE.findall(r.err)]
+    assert moved and sum(a for a, _ in moved) > 0, \
+        "no transfer was under way on the failed rail: " + r.why()
+
+
 def test_udp_silent_loss_for_good(two_rails):
     """Scenario 6 over datagrams with the links up: every packet of node1's
     rails dropped. No transport reports anything; the rail layer's path check

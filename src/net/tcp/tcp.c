@@ -637,4 +637,8 @@ const px_net_ops_t px_net_tcp_ops = {
     .ep_describe = px_tcp_ep_describe,
     .iface_quiet = px_tcp_iface_quiet,
     .ep_ready = px_tcp_ep_ready,
+    .ep_bulk_recv = px_net_stub_ep_bulk_recv,
+    .ep_bulk_send = px_net_stub_ep_bulk_send,
+    .ep_bulk_acked = px_net_stub_ep_bulk_acked,
+    .ep_bulk_cancel = px_net_stub_ep_bulk_cancel,
 };

@@ -13,7 +13,9 @@
  * fails a check is dropped and counted, never delivered.
  *
  * Subchannels pair addresses exactly as tcp does (addr.h); each rank
- * publishes its datagram ports as "udp". */
+ * publishes its datagram ports as "udp". Bulk transfers straight into a
+ * receiver's buffer (PX_NET_CAP_BULK) are in udp_bulk.c. */
+#include "udp_bulk.h"
 #include "../addr.h"
 #include "../net.h"
 #include "../../util/clock.h"
@@ -103,6 +105,7 @@ struct px_net_iface {
     struct sockaddr_in from[PX_UDP_RX_BATCH];
     char *rxbuf;
     px_udp_stats_t st;
+    px_udp_bulk_t *bulk; /* made at the first bulk transfer */
 };
 
 _Static_assert(offsetof(struct px_net_iface, addr) == 0, "addr.c finds addr at the start");
@@ -248,6 +251,7 @@ static void px_udp_iface_close(px_net_iface_t *s)
                 (unsigned long long)s->st.bad_len, (unsigned long long)s->st.bad_magic,
                 (unsigned long long)s->st.bad_key, (unsigned long long)s->st.bad_peer,
                 (unsigned long long)s->st.bad_src, (unsigned long long)s->st.frag_drop);
+    px_udp_bulk_close(s->bulk, s->me, PX_LOG_ON(PX_LOG_DEBUG) || px_params.profile);
     for (int i = 0; i < s->addr.nlocal; i++)
         px_udp_drop_queue(s, i, NULL);
     for (int i = 0; i < s->nranks * PX_UDP_MAX_SUB; i++)
@@ -265,7 +269,7 @@ static void px_udp_iface_close(px_net_iface_t *s)
 static void px_udp_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
 {
     memset(attr, 0, sizeof(*attr));
-    attr->caps = PX_NET_CAP_LOSSY | PX_NET_CAP_RESET | PX_NET_CAP_PATH_CHECK;
+    attr->caps = PX_NET_CAP_LOSSY | PX_NET_CAP_RESET | PX_NET_CAP_PATH_CHECK | PX_NET_CAP_BULK;
     attr->max_frag = s->frame_max;
     attr->eager_limit =
         px_params.udp_eager_limit < s->frame_max ? px_params.udp_eager_limit : s->frame_max;
@@ -620,7 +624,7 @@ static void px_udp_input(struct px_net_iface *s, int sock, const char *d, size_t
 
 static int px_udp_iface_progress(px_net_iface_t *s)
 {
-    int events = 0;
+    int events = s->bulk && px_udp_bulk_busy(s->bulk) ? px_udp_bulk_progress(s->bulk) : 0;
     for (int i = 0; i < s->addr.nlocal; i++) {
         if (!px_list_empty(&s->txq[i]))
             events += px_udp_flush(s, i);
@@ -644,10 +648,55 @@ static int px_udp_iface_progress(px_net_iface_t *s)
 
 static int px_udp_iface_quiet(px_net_iface_t *s)
 {
+    if (s->bulk && px_udp_bulk_busy(s->bulk))
+        return 0;
     for (int i = 0; i < s->addr.nlocal; i++)
         if (!px_list_empty(&s->txq[i]))
             return 0;
     return 1;
+}
+
+/* ---------- bulk transfers (udp_bulk.c) on a subchannel's addresses ---------- */
+
+static px_udp_bulk_t *px_udp_bulk_of(struct px_net_iface *s)
+{
+    if (!s->bulk)
+        s->bulk = px_udp_bulk_open(s->rx);
+    return s->bulk;
+}
+
+static px_status_t px_udp_ep_bulk_recv(px_net_ep_t *ep, void *buf, size_t len, void *arg,
+                                       px_net_bulk_offer_t *offer)
+{
+    struct px_net_iface *s = ep->iface;
+    px_udp_bulk_t *b = px_udp_bulk_of(s);
+    if (!b)
+        return PX_ERR_NO_MEMORY;
+    return px_udp_bulk_recv(b, ep->owner, s->addr.local[ep->local].addr.s_addr,
+                            (uint32_t)(s->dmax[ep->local] + sizeof(px_udp_hdr_t)), buf, len, arg,
+                            offer);
+}
+
+static px_status_t px_udp_ep_bulk_send(px_net_ep_t *ep, const px_net_bulk_offer_t *offer,
+                                       const void *buf, size_t len, void *arg)
+{
+    struct px_net_iface *s = ep->iface;
+    px_udp_bulk_t *b = px_udp_bulk_of(s);
+    if (!b)
+        return PX_ERR_NO_MEMORY;
+    return px_udp_bulk_send(b, ep->owner, s->addr.local[ep->local].addr.s_addr,
+                            ep->remote.sin_addr.s_addr, offer, buf, len, arg);
+}
+
+static void px_udp_ep_bulk_acked(px_net_ep_t *ep, void *arg, uint64_t got)
+{
+    if (ep->iface->bulk)
+        px_udp_bulk_acked(ep->iface->bulk, arg, got);
+}
+
+static uint64_t px_udp_ep_bulk_cancel(px_net_ep_t *ep, void *arg)
+{
+    return ep->iface->bulk ? px_udp_bulk_cancel(ep->iface->bulk, arg) : 0;
 }
 
 const px_net_ops_t px_net_udp_ops = {
@@ -671,4 +720,8 @@ const px_net_ops_t px_net_udp_ops = {
     .ep_describe = px_net_stub_ep_describe,
     .iface_quiet = px_udp_iface_quiet,
     .ep_ready = px_net_stub_ep_ready,
+    .ep_bulk_recv = px_udp_ep_bulk_recv,
+    .ep_bulk_send = px_udp_ep_bulk_send,
+    .ep_bulk_acked = px_udp_ep_bulk_acked,
+    .ep_bulk_cancel = px_udp_ep_bulk_cancel,
 };

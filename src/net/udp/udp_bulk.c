@@ -1,8 +1,8 @@
-#include "zcopy.h"
+#include "udp_bulk.h"
 
-#include "../util/clock.h"
-#include "../util/log.h"
-#include "../util/param.h"
+#include "../../util/clock.h"
+#include "../../util/log.h"
+#include "../../util/param.h"
 
 #include <errno.h>
 #include <netinet/in.h>
@@ -13,16 +13,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define PX_ZC_MAGIC 0x5a435058u /* "XPCZ" */
-#define PX_ZC_MAX 64            /* transfers under way per direction */
-#define PX_ZC_BATCH 32          /* datagrams per recvmmsg / sendmmsg */
+#define PX_UDP_BULK_MAGIC 0x5a435058u /* "XPCZ" */
+#define PX_UDP_BULK_MAX 64            /* transfers under way per direction */
+#define PX_UDP_BULK_BATCH 32          /* datagrams per recvmmsg / sendmmsg */
 
-typedef struct __attribute__((packed)) px_zc_hdr {
+typedef struct __attribute__((packed)) px_udp_bulk_hdr {
     uint32_t magic;
     uint32_t len; /* data bytes in this datagram */
     uint64_t token;
     uint64_t off; /* where they go in the transfer */
-} px_zc_hdr_t;
+} px_udp_bulk_hdr_t;
 
 /* A pooled receive socket and the transfer it serves. */
 typedef struct {
@@ -31,17 +31,17 @@ typedef struct {
     uint16_t port;
     size_t rcvbuf;
     int busy;
-    int peer;
+    void *owner;
     char *buf;
     size_t len, got, acked, dup_at;
     uint32_t dgram;
-    uint64_t token, sreq;
-    void *req;
-} px_zc_rx_t;
+    uint64_t token;
+    void *arg;
+} px_udp_bulk_rx_t;
 
 typedef struct {
     int busy;
-    int peer;
+    void *owner;
     int fd;
     struct sockaddr_in to;
     const char *buf;
@@ -56,49 +56,57 @@ typedef struct {
     size_t probe_off;
     uint64_t probe_ns;
     double srtt, rttvar;
-    void *req;
-} px_zc_tx_t;
+    void *arg;
+} px_udp_bulk_tx_t;
 
 /* One sending socket per local address. */
 typedef struct {
     uint32_t ip;
     int fd;
-} px_zc_src_t;
+} px_udp_bulk_src_t;
 
-static struct {
-    px_zc_ops_t ops;
-    px_zc_rx_t rx[PX_ZC_MAX];
-    px_zc_tx_t tx[PX_ZC_MAX];
-    px_zc_src_t src[8];
+struct px_udp_bulk {
+    const px_net_rx_ops_t *rx;
+    px_udp_bulk_rx_t rx_x[PX_UDP_BULK_MAX];
+    px_udp_bulk_tx_t tx[PX_UDP_BULK_MAX];
+    px_udp_bulk_src_t src[8];
     int nsrc;
     int nrx_busy, ntx_busy;
     char *scratch; /* a datagram that has no place in the buffer */
-    px_zc_stats_t st;
-} px_zc;
+    px_udp_bulk_stats_t st;
+};
 
-const px_zc_stats_t *px_zc_stats(void) { return &px_zc.st; }
+const px_udp_bulk_stats_t *px_udp_bulk_stats(const px_udp_bulk_t *b) { return &b->st; }
 
-void px_zc_init(const px_zc_ops_t *ops)
+px_udp_bulk_t *px_udp_bulk_open(const px_net_rx_ops_t *rx)
 {
-    memset(&px_zc, 0, sizeof(px_zc));
-    px_zc.ops = *ops;
-    for (int i = 0; i < PX_ZC_MAX; i++)
-        px_zc.rx[i].fd = -1;
+    px_udp_bulk_t *b = calloc(1, sizeof(*b));
+    if (!b)
+        return NULL;
+    b->rx = rx;
+    for (int i = 0; i < PX_UDP_BULK_MAX; i++)
+        b->rx_x[i].fd = -1;
+    return b;
 }
 
-void px_zc_finalize(void)
+static void px_udp_bulk_print(const px_udp_bulk_t *b, int rank);
+
+void px_udp_bulk_close(px_udp_bulk_t *b, int rank, int profile)
 {
-    for (int i = 0; i < PX_ZC_MAX; i++)
-        if (px_zc.rx[i].fd >= 0)
-            close(px_zc.rx[i].fd);
-    for (int i = 0; i < px_zc.nsrc; i++)
-        close(px_zc.src[i].fd);
-    free(px_zc.scratch);
-    px_zc_ops_t ops = px_zc.ops;
-    px_zc_init(&ops);
+    if (!b)
+        return;
+    if (profile)
+        px_udp_bulk_print(b, rank);
+    for (int i = 0; i < PX_UDP_BULK_MAX; i++)
+        if (b->rx_x[i].fd >= 0)
+            close(b->rx_x[i].fd);
+    for (int i = 0; i < b->nsrc; i++)
+        close(b->src[i].fd);
+    free(b->scratch);
+    free(b);
 }
 
-static int px_zc_socket(uint32_t ip, uint16_t *port_p)
+static int px_udp_bulk_socket(uint32_t ip, uint16_t *port_p)
 {
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -106,7 +114,7 @@ static int px_zc_socket(uint32_t ip, uint16_t *port_p)
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = ip};
     socklen_t al = sizeof(a);
     if (bind(fd, (struct sockaddr *)&a, sizeof(a)) || getsockname(fd, (struct sockaddr *)&a, &al)) {
-        px_warn("proto", "udp-zcopy: cannot bind a socket: %s", strerror(errno));
+        px_warn("udp", "bulk transfer: cannot bind a socket: %s", strerror(errno));
         close(fd);
         return -1;
     }
@@ -118,7 +126,7 @@ static int px_zc_socket(uint32_t ip, uint16_t *port_p)
 /* Asks for `want` bytes of socket buffer (beyond the system limit when
  * allowed); returns what the kernel gives (its figure counts overhead
  * too, so about half of it holds data). */
-static size_t px_zc_bufsize(int fd, int opt, int opt_force, size_t want)
+static size_t px_udp_bulk_bufsize(int fd, int opt, int opt_force, size_t want)
 {
     int v = want > (1u << 30) ? 1 << 30 : (int)want;
     if (setsockopt(fd, SOL_SOCKET, opt_force, &v, sizeof(v)))
@@ -131,16 +139,16 @@ static size_t px_zc_bufsize(int fd, int opt, int opt_force, size_t want)
 
 /* ---------- receiver ---------- */
 
-int px_zc_recv_post(int peer, uint32_t local_ip, uint32_t dgram_max, void *buf, size_t len,
-                    void *req, uint64_t sreq, px_zc_offer_t *offer)
+px_status_t px_udp_bulk_recv(px_udp_bulk_t *b, void *owner, uint32_t local_ip, uint32_t dgram_max,
+                             void *buf, size_t len, void *arg, px_net_bulk_offer_t *offer)
 {
     int pool = (int)px_params.udp_zcopy_pool, free_i = -1, pick = -1, used = 0;
-    if (dgram_max <= sizeof(px_zc_hdr_t) + 512 || !local_ip)
-        return -1;
-    if (pool > PX_ZC_MAX)
-        pool = PX_ZC_MAX;
-    for (int i = 0; i < PX_ZC_MAX; i++) {
-        px_zc_rx_t *x = &px_zc.rx[i];
+    if (dgram_max <= sizeof(px_udp_bulk_hdr_t) + 512 || !local_ip)
+        return PX_ERR_UNSUPPORTED;
+    if (pool > PX_UDP_BULK_MAX)
+        pool = PX_UDP_BULK_MAX;
+    for (int i = 0; i < PX_UDP_BULK_MAX; i++) {
+        px_udp_bulk_rx_t *x = &b->rx_x[i];
         if (x->fd < 0) {
             if (free_i < 0)
                 free_i = i;
@@ -152,37 +160,37 @@ int px_zc_recv_post(int peer, uint32_t local_ip, uint32_t dgram_max, void *buf, 
     }
     if (pick < 0) {
         if (used >= pool || free_i < 0) {
-            px_zc.st.no_socket++;
-            return -1;
+            b->st.no_socket++;
+            return PX_ERR_BUSY;
         }
-        px_zc_rx_t *x = &px_zc.rx[free_i];
-        x->fd = px_zc_socket(local_ip, &x->port);
+        px_udp_bulk_rx_t *x = &b->rx_x[free_i];
+        x->fd = px_udp_bulk_socket(local_ip, &x->port);
         if (x->fd < 0)
-            return -1;
+            return PX_ERR_BUSY;
         x->ip = local_ip;
-        x->rcvbuf = px_zc_bufsize(x->fd, SO_RCVBUF, SO_RCVBUFFORCE, 2 * px_params.udp_zcopy_window);
+        x->rcvbuf =
+            px_udp_bulk_bufsize(x->fd, SO_RCVBUF, SO_RCVBUFFORCE, 2 * px_params.udp_zcopy_window);
         pick = free_i;
     }
-    if (!px_zc.scratch && !(px_zc.scratch = malloc(65536)))
-        return -1;
-    px_zc_rx_t *x = &px_zc.rx[pick];
+    if (!b->scratch && !(b->scratch = malloc(65536)))
+        return PX_ERR_NO_MEMORY;
+    px_udp_bulk_rx_t *x = &b->rx_x[pick];
     uint64_t token = 0;
     while (!token)
         if (getrandom(&token, sizeof(token), 0) != sizeof(token))
             token = (uint64_t)px_time_ns() * 0x9e3779b97f4a7c15ull ^ (uintptr_t)x;
     /* whatever an earlier transfer left in the socket carries its token */
     x->busy = 1;
-    x->peer = peer;
+    x->owner = owner;
     x->buf = buf;
     x->len = len;
     x->got = x->acked = 0;
     x->dup_at = (size_t)-1;
-    x->dgram = (dgram_max > 65507 ? 65507 : dgram_max) - (uint32_t)sizeof(px_zc_hdr_t);
+    x->dgram = (dgram_max > 65507 ? 65507 : dgram_max) - (uint32_t)sizeof(px_udp_bulk_hdr_t);
     x->token = token;
-    x->sreq = sreq;
-    x->req = req;
-    px_zc.nrx_busy++;
-    px_zc.st.rx_transfers++;
+    x->arg = arg;
+    b->nrx_busy++;
+    b->st.rx_transfers++;
     size_t win = px_params.udp_zcopy_window, room = x->rcvbuf / 2;
     if (room && win > room)
         win = room;
@@ -192,39 +200,39 @@ int px_zc_recv_post(int peer, uint32_t local_ip, uint32_t dgram_max, void *buf, 
     offer->window = (uint32_t)win;
     offer->dgram = x->dgram;
     offer->token = token;
-    return 0;
+    return PX_OK;
 }
 
-static void px_zc_rx_end(px_zc_rx_t *x, px_status_t st)
+static void px_udp_bulk_rx_end(px_udp_bulk_t *b, px_udp_bulk_rx_t *x, px_status_t st)
 {
-    void *req = x->req;
+    void *arg = x->arg;
     x->busy = 0;
-    x->req = NULL;
-    px_zc.nrx_busy--;
+    x->arg = NULL;
+    b->nrx_busy--;
     if (st == PX_OK)
-        px_zc.st.rx_bytes += x->len;
-    px_zc.ops.recv_done(req, st);
+        b->st.rx_bytes += x->len;
+    b->rx->bulk_done(x->owner, arg, st);
 }
 
 /* Reads what has arrived on x's socket: each datagram's data is pointed at
  * its place were the stream in order, so in-order data lands without a
  * copy; the rest is moved or dropped. */
-static int px_zc_rx_poll(px_zc_rx_t *x)
+static int px_udp_bulk_rx_poll(px_udp_bulk_t *b, px_udp_bulk_rx_t *x)
 {
-    struct mmsghdr m[PX_ZC_BATCH];
-    struct iovec iov[PX_ZC_BATCH][2];
-    px_zc_hdr_t h[PX_ZC_BATCH];
-    size_t at[PX_ZC_BATCH];
+    struct mmsghdr m[PX_UDP_BULK_BATCH];
+    struct iovec iov[PX_UDP_BULK_BATCH][2];
+    px_udp_bulk_hdr_t h[PX_UDP_BULK_BATCH];
+    size_t at[PX_UDP_BULK_BATCH];
     int n = 0, events = 0;
     size_t d = x->dgram;
     /* at most one datagram beyond the buffer's end (into scratch) */
-    for (; n < PX_ZC_BATCH; n++) {
+    for (; n < PX_UDP_BULK_BATCH; n++) {
         at[n] = x->got + (size_t)n * d;
         iov[n][0] = (struct iovec){&h[n], sizeof(h[n])};
         if (at[n] < x->len)
             iov[n][1] = (struct iovec){x->buf + at[n], x->len - at[n] < d ? x->len - at[n] : d};
         else
-            iov[n][1] = (struct iovec){px_zc.scratch, d};
+            iov[n][1] = (struct iovec){b->scratch, d};
         m[n].msg_hdr = (struct msghdr){.msg_iov = iov[n], .msg_iovlen = 2};
         m[n].msg_len = 0;
         if (at[n] >= x->len) {
@@ -239,25 +247,25 @@ static int px_zc_rx_poll(px_zc_rx_t *x)
     for (int i = 0; i < r; i++) {
         size_t got = m[i].msg_len;
         events++;
-        if (got < sizeof(px_zc_hdr_t) || (m[i].msg_hdr.msg_flags & MSG_TRUNC) ||
-            h[i].magic != PX_ZC_MAGIC || h[i].token != x->token ||
-            h[i].len != got - sizeof(px_zc_hdr_t) || h[i].len == 0 || h[i].off > x->len ||
+        if (got < sizeof(px_udp_bulk_hdr_t) || (m[i].msg_hdr.msg_flags & MSG_TRUNC) ||
+            h[i].magic != PX_UDP_BULK_MAGIC || h[i].token != x->token ||
+            h[i].len != got - sizeof(px_udp_bulk_hdr_t) || h[i].len == 0 || h[i].off > x->len ||
             h[i].len > x->len - h[i].off) {
-            px_zc.st.rx_bad++; /* an earlier transfer's, a stranger's, or malformed */
+            b->st.rx_bad++; /* an earlier transfer's, a stranger's, or malformed */
             continue;
         }
         size_t off = (size_t)h[i].off, len = h[i].len;
         if (off != x->got) {
-            px_zc.st.rx_dropped++; /* a repeat, or one after a lost datagram */
+            b->st.rx_dropped++; /* a repeat, or one after a lost datagram */
             gap |= off > x->got;
             continue;
         }
-        const char *src = at[i] < x->len ? x->buf + at[i] : px_zc.scratch;
+        const char *src = at[i] < x->len ? x->buf + at[i] : b->scratch;
         if (src != x->buf + off) {
             memmove(x->buf + off, src, len);
-            px_zc.st.rx_moved++;
+            b->st.rx_moved++;
         } else {
-            px_zc.st.rx_inplace++;
+            b->st.rx_inplace++;
         }
         x->got += len;
     }
@@ -268,36 +276,36 @@ static int px_zc_rx_poll(px_zc_rx_t *x)
         if (gap)
             x->dup_at = x->got;
         x->acked = x->got;
-        px_zc.ops.ack(x->peer, x->sreq, x->got);
+        b->rx->bulk_progress(x->owner, x->arg, x->got);
     }
     if (x->got == x->len)
-        px_zc_rx_end(x, PX_OK);
+        px_udp_bulk_rx_end(b, x, PX_OK);
     return events;
 }
 
 /* ---------- sender ---------- */
 
-static px_zc_tx_t *px_zc_tx_find(void *req)
+static px_udp_bulk_tx_t *px_udp_bulk_tx_find(px_udp_bulk_t *b, void *arg)
 {
-    for (int i = 0; i < PX_ZC_MAX; i++)
-        if (px_zc.tx[i].busy && px_zc.tx[i].req == req)
-            return &px_zc.tx[i];
+    for (int i = 0; i < PX_UDP_BULK_MAX; i++)
+        if (b->tx[i].busy && b->tx[i].arg == arg)
+            return &b->tx[i];
     return NULL;
 }
 
 /* Sends from x->sent while the window allows and the socket takes them. */
-static void px_zc_push(px_zc_tx_t *x)
+static void px_udp_bulk_push(px_udp_bulk_t *b, px_udp_bulk_tx_t *x)
 {
     size_t win = x->cwnd < x->window ? x->cwnd : x->window;
     while (x->sent < x->len && x->sent - x->acked < win) {
-        struct mmsghdr m[PX_ZC_BATCH];
-        struct iovec iov[PX_ZC_BATCH][2];
-        px_zc_hdr_t h[PX_ZC_BATCH];
+        struct mmsghdr m[PX_UDP_BULK_BATCH];
+        struct iovec iov[PX_UDP_BULK_BATCH][2];
+        px_udp_bulk_hdr_t h[PX_UDP_BULK_BATCH];
         int n = 0;
         size_t off = x->sent;
-        while (n < PX_ZC_BATCH && off < x->len && off - x->acked < win) {
+        while (n < PX_UDP_BULK_BATCH && off < x->len && off - x->acked < win) {
             size_t k = x->len - off < x->dgram ? x->len - off : x->dgram;
-            h[n] = (px_zc_hdr_t){PX_ZC_MAGIC, (uint32_t)k, x->token, off};
+            h[n] = (px_udp_bulk_hdr_t){PX_UDP_BULK_MAGIC, (uint32_t)k, x->token, off};
             iov[n][0] = (struct iovec){&h[n], sizeof(h[n])};
             iov[n][1] = (struct iovec){(void *)(x->buf + off), k};
             m[n].msg_hdr = (struct msghdr){.msg_name = &x->to,
@@ -316,44 +324,47 @@ static void px_zc_push(px_zc_tx_t *x)
             x->probe_off = x->sent;
             x->probe_ns = px_time_ns();
         }
-        px_zc.st.tx_dgrams += (uint64_t)r;
+        b->st.tx_dgrams += (uint64_t)r;
         if (r < n)
             return;
     }
 }
 
-int px_zc_send_start(int peer, uint32_t local_ip, uint32_t remote_ip, const px_zc_offer_t *offer,
-                     const void *buf, size_t len, void *req)
+px_status_t px_udp_bulk_send(px_udp_bulk_t *b, void *owner, uint32_t local_ip, uint32_t remote_ip,
+                             const px_net_bulk_offer_t *offer, const void *buf, size_t len,
+                             void *arg)
 {
     int fd = -1;
-    for (int i = 0; i < px_zc.nsrc; i++)
-        if (px_zc.src[i].ip == local_ip)
-            fd = px_zc.src[i].fd;
+    for (int i = 0; i < b->nsrc; i++)
+        if (b->src[i].ip == local_ip)
+            fd = b->src[i].fd;
     if (fd < 0) {
-        if (px_zc.nsrc == (int)(sizeof(px_zc.src) / sizeof(px_zc.src[0])))
-            return -1;
-        fd = px_zc_socket(local_ip, NULL);
+        if (b->nsrc == (int)(sizeof(b->src) / sizeof(b->src[0])))
+            return PX_ERR_BUSY;
+        fd = px_udp_bulk_socket(local_ip, NULL);
         if (fd < 0)
-            return -1;
-        px_zc_bufsize(fd, SO_SNDBUF, SO_SNDBUFFORCE, 2 * px_params.udp_zcopy_window);
-        px_zc.src[px_zc.nsrc++] = (px_zc_src_t){local_ip, fd};
+            return PX_ERR_BUSY;
+        px_udp_bulk_bufsize(fd, SO_SNDBUF, SO_SNDBUFFORCE, 2 * px_params.udp_zcopy_window);
+        b->src[b->nsrc++] = (px_udp_bulk_src_t){local_ip, fd};
     }
-    px_zc_tx_t *x = NULL;
-    for (int i = 0; i < PX_ZC_MAX && !x; i++)
-        if (!px_zc.tx[i].busy)
-            x = &px_zc.tx[i];
-    if (!x || offer->dgram == 0 || offer->dgram > 65507 || offer->window == 0)
-        return -1;
-    *x = (px_zc_tx_t){.busy = 1,
-                      .peer = peer,
-                      .fd = fd,
-                      .buf = buf,
-                      .len = len,
-                      .dup_at = (size_t)-1,
-                      .window = offer->window,
-                      .dgram = offer->dgram,
-                      .token = offer->token,
-                      .req = req};
+    px_udp_bulk_tx_t *x = NULL;
+    for (int i = 0; i < PX_UDP_BULK_MAX && !x; i++)
+        if (!b->tx[i].busy)
+            x = &b->tx[i];
+    if (!x)
+        return PX_ERR_BUSY;
+    if (offer->dgram == 0 || offer->dgram > 65507 || offer->window == 0 || !offer->port)
+        return PX_ERR_INVALID_PARAM;
+    *x = (px_udp_bulk_tx_t){.busy = 1,
+                            .owner = owner,
+                            .fd = fd,
+                            .buf = buf,
+                            .len = len,
+                            .dup_at = (size_t)-1,
+                            .window = offer->window,
+                            .dgram = offer->dgram,
+                            .token = offer->token,
+                            .arg = arg};
     x->to.sin_family = AF_INET;
     x->to.sin_addr.s_addr = remote_ip;
     x->to.sin_port = htons(offer->port);
@@ -361,25 +372,25 @@ int px_zc_send_start(int peer, uint32_t local_ip, uint32_t remote_ip, const px_z
     x->last_ns = px_time_ns();
     x->cwnd = 4 * (size_t)x->dgram > 65536 ? 4 * (size_t)x->dgram : 65536;
     x->ssthresh = x->window;
-    px_zc.ntx_busy++;
-    px_zc.st.tx_transfers++;
-    px_zc_push(x);
-    return 0;
+    b->ntx_busy++;
+    b->st.tx_transfers++;
+    px_udp_bulk_push(b, x);
+    return PX_OK;
 }
 
-static void px_zc_tx_end(px_zc_tx_t *x, px_status_t st)
+static void px_udp_bulk_tx_end(px_udp_bulk_t *b, px_udp_bulk_tx_t *x, px_status_t st)
 {
-    void *req = x->req;
+    void *arg = x->arg;
     x->busy = 0;
-    px_zc.ntx_busy--;
+    b->ntx_busy--;
     if (st == PX_OK)
-        px_zc.st.tx_bytes += x->len;
-    px_zc.ops.send_done(req, st);
+        b->st.tx_bytes += x->len;
+    b->rx->bulk_done(x->owner, arg, st);
 }
 
-void px_zc_send_acked(void *req, uint64_t got)
+void px_udp_bulk_acked(px_udp_bulk_t *b, void *arg, uint64_t got)
 {
-    px_zc_tx_t *x = px_zc_tx_find(req);
+    px_udp_bulk_tx_t *x = px_udp_bulk_tx_find(b, arg);
     if (!x || got > x->len)
         return; /* a late or invalid acknowledgement */
     if (got > x->acked) {
@@ -409,50 +420,48 @@ void px_zc_send_acked(void *req, uint64_t got)
         else
             x->cwnd += (size_t)x->dgram * moved / x->cwnd + 1;
         if (x->acked == x->len) {
-            px_zc_tx_end(x, PX_OK);
+            px_udp_bulk_tx_end(b, x, PX_OK);
             return;
         }
     } else if (got == x->acked && x->sent > x->acked && x->dup_at != got) {
         /* the receiver misses what follows `got`: go back once per point,
          * and send less at a time */
         x->dup_at = (size_t)got;
-        px_zc.st.tx_resent += x->sent - x->acked;
+        b->st.tx_resent += x->sent - x->acked;
         x->sent = x->acked;
         x->probe_ns = 0;
         x->ssthresh = x->cwnd / 2 > 2 * (size_t)x->dgram ? x->cwnd / 2 : 2 * (size_t)x->dgram;
         x->cwnd = x->ssthresh;
     }
-    px_zc_push(x);
+    px_udp_bulk_push(b, x);
 }
 
 /* ---------- progress ---------- */
 
-int px_zc_progress(void)
+int px_udp_bulk_progress(px_udp_bulk_t *b)
 {
     int n = 0;
-    if (px_zc.nrx_busy)
-        for (int i = 0; i < PX_ZC_MAX; i++)
-            if (px_zc.rx[i].fd >= 0 && px_zc.rx[i].busy)
-                n += px_zc_rx_poll(&px_zc.rx[i]);
-    if (px_zc.ntx_busy) {
+    if (b->nrx_busy)
+        for (int i = 0; i < PX_UDP_BULK_MAX; i++)
+            if (b->rx_x[i].fd >= 0 && b->rx_x[i].busy)
+                n += px_udp_bulk_rx_poll(b, &b->rx_x[i]);
+    if (b->ntx_busy) {
         uint64_t now = px_time_ns();
         uint64_t give_up = (uint64_t)(px_params.partition_timeout * 1e9);
-        for (int i = 0; i < PX_ZC_MAX; i++) {
-            px_zc_tx_t *x = &px_zc.tx[i];
+        for (int i = 0; i < PX_UDP_BULK_MAX; i++) {
+            px_udp_bulk_tx_t *x = &b->tx[i];
             if (!x->busy)
                 continue;
             if (now - x->last_ns > x->rto_ns) {
                 if (now - x->last_ns > give_up) {
-                    px_error("proto",
-                             "udp-zcopy to rank %d: no progress for %.0f s at %zu of "
-                             "%zu bytes",
-                             x->peer, px_params.partition_timeout, x->acked, x->len);
-                    px_zc_tx_end(x, PX_ERR_TIMEOUT);
+                    px_error("udp", "bulk transfer: no progress for %.0f s at %zu of %zu bytes",
+                             px_params.partition_timeout, x->acked, x->len);
+                    px_udp_bulk_tx_end(b, x, PX_ERR_TIMEOUT);
                     continue;
                 }
                 /* nothing acknowledged for a while: from the last point again */
-                px_zc.st.tx_timeouts++;
-                px_zc.st.tx_resent += x->sent - x->acked;
+                b->st.tx_timeouts++;
+                b->st.tx_resent += x->sent - x->acked;
                 x->sent = x->acked;
                 x->dup_at = (size_t)-1;
                 x->probe_ns = 0;
@@ -463,44 +472,48 @@ int px_zc_progress(void)
                 x->last_ns = now;
                 n++;
             }
-            px_zc_push(x);
+            px_udp_bulk_push(b, x);
         }
     }
     return n;
 }
 
-int px_zc_busy(void) { return px_zc.nrx_busy + px_zc.ntx_busy; }
+int px_udp_bulk_busy(const px_udp_bulk_t *b) { return b->nrx_busy + b->ntx_busy; }
 
-void px_zc_fail_peer(int peer)
+uint64_t px_udp_bulk_cancel(px_udp_bulk_t *b, void *arg)
 {
-    for (int i = 0; i < PX_ZC_MAX; i++) {
-        if (px_zc.rx[i].busy && px_zc.rx[i].peer == peer) {
-            px_zc.rx[i].busy = 0;
-            px_zc.nrx_busy--;
+    for (int i = 0; i < PX_UDP_BULK_MAX; i++) {
+        if (b->rx_x[i].busy && b->rx_x[i].arg == arg) {
+            b->rx_x[i].busy = 0;
+            b->rx_x[i].arg = NULL;
+            b->nrx_busy--;
+            return b->rx_x[i].got;
         }
-        if (px_zc.tx[i].busy && px_zc.tx[i].peer == peer) {
-            px_zc.tx[i].busy = 0;
-            px_zc.ntx_busy--;
+        if (b->tx[i].busy && b->tx[i].arg == arg) {
+            b->tx[i].busy = 0;
+            b->ntx_busy--;
+            return b->tx[i].acked;
         }
     }
+    return 0;
 }
 
-void px_zc_print_stats(int rank)
+static void px_udp_bulk_print(const px_udp_bulk_t *b, int rank)
 {
-    if (!px_zc.st.rx_transfers && !px_zc.st.tx_transfers && !px_zc.st.no_socket)
+    if (!b->st.rx_transfers && !b->st.tx_transfers && !b->st.no_socket)
         return;
     int sockets = 0;
-    for (int i = 0; i < PX_ZC_MAX; i++)
-        sockets += px_zc.rx[i].fd >= 0;
+    for (int i = 0; i < PX_UDP_BULK_MAX; i++)
+        sockets += b->rx_x[i].fd >= 0;
     fprintf(stderr,
             "[plexus profile] rank %d udp-zcopy: sockets %d + %d sending | rx transfers %llu "
             "bytes %llu in place %llu moved %llu dropped %llu bad %llu no socket %llu | tx "
             "transfers %llu bytes %llu datagrams %llu resent bytes %llu timeouts %llu\n",
-            rank, sockets, px_zc.nsrc, (unsigned long long)px_zc.st.rx_transfers,
-            (unsigned long long)px_zc.st.rx_bytes, (unsigned long long)px_zc.st.rx_inplace,
-            (unsigned long long)px_zc.st.rx_moved, (unsigned long long)px_zc.st.rx_dropped,
-            (unsigned long long)px_zc.st.rx_bad, (unsigned long long)px_zc.st.no_socket,
-            (unsigned long long)px_zc.st.tx_transfers, (unsigned long long)px_zc.st.tx_bytes,
-            (unsigned long long)px_zc.st.tx_dgrams, (unsigned long long)px_zc.st.tx_resent,
-            (unsigned long long)px_zc.st.tx_timeouts);
+            rank, sockets, b->nsrc, (unsigned long long)b->st.rx_transfers,
+            (unsigned long long)b->st.rx_bytes, (unsigned long long)b->st.rx_inplace,
+            (unsigned long long)b->st.rx_moved, (unsigned long long)b->st.rx_dropped,
+            (unsigned long long)b->st.rx_bad, (unsigned long long)b->st.no_socket,
+            (unsigned long long)b->st.tx_transfers, (unsigned long long)b->st.tx_bytes,
+            (unsigned long long)b->st.tx_dgrams, (unsigned long long)b->st.tx_resent,
+            (unsigned long long)b->st.tx_timeouts);
 }
