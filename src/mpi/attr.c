@@ -4,10 +4,22 @@
 #include <limits.h>
 #include <stdlib.h>
 
+/* A keyval serves one kind of object. Communicator, datatype and window
+ * handles are all ints in this ABI, so one pair of callback types serves
+ * the three (the program's callbacks take MPI_Comm, MPI_Datatype or
+ * MPI_Win, each an int). */
+enum { PX_KV_COMM, PX_KV_TYPE, PX_KV_WIN };
+static const char *const px_kv_kind_name[] = {"communicator", "datatype", "window"};
+typedef int(px_attr_copy_fn)(int obj, int kv, void *extra, void *in, void *out, int *flag);
+typedef int(px_attr_delete_fn)(int obj, int kv, void *val, void *extra);
+
+/* Freed by the program (MPI_*_free_keyval), a keyval lives on while
+ * attributes use it: their callbacks still run. */
 typedef struct px_keyval {
-    MPI_Comm_copy_attr_function *copy;
-    MPI_Comm_delete_attr_function *del;
+    px_attr_copy_fn *copy;
+    px_attr_delete_fn *del;
     void *extra;
+    int kind;
     int refs;
     int freed;
 } px_keyval_t;
@@ -18,11 +30,20 @@ struct px_mpi_attr {
     void *value;
 };
 
+/* Attributes of datatypes and windows, by handle (communicators keep
+ * theirs); few objects carry any. */
+typedef struct px_attr_obj {
+    struct px_attr_obj *next;
+    int kind, handle;
+    px_mpi_attr_t *attrs;
+} px_attr_obj_t;
+static px_attr_obj_t *px_attr_objs;
+
 static px_htab_t px_keyval_tab;
 #define PX_KEYVAL_DYN 0xa4000000u
 
 static int px_attr_tag_ub = INT_MAX, px_attr_host = MPI_PROC_NULL, px_attr_io = MPI_ANY_SOURCE,
-           px_attr_wtime_global = 0, px_attr_universe, px_attr_appnum = 0, px_attr_lastcode = 79;
+           px_attr_wtime_global = 0, px_attr_universe, px_attr_appnum = 0;
 
 static px_keyval_t *px_keyval_get(int kv)
 {
@@ -39,55 +60,77 @@ static void px_keyval_release(int kv, px_keyval_t *k)
     }
 }
 
-PX_PMPI(MPI_Comm_create_keyval)
-(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn, int *keyval,
- void *extra_state)
+static int px_keyval_create(int kind, px_attr_copy_fn *copy, px_attr_delete_fn *del, int *keyval,
+                            void *extra, const char *fn)
 {
-    PX_CS_ENTER();
+    if (!keyval)
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "null keyval argument");
     px_keyval_t *k = calloc(1, sizeof(*k));
-    if (!k || !keyval) {
-        free(k);
-        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Comm_create_keyval", "invalid arguments");
-    }
-    k->copy = copy_fn;
-    k->del = delete_fn;
-    k->extra = extra_state;
-    k->refs = 1;
+    if (!k)
+        return px_mpi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    *k = (px_keyval_t){.copy = copy, .del = del, .extra = extra, .kind = kind, .refs = 1};
     int idx = px_htab_add(&px_keyval_tab, k);
     *keyval = (int)(PX_KEYVAL_DYN | (unsigned)idx);
     return MPI_SUCCESS;
 }
-PX_WEAK(MPI_Comm_create_keyval)
 
-PX_PMPI(MPI_Comm_free_keyval)(int *keyval)
+static int px_keyval_free(int kind, int *keyval, const char *fn)
 {
-    PX_CS_ENTER();
     px_keyval_t *k = keyval ? px_keyval_get(*keyval) : NULL;
-    if (!k || k->freed)
-        return px_mpi_error(NULL, MPI_ERR_KEYVAL, "MPI_Comm_free_keyval", "invalid keyval");
+    if (!k || k->freed || k->kind != kind)
+        return px_mpi_error(NULL, MPI_ERR_KEYVAL, fn, "not a valid %s keyval",
+                            px_kv_kind_name[kind]);
     k->freed = 1;
     px_keyval_release(*keyval, k);
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
-PX_WEAK(MPI_Comm_free_keyval)
 
-static px_mpi_attr_t **px_attr_find(px_mpi_comm_t *c, int kv)
+/* The attribute list of a datatype or window (create: make an empty one). */
+static px_mpi_attr_t **px_attr_list(int kind, int handle, int create)
 {
-    px_mpi_attr_t **a = &c->attrs;
-    while (*a && (*a)->keyval != kv)
-        a = &(*a)->next;
-    return a;
+    for (px_attr_obj_t *o = px_attr_objs; o; o = o->next)
+        if (o->kind == kind && o->handle == handle)
+            return &o->attrs;
+    if (!create)
+        return NULL;
+    px_attr_obj_t *o = calloc(1, sizeof(*o));
+    if (!o)
+        return NULL;
+    o->kind = kind;
+    o->handle = handle;
+    o->next = px_attr_objs;
+    px_attr_objs = o;
+    return &o->attrs;
 }
 
-static int px_attr_delete(px_mpi_comm_t *c, int kv, px_keyval_t *k)
+static void px_attr_list_drop(int kind, int handle)
 {
-    px_mpi_attr_t **a = px_attr_find(c, kv);
+    for (px_attr_obj_t **o = &px_attr_objs; *o; o = &(*o)->next)
+        if ((*o)->kind == kind && (*o)->handle == handle) {
+            px_attr_obj_t *x = *o;
+            *o = x->next;
+            free(x);
+            return;
+        }
+}
+
+static px_mpi_attr_t **px_attr_find(px_mpi_attr_t **list, int kv)
+{
+    while (*list && (*list)->keyval != kv)
+        list = &(*list)->next;
+    return list;
+}
+
+/* Runs the delete callback of kv's attribute on obj and removes it. */
+static int px_attr_delete(int obj, px_mpi_attr_t **list, int kv, px_keyval_t *k)
+{
+    px_mpi_attr_t **a = px_attr_find(list, kv);
     if (!*a)
         return MPI_ERR_KEYVAL;
     px_mpi_attr_t *x = *a;
     if (k->del) {
-        int rc = k->del(c->handle, kv, x->value, k->extra);
+        int rc = k->del(obj, kv, x->value, k->extra);
         if (rc != MPI_SUCCESS)
             return rc;
     }
@@ -97,27 +140,125 @@ static int px_attr_delete(px_mpi_comm_t *c, int kv, px_keyval_t *k)
     return MPI_SUCCESS;
 }
 
+static int px_attr_set(int kind, int obj, px_mpi_attr_t **list, int keyval, void *val)
+{
+    px_keyval_t *k = px_keyval_get(keyval);
+    if (!k || k->freed || k->kind != kind)
+        return MPI_ERR_KEYVAL;
+    if (*px_attr_find(list, keyval)) {
+        int rc = px_attr_delete(obj, list, keyval, k);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    px_mpi_attr_t *x = malloc(sizeof(*x));
+    if (!x)
+        return MPI_ERR_NO_MEM;
+    x->keyval = keyval;
+    x->value = val;
+    x->next = *list;
+    *list = x;
+    k->refs++;
+    return MPI_SUCCESS;
+}
+
+static int px_attr_get(int kind, px_mpi_attr_t **list, int keyval, void *val, int *flag)
+{
+    px_keyval_t *k = px_keyval_get(keyval);
+    if (!k || k->kind != kind)
+        return MPI_ERR_KEYVAL;
+    px_mpi_attr_t **a = list ? px_attr_find(list, keyval) : NULL;
+    *flag = a && *a;
+    if (*flag)
+        *(void **)val = (*a)->value;
+    return MPI_SUCCESS;
+}
+
+static int px_attr_del(int kind, int obj, px_mpi_attr_t **list, int keyval)
+{
+    px_keyval_t *k = px_keyval_get(keyval);
+    if (!k || k->kind != kind || !list)
+        return MPI_ERR_KEYVAL;
+    return px_attr_delete(obj, list, keyval, k);
+}
+
+/* The attributes of old that their copy callbacks pass on, into *nlist;
+ * on a failing callback its code, with what was copied deleted again. */
+static int px_attr_copy(int old, px_mpi_attr_t *olist, int nobj, px_mpi_attr_t **nlist);
+
+static void px_attr_delete_list(int obj, px_mpi_attr_t **list)
+{
+    while (*list) {
+        int kv = (*list)->keyval;
+        px_keyval_t *k = px_keyval_get(kv);
+        if (!k || px_attr_delete(obj, list, kv, k) != MPI_SUCCESS) {
+            px_mpi_attr_t *x = *list;
+            *list = x->next;
+            free(x);
+            if (k)
+                px_keyval_release(kv, k);
+        }
+    }
+}
+
+static int px_attr_copy(int old, px_mpi_attr_t *olist, int nobj, px_mpi_attr_t **nlist)
+{
+    for (px_mpi_attr_t *a = olist; a; a = a->next) {
+        px_keyval_t *k = px_keyval_get(a->keyval);
+        void *val = NULL;
+        int flag = 0;
+        if (!k || !k->copy)
+            continue;
+        int rc = k->copy(old, a->keyval, k->extra, a->value, &val, &flag);
+        if (rc == MPI_SUCCESS && flag) {
+            px_mpi_attr_t *x = malloc(sizeof(*x));
+            if (!x) {
+                rc = MPI_ERR_NO_MEM;
+            } else {
+                /* kept in the order of the original */
+                px_mpi_attr_t **end = nlist;
+                while (*end)
+                    end = &(*end)->next;
+                *x = (px_mpi_attr_t){.keyval = a->keyval, .value = val};
+                *end = x;
+                k->refs++;
+            }
+        }
+        if (rc != MPI_SUCCESS) {
+            px_attr_delete_list(nobj, nlist);
+            return rc;
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---------- communicators ---------- */
+
+PX_PMPI(MPI_Comm_create_keyval)
+(MPI_Comm_copy_attr_function *copy_fn, MPI_Comm_delete_attr_function *delete_fn, int *keyval,
+ void *extra_state)
+{
+    PX_CS_ENTER();
+    return px_keyval_create(PX_KV_COMM, (px_attr_copy_fn *)copy_fn, (px_attr_delete_fn *)delete_fn,
+                            keyval, extra_state, "MPI_Comm_create_keyval");
+}
+PX_WEAK(MPI_Comm_create_keyval)
+
+PX_PMPI(MPI_Comm_free_keyval)(int *keyval)
+{
+    PX_CS_ENTER();
+    return px_keyval_free(PX_KV_COMM, keyval, "MPI_Comm_free_keyval");
+}
+PX_WEAK(MPI_Comm_free_keyval)
+
 PX_PMPI(MPI_Comm_set_attr)(MPI_Comm comm, int keyval, void *attribute_val)
 {
     PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_set_attr");
-    px_keyval_t *k = px_keyval_get(keyval);
-    if (!k || k->freed)
-        return px_mpi_error(c, MPI_ERR_KEYVAL, "MPI_Comm_set_attr", "invalid keyval");
-    px_mpi_attr_t **a = px_attr_find(c, keyval);
-    if (*a) {
-        int rc = px_attr_delete(c, keyval, k);
-        if (rc != MPI_SUCCESS)
-            return px_mpi_error(c, rc, "MPI_Comm_set_attr", "delete callback failed");
-    }
-    px_mpi_attr_t *x = malloc(sizeof(*x));
-    if (!x)
-        return px_mpi_error(c, MPI_ERR_NO_MEM, "MPI_Comm_set_attr", "out of memory");
-    x->keyval = keyval;
-    x->value = attribute_val;
-    x->next = c->attrs;
-    c->attrs = x;
-    k->refs++;
+    int rc = px_attr_set(PX_KV_COMM, comm, &c->attrs, keyval, attribute_val);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, "MPI_Comm_set_attr",
+                            rc == MPI_ERR_KEYVAL ? "invalid keyval"
+                                                 : "the delete callback of the old value failed");
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Comm_set_attr)
@@ -151,18 +292,13 @@ PX_PMPI(MPI_Comm_get_attr)(MPI_Comm comm, int keyval, void *attribute_val, int *
         *out = &px_attr_appnum;
         return MPI_SUCCESS;
     case MPI_LASTUSEDCODE:
-        *out = &px_attr_lastcode;
+        *out = &px_mpi_lastusedcode;
         return MPI_SUCCESS;
     default:
         break;
     }
-    px_keyval_t *k = px_keyval_get(keyval);
-    if (!k)
+    if (px_attr_get(PX_KV_COMM, &c->attrs, keyval, attribute_val, flag) != MPI_SUCCESS)
         return px_mpi_error(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "invalid keyval");
-    px_mpi_attr_t **a = px_attr_find(c, keyval);
-    *flag = *a != NULL;
-    if (*a)
-        *out = (*a)->value;
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Comm_get_attr)
@@ -171,10 +307,7 @@ PX_PMPI(MPI_Comm_delete_attr)(MPI_Comm comm, int keyval)
 {
     PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_delete_attr");
-    px_keyval_t *k = px_keyval_get(keyval);
-    if (!k)
-        return px_mpi_error(c, MPI_ERR_KEYVAL, "MPI_Comm_delete_attr", "invalid keyval");
-    int rc = px_attr_delete(c, keyval, k);
+    int rc = px_attr_del(PX_KV_COMM, comm, &c->attrs, keyval);
     if (rc != MPI_SUCCESS)
         return px_mpi_error(c, rc, "MPI_Comm_delete_attr", "no such attribute or callback failed");
     return MPI_SUCCESS;
@@ -183,41 +316,120 @@ PX_WEAK(MPI_Comm_delete_attr)
 
 int px_mpi_attr_copy_all(px_mpi_comm_t *old, px_mpi_comm_t *nc)
 {
-    for (px_mpi_attr_t *a = old->attrs; a; a = a->next) {
-        px_keyval_t *k = px_keyval_get(a->keyval);
-        void *val = NULL;
-        int flag = 0;
-        if (!k || !k->copy)
-            continue;
-        int rc = k->copy(old->handle, a->keyval, k->extra, a->value, &val, &flag);
-        if (rc != MPI_SUCCESS)
-            return rc;
-        if (flag) {
-            px_mpi_attr_t *x = malloc(sizeof(*x));
-            if (!x)
-                return MPI_ERR_NO_MEM;
-            x->keyval = a->keyval;
-            x->value = val;
-            x->next = nc->attrs;
-            nc->attrs = x;
-            k->refs++;
-        }
-    }
-    return MPI_SUCCESS;
+    return px_attr_copy(old->handle, old->attrs, nc->handle, &nc->attrs);
 }
 
-void px_mpi_attr_delete_all(px_mpi_comm_t *c)
+void px_mpi_attr_delete_all(px_mpi_comm_t *c) { px_attr_delete_list(c->handle, &c->attrs); }
+
+/* ---------- datatypes ---------- */
+
+PX_PMPI(MPI_Type_create_keyval)
+(MPI_Type_copy_attr_function *copy_fn, MPI_Type_delete_attr_function *delete_fn, int *keyval,
+ void *extra_state)
 {
-    while (c->attrs) {
-        int kv = c->attrs->keyval;
-        px_keyval_t *k = px_keyval_get(kv);
-        if (!k || px_attr_delete(c, kv, k) != MPI_SUCCESS) {
-            px_mpi_attr_t *x = c->attrs;
-            c->attrs = x->next;
-            free(x);
-        }
-    }
+    PX_CS_ENTER();
+    return px_keyval_create(PX_KV_TYPE, (px_attr_copy_fn *)copy_fn, (px_attr_delete_fn *)delete_fn,
+                            keyval, extra_state, "MPI_Type_create_keyval");
 }
+PX_WEAK(MPI_Type_create_keyval)
+
+PX_PMPI(MPI_Type_free_keyval)(int *keyval)
+{
+    PX_CS_ENTER();
+    return px_keyval_free(PX_KV_TYPE, keyval, "MPI_Type_free_keyval");
+}
+PX_WEAK(MPI_Type_free_keyval)
+
+static int px_type_valid(MPI_Datatype t)
+{
+    return t != MPI_DATATYPE_NULL && px_mpi_dt_get(t) != NULL;
+}
+
+PX_PMPI(MPI_Type_set_attr)(MPI_Datatype type, int keyval, void *attribute_val)
+{
+    PX_CS_ENTER();
+    const char *fn = "MPI_Type_set_attr";
+    if (!px_type_valid(type))
+        return px_mpi_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype");
+    px_mpi_attr_t **list = px_attr_list(PX_KV_TYPE, type, 1);
+    if (!list)
+        return px_mpi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    int rc = px_attr_set(PX_KV_TYPE, type, list, keyval, attribute_val);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(NULL, rc, fn,
+                            rc == MPI_ERR_KEYVAL ? "invalid keyval" : "callback failed");
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Type_set_attr)
+
+PX_PMPI(MPI_Type_get_attr)(MPI_Datatype type, int keyval, void *attribute_val, int *flag)
+{
+    PX_CS_ENTER();
+    const char *fn = "MPI_Type_get_attr";
+    if (!px_type_valid(type))
+        return px_mpi_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype");
+    if (!attribute_val || !flag)
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "null argument");
+    if (px_attr_get(PX_KV_TYPE, px_attr_list(PX_KV_TYPE, type, 0), keyval, attribute_val, flag))
+        return px_mpi_error(NULL, MPI_ERR_KEYVAL, fn, "invalid keyval");
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Type_get_attr)
+
+PX_PMPI(MPI_Type_delete_attr)(MPI_Datatype type, int keyval)
+{
+    PX_CS_ENTER();
+    const char *fn = "MPI_Type_delete_attr";
+    if (!px_type_valid(type))
+        return px_mpi_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype");
+    int rc = px_attr_del(PX_KV_TYPE, type, px_attr_list(PX_KV_TYPE, type, 0), keyval);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(NULL, rc, fn, "no such attribute or callback failed");
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Type_delete_attr)
+
+int px_mpi_type_attr_copy(MPI_Datatype old, MPI_Datatype nt)
+{
+    px_mpi_attr_t **olist = px_attr_list(PX_KV_TYPE, old, 0);
+    if (!olist || !*olist)
+        return MPI_SUCCESS;
+    px_mpi_attr_t **nlist = px_attr_list(PX_KV_TYPE, nt, 1);
+    if (!nlist)
+        return MPI_ERR_NO_MEM;
+    int rc = px_attr_copy(old, *olist, nt, nlist);
+    if (rc != MPI_SUCCESS)
+        px_attr_list_drop(PX_KV_TYPE, nt);
+    return rc;
+}
+
+void px_mpi_type_attr_delete_all(MPI_Datatype t)
+{
+    px_mpi_attr_t **list = px_attr_list(PX_KV_TYPE, t, 0);
+    if (!list)
+        return;
+    px_attr_delete_list(t, list);
+    px_attr_list_drop(PX_KV_TYPE, t);
+}
+
+/* ---------- windows (their keyvals; windows themselves: rma.c) ---------- */
+
+PX_PMPI(MPI_Win_create_keyval)
+(MPI_Win_copy_attr_function *copy_fn, MPI_Win_delete_attr_function *delete_fn, int *keyval,
+ void *extra_state)
+{
+    PX_CS_ENTER();
+    return px_keyval_create(PX_KV_WIN, (px_attr_copy_fn *)copy_fn, (px_attr_delete_fn *)delete_fn,
+                            keyval, extra_state, "MPI_Win_create_keyval");
+}
+PX_WEAK(MPI_Win_create_keyval)
+
+PX_PMPI(MPI_Win_free_keyval)(int *keyval)
+{
+    PX_CS_ENTER();
+    return px_keyval_free(PX_KV_WIN, keyval, "MPI_Win_free_keyval");
+}
+PX_WEAK(MPI_Win_free_keyval)
 
 /* MPI-1 names */
 PX_PMPI(MPI_Keyval_create)

@@ -220,8 +220,6 @@ PX_PMPI(MPI_Comm_size)(MPI_Comm comm, int *size)
 }
 PX_WEAK(MPI_Comm_size)
 
-int px_mpi_attr_copy_all(px_mpi_comm_t *old, px_mpi_comm_t *newc); /* attr.c */
-void px_mpi_attr_delete_all(px_mpi_comm_t *c);
 int px_mpi_intercomm_create_sub(px_mpi_comm_t *c, const px_mpi_group_t *g, MPI_Comm *newcomm,
                                 const char *fn); /* intercomm.c */
 
@@ -264,7 +262,11 @@ static int px_comm_dup(px_mpi_comm_t *c, MPI_Comm *newcomm, const char *fn)
     }
     rc = px_mpi_attr_copy_all(c, nc);
     if (rc != MPI_SUCCESS) {
+        /* the attributes copied so far are deleted, and there is no new
+         * communicator */
+        px_mpi_attr_delete_all(nc);
         px_mpi_comm_release(nc);
+        *newcomm = MPI_COMM_NULL;
         return px_mpi_error(c, rc, fn, "attribute copy callback failed");
     }
     *newcomm = nc->handle;

@@ -808,7 +808,17 @@ PX_PMPI(MPI_Type_dup)(MPI_Datatype oldtype, MPI_Datatype *newtype)
         o->ub = d->lb + d->extent;
     }
     o->d.committed = d->committed;
-    return px_dt_publish(o, fn, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &oldtype, newtype);
+    int rc = px_dt_publish(o, fn, MPI_COMBINER_DUP, 0, NULL, 0, NULL, 1, &oldtype, newtype);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    /* the attributes whose copy callbacks say so (MPI-3.1 6.7.4) */
+    rc = px_mpi_type_attr_copy(oldtype, *newtype);
+    if (rc != MPI_SUCCESS) {
+        PMPI_Type_free(newtype);
+        *newtype = MPI_DATATYPE_NULL;
+        return px_mpi_error(NULL, rc, fn, "attribute copy callback failed");
+    }
+    return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Type_dup)
 
@@ -834,6 +844,7 @@ PX_PMPI(MPI_Type_free)(MPI_Datatype *datatype)
     if (!o)
         return px_mpi_error(NULL, MPI_ERR_TYPE, "MPI_Type_free",
                             "cannot free a predefined datatype");
+    px_mpi_type_attr_delete_all(*datatype);
     px_dt_user_free(o);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;

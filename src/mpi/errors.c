@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct px_mpi_errh {
     MPI_Comm_errhandler_function *fn;
@@ -14,10 +15,64 @@ typedef struct px_mpi_errh {
 static px_htab_t px_errh_tab;
 #define PX_ERRH_DYN 0x94000000u
 
-/* user-defined error classes/codes (MPI_Add_error_class/code) */
-#define PX_USER_ERR_BASE 0x40000000 /* above MPI_ERR_LASTCODE's range is not allowed */
-static int px_err_next_class = 80;  /* first class after MPICH's predefined ones */
-static char *px_err_strings[256];
+/* Error classes and codes a program adds (MPI_Add_error_class/code), above
+ * MPI_ERR_LASTCODE as the standard wants them (MPICH's layout: the bit
+ * above MPI_ERR_LASTCODE marks them). A class is PX_ERR_DYN | i (i in 1 ..
+ * PX_ERR_DYN_MAX, low byte only); a code is PX_ERR_DYN | j << 8 (j from
+ * 1), its class kept in a table. Each may carry a string. */
+#define PX_ERR_DYN 0x40000000
+#define PX_ERR_DYN_MAX 255
+#define PX_ERR_CODES_MAX 4096
+static int px_err_nclass, px_err_ncode;
+static int px_err_code_class[PX_ERR_CODES_MAX + 1];
+static char *px_err_class_str[PX_ERR_DYN_MAX + 1], *px_err_code_str[PX_ERR_CODES_MAX + 1];
+int px_mpi_lastusedcode = MPI_ERR_LASTCODE;
+
+/* 1 and its index for a class the program added, 2 for a code, else 0. */
+static int px_err_dyn(int code, int *idx)
+{
+    if ((code & ~0x3fffffff) != PX_ERR_DYN)
+        return 0;
+    int lo = code & 0xff, hi = (code & 0x3fffffff) >> 8;
+    if (!hi && lo >= 1 && lo <= px_err_nclass) {
+        *idx = lo;
+        return 1;
+    }
+    if (!lo && hi >= 1 && hi <= px_err_ncode) {
+        *idx = hi;
+        return 2;
+    }
+    return 0;
+}
+
+/* The class of a valid code, or -1. */
+int px_mpi_error_class_of(int code)
+{
+    int i;
+    switch (px_err_dyn(code, &i)) {
+    case 1:
+        return code;
+    case 2:
+        return px_err_code_class[i];
+    default:
+        return code >= 0 && code <= MPI_ERR_LASTCODE ? code : -1;
+    }
+}
+
+/* The string of a code (what MPI_Add_error_string gave for an added one,
+ * else ""). */
+const char *px_mpi_error_text(int code)
+{
+    int i;
+    switch (px_err_dyn(code, &i)) {
+    case 1:
+        return px_err_class_str[i] ? px_err_class_str[i] : "";
+    case 2:
+        return px_err_code_str[i] ? px_err_code_str[i] : "";
+    default:
+        return px_mpi_error_string(code);
+    }
+}
 
 int px_mpi_status_to_class(px_status_t st)
 {
@@ -61,7 +116,7 @@ int px_mpi_error(px_mpi_comm_t *comm, int errclass, const char *fn, const char *
         }
     }
     char line[800];
-    snprintf(line, sizeof(line), "%s: %s (%s)", fn, msg, px_mpi_error_string(errclass));
+    snprintf(line, sizeof(line), "%s: %s (%s)", fn, msg, px_mpi_error_text(errclass));
     fprintf(stderr, "Plexus fatal error on rank %d: %s\n",
             px_mpi_comm_world ? px_mpi_comm_world->rank : 0, line);
     fflush(stderr);
@@ -73,14 +128,9 @@ int px_mpi_error(px_mpi_comm_t *comm, int errclass, const char *fn, const char *
 PX_PMPI(MPI_Error_string)(int errorcode, char *string, int *resultlen)
 {
     PX_CS_ENTER();
-    const char *s = NULL;
     if (!string || !resultlen)
         return MPI_ERR_ARG;
-    if (errorcode >= 80 && errorcode < 80 + 256 && px_err_strings[errorcode - 80])
-        s = px_err_strings[errorcode - 80];
-    if (!s)
-        s = px_mpi_error_string(errorcode);
-    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", s);
+    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", px_mpi_error_text(errorcode));
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
     return MPI_SUCCESS;
 }
@@ -91,22 +141,31 @@ PX_PMPI(MPI_Error_class)(int errorcode, int *errorclass)
     PX_CS_ENTER();
     if (!errorclass)
         return MPI_ERR_ARG;
-    if (errorcode < 0 || (errorcode > MPI_ERR_LASTCODE))
+    int c = px_mpi_error_class_of(errorcode);
+    if (c < 0)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d",
                             errorcode);
-    *errorclass = errorcode;
+    *errorclass = c;
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Error_class)
+
+static void px_err_used(int code)
+{
+    if (code > px_mpi_lastusedcode)
+        px_mpi_lastusedcode = code;
+}
 
 PX_PMPI(MPI_Add_error_class)(int *errorclass)
 {
     PX_CS_ENTER();
     if (!errorclass)
-        return MPI_ERR_ARG;
-    if (px_err_next_class >= 80 + 256)
-        return MPI_ERR_OTHER;
-    *errorclass = px_err_next_class++;
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Add_error_class", "null argument");
+    if (px_err_nclass == PX_ERR_DYN_MAX)
+        return px_mpi_error(NULL, MPI_ERR_OTHER, "MPI_Add_error_class",
+                            "no more than %d classes can be added", PX_ERR_DYN_MAX);
+    *errorclass = PX_ERR_DYN | ++px_err_nclass;
+    px_err_used(*errorclass);
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Add_error_class)
@@ -114,18 +173,39 @@ PX_WEAK(MPI_Add_error_class)
 PX_PMPI(MPI_Add_error_code)(int errorclass, int *errorcode)
 {
     PX_CS_ENTER();
-    (void)errorclass;
-    return PMPI_Add_error_class(errorcode);
+    if (!errorcode)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Add_error_code", "null argument");
+    int i;
+    if (px_mpi_error_class_of(errorclass) != errorclass ||
+        (errorclass & PX_ERR_DYN && px_err_dyn(errorclass, &i) != 1))
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Add_error_code", "%d is not an error class",
+                            errorclass);
+    if (px_err_ncode == PX_ERR_CODES_MAX)
+        return px_mpi_error(NULL, MPI_ERR_OTHER, "MPI_Add_error_code",
+                            "no more than %d codes can be added", PX_ERR_CODES_MAX);
+    px_err_code_class[++px_err_ncode] = errorclass;
+    *errorcode = PX_ERR_DYN | px_err_ncode << 8;
+    px_err_used(*errorcode);
+    return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Add_error_code)
 
 PX_PMPI(MPI_Add_error_string)(int errorcode, const char *string)
 {
     PX_CS_ENTER();
-    if (errorcode < 80 || errorcode >= px_err_next_class || !string)
-        return MPI_ERR_ARG;
-    free(px_err_strings[errorcode - 80]);
-    px_err_strings[errorcode - 80] = strdup(string);
+    int i, kind = px_err_dyn(errorcode, &i);
+    if (!kind)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Add_error_string",
+                            "%d is not a class or code the program added", errorcode);
+    if (!string || strlen(string) >= MPI_MAX_ERROR_STRING)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Add_error_string",
+                            "no string, or longer than MPI_MAX_ERROR_STRING");
+    char **slot = kind == 1 ? &px_err_class_str[i] : &px_err_code_str[i];
+    char *copy = strdup(string);
+    if (!copy)
+        return px_mpi_error(NULL, MPI_ERR_NO_MEM, "MPI_Add_error_string", "out of memory");
+    free(*slot);
+    *slot = copy;
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Add_error_string)
@@ -146,7 +226,7 @@ PX_WEAK(MPI_Comm_create_errhandler)
 
 static int px_errh_valid(MPI_Errhandler eh)
 {
-    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN)
+    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT)
         return 1;
     return PX_HANDLE_HI(eh) == PX_ERRH_DYN && px_htab_get(&px_errh_tab, PX_HANDLE_IDX(eh));
 }

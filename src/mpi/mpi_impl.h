@@ -244,6 +244,25 @@ int px_mpi_irecv_nohandle(px_mpi_req_t **req_p, void *buf, int count, MPI_Dataty
 /* ---------- errors ---------- */
 
 extern int px_mpi_initialized, px_mpi_finalized;
+/* attr.c: a new communicator gets the attributes whose copy callback says
+ * so (an error code when one fails); a freed one's are deleted, newest
+ * first. */
+int px_mpi_attr_copy_all(px_mpi_comm_t *old, px_mpi_comm_t *newc);
+void px_mpi_attr_delete_all(px_mpi_comm_t *c);
+/* ... and of datatypes: MPI_Type_dup copies them, MPI_Type_free deletes them. */
+int px_mpi_type_attr_copy(MPI_Datatype old, MPI_Datatype nt);
+void px_mpi_type_attr_delete_all(MPI_Datatype t);
+
+/* op.c: a user operation stays alive while something under way uses it,
+ * even after MPI_Op_free (predefined ones: nothing to do). */
+void px_mpi_op_retain(MPI_Op op);
+void px_mpi_op_release(MPI_Op op);
+
+/* errors.c: classes and codes a program added, and what MPI_LASTUSEDCODE
+ * says; the class of a code (-1: not a code); its string. */
+extern int px_mpi_lastusedcode;
+int px_mpi_error_class_of(int code);
+const char *px_mpi_error_text(int code);
 int px_mpi_error(px_mpi_comm_t *comm, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int px_mpi_status_to_class(px_status_t st);

@@ -3,19 +3,53 @@
 
 #include <stdlib.h>
 
+/* A user operation lives while its handle does or an operation under way
+ * (a nonblocking collective) uses it: MPI_Op_free only marks it. */
 typedef struct px_user_op {
     MPI_User_function *fn;
     int commute;
+    int refs;  /* the handle (until MPI_Op_free) and operations using it */
+    int freed; /* MPI_Op_free was called: the handle is no longer valid */
 } px_user_op_t;
 
 static px_htab_t px_op_tab;
 #define PX_OP_DYN 0x98000000u
 
-static px_user_op_t *px_user_op_get(MPI_Op op)
+/* The operation of a handle, also one freed but still in use. */
+static px_user_op_t *px_user_op_any(MPI_Op op)
 {
     if (PX_HANDLE_HI(op) != PX_OP_DYN)
         return NULL;
     return px_htab_get(&px_op_tab, PX_HANDLE_IDX(op));
+}
+
+/* The operation of a valid handle (not freed). */
+static px_user_op_t *px_user_op_get(MPI_Op op)
+{
+    px_user_op_t *u = px_user_op_any(op);
+    return u && !u->freed ? u : NULL;
+}
+
+static void px_user_op_unref(MPI_Op op, px_user_op_t *u)
+{
+    if (--u->refs == 0) {
+        px_htab_del(&px_op_tab, PX_HANDLE_IDX(op));
+        free(u);
+    }
+}
+
+void px_mpi_op_retain(MPI_Op op)
+{
+    px_user_op_t *u = px_user_op_any(op);
+    if (u)
+        u->refs++;
+}
+
+void px_mpi_op_release(MPI_Op op)
+{
+    px_user_op_t *u = px_user_op_any(op);
+    if (u)
+        px_user_op_unref(op, u);
 }
 
 int px_mpi_op_check(MPI_Op op, MPI_Datatype dt, int *commutative_p)
@@ -44,7 +78,7 @@ void px_mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Data
         px_mpi_op_builtin_apply(op, in, inout, count, dt);
         return;
     }
-    px_user_op_t *u = px_user_op_get(op);
+    px_user_op_t *u = px_user_op_any(op);
     int n = count;
     MPI_Datatype t = dt;
     u->fn((void *)in, inout, &n, &t);
@@ -60,6 +94,8 @@ PX_PMPI(MPI_Op_create)(MPI_User_function *user_fn, int commute, MPI_Op *op)
         return px_mpi_error(NULL, MPI_ERR_NO_MEM, "MPI_Op_create", "out of memory");
     u->fn = user_fn;
     u->commute = commute != 0;
+    u->refs = 1;
+    u->freed = 0;
     int idx = px_htab_add(&px_op_tab, u);
     *op = (MPI_Op)(PX_OP_DYN | (unsigned)idx);
     return MPI_SUCCESS;
@@ -72,8 +108,8 @@ PX_PMPI(MPI_Op_free)(MPI_Op *op)
     px_user_op_t *u = op ? px_user_op_get(*op) : NULL;
     if (!u)
         return px_mpi_error(NULL, MPI_ERR_OP, "MPI_Op_free", "not a user-defined operation");
-    px_htab_del(&px_op_tab, PX_HANDLE_IDX(*op));
-    free(u);
+    u->freed = 1;
+    px_user_op_unref(*op, u);
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
 }

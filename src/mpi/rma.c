@@ -66,3 +66,30 @@ PX_PMPI(MPI_Win_free)(MPI_Win *win)
     return px_mpi_error(NULL, MPI_ERR_WIN, "MPI_Win_free", "invalid window (" PX_RMA_MSG ")");
 }
 PX_WEAK(MPI_Win_free)
+
+/* Window attributes: the keyvals are in attr.c; no window exists to carry
+ * one. */
+PX_PMPI(MPI_Win_set_attr)(MPI_Win win, int keyval, void *attribute_val)
+{
+    PX_CS_ENTER();
+    (void)win, (void)keyval, (void)attribute_val;
+    return px_mpi_error(NULL, MPI_ERR_WIN, "MPI_Win_set_attr", "invalid window (" PX_RMA_MSG ")");
+}
+PX_WEAK(MPI_Win_set_attr)
+
+PX_PMPI(MPI_Win_get_attr)(MPI_Win win, int keyval, void *attribute_val, int *flag)
+{
+    PX_CS_ENTER();
+    (void)win, (void)keyval, (void)attribute_val, (void)flag;
+    return px_mpi_error(NULL, MPI_ERR_WIN, "MPI_Win_get_attr", "invalid window (" PX_RMA_MSG ")");
+}
+PX_WEAK(MPI_Win_get_attr)
+
+PX_PMPI(MPI_Win_delete_attr)(MPI_Win win, int keyval)
+{
+    PX_CS_ENTER();
+    (void)win, (void)keyval;
+    return px_mpi_error(NULL, MPI_ERR_WIN, "MPI_Win_delete_attr",
+                        "invalid window (" PX_RMA_MSG ")");
+}
+PX_WEAK(MPI_Win_delete_attr)

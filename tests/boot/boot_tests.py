@@ -539,6 +539,23 @@ def case_timeout():
     check_no_leftovers(mark)
 
 
+def case_mpiexec_timeout():
+    """MPIEXEC_TIMEOUT, which test harnesses set for any launcher, ends the
+    job as --timeout does; --timeout wins over it; a bad value is refused."""
+    mark = marker()
+    r = run(["-n", "2", PROG, "sleep", mark], env=clean_env(MPIEXEC_TIMEOUT="1"))
+    check(r.rc == 124, "MPIEXEC_TIMEOUT ends the job with 124", r)
+    check("timed out after 1 s (MPIEXEC_TIMEOUT)" in r.err, "the message names it", r)
+    check(r.elapsed < 4, "within a bounded time", r)
+    check_no_leftovers(mark)
+    r = run(["--timeout", "2", "-n", "1", PROG, "sleep", mark], env=clean_env(MPIEXEC_TIMEOUT="1"))
+    check(r.rc == 124 and "timed out after 2 s (--timeout)" in r.err, "--timeout wins", r)
+    check_no_leftovers(mark)
+    r = run(["-n", "1", PROG, "sleep", mark], env=clean_env(MPIEXEC_TIMEOUT="soon"))
+    check(r.rc == 2 and "invalid value 'soon' for MPIEXEC_TIMEOUT" in r.err,
+          "a bad value is a clear error", r)
+
+
 def case_connect_timeout():
     mark = marker()
     r = run(["--connect-timeout", "1", "-n", "3", PROG, "hang-noinit", "1", mark])
@@ -643,6 +660,7 @@ CASES = {
     "env": case_env, "env_launcher": case_env_launcher, "tag_output": case_tag_output,
     "lines": case_lines, "sigterm": case_sigterm, "sigint": case_sigint,
     "pxrun_killed": case_pxrun_killed, "timeout": case_timeout,
+    "mpiexec_timeout": case_mpiexec_timeout,
     "connect_timeout": case_connect_timeout, "bad_options": case_bad_options,
     "missing_program": case_missing_program, "launcher_fails": case_launcher_fails,
     "nonmpi": case_nonmpi, "singleton": case_singleton, "ssh_quoting": case_ssh_quoting,

@@ -275,15 +275,15 @@ static void pxrun_check_timers(pxrun_job_t *job)
          * runs), then the job ends */
         if (!job->dump_ns) {
             job->dump_ns = now;
-            pxrun_msg("job reached --timeout (%g s); asking every rank what it waits for",
-                      job->opts->timeout);
+            pxrun_msg("job reached %s (%g s); asking every rank what it waits for",
+                      job->opts->timeout_from, job->opts->timeout);
             px_boot_server_dump_all(job->srv);
             return;
         }
         if (now - job->dump_ns < PXRUN_DUMP_WAIT_NS)
             return;
-        pxrun_fail(job, PXRUN_EXIT_TIMEOUT, "job timed out after %g s (--timeout); terminating",
-                   job->opts->timeout);
+        pxrun_fail(job, PXRUN_EXIT_TIMEOUT, "job timed out after %g s (%s); terminating",
+                   job->opts->timeout, job->opts->timeout_from);
         return;
     }
     if ((px_boot_server_num_connected(job->srv) > 0 || job->opts->connect_timeout_given) &&

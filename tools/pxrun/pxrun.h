@@ -34,7 +34,8 @@ typedef struct pxrun_opts {
     int boot_port;
     int tag_output;
     int verbose;
-    double timeout; /* 0: none */
+    double timeout;           /* 0: none */
+    const char *timeout_from; /* "--timeout" or "MPIEXEC_TIMEOUT", for messages */
     double connect_timeout;
     int connect_timeout_given; /* also applies when no rank connected at all */
     char **argv;               /* program and its arguments */

@@ -41,7 +41,8 @@ static void pxrun_usage(FILE *out)
         "                           (PX_BIND; default spread)\n"
         "  -l, --tag-output         prefix each output line with '[rank] '\n"
         "  --timeout SEC            end the job after SEC seconds (exit code 124), once\n"
-        "                           every rank printed what it waits for\n"
+        "                           every rank printed what it waits for (default:\n"
+        "                           MPIEXEC_TIMEOUT from the environment, else none)\n"
         "  --connect-timeout SEC    end the job when a rank has not connected SEC seconds\n"
         "                           after launch while others have (default 60); given\n"
         "                           explicitly, also when no rank connects at all (a\n"
@@ -409,6 +410,15 @@ int pxrun_opts_parse(int argc, char **argv, pxrun_opts_t *o)
     if (i >= argc) {
         pxrun_msg("no program given (see pxrun --help)");
         return -1;
+    }
+    /* the time limit test harnesses set for MPICH's and Open MPI's
+     * launchers too; --timeout wins */
+    const char *env_limit = getenv("MPIEXEC_TIMEOUT");
+    o->timeout_from = "--timeout";
+    if (!o->timeout && env_limit && *env_limit) {
+        if (pxrun_parse_secs("MPIEXEC_TIMEOUT", env_limit, &o->timeout) < 0)
+            return -1;
+        o->timeout_from = "MPIEXEC_TIMEOUT";
     }
     o->argv = argv + i;
     o->argc = argc - i;

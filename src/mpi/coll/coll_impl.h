@@ -86,6 +86,11 @@ typedef struct px_coll_sched {
     int nreqs, qcap;
     void **mem; /* temporaries freed with the schedule */
     int nmem, mcap;
+    /* datatypes and operation a nonblocking collective uses: released with
+     * the schedule, so that the program may free its handles meanwhile */
+    MPI_Datatype *kept;
+    int nkept;
+    MPI_Op kept_op;
     int err;
     /* room for small schedules, so that most calls allocate nothing */
     px_coll_step_t steps_in[PX_COLL_SCHED_INLINE];
@@ -95,6 +100,9 @@ typedef struct px_coll_sched {
 } px_coll_sched_t;
 
 px_coll_sched_t *px_coll_sched_new(px_mpi_comm_t *c);
+/* Keeps the datatypes and the operation of a (n: entries of its per-rank
+ * type arrays) alive until the schedule is freed. */
+int px_coll_sched_keep(px_coll_sched_t *s, const px_coll_args_t *a, int n);
 void px_coll_sched_free(px_coll_sched_t *s);
 /* Ends the current round: later steps start once its transfers complete. */
 void px_coll_sched_round(px_coll_sched_t *s);

@@ -194,8 +194,10 @@ static int px_coll_launch(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_
         return px_coll_go(s, px_coll_build_with(s, id, al, a, c), c, NULL, fn);
     }
     px_coll_sched_t *s = px_coll_begin(c, req);
-    if (!s)
+    if (!s || px_coll_sched_keep(s, a, c->size) != MPI_SUCCESS) {
+        px_coll_sched_free(s);
         return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
     return px_coll_go(s, px_coll_build_into(s, id, a, c), c, req, fn);
 }
 
@@ -239,8 +241,10 @@ static int px_inter_launch(px_coll_build_fn build, const px_coll_args_t *a, px_m
                            MPI_Request *req, const char *fn)
 {
     px_coll_sched_t *s = px_coll_inter_sched_new(c);
-    if (!s)
+    if (!s || (req && px_coll_sched_keep(s, a, c->remote->size) != MPI_SUCCESS)) {
+        px_coll_sched_free(s);
         return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
     return px_coll_go(s, build(s, a, c), c, req, fn);
 }
 

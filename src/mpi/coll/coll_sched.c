@@ -4,6 +4,7 @@
  * schedule to completion; nonblocking ones wrap it in a request whose poll
  * advances it, so it progresses with the engine. */
 #include "coll_impl.h"
+#include "../dtype_engine.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -44,10 +45,39 @@ px_coll_sched_t *px_coll_sched_new(px_mpi_comm_t *c)
     return s;
 }
 
+int px_coll_sched_keep(px_coll_sched_t *s, const px_coll_args_t *a, int n)
+{
+    int k = 3 + (a->stypes ? n : 0) + (a->rtypes ? n : 0);
+    MPI_Datatype *t = malloc(sizeof(*t) * (size_t)k);
+    if (!t)
+        return MPI_ERR_NO_MEM;
+    k = 0;
+    t[k++] = a->stype;
+    t[k++] = a->rtype;
+    t[k++] = a->dt;
+    for (int i = 0; a->stypes && i < n; i++)
+        t[k++] = a->stypes[i];
+    for (int i = 0; a->rtypes && i < n; i++)
+        t[k++] = a->rtypes[i];
+    for (int i = 0; i < k; i++)
+        if (t[i] && t[i] != MPI_DATATYPE_NULL)
+            px_mpi_dt_retain(t[i]);
+    s->kept = t;
+    s->nkept = k;
+    s->kept_op = a->op;
+    px_mpi_op_retain(a->op); /* nothing for predefined ones (or none) */
+    return MPI_SUCCESS;
+}
+
 void px_coll_sched_free(px_coll_sched_t *s)
 {
     if (!s)
         return;
+    for (int i = 0; i < s->nkept; i++)
+        if (s->kept[i] && s->kept[i] != MPI_DATATYPE_NULL)
+            px_mpi_dt_release(s->kept[i]);
+    free(s->kept);
+    px_mpi_op_release(s->kept_op);
     for (int i = 0; i < s->nreqs; i++) {
         /* only on error paths: wait so no transfer writes freed memory */
         px_mpi_req_wait(s->reqs[i]);
