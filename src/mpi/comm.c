@@ -223,28 +223,11 @@ PX_WEAK(MPI_Comm_size)
 int px_mpi_intercomm_create_sub(px_mpi_comm_t *c, const px_mpi_group_t *g, MPI_Comm *newcomm,
                                 const char *fn); /* intercomm.c */
 
-static int px_comm_dup(px_mpi_comm_t *c, MPI_Comm *newcomm, const char *fn)
+/* What a duplicate takes from the original besides its group: hints,
+ * virtual topology, and the attributes whose copy callbacks say so. On
+ * failure nc is gone and the error is reported. */
+static int px_comm_dup_copy(px_mpi_comm_t *c, px_mpi_comm_t *nc, const char *fn)
 {
-    uint32_t ctx;
-    px_mpi_comm_t *nc;
-    int rc;
-    if (!newcomm)
-        return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
-    if (c->is_inter) {
-        rc = px_mpi_intercomm_dup(c, &nc, fn);
-        if (rc != MPI_SUCCESS)
-            return rc;
-    } else {
-        rc = px_mpi_comm_alloc_ctx(c, &ctx);
-        if (rc != MPI_SUCCESS)
-            return px_mpi_error(c, rc, fn, "cannot agree on a context id");
-        c->group->refs++;
-        rc = px_mpi_comm_create_from_group(c, c->group, ctx, &nc);
-        if (rc != MPI_SUCCESS) {
-            c->group->refs--;
-            return px_mpi_error(c, rc, fn, "out of memory");
-        }
-    }
     if (c->info) { /* MPI 3.1: the duplicate carries the hints of the original */
         nc->info = px_mpi_info_copy(c->info);
         if (!nc->info) {
@@ -260,15 +243,52 @@ static int px_comm_dup(px_mpi_comm_t *c, MPI_Comm *newcomm, const char *fn)
         }
         nc->topo_free = c->topo_free;
     }
-    rc = px_mpi_attr_copy_all(c, nc);
+    int rc = px_mpi_attr_copy_all(c, nc);
     if (rc != MPI_SUCCESS) {
         /* the attributes copied so far are deleted, and there is no new
          * communicator */
         px_mpi_attr_delete_all(nc);
         px_mpi_comm_release(nc);
-        *newcomm = MPI_COMM_NULL;
         return px_mpi_error(c, rc, fn, "attribute copy callback failed");
     }
+    return MPI_SUCCESS;
+}
+
+/* An intra-communicator on c's group whose context id is set later. */
+static int px_comm_dup_shell(px_mpi_comm_t *c, uint32_t ctx, px_mpi_comm_t **nc_p, const char *fn)
+{
+    c->group->refs++;
+    int rc = px_mpi_comm_create_from_group(c, c->group, ctx, nc_p);
+    if (rc != MPI_SUCCESS) {
+        c->group->refs--;
+        return px_mpi_error(c, rc, fn, "out of memory");
+    }
+    return MPI_SUCCESS;
+}
+
+static int px_comm_dup(px_mpi_comm_t *c, MPI_Comm *newcomm, const char *fn)
+{
+    uint32_t ctx;
+    px_mpi_comm_t *nc;
+    int rc;
+    if (!newcomm)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
+    *newcomm = MPI_COMM_NULL;
+    if (c->is_inter) {
+        rc = px_mpi_intercomm_dup(c, &nc, fn);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    } else {
+        rc = px_mpi_comm_alloc_ctx(c, &ctx);
+        if (rc != MPI_SUCCESS)
+            return px_mpi_error(c, rc, fn, "cannot agree on a context id");
+        rc = px_comm_dup_shell(c, ctx, &nc, fn);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    rc = px_comm_dup_copy(c, nc, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
     *newcomm = nc->handle;
     return MPI_SUCCESS;
 }
@@ -698,30 +718,171 @@ PX_PMPI(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm
 }
 PX_WEAK(MPI_Comm_create_group)
 
-/* MPI_Comm_idup duplicates at once (the agreement is a blocking collective
- * over comm, on its collective context, so it never matches the caller's
- * pending point-to-point traffic) and returns a request that is already
- * complete; its status is empty (MPI_ANY_SOURCE, MPI_ANY_TAG, count 0). */
+/* MPI_Comm_idup: the context id is agreed on in the background, as
+ * px_mpi_comm_agree_ctx does it (proposals, then checks, again above the
+ * agreed ids if a member found them taken), each step an allreduce on a
+ * collective tag taken when the call is made; the duplicate's hints,
+ * topology and attributes are copied at the call, and the program gets the
+ * handle when the request completes. Two duplications that overlap (each
+ * process a member of both, started in different orders) both complete. */
+typedef struct px_idup {
+    px_mpi_comm_t *parent, *nc;
+    MPI_Comm *out;
+    int tag;
+    int phase; /* 0: proposals, 1: checks */
+    uint32_t from, v;
+    int send, recv, clash;
+    px_ctx_claim_t claim;
+    int claimed;
+    void *sched; /* the allreduce under way */
+} px_idup_t;
+
+static void px_idup_unclaim(px_idup_t *d)
+{
+    if (d->claimed)
+        px_ctx_unclaim(&d->claim);
+    d->claimed = 0;
+}
+
+/* Starts a round of proposals: ids free here, claimed meanwhile. */
+static int px_idup_propose(px_idup_t *d)
+{
+    uint32_t lo = d->from > px_next_ctx ? d->from : px_next_ctx;
+    const px_ctx_claim_t *o;
+    while ((o = px_ctx_overlap(lo, 2)))
+        lo = o->lo + o->n;
+    if (lo > 0x7ffffff0u - 2)
+        return MPI_ERR_INTERN;
+    px_ctx_claim(&d->claim, lo, 2);
+    d->claimed = 1;
+    d->send = (int)lo;
+    d->phase = 0;
+    d->sched =
+        px_mpi_coll_iallreduce_tag(&d->send, &d->recv, 1, MPI_INT, MPI_MAX, d->parent, d->tag);
+    return d->sched ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+/* The allreduce of the current round ended: the next step. 1 when the
+ * duplicate is ready, 0 when another round is under way, or an error. */
+static int px_idup_step(px_idup_t *d)
+{
+    px_idup_unclaim(d);
+    if (d->phase == 0) {
+        if (d->recv < 0 || (unsigned)d->recv > 0x7ffffff0u - 2)
+            return MPI_ERR_INTERN;
+        d->v = (uint32_t)d->recv;
+        d->clash = d->v < px_next_ctx || px_ctx_overlap(d->v, 2);
+        if (!d->clash) {
+            px_ctx_claim(&d->claim, d->v, 2);
+            d->claimed = 1;
+        }
+        d->send = d->clash;
+        d->phase = 1;
+        d->sched =
+            px_mpi_coll_iallreduce_tag(&d->send, &d->recv, 1, MPI_INT, MPI_MAX, d->parent, d->tag);
+        return d->sched ? 0 : MPI_ERR_NO_MEM;
+    }
+    if (d->recv) { /* taken somewhere: again above */
+        d->from = d->v + 2;
+        int rc = px_idup_propose(d);
+        return rc == MPI_SUCCESS ? 0 : rc;
+    }
+    if (d->v + 2 > px_next_ctx)
+        px_next_ctx = d->v + 2;
+    d->nc->ctx = d->v;
+    return 1;
+}
+
+static void px_idup_end(px_mpi_req_t *r, px_idup_t *d, int rc)
+{
+    px_idup_unclaim(d);
+    if (rc == MPI_SUCCESS) {
+        *d->out = d->nc->handle;
+    } else {
+        px_mpi_attr_delete_all(d->nc);
+        px_mpi_comm_release(d->nc);
+        *d->out = MPI_COMM_NULL;
+    }
+    px_mpi_comm_release(d->parent);
+    r->st_error = rc;
+    r->sched = NULL;
+    free(d);
+}
+
+static int px_idup_poll(px_mpi_req_t *r)
+{
+    px_idup_t *d = r->sched;
+    if (!d)
+        return 1;
+    for (;;) {
+        int err;
+        if (!px_mpi_coll_sched_test(d->sched, &err))
+            return 0;
+        d->sched = NULL;
+        int rc = err != MPI_SUCCESS ? err : px_idup_step(d);
+        if (rc == 0)
+            continue;
+        px_idup_end(r, d, rc == 1 ? MPI_SUCCESS : rc);
+        return 1;
+    }
+}
+
 PX_PMPI(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     PX_CS_ENTER();
-    PX_CHECK_INIT("MPI_Comm_idup");
-    PX_GET_COMM(c, comm, "MPI_Comm_idup");
-    if (!request)
-        return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_idup", "null request pointer");
-    px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_DONE);
-    if (!r)
-        return px_mpi_error(c, MPI_ERR_NO_MEM, "MPI_Comm_idup", "out of memory");
-    r->dtype = MPI_DATATYPE_NULL;
-    int rc = px_comm_dup(c, newcomm, "MPI_Comm_idup");
+    const char *fn = "MPI_Comm_idup";
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    if (!request || !newcomm)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
+    if (c->is_inter) {
+        /* inter-communicators: duplicated at once; the request is complete */
+        px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_DONE);
+        if (!r)
+            return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+        r->dtype = MPI_DATATYPE_NULL;
+        int rc = px_comm_dup(c, newcomm, fn);
+        if (rc != MPI_SUCCESS) {
+            px_mpi_req_free(r);
+            return rc;
+        }
+        r->st_source = MPI_ANY_SOURCE;
+        r->st_tag = MPI_ANY_TAG;
+        *request = r->handle;
+        return MPI_SUCCESS;
+    }
+    px_idup_t *d = calloc(1, sizeof(*d));
+    px_mpi_req_t *r = d ? px_mpi_req_new(PX_MPI_REQ_COLL) : NULL;
+    if (!r) {
+        free(d);
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    int rc = px_comm_dup_shell(c, 0, &d->nc, fn);
+    if (rc == MPI_SUCCESS)
+        rc = px_comm_dup_copy(c, d->nc, fn);
     if (rc != MPI_SUCCESS) {
+        free(d);
         px_mpi_req_free(r);
         return rc;
     }
+    d->parent = c;
+    c->refs++;
+    d->out = newcomm;
+    d->tag = px_mpi_coll_tag_take(c);
+    r->comm = c;
+    c->refs++;
+    r->sched = d;
+    r->poll = px_idup_poll;
     r->st_source = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
-    r->st_count = 0;
-    r->st_error = MPI_SUCCESS;
+    r->dtype = MPI_DATATYPE_NULL;
+    rc = px_idup_propose(d);
+    if (rc != MPI_SUCCESS) {
+        px_idup_end(r, d, rc);
+        px_mpi_req_free(r);
+        return px_mpi_error(c, rc, fn, "cannot start the agreement on a context id");
+    }
+    px_mpi_req_poll_start(r);
     *request = r->handle;
     return MPI_SUCCESS;
 }

@@ -216,9 +216,17 @@ struct px_mpi_req {
     /* nonblocking collectives and generalized requests */
     px_mpi_req_poll_fn poll;
     void *sched;
+    uint8_t polled; /* on the list every progress call polls (px_mpi_req_poll_start) */
     px_mpi_req_t *free_next;
 };
 
+/* r (with its poll function set) advances in every progress call from now
+ * on, whatever request the program waits for, until its poll says it is
+ * done: a nonblocking collective must progress while the process waits in
+ * any MPI call (two of them on different communicators, started in
+ * different orders on different ranks, would otherwise wait for each
+ * other). */
+void px_mpi_req_poll_start(px_mpi_req_t *r);
 px_mpi_req_t *px_mpi_req_new(int kind);
 px_mpi_req_t *px_mpi_req_new_internal(int kind);
 void px_mpi_req_free(px_mpi_req_t *r);
@@ -284,6 +292,17 @@ int px_mpi_status_to_class(px_status_t st);
 /* ---------- collectives ---------- */
 
 int px_mpi_coll_barrier(px_mpi_comm_t *c);
+/* Agreements that run in the background (MPI_Comm_idup): a collective tag
+ * taken, in order with the program's collectives, when the operation
+ * starts, and an allreduce on it that px_mpi_coll_sched_test advances (1
+ * when done, the schedule freed, *err its outcome). Rounds that follow
+ * one another may share the tag: each member posts them in the same order
+ * and messages between two members do not overtake each other. NULL: out
+ * of memory or a bad operation. */
+int px_mpi_coll_tag_take(px_mpi_comm_t *c);
+void *px_mpi_coll_iallreduce_tag(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                                 MPI_Op op, px_mpi_comm_t *c, int tag);
+int px_mpi_coll_sched_test(void *sched, int *err);
 int px_mpi_coll_bcast(void *buf, int count, MPI_Datatype dt, int root, px_mpi_comm_t *c);
 int px_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                        int root, px_mpi_comm_t *c);

@@ -24,6 +24,58 @@ px_mpi_req_t *px_mpi_req_new_internal(int kind)
     return r;
 }
 
+/* Requests that advance in steps, polled by every progress call. */
+static px_mpi_req_t **px_polled;
+static int px_npolled, px_polled_cap, px_polling;
+
+static void px_req_poll_stop(px_mpi_req_t *r)
+{
+    for (int i = 0; i < px_npolled; i++)
+        if (px_polled[i] == r) {
+            px_polled[i] = px_polled[--px_npolled];
+            break;
+        }
+    r->polled = 0;
+    if (!px_npolled)
+        px_proto_set_progress_hook(NULL);
+}
+
+static int px_req_poll_all(void)
+{
+    if (px_polling) /* a poll that progresses the engine itself */
+        return 0;
+    px_polling = 1;
+    int n = 0;
+    for (int i = 0; i < px_npolled;) {
+        px_mpi_req_t *r = px_polled[i];
+        if (r->poll(r)) {
+            px_req_poll_stop(r);
+            n++;
+        } else {
+            i++;
+        }
+    }
+    px_polling = 0;
+    return n;
+}
+
+void px_mpi_req_poll_start(px_mpi_req_t *r)
+{
+    if (r->polled || !r->poll)
+        return;
+    if (px_npolled == px_polled_cap) {
+        int cap = px_polled_cap ? 2 * px_polled_cap : 16;
+        px_mpi_req_t **p = realloc(px_polled, sizeof(*p) * (size_t)cap);
+        if (!p)
+            return; /* it still advances when waited for */
+        px_polled = p;
+        px_polled_cap = cap;
+    }
+    px_polled[px_npolled++] = r;
+    r->polled = 1;
+    px_proto_set_progress_hook(px_req_poll_all);
+}
+
 px_mpi_req_t *px_mpi_req_new(int kind)
 {
     px_mpi_req_t *r = px_mpi_req_new_internal(kind);
@@ -41,6 +93,8 @@ px_mpi_req_t *px_mpi_req_new(int kind)
 
 void px_mpi_req_free(px_mpi_req_t *r)
 {
+    if (r->polled)
+        px_req_poll_stop(r);
     if (r->kind == PX_MPI_REQ_SEND || r->kind == PX_MPI_REQ_RECV || r->kind == PX_MPI_REQ_DONE)
         px_mpi_dt_release(r->dtype);
     r->dtype = MPI_DATATYPE_NULL;

@@ -378,8 +378,13 @@ int px_proto_progress(void)
         atomic_store_explicit(&px_boot_dump_req, 0, memory_order_relaxed);
         px_proto_dump();
     }
-    return px_chan_progress();
+    int n = px_chan_progress();
+    if (__builtin_expect(px_p.hook != NULL, 0))
+        n += px_p.hook();
+    return n;
 }
+
+void px_proto_set_progress_hook(int (*hook)(void)) { px_p.hook = hook; }
 
 void px_proto_wait_step(unsigned *idle)
 {

@@ -98,6 +98,11 @@ px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *msg, void *buf
 
 /* Polls every channel once; returns the number of events. */
 int px_proto_progress(void);
+/* The layer above's own progress (operations it runs in steps, such as
+ * nonblocking collectives), called by every px_proto_progress while set;
+ * returns its number of events. NULL while it has nothing under way, so
+ * that the polling loop pays one branch. */
+void px_proto_set_progress_hook(int (*hook)(void));
 /* One step of a wait loop: progress, then spin, yield or block by policy. */
 void px_proto_wait_step(unsigned *idle);
 static inline void px_proto_wait(px_proto_req_t *req)

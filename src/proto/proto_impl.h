@@ -95,6 +95,7 @@ extern struct px_proto_state {
     uint32_t *gens;
     uint32_t nids, free_id;
     uint64_t n_unexp, n_eager, n_rndv;
+    int (*hook)(void); /* px_proto_set_progress_hook */
 } px_p;
 
 /* proto.c */

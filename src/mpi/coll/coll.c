@@ -132,6 +132,42 @@ int px_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
     return px_coll_run(PX_COLL_REDUCE, &a, c);
 }
 
+int px_mpi_coll_tag_take(px_mpi_comm_t *c)
+{
+    int tag = c->coll_tag & 0x3fffffff;
+    c->coll_tag = (c->coll_tag + 1) & 0x3fffffff;
+    return tag;
+}
+
+void *px_mpi_coll_iallreduce_tag(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                                 MPI_Op op, px_mpi_comm_t *c, int tag)
+{
+    px_coll_args_t a = {
+        .sbuf = sbuf, .rbuf = rbuf, .count = count, .dt = dt, .op = op, .commute = 1};
+    if (px_mpi_op_check(op, dt, &a.commute) != MPI_SUCCESS)
+        return NULL;
+    a.bytes = (size_t)count * (size_t)px_mpi_dt_get(dt)->size;
+    px_coll_sched_t *s = px_coll_sched_new_tag(c, tag);
+    if (!s)
+        return NULL;
+    if (px_coll_build_into(s, PX_COLL_ALLREDUCE, &a, c) != MPI_SUCCESS || s->err) {
+        px_coll_sched_free(s);
+        return NULL;
+    }
+    px_coll_sched_progress(s); /* posts the first round */
+    return s;
+}
+
+int px_mpi_coll_sched_test(void *sched, int *err)
+{
+    px_coll_sched_t *s = sched;
+    if (!px_coll_sched_progress(s))
+        return 0;
+    *err = s->err;
+    px_coll_sched_free(s);
+    return 1;
+}
+
 int px_mpi_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                           px_mpi_comm_t *c)
 {

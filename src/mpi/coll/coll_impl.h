@@ -100,6 +100,8 @@ typedef struct px_coll_sched {
 } px_coll_sched_t;
 
 px_coll_sched_t *px_coll_sched_new(px_mpi_comm_t *c);
+/* The same on a tag the caller took earlier (px_mpi_coll_tag_take). */
+px_coll_sched_t *px_coll_sched_new_tag(px_mpi_comm_t *c, int tag);
 /* Keeps the datatypes and the operation of a (n: entries of its per-rank
  * type arrays) alive until the schedule is freed. */
 int px_coll_sched_keep(px_coll_sched_t *s, const px_coll_args_t *a, int n);

@@ -19,6 +19,16 @@ static int px_sched_pooled;
 
 px_coll_sched_t *px_coll_sched_new(px_mpi_comm_t *c)
 {
+    /* Collectives start in the same order everywhere (MPI requires it), so
+     * a per-communicator sequence keeps concurrent ones apart. */
+    px_coll_sched_t *s = px_coll_sched_new_tag(c, c->coll_tag & 0x3fffffff);
+    if (s)
+        c->coll_tag = (c->coll_tag + 1) & 0x3fffffff;
+    return s;
+}
+
+px_coll_sched_t *px_coll_sched_new_tag(px_mpi_comm_t *c, int tag)
+{
     px_coll_sched_t *s = px_sched_pool;
     if (s) {
         px_sched_pool = s->next_free;
@@ -30,10 +40,7 @@ px_coll_sched_t *px_coll_sched_new(px_mpi_comm_t *c)
     s->next_free = NULL;
     s->comm = c;
     c->refs++;
-    /* Collectives start in the same order everywhere (MPI requires it), so
-     * a per-communicator sequence keeps concurrent ones apart. */
-    s->tag = c->coll_tag & 0x3fffffff;
-    c->coll_tag = (c->coll_tag + 1) & 0x3fffffff;
+    s->tag = tag;
     s->steps = s->steps_in;
     s->scap = PX_COLL_SCHED_INLINE;
     s->rounds = s->rounds_in;
@@ -535,7 +542,8 @@ int px_coll_sched_start_req(px_coll_sched_t *s, px_mpi_comm_t *c, px_mpi_req_t *
     r->poll = px_coll_req_poll;
     r->st_source = MPI_ANY_SOURCE;
     r->st_tag = MPI_ANY_TAG;
-    px_coll_req_poll(r); /* posts the first round now */
+    if (!px_coll_req_poll(r)) /* posts the first round now */
+        px_mpi_req_poll_start(r);
     *req_p = r;
     return MPI_SUCCESS;
 }
