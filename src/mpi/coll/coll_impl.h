@@ -92,6 +92,7 @@ typedef struct px_coll_sched {
     int nkept;
     MPI_Op kept_op;
     int err;
+    int busy; /* px_coll_sched_progress is running it */
     /* room for small schedules, so that most calls allocate nothing */
     px_coll_step_t steps_in[PX_COLL_SCHED_INLINE];
     int rounds_in[PX_COLL_SCHED_INLINE];

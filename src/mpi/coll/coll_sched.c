@@ -483,7 +483,21 @@ static void px_sched_start_round(px_coll_sched_t *s)
     s->posted = 1;
 }
 
+static int px_coll_sched_step(px_coll_sched_t *s);
+
 int px_coll_sched_progress(px_coll_sched_t *s)
+{
+    /* posting a round may progress the engine, whose hook polls the
+     * schedules under way (px_mpi_req_poll_start): not this one again */
+    if (s->busy)
+        return 0;
+    s->busy = 1;
+    int done = px_coll_sched_step(s);
+    s->busy = 0;
+    return done;
+}
+
+static int px_coll_sched_step(px_coll_sched_t *s)
 {
     for (;;) {
         if (s->posted) {
