@@ -873,6 +873,52 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
     MPI_Comm comm, MPI_Request *request) PLEXUS_API;
 
+/* Persistent collectives (MPI-4.0) */
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+    const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+    int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+
 /* Groups, contexts, communicators and caching (chapter 6) */
 int MPI_Group_size(MPI_Group group, int *size) PLEXUS_API;
 int MPI_Group_rank(MPI_Group group, int *rank) PLEXUS_API;
@@ -1046,6 +1092,15 @@ int MPI_Info_set(MPI_Info info, const char *key, const char *value) PLEXUS_API;
 int MPI_Info_delete(MPI_Info info, const char *key) PLEXUS_API;
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) PLEXUS_API;
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) PLEXUS_API;
+int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value,
+                        int *flag) PLEXUS_API;
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                            MPI_Request *request) PLEXUS_API;
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys) PLEXUS_API;
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key) PLEXUS_API;
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo) PLEXUS_API;
@@ -1382,6 +1437,52 @@ int PMPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     MPI_Comm comm, MPI_Request *request) PLEXUS_API;
 int PMPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
     MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+/* Persistent collectives (MPI-4.0) */
+int PMPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+    MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+    const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+    int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+
 
 /* Groups, contexts, communicators and caching (chapter 6) */
 int PMPI_Group_size(MPI_Group group, int *size) PLEXUS_API;
@@ -1557,6 +1658,15 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value) PLEXUS_API;
 int PMPI_Info_delete(MPI_Info info, const char *key) PLEXUS_API;
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag) PLEXUS_API;
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag) PLEXUS_API;
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value,
+                         int *flag) PLEXUS_API;
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                             MPI_Request *request) PLEXUS_API;
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                   int recvtag, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) PLEXUS_API;
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) PLEXUS_API;
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) PLEXUS_API;

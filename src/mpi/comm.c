@@ -827,12 +827,11 @@ static int px_idup_poll(px_mpi_req_t *r)
     }
 }
 
-PX_PMPI(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+/* info: MPI_INFO_NULL, or hints that replace the original's on the
+ * duplicate (MPI_Comm_idup_with_info). */
+static int px_comm_idup(px_mpi_comm_t *c, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request,
+                        const char *fn)
 {
-    PX_CS_ENTER();
-    const char *fn = "MPI_Comm_idup";
-    PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
     if (!request || !newcomm)
         return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
     if (c->is_inter) {
@@ -842,6 +841,8 @@ PX_PMPI(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
             return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
         r->dtype = MPI_DATATYPE_NULL;
         int rc = px_comm_dup(c, newcomm, fn);
+        if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
+            rc = px_mpi_info_set_comm(px_mpi_comm_get(*newcomm), info);
         if (rc != MPI_SUCCESS) {
             px_mpi_req_free(r);
             return rc;
@@ -860,6 +861,12 @@ PX_PMPI(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     int rc = px_comm_dup_shell(c, 0, &d->nc, fn);
     if (rc == MPI_SUCCESS)
         rc = px_comm_dup_copy(c, d->nc, fn);
+    if (rc == MPI_SUCCESS && info != MPI_INFO_NULL &&
+        (rc = px_mpi_info_set_comm(d->nc, info)) != MPI_SUCCESS) {
+        px_mpi_attr_delete_all(d->nc);
+        px_mpi_comm_release(d->nc);
+        rc = px_mpi_error(c, rc, fn, rc == MPI_ERR_INFO ? "invalid info object" : "out of memory");
+    }
     if (rc != MPI_SUCCESS) {
         free(d);
         px_mpi_req_free(r);
@@ -886,4 +893,22 @@ PX_PMPI(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     *request = r->handle;
     return MPI_SUCCESS;
 }
+
+PX_PMPI(MPI_Comm_idup)(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    PX_CS_ENTER();
+    PX_CHECK_INIT("MPI_Comm_idup");
+    PX_GET_COMM(c, comm, "MPI_Comm_idup");
+    return px_comm_idup(c, MPI_INFO_NULL, newcomm, request, "MPI_Comm_idup");
+}
 PX_WEAK(MPI_Comm_idup)
+
+PX_PMPI(MPI_Comm_idup_with_info)
+(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    PX_CS_ENTER();
+    PX_CHECK_INIT("MPI_Comm_idup_with_info");
+    PX_GET_COMM(c, comm, "MPI_Comm_idup_with_info");
+    return px_comm_idup(c, info, newcomm, request, "MPI_Comm_idup_with_info");
+}
+PX_WEAK(MPI_Comm_idup_with_info)

@@ -279,6 +279,33 @@ PX_PMPI(MPI_Info_get)(MPI_Info info, const char *key, int valuelen, char *value,
 }
 PX_WEAK(MPI_Info_get)
 
+/* MPI-4.0: *buflen in, the room at value; out, the value's length + 1.
+ * A buffer too short gets the value cut, still terminated. */
+PX_PMPI(MPI_Info_get_string)(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+{
+    PX_CS_ENTER();
+    const char *fn = "MPI_Info_get_string";
+    PX_GET_INFO(in, info, fn);
+    int rc = px_info_check_key(key, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    if (!flag || !buflen || *buflen < 0 || (!value && *buflen > 0))
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "invalid arguments");
+    px_info_kv_t *e = px_info_find(in, key, NULL);
+    *flag = e != NULL;
+    if (!e)
+        return MPI_SUCCESS;
+    size_t n = strlen(e->value);
+    if (*buflen > 0) {
+        size_t k = n < (size_t)*buflen - 1 ? n : (size_t)*buflen - 1;
+        memcpy(value, e->value, k);
+        value[k] = 0;
+    }
+    *buflen = (int)n + 1;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Info_get_string)
+
 PX_PMPI(MPI_Info_get_valuelen)(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
     PX_CS_ENTER();
@@ -400,6 +427,8 @@ PX_PMPI(MPI_Comm_get_info)(MPI_Comm comm, MPI_Info *info_used)
 PX_WEAK(MPI_Comm_get_info)
 
 /* Hints given to MPI_Comm_dup_with_info replace those copied from the original. */
+int px_mpi_info_valid(MPI_Info info) { return px_info_get(info) != NULL; }
+
 int px_mpi_info_set_comm(px_mpi_comm_t *c, MPI_Info info)
 {
     if (info == MPI_INFO_NULL) {

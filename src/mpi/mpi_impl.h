@@ -147,6 +147,8 @@ px_mpi_info_t *px_mpi_info_copy(const px_mpi_info_t *src); /* NULL src: empty ob
 void px_mpi_info_destroy(px_mpi_info_t *info);
 /* Replaces c's hints by a copy of info's (none for MPI_INFO_NULL). */
 int px_mpi_info_set_comm(px_mpi_comm_t *c, MPI_Info info);
+/* Whether info names an info object. */
+int px_mpi_info_valid(MPI_Info info);
 
 /* ---------- datatypes ---------- */
 
@@ -217,6 +219,8 @@ struct px_mpi_req {
     px_mpi_req_poll_fn poll;
     void *sched;
     uint8_t polled; /* on the list every progress call polls (px_mpi_req_poll_start) */
+    /* what px_mpi_req_free must release besides (persistent collectives) */
+    void (*release)(px_mpi_req_t *r);
     px_mpi_req_t *free_next;
 };
 
@@ -227,6 +231,8 @@ struct px_mpi_req {
  * different orders on different ranks, would otherwise wait for each
  * other). */
 void px_mpi_req_poll_start(px_mpi_req_t *r);
+/* coll_persist.c: MPI_Start of a persistent collective. */
+int px_mpi_pcoll_start(px_mpi_req_t *r);
 px_mpi_req_t *px_mpi_req_new(int kind);
 px_mpi_req_t *px_mpi_req_new_internal(int kind);
 void px_mpi_req_free(px_mpi_req_t *r);

@@ -65,7 +65,9 @@ int px_mpi_op_check(MPI_Op op, MPI_Datatype dt, int *commutative_p)
             return MPI_ERR_OP; /* derived types: only user operations */
         return px_mpi_op_builtin_check(op, dt);
     }
-    px_user_op_t *u = px_user_op_get(op);
+    /* also one freed while an operation that holds it (a persistent
+     * collective) still uses it */
+    px_user_op_t *u = px_user_op_any(op);
     if (!u)
         return MPI_ERR_OP;
     *commutative_p = u->commute;

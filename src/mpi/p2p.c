@@ -387,6 +387,118 @@ PX_PMPI(MPI_Sendrecv_replace)
 }
 PX_WEAK(MPI_Sendrecv_replace)
 
+/* ---------- MPI_Isendrecv, MPI_Isendrecv_replace (MPI-4.0) ----------
+ * A receive and a send posted at once under one request, done when both
+ * are; its status is the receive's. The send of the replace variant goes
+ * from a packed copy the request keeps (packbuf). */
+typedef struct px_sendrecv {
+    px_mpi_req_t *send, *recv;
+} px_sendrecv_t;
+
+static int px_sendrecv_poll(px_mpi_req_t *r)
+{
+    px_sendrecv_t *sr = r->sched;
+    if (!sr)
+        return 1;
+    if (!px_mpi_req_is_done(sr->send) || !px_mpi_req_is_done(sr->recv))
+        return 0;
+    MPI_Status st;
+    int rc = px_mpi_req_complete(sr->recv, &st);
+    int src = px_mpi_req_complete(sr->send, MPI_STATUS_IGNORE);
+    r->st_source = st.MPI_SOURCE;
+    r->st_tag = st.MPI_TAG;
+    r->st_count = (MPI_Count)st.count_lo | (MPI_Count)(st.count_hi_and_cancelled >> 1) << 32;
+    r->st_error = rc != MPI_SUCCESS ? rc : src;
+    px_mpi_req_free(sr->send);
+    px_mpi_req_free(sr->recv);
+    free(sr);
+    r->sched = NULL;
+    return 1;
+}
+
+static int px_isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag,
+                        void *rbuf, int rcount, MPI_Datatype rtype, int source, int rtag,
+                        MPI_Comm comm, MPI_Request *request, void *keep, const char *fn)
+{
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    if (!request)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null request pointer");
+    px_mpi_dt_t *d = NULL;
+    int rc = px_p2p_check(c, scount, stype, dest, stag, 0, fn, &d);
+    if (rc == MPI_SUCCESS)
+        rc = px_p2p_check(c, rcount, rtype, source, rtag, 1, fn, &d);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    px_sendrecv_t *sr = calloc(1, sizeof(*sr));
+    px_mpi_req_t *r = sr ? px_mpi_req_new(PX_MPI_REQ_COLL) : NULL;
+    if (!r) {
+        free(sr);
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    MPI_Request hr, hs;
+    rc = PMPI_Irecv(rbuf, rcount, rtype, source, rtag, comm, &hr);
+    if (rc == MPI_SUCCESS) {
+        rc = PMPI_Isend(sbuf, scount, stype, dest, stag, comm, &hs);
+        if (rc != MPI_SUCCESS)
+            PMPI_Cancel(&hr), PMPI_Wait(&hr, MPI_STATUS_IGNORE);
+    }
+    if (rc != MPI_SUCCESS) {
+        free(sr);
+        px_mpi_req_free(r);
+        return rc;
+    }
+    sr->recv = px_mpi_req_get(hr);
+    sr->send = px_mpi_req_get(hs);
+    r->comm = c;
+    c->refs++;
+    r->sched = sr;
+    r->poll = px_sendrecv_poll;
+    r->packbuf = keep;
+    px_mpi_req_poll_start(r);
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Isendrecv)
+(const void *sbuf, int scount, MPI_Datatype stype, int dest, int stag, void *rbuf, int rcount,
+ MPI_Datatype rtype, int source, int rtag, MPI_Comm comm, MPI_Request *request)
+{
+    PX_CS_ENTER();
+    return px_isendrecv(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm,
+                        request, NULL, "MPI_Isendrecv");
+}
+PX_WEAK(MPI_Isendrecv)
+
+PX_PMPI(MPI_Isendrecv_replace)
+(void *buf, int count, MPI_Datatype dt, int dest, int stag, int source, int rtag, MPI_Comm comm,
+ MPI_Request *request)
+{
+    PX_CS_ENTER();
+    const char *fn = "MPI_Isendrecv_replace";
+    px_mpi_dt_t *d = NULL;
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    int rc = px_p2p_check(c, count, dt, dest, stag, 0, fn, &d);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    size_t nbytes = (size_t)count * (size_t)d->size;
+    void *tmp = malloc(nbytes ? nbytes : 1);
+    if (!tmp)
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (d->contig)
+        memcpy(tmp, (char *)buf + d->true_lb, nbytes);
+    else if (nbytes)
+        d->pack(d, count, buf, tmp);
+    /* the packed copy goes as bytes; the request frees it */
+    rc = px_isendrecv(tmp, (int)nbytes, MPI_BYTE, dest, stag, buf, count, dt, source, rtag, comm,
+                      request, tmp, fn);
+    if (rc != MPI_SUCCESS)
+        free(tmp);
+    return rc;
+}
+PX_WEAK(MPI_Isendrecv_replace)
+
 /* ---------- probes ---------- */
 
 static void px_probe_status(MPI_Status *status, int src, int tag, size_t len)
@@ -685,7 +797,9 @@ static int px_start_one(MPI_Request *request, const char *fn)
         return px_mpi_error(r->comm, MPI_ERR_REQUEST, fn, "request is already active");
     r->active = 1;
     int rc;
-    if (r->kind == PX_MPI_REQ_RECV) {
+    if (r->kind == PX_MPI_REQ_COLL) {
+        rc = px_mpi_pcoll_start(r);
+    } else if (r->kind == PX_MPI_REQ_RECV) {
         rc = px_recv_start(r, r->comm->ctx);
     } else if (r->bsend) {
         px_mpi_req_t *inner;

@@ -95,6 +95,8 @@ void px_mpi_req_free(px_mpi_req_t *r)
 {
     if (r->polled)
         px_req_poll_stop(r);
+    if (r->release)
+        r->release(r);
     if (r->kind == PX_MPI_REQ_SEND || r->kind == PX_MPI_REQ_RECV || r->kind == PX_MPI_REQ_DONE)
         px_mpi_dt_release(r->dtype);
     r->dtype = MPI_DATATYPE_NULL;

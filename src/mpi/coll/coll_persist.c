@@ -1,0 +1,362 @@
+/* Persistent collectives (MPI-4.0, MPI_<Collective>_init): the request
+ * keeps the call's arguments, and each MPI_Start runs the nonblocking
+ * collective with them (the schedule is built again at every start, on the
+ * communicator's next collective tag, so starts match in the order every
+ * member makes them, as MPI requires). The request holds its datatypes and
+ * operation until it is freed. The arguments are checked when the
+ * collective starts: an error the init could have found is reported by
+ * the first MPI_Start. A derived datatype is duplicated at the init (the
+ * program may free its own handle at once); a user operation is held. */
+#include "coll_impl.h"
+
+#include <stdlib.h>
+
+typedef struct px_pcoll px_pcoll_t;
+typedef int (*px_pcoll_start_fn)(px_pcoll_t *p, MPI_Request *inner);
+
+/* One side (send or receive) of a collective's arguments. */
+typedef struct px_pcoll_side {
+    void *buf;
+    int count;
+    const int *counts, *displs;
+    MPI_Datatype type;
+    const MPI_Datatype *types;
+} px_pcoll_side_t;
+
+struct px_pcoll {
+    px_pcoll_start_fn start;
+    px_pcoll_side_t s, r;
+    MPI_Op op;
+    int root;
+    MPI_Comm comm;
+    MPI_Request inner; /* the collective of the current start */
+};
+
+static int px_pcoll_poll(px_mpi_req_t *r)
+{
+    px_pcoll_t *p = r->sched;
+    if (p->inner == MPI_REQUEST_NULL)
+        return 1;
+    px_mpi_req_t *q = px_mpi_req_get(p->inner);
+    if (!px_mpi_req_is_done(q))
+        return 0;
+    r->st_error = px_mpi_req_complete(q, MPI_STATUS_IGNORE);
+    px_mpi_req_free(q);
+    p->inner = MPI_REQUEST_NULL;
+    return 1;
+}
+
+/* The request's own handle of a derived datatype (predefined ones stay). */
+static int px_pcoll_type_own(MPI_Datatype *t)
+{
+    if (!*t || *t == MPI_DATATYPE_NULL)
+        return MPI_SUCCESS;
+    px_mpi_dt_t *d = px_mpi_dt_get(*t);
+    if (!d)
+        return MPI_ERR_TYPE;
+    return d->builtin ? MPI_SUCCESS : PMPI_Type_dup(*t, t);
+}
+
+static void px_pcoll_type_drop(MPI_Datatype *t)
+{
+    px_mpi_dt_t *d = *t && *t != MPI_DATATYPE_NULL ? px_mpi_dt_get(*t) : NULL;
+    if (d && !d->builtin)
+        PMPI_Type_free(t);
+}
+
+static void px_pcoll_release(px_mpi_req_t *r)
+{
+    px_pcoll_t *p = r->sched;
+    if (!p)
+        return;
+    if (p->inner != MPI_REQUEST_NULL) { /* freed while active: it ends first */
+        px_mpi_req_t *q = px_mpi_req_get(p->inner);
+        px_mpi_req_wait(q);
+        px_mpi_req_complete(q, MPI_STATUS_IGNORE);
+        px_mpi_req_free(q);
+    }
+    px_pcoll_type_drop(&p->s.type);
+    px_pcoll_type_drop(&p->r.type);
+    px_mpi_op_release(p->op);
+    free(p);
+    r->sched = NULL;
+}
+
+int px_mpi_pcoll_start(px_mpi_req_t *r)
+{
+    px_pcoll_t *p = r->sched;
+    r->st_source = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    r->st_count = 0;
+    r->st_error = MPI_SUCCESS;
+    int rc = p->start(p, &p->inner);
+    if (rc != MPI_SUCCESS) {
+        p->inner = MPI_REQUEST_NULL;
+        return rc;
+    }
+    if (!px_pcoll_poll(r))
+        px_mpi_req_poll_start(r);
+    return MPI_SUCCESS;
+}
+
+/* The persistent request of a collective: start says which, s and r are
+ * its send and receive sides. */
+static int px_pcoll_make(const char *fn, px_pcoll_start_fn start, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request, px_pcoll_side_t s, px_pcoll_side_t r, MPI_Op op,
+                         int root)
+{
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    if (!request)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null request pointer");
+    if (info != MPI_INFO_NULL && !px_mpi_info_valid(info))
+        return px_mpi_error(c, MPI_ERR_INFO, fn, "invalid info object");
+    px_pcoll_t *p = malloc(sizeof(*p));
+    px_mpi_req_t *q = p ? px_mpi_req_new(PX_MPI_REQ_COLL) : NULL;
+    if (!q) {
+        free(p);
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    *p = (px_pcoll_t){.start = start,
+                      .s = s,
+                      .r = r,
+                      .op = op,
+                      .root = root,
+                      .comm = comm,
+                      .inner = MPI_REQUEST_NULL};
+    int rc = px_pcoll_type_own(&p->s.type);
+    if (rc == MPI_SUCCESS && (rc = px_pcoll_type_own(&p->r.type)) != MPI_SUCCESS)
+        px_pcoll_type_drop(&p->s.type);
+    if (rc != MPI_SUCCESS) {
+        free(p);
+        px_mpi_req_free(q);
+        return px_mpi_error(c, rc, fn, "invalid datatype");
+    }
+    px_mpi_op_retain(op);
+    q->comm = c;
+    c->refs++;
+    q->persistent = 1;
+    q->sched = p;
+    q->poll = px_pcoll_poll;
+    q->release = px_pcoll_release;
+    q->dtype = MPI_DATATYPE_NULL;
+    *request = q->handle;
+    return MPI_SUCCESS;
+}
+
+/* Sides: a buffer with one count, with counts and displacements, or (w)
+ * with a datatype per rank. */
+#define PX_ONE(buf, count, type)                                                                   \
+    ((px_pcoll_side_t){(void *)(buf), (count), NULL, NULL, (type), NULL})
+#define PX_V(buf, counts, displs, type)                                                            \
+    ((px_pcoll_side_t){(void *)(buf), 0, (counts), (displs), (type), NULL})
+#define PX_W(buf, counts, displs, types)                                                           \
+    ((px_pcoll_side_t){(void *)(buf), 0, (counts), (displs), MPI_DATATYPE_NULL, (types)})
+#define PX_NONE PX_ONE(NULL, 0, MPI_DATATYPE_NULL)
+
+/* ---------- each collective: how a start runs it, and its init call ---------- */
+
+static int px_start_barrier(px_pcoll_t *p, MPI_Request *q) { return PMPI_Ibarrier(p->comm, q); }
+PX_PMPI(MPI_Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    PX_CS_ENTER();
+    return px_pcoll_make("MPI_Barrier_init", px_start_barrier, comm, info, request, PX_NONE,
+                         PX_NONE, MPI_OP_NULL, 0);
+}
+PX_WEAK(MPI_Barrier_init)
+
+static int px_start_bcast(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Ibcast(p->r.buf, p->r.count, p->r.type, p->root, p->comm, q);
+}
+PX_PMPI(MPI_Bcast_init)
+(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Info info,
+ MPI_Request *request)
+{
+    PX_CS_ENTER();
+    return px_pcoll_make("MPI_Bcast_init", px_start_bcast, comm, info, request, PX_NONE,
+                         PX_ONE(buf, count, dt), MPI_OP_NULL, root);
+}
+PX_WEAK(MPI_Bcast_init)
+
+/* Gather, scatter, allgather and alltoall: one count per side. */
+static int px_start_gather(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Igather(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count, p->r.type, p->root,
+                        p->comm, q);
+}
+static int px_start_scatter(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Iscatter(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count, p->r.type, p->root,
+                         p->comm, q);
+}
+static int px_start_allgather(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Iallgather(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count, p->r.type,
+                           p->comm, q);
+}
+static int px_start_alltoall(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Ialltoall(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count, p->r.type, p->comm,
+                          q);
+}
+
+#define PX_PCOLL_ONE_COUNT(Name, startfn, root_param, root_v)                                      \
+    PX_PMPI(MPI_##Name##_init)                                                                     \
+    (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,                     \
+     MPI_Datatype rtype PX_PCOLL_EXPAND root_param, MPI_Comm comm, MPI_Info info,                  \
+     MPI_Request *request)                                                                         \
+    {                                                                                              \
+        PX_CS_ENTER();                                                                             \
+        return px_pcoll_make("MPI_" #Name "_init", startfn, comm, info, request,                   \
+                             PX_ONE(sbuf, scount, stype), PX_ONE(rbuf, rcount, rtype),             \
+                             MPI_OP_NULL, root_v);                                                 \
+    }                                                                                              \
+    PX_WEAK(MPI_##Name##_init)
+#define PX_PCOLL_EXPAND(...) __VA_ARGS__
+
+PX_PCOLL_ONE_COUNT(Gather, px_start_gather, (, int root), root)
+PX_PCOLL_ONE_COUNT(Scatter, px_start_scatter, (, int root), root)
+PX_PCOLL_ONE_COUNT(Allgather, px_start_allgather, (), 0)
+PX_PCOLL_ONE_COUNT(Alltoall, px_start_alltoall, (), 0)
+
+/* With counts and displacements on one side or both. */
+static int px_start_gatherv(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Igatherv(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.counts, p->r.displs,
+                         p->r.type, p->root, p->comm, q);
+}
+PX_PMPI(MPI_Gatherv_init)
+(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+ const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info,
+ MPI_Request *request)
+{
+    PX_CS_ENTER();
+    return px_pcoll_make("MPI_Gatherv_init", px_start_gatherv, comm, info, request,
+                         PX_ONE(sbuf, scount, stype), PX_V(rbuf, rcounts, displs, rtype),
+                         MPI_OP_NULL, root);
+}
+PX_WEAK(MPI_Gatherv_init)
+
+static int px_start_scatterv(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Iscatterv(p->s.buf, p->s.counts, p->s.displs, p->s.type, p->r.buf, p->r.count,
+                          p->r.type, p->root, p->comm, q);
+}
+PX_PMPI(MPI_Scatterv_init)
+(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
+ int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    PX_CS_ENTER();
+    return px_pcoll_make("MPI_Scatterv_init", px_start_scatterv, comm, info, request,
+                         PX_V(sbuf, scounts, displs, stype), PX_ONE(rbuf, rcount, rtype),
+                         MPI_OP_NULL, root);
+}
+PX_WEAK(MPI_Scatterv_init)
+
+static int px_start_allgatherv(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Iallgatherv(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.counts, p->r.displs,
+                            p->r.type, p->comm, q);
+}
+PX_PMPI(MPI_Allgatherv_init)
+(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+ const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    PX_CS_ENTER();
+    return px_pcoll_make("MPI_Allgatherv_init", px_start_allgatherv, comm, info, request,
+                         PX_ONE(sbuf, scount, stype), PX_V(rbuf, rcounts, displs, rtype),
+                         MPI_OP_NULL, 0);
+}
+PX_WEAK(MPI_Allgatherv_init)
+
+static int px_start_alltoallv(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Ialltoallv(p->s.buf, p->s.counts, p->s.displs, p->s.type, p->r.buf, p->r.counts,
+                           p->r.displs, p->r.type, p->comm, q);
+}
+PX_PMPI(MPI_Alltoallv_init)
+(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
+ const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
+ MPI_Request *request)
+{
+    PX_CS_ENTER();
+    return px_pcoll_make("MPI_Alltoallv_init", px_start_alltoallv, comm, info, request,
+                         PX_V(sbuf, scounts, sdispls, stype), PX_V(rbuf, rcounts, rdispls, rtype),
+                         MPI_OP_NULL, 0);
+}
+PX_WEAK(MPI_Alltoallv_init)
+
+static int px_start_alltoallw(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Ialltoallw(p->s.buf, p->s.counts, p->s.displs, p->s.types, p->r.buf, p->r.counts,
+                           p->r.displs, p->r.types, p->comm, q);
+}
+PX_PMPI(MPI_Alltoallw_init)
+(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
+ void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+ MPI_Info info, MPI_Request *request)
+{
+    PX_CS_ENTER();
+    return px_pcoll_make("MPI_Alltoallw_init", px_start_alltoallw, comm, info, request,
+                         PX_W(sbuf, scounts, sdispls, stypes), PX_W(rbuf, rcounts, rdispls, rtypes),
+                         MPI_OP_NULL, 0);
+}
+PX_WEAK(MPI_Alltoallw_init)
+
+/* ---------- reductions ---------- */
+
+static int px_start_reduce(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Ireduce(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->root, p->comm, q);
+}
+static int px_start_allreduce(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Iallreduce(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->comm, q);
+}
+static int px_start_scan(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Iscan(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->comm, q);
+}
+static int px_start_exscan(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Iexscan(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->comm, q);
+}
+static int px_start_reduce_scatter_block(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Ireduce_scatter_block(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->comm, q);
+}
+static int px_start_reduce_scatter(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Ireduce_scatter(p->s.buf, p->r.buf, p->r.counts, p->r.type, p->op, p->comm, q);
+}
+
+/* The send side of a reduction is its buffer only; the receive side has
+ * the count (per rank for reduce_scatter) and the datatype of both. */
+#define PX_PCOLL_REDUCTION(Name, startfn, root_param, root_v)                                      \
+    PX_PMPI(MPI_##Name##_init)                                                                     \
+    (const void *sbuf, void *rbuf, int count, MPI_Datatype dt,                                     \
+     MPI_Op op PX_PCOLL_EXPAND root_param, MPI_Comm comm, MPI_Info info, MPI_Request *request)     \
+    {                                                                                              \
+        PX_CS_ENTER();                                                                             \
+        return px_pcoll_make("MPI_" #Name "_init", startfn, comm, info, request,                   \
+                             PX_ONE(sbuf, 0, MPI_DATATYPE_NULL), PX_ONE(rbuf, count, dt), op,      \
+                             root_v);                                                              \
+    }                                                                                              \
+    PX_WEAK(MPI_##Name##_init)
+
+PX_PCOLL_REDUCTION(Reduce, px_start_reduce, (, int root), root)
+PX_PCOLL_REDUCTION(Allreduce, px_start_allreduce, (), 0)
+PX_PCOLL_REDUCTION(Scan, px_start_scan, (), 0)
+PX_PCOLL_REDUCTION(Exscan, px_start_exscan, (), 0)
+PX_PCOLL_REDUCTION(Reduce_scatter_block, px_start_reduce_scatter_block, (), 0)
+
+PX_PMPI(MPI_Reduce_scatter_init)
+(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+ MPI_Info info, MPI_Request *request)
+{
+    PX_CS_ENTER();
+    return px_pcoll_make("MPI_Reduce_scatter_init", px_start_reduce_scatter, comm, info, request,
+                         PX_ONE(sbuf, 0, MPI_DATATYPE_NULL), PX_V(rbuf, rcounts, NULL, dt), op, 0);
+}
+PX_WEAK(MPI_Reduce_scatter_init)
