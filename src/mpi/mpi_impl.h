@@ -67,7 +67,8 @@ typedef struct px_mpi_comm {
     MPI_Errhandler errh;
     char name[MPI_MAX_OBJECT_NAME];
     px_mpi_attr_t *attrs;
-    int coll_tag; /* sequence for internal collective tags */
+    int coll_tag;      /* sequence for internal collective tags */
+    int coll_tag_next; /* a persistent collective's start: the tag its init took, + 1 */
     /* node awareness (learnt from the launcher) */
     int local_rank, local_size;
     /* Rabenseifner's allreduce: 0 not chosen yet, 1 largest distance first,

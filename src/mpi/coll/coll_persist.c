@@ -1,8 +1,8 @@
 /* Persistent collectives (MPI-4.0, MPI_<Collective>_init): the request
  * keeps the call's arguments, and each MPI_Start runs the nonblocking
  * collective with them (the schedule is built again at every start, on the
- * communicator's next collective tag, so starts match in the order every
- * member makes them, as MPI requires). The request holds its datatypes and
+ * collective tag the init took, so that starts match whatever their order
+ * at each member). The request holds its datatypes and
  * operation until it is freed. The arguments are checked when the
  * collective starts: an error the init could have found is reported by
  * the first MPI_Start. A derived datatype is duplicated at the init (the
@@ -29,6 +29,7 @@ struct px_pcoll {
     MPI_Op op;
     int root;
     MPI_Comm comm;
+    int tag;           /* the collective tag its init took */
     MPI_Request inner; /* the collective of the current start */
 };
 
@@ -89,7 +90,12 @@ int px_mpi_pcoll_start(px_mpi_req_t *r)
     r->st_tag = MPI_ANY_TAG;
     r->st_count = 0;
     r->st_error = MPI_SUCCESS;
+    /* every start runs on the tag the init took: the inits match in order,
+     * the starts may come in any order (MPI-4.0 6.13); starts of one
+     * request follow one another, so they may share it */
+    r->comm->coll_tag_next = p->tag + 1;
     int rc = p->start(p, &p->inner);
+    r->comm->coll_tag_next = 0;
     if (rc != MPI_SUCCESS) {
         p->inner = MPI_REQUEST_NULL;
         return rc;
@@ -133,6 +139,7 @@ static int px_pcoll_make(const char *fn, px_pcoll_start_fn start, MPI_Comm comm,
         return px_mpi_error(c, rc, fn, "invalid datatype");
     }
     px_mpi_op_retain(op);
+    p->tag = px_mpi_coll_tag_take(c);
     q->comm = c;
     c->refs++;
     q->persistent = 1;

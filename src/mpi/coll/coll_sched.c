@@ -19,6 +19,11 @@ static int px_sched_pooled;
 
 px_coll_sched_t *px_coll_sched_new(px_mpi_comm_t *c)
 {
+    if (c->coll_tag_next) { /* the tag a persistent collective took at its init */
+        int tag = c->coll_tag_next - 1;
+        c->coll_tag_next = 0;
+        return px_coll_sched_new_tag(c, tag);
+    }
     /* Collectives start in the same order everywhere (MPI requires it), so
      * a per-communicator sequence keeps concurrent ones apart. */
     px_coll_sched_t *s = px_coll_sched_new_tag(c, c->coll_tag & 0x3fffffff);
