@@ -10,7 +10,8 @@
 # to run.
 set -eu
 
-BASE_PKGS="build-essential cmake ninja-build gfortran pkg-config python3 python3-pytest clang-format
+BASE_PKGS="build-essential cmake ninja-build gfortran pkg-config python3 python3-pytest python3-venv
+python3-dev python3-pip clang-format
 iproute2 nftables procps psmisc"
 PEER_PKGS="openmpi-bin libopenmpi-dev mpich libmpich-dev autoconf automake libtool mptcpd"
 

@@ -412,7 +412,7 @@ void px_mpi_type_attr_delete_all(MPI_Datatype t)
     px_attr_list_drop(PX_KV_TYPE, t);
 }
 
-/* ---------- windows (their keyvals; windows themselves: rma.c) ---------- */
+/* ---------- windows (windows themselves: rma/win.c) ---------- */
 
 PX_PMPI(MPI_Win_create_keyval)
 (MPI_Win_copy_attr_function *copy_fn, MPI_Win_delete_attr_function *delete_fn, int *keyval,
@@ -430,6 +430,63 @@ PX_PMPI(MPI_Win_free_keyval)(int *keyval)
     return px_keyval_free(PX_KV_WIN, keyval, "MPI_Win_free_keyval");
 }
 PX_WEAK(MPI_Win_free_keyval)
+
+PX_PMPI(MPI_Win_set_attr)(MPI_Win win, int keyval, void *attribute_val)
+{
+    PX_CS_ENTER();
+    const char *fn = "MPI_Win_set_attr";
+    if (!px_mpi_win_valid(win))
+        return px_mpi_error(NULL, MPI_ERR_WIN, fn, "invalid window");
+    if (px_mpi_win_predef_attr(win, keyval, NULL, NULL))
+        return px_mpi_win_raise(win, MPI_ERR_KEYVAL, fn, "predefined attributes cannot be set");
+    px_mpi_attr_t **list = px_attr_list(PX_KV_WIN, win, 1);
+    if (!list)
+        return px_mpi_win_raise(win, MPI_ERR_NO_MEM, fn, "out of memory");
+    int rc = px_attr_set(PX_KV_WIN, win, list, keyval, attribute_val);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_win_raise(win, rc, fn,
+                                rc == MPI_ERR_KEYVAL ? "invalid keyval" : "callback failed");
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Win_set_attr)
+
+PX_PMPI(MPI_Win_get_attr)(MPI_Win win, int keyval, void *attribute_val, int *flag)
+{
+    PX_CS_ENTER();
+    const char *fn = "MPI_Win_get_attr";
+    if (!px_mpi_win_valid(win))
+        return px_mpi_error(NULL, MPI_ERR_WIN, fn, "invalid window");
+    if (!attribute_val || !flag)
+        return px_mpi_win_raise(win, MPI_ERR_ARG, fn, "null argument");
+    if (px_mpi_win_predef_attr(win, keyval, attribute_val, flag))
+        return MPI_SUCCESS;
+    if (px_attr_get(PX_KV_WIN, px_attr_list(PX_KV_WIN, win, 0), keyval, attribute_val, flag))
+        return px_mpi_win_raise(win, MPI_ERR_KEYVAL, fn, "invalid keyval");
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Win_get_attr)
+
+PX_PMPI(MPI_Win_delete_attr)(MPI_Win win, int keyval)
+{
+    PX_CS_ENTER();
+    const char *fn = "MPI_Win_delete_attr";
+    if (!px_mpi_win_valid(win))
+        return px_mpi_error(NULL, MPI_ERR_WIN, fn, "invalid window");
+    int rc = px_attr_del(PX_KV_WIN, win, px_attr_list(PX_KV_WIN, win, 0), keyval);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_win_raise(win, rc, fn, "no such attribute or callback failed");
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Win_delete_attr)
+
+void px_mpi_win_attr_delete_all(MPI_Win win)
+{
+    px_mpi_attr_t **list = px_attr_list(PX_KV_WIN, win, 0);
+    if (!list)
+        return;
+    px_attr_delete_list(win, list);
+    px_attr_list_drop(PX_KV_WIN, win);
+}
 
 /* MPI-1 names */
 PX_PMPI(MPI_Keyval_create)

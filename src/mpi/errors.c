@@ -93,25 +93,19 @@ int px_mpi_status_to_class(px_status_t st)
     }
 }
 
-int px_mpi_error(px_mpi_comm_t *comm, int errclass, const char *fn, const char *fmt, ...)
+/* Calls error handler eh of the object `handle` (a communicator or a
+ * window) for errclass; returns errclass when the handler returns. */
+static int px_mpi_error_raise(MPI_Errhandler eh, int handle, int errclass, const char *fn,
+                              const char *msg)
 {
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-
-    if (!comm)
-        comm = px_mpi_comm_world;
-    MPI_Errhandler eh = comm ? comm->errh : MPI_ERRORS_ARE_FATAL;
     if (eh == MPI_ERRORS_RETURN)
         return errclass;
-    if (eh != MPI_ERRORS_ARE_FATAL) {
+    if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_ABORT) {
         px_mpi_errh_t *h = px_htab_get(&px_errh_tab, PX_HANDLE_IDX(eh));
         if (h && h->fn) {
-            MPI_Comm ch = comm->handle;
+            int obj = handle;
             int code = errclass;
-            h->fn(&ch, &code);
+            h->fn(&obj, &code);
             return errclass;
         }
     }
@@ -123,6 +117,38 @@ int px_mpi_error(px_mpi_comm_t *comm, int errclass, const char *fn, const char *
     if (px_mpi_initialized && !px_mpi_finalized)
         px_boot_abort(errclass ? (errclass & 0xff ? errclass & 0xff : 1) : 1, line);
     exit(1);
+}
+
+int px_mpi_error(px_mpi_comm_t *comm, int errclass, const char *fn, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+
+    if (!comm)
+        comm = px_mpi_comm_world;
+    return px_mpi_error_raise(comm ? comm->errh : MPI_ERRORS_ARE_FATAL, comm ? comm->handle : 0,
+                              errclass, fn, msg);
+}
+
+int px_mpi_error_obj(MPI_Errhandler eh, int handle, int errclass, const char *fn, const char *fmt,
+                     ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return px_mpi_error_raise(eh, handle, errclass, fn, msg);
+}
+
+int px_mpi_errh_valid(MPI_Errhandler eh)
+{
+    if (eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_ABORT)
+        return 1;
+    return PX_HANDLE_HI(eh) == PX_ERRH_DYN && px_htab_get(&px_errh_tab, PX_HANDLE_IDX(eh));
 }
 
 PX_PMPI(MPI_Error_string)(int errorcode, char *string, int *resultlen)
@@ -224,18 +250,18 @@ PX_PMPI(MPI_Comm_create_errhandler)(MPI_Comm_errhandler_function *fn, MPI_Errhan
 }
 PX_WEAK(MPI_Comm_create_errhandler)
 
-static int px_errh_valid(MPI_Errhandler eh)
+/* A window's handler is called the same way, with the window's handle. */
+PX_PMPI(MPI_Win_create_errhandler)(MPI_Win_errhandler_function *fn, MPI_Errhandler *eh)
 {
-    if (eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT)
-        return 1;
-    return PX_HANDLE_HI(eh) == PX_ERRH_DYN && px_htab_get(&px_errh_tab, PX_HANDLE_IDX(eh));
+    return PMPI_Comm_create_errhandler((MPI_Comm_errhandler_function *)fn, eh);
 }
+PX_WEAK(MPI_Win_create_errhandler)
 
 PX_PMPI(MPI_Comm_set_errhandler)(MPI_Comm comm, MPI_Errhandler eh)
 {
     PX_CS_ENTER();
     PX_GET_COMM(c, comm, "MPI_Comm_set_errhandler");
-    if (!px_errh_valid(eh))
+    if (!px_mpi_errh_valid(eh))
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler");
     c->errh = eh;
     return MPI_SUCCESS;
@@ -256,7 +282,7 @@ PX_WEAK(MPI_Comm_get_errhandler)
 PX_PMPI(MPI_Errhandler_free)(MPI_Errhandler *eh)
 {
     PX_CS_ENTER();
-    if (!eh || !px_errh_valid(*eh))
+    if (!eh || !px_mpi_errh_valid(*eh))
         return MPI_ERR_ARG;
     /* predefined handlers stay; user ones live as long as the process */
     *eh = MPI_ERRHANDLER_NULL;

@@ -189,6 +189,7 @@ enum {
     PX_MPI_REQ_DONE, /* completes at once (PROC_NULL, buffered) */
     PX_MPI_REQ_COLL, /* nonblocking collective schedule */
     PX_MPI_REQ_GREQ,
+    PX_MPI_REQ_RMA, /* request-based one-sided operation (rma/rma_ops.c) */
 };
 
 typedef struct px_mpi_req px_mpi_req_t;
@@ -268,6 +269,13 @@ void px_mpi_attr_delete_all(px_mpi_comm_t *c);
 int px_mpi_type_attr_copy(MPI_Datatype old, MPI_Datatype nt);
 void px_mpi_type_attr_delete_all(MPI_Datatype t);
 
+/* ... and of windows (rma/win.c: the windows and their predefined
+ * attributes: 1 when keyval is one, its value stored when val is given). */
+void px_mpi_win_attr_delete_all(MPI_Win win);
+int px_mpi_win_valid(MPI_Win win);
+int px_mpi_win_predef_attr(MPI_Win win, int keyval, void *val, int *flag);
+int px_mpi_win_raise(MPI_Win win, int errclass, const char *fn, const char *msg);
+
 /* op.c: a user operation stays alive while something under way uses it,
  * even after MPI_Op_free (predefined ones: nothing to do). */
 void px_mpi_op_retain(MPI_Op op);
@@ -281,6 +289,10 @@ const char *px_mpi_error_text(int code);
 int px_mpi_error(px_mpi_comm_t *comm, int errclass, const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int px_mpi_status_to_class(px_status_t st);
+/* The same for another kind of object (a window): its handler and handle. */
+int px_mpi_error_obj(MPI_Errhandler eh, int handle, int errclass, const char *fn, const char *fmt,
+                     ...) __attribute__((format(printf, 5, 6)));
+int px_mpi_errh_valid(MPI_Errhandler eh);
 /* Also sets MPI_ERR_OTHER style codes for users (MPI_Add_error_class). */
 
 #define PX_CHECK_INIT(fn)                                                                          \

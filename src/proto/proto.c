@@ -524,6 +524,7 @@ void px_proto_finalize(void)
 {
     px_list_t *e, *t;
     px_chan_finalize();
+    px_proto_rma_finalize();
     if (px_p.unexp.next) {
         px_list_for_each_safe(e, t, &px_p.unexp) {
             px_proto_unexp_t *u = px_container_of(e, px_proto_unexp_t, link);

@@ -128,4 +128,86 @@ uint64_t px_proto_job_id(void);
 const char *px_proto_channel_name(int peer);
 void px_proto_print_stats(void);
 
+/* ---------- one-sided communication (proto_rma.c) ----------
+ *
+ * A window is registered here under an id its members agreed on; every
+ * operation is an active message written at the target by the target's
+ * progress: puts land in the window as they arrive (striped when large),
+ * accumulates are applied in order of arrival from one origin, gets and
+ * fetching operations answer with DATA frames into the origin's request.
+ * Puts and gets to this process itself, and large ones to a peer on this
+ * node whose memory can be read (CMA), are copied directly.
+ *
+ * Completion is proved by counting: an origin counts the payload bytes it
+ * sent to each target, a target those it has applied from each origin;
+ * a flush, unlock or complete carries the origin's count and the target
+ * answers once it has applied that much. Nothing here knows datatypes or
+ * operations: the layer above applies accumulates (apply). */
+typedef struct px_proto_win px_proto_win_t;
+
+/* Applies operation op on n bytes of elements of type `type` at dst, with
+ * src (both the layer above's codes, carried as they are); 0, or -1 when
+ * they are not valid. */
+typedef int (*px_proto_rma_apply_fn)(uint32_t op, uint32_t type, void *dst, const void *src,
+                                     size_t n);
+
+enum {
+    PX_RMA_CAS = 1, /* accumulate: compare-and-swap (payload: compare, then value) */
+};
+
+/* A window of `size` members (world rank of each in peers, copied) whose
+ * local part is [base, base + len) (dynamic: the attached regions). NULL
+ * when out of memory or the id is taken. */
+px_proto_win_t *px_proto_win_new(uint32_t id, int me, int size, const int *peers, void *base,
+                                 size_t len, int dynamic, px_proto_rma_apply_fn apply);
+/* Every member's part (address and length), for direct copies; 0, or -1
+ * when out of memory (then there are none). */
+int px_proto_win_parts(px_proto_win_t *w, const uint64_t *rbase, const uint64_t *rlen);
+void px_proto_win_free(px_proto_win_t *w);
+/* Dynamic windows: memory that remote operations may address (absolute
+ * addresses); 0, -1 when out of memory or (detach) not attached. */
+int px_proto_win_attach(px_proto_win_t *w, void *base, size_t len);
+int px_proto_win_detach(px_proto_win_t *w, const void *base);
+
+/* Operations. A send-side request (req, may be NULL) counts their frames
+ * in req->pending (px_proto_rma_req_init sets it to 1 for the caller's own
+ * token, given back with px_proto_rma_req_issued); without one the
+ * window counts them (px_proto_rma_local_done). A fetching operation's
+ * result goes to its receive-side request at offset `at`. */
+void px_proto_rma_req_init(px_proto_req_t *req, int kind, void *buf, size_t total);
+/* The caller has issued everything of a send-side request (its token). */
+void px_proto_rma_req_issued(px_proto_req_t *req);
+/* Ends a result request that will not be answered (its operation failed). */
+void px_proto_rma_req_fail(px_proto_req_t *req, px_status_t st);
+px_status_t px_proto_rma_put(px_proto_win_t *w, int target, uint64_t off, const void *buf,
+                             size_t len, px_proto_req_t *req);
+px_status_t px_proto_rma_get(px_proto_win_t *w, int target, uint64_t off, size_t len,
+                             px_proto_req_t *res, size_t at);
+/* Accumulate (res NULL) or fetch-and-accumulate of len bytes of elements
+ * of `unit` bytes (each applied whole); flags PX_RMA_*. */
+px_status_t px_proto_rma_acc(px_proto_win_t *w, int target, uint64_t off, const void *buf,
+                             size_t len, size_t unit, uint32_t op, uint32_t type, unsigned flags,
+                             px_proto_req_t *req, px_proto_req_t *res, size_t at);
+
+/* Synchronisation, each the start of an exchange whose end the caller
+ * waits for with the matching test. */
+px_status_t px_proto_rma_lock(px_proto_win_t *w, int target, int exclusive);
+int px_proto_rma_locked(px_proto_win_t *w, int target);
+/* Flush (and unlock: release the lock once everything is applied). */
+px_status_t px_proto_rma_flush(px_proto_win_t *w, int target, int unlock);
+int px_proto_rma_flushed(px_proto_win_t *w, int target);
+/* Frames sent without a request have all completed at this side. */
+int px_proto_rma_local_done(px_proto_win_t *w);
+/* Post/start/complete/wait: a target posts to each origin; an origin
+ * consumes one post per target; complete carries the origin's count; the
+ * target consumes one completion per origin once it has applied it. */
+px_status_t px_proto_rma_post(px_proto_win_t *w, int origin);
+int px_proto_rma_take_post(px_proto_win_t *w, int target);
+px_status_t px_proto_rma_complete(px_proto_win_t *w, int target);
+int px_proto_rma_take_complete(px_proto_win_t *w, int origin);
+/* Fence: bytes sent to each target so far (the caller exchanges them), and
+ * whether those from origin have all been applied. */
+uint64_t px_proto_rma_sent(px_proto_win_t *w, int target);
+int px_proto_rma_applied(px_proto_win_t *w, int origin, uint64_t bytes);
+
 #endif

@@ -11,9 +11,10 @@
 #include <string.h>
 
 const uint8_t px_am_hdr_len[PX_AM_MAX] = {
-    [PX_AM_EAGER] = 16, [PX_AM_RTS] = 40,  [PX_AM_CTS] = 40,
-    [PX_AM_DATA] = 32,  [PX_AM_FIN] = 24,  [PX_AM_SYNC_ACK] = 24,
-    [PX_AM_ZCTS] = 64,  [PX_AM_ZACK] = 32, [PX_AM_ZDATA] = 40,
+    [PX_AM_EAGER] = 16,    [PX_AM_RTS] = 40,      [PX_AM_CTS] = 40,     [PX_AM_DATA] = 32,
+    [PX_AM_FIN] = 24,      [PX_AM_SYNC_ACK] = 24, [PX_AM_ZCTS] = 64,    [PX_AM_ZACK] = 32,
+    [PX_AM_ZDATA] = 40,    [PX_AM_RMA_PUT] = 32,  [PX_AM_RMA_ACC] = 56, [PX_AM_RMA_GET] = 48,
+    [PX_AM_RMA_SYNC] = 32,
 };
 
 /* The header as a px_am_hdr_t: the common 16-byte envelope always, the
@@ -453,6 +454,7 @@ void px_proto_am_register(void)
     px_chan_am_register(PX_AM_ZACK, px_am_hdr_len[PX_AM_ZACK], 0, px_proto_am_send_news);
     px_chan_am_register(PX_AM_ZDATA, px_am_hdr_len[PX_AM_ZDATA], PX_CHAN_AM_STRIPED,
                         px_proto_am_zdata);
+    px_proto_rma_register();
 }
 
 /* ---------- completion (runs when a payload is in place) ---------- */
@@ -461,7 +463,6 @@ void px_proto_rx_done(int peer, void *ctx, size_t len)
 {
     px_proto_req_t *req;
     px_proto_unexp_t *u;
-    (void)peer; /* completions are found through ctx */
 
     switch (PX_RX_KIND(ctx)) {
     case PX_RX_REQ:
@@ -495,6 +496,8 @@ void px_proto_rx_done(int peer, void *ctx, size_t len)
             px_proto_complete(req);
         break;
     default:
+        if (ctx)
+            px_proto_rma_rx_done(peer, ctx, len);
         break;
     }
 }

@@ -22,10 +22,14 @@ enum {
     PX_AM_DATA = 4,
     PX_AM_FIN = 5,
     PX_AM_SYNC_ACK = 6,
-    PX_AM_ZCTS = 8,   /* udp-zcopy clear-to-send */
-    PX_AM_ZACK = 9,   /* udp-zcopy: bytes received in order */
-    PX_AM_ZDATA = 10, /* udp-zcopy: the rest of a transfer whose path failed */
-    PX_AM_MAX
+    PX_AM_ZCTS = 8,    /* udp-zcopy clear-to-send */
+    PX_AM_ZACK = 9,    /* udp-zcopy: bytes received in order */
+    PX_AM_ZDATA = 10,  /* udp-zcopy: the rest of a transfer whose path failed */
+    PX_AM_RMA_PUT = 7, /* one-sided (proto_rma.c) */
+    PX_AM_RMA_ACC = 11,
+    PX_AM_RMA_GET = 12,
+    PX_AM_RMA_SYNC = 13,
+    PX_AM_MAX = 14
 };
 #define PX_AM_FLAG_SYNC 1
 #define PX_AM_FLAG_ZCOPY 2 /* RTS: the sender asks for udp-zcopy */
@@ -50,7 +54,8 @@ _Static_assert(PX_AM_MAX <= PX_CHAN_AM_CTRL, "the protocols' ids are below the c
  * sender's request, b = receiver's request, c = bytes accepted, d e f =
  * the channel's bulk offer (px_chan_bulk_offer_t). ZACK: a = sender's
  * request, b = bytes received in order. ZDATA: as DATA, c = where the
- * sender's rest begins (everything below is in place at the receiver). */
+ * sender's rest begins (everything below is in place at the receiver).
+ * RMA_*: see proto_rma.c. */
 extern const uint8_t px_am_hdr_len[PX_AM_MAX];
 
 /* ---------- state ---------- */
@@ -105,6 +110,12 @@ px_proto_req_t *px_proto_id_lookup(uint64_t id);
 void px_proto_complete(px_proto_req_t *req);
 void px_proto_send_cb(void *arg, px_status_t st);
 void px_proto_ctrl(int peer, uint8_t am, uint64_t a, uint64_t b, uint64_t c);
+
+/* proto_rma.c: registers its active messages; rx_done of its contexts
+ * (tagged 0, not NULL) */
+void px_proto_rma_register(void);
+void px_proto_rma_rx_done(int peer, void *ctx, size_t len);
+void px_proto_rma_finalize(void);
 
 /* proto_am.c */
 void px_proto_am_register(void);

@@ -1,0 +1,76 @@
+/* One-sided communication in the MPI layer: windows (win.c), operations
+ * (rma_ops.c) and synchronisation (rma_sync.c). What travels, and how
+ * completion is proved, is the protocol layer's (proto.h, px_proto_rma_*);
+ * here are datatypes, epochs, errors and the MPI objects. */
+#ifndef PX_MPI_RMA_IMPL_H
+#define PX_MPI_RMA_IMPL_H
+
+#include "../mpi_impl.h"
+
+/* An operation whose completion this side waits for: a get or fetching
+ * operation (its result arrives in res), or one whose origin data had to
+ * be packed (snd counts its frames). Held by the window until a
+ * synchronisation finishes it, and by its request (MPI_Rput ...). */
+typedef struct px_rma_op {
+    px_proto_req_t snd, res;
+    int refs;
+    int finished;
+    int err;    /* MPI error class */
+    void *sbuf; /* packed origin data */
+    void *rbuf; /* packed result, unpacked into (ubuf, count, dtype) at the end */
+    void *ubuf;
+    int count;
+    MPI_Datatype dtype;
+    struct px_rma_op *next;
+} px_rma_op_t;
+
+enum { PX_WIN_LOCK_NOCHECK = 4 }; /* or'ed with MPI_LOCK_* in locked[] */
+
+typedef struct px_mpi_win {
+    int handle;
+    px_mpi_comm_t *comm; /* the window's own communicator (a private context) */
+    px_proto_win_t *pw;
+    void *base;
+    MPI_Aint size;
+    int disp_unit;
+    int flavor, model;
+    MPI_Aint *sizes; /* of every member's part */
+    int *disp_units;
+    void *alloc; /* MPI_Win_allocate's memory */
+    void *seg;   /* MPI_Win_allocate_shared's segment */
+    size_t seg_len;
+    MPI_Aint *seg_off; /* where each member's part begins in it */
+    MPI_Errhandler errh;
+    char name[MPI_MAX_OBJECT_NAME];
+    MPI_Info info; /* hints the program gave (MPI_INFO_NULL: none) */
+    /* epochs of this process as origin */
+    int fence;         /* a fence opened an epoch (no MPI_MODE_NOSUCCEED) */
+    int lock_all;      /* 0, or MPI_LOCK_SHARED | PX_WIN_LOCK_NOCHECK bits */
+    uint8_t *locked;   /* per target: 0, or MPI_LOCK_* (| PX_WIN_LOCK_NOCHECK) */
+    uint64_t *flushed; /* per target: bytes sent at its last flush */
+    uint8_t *started;  /* per target: in the access epoch of MPI_Win_start */
+    int *start_list, nstart;
+    /* exposure epoch of MPI_Win_post: its origins, and which completed */
+    int *post_list, npost;
+    uint8_t *post_done;
+    px_rma_op_t *ops;
+} px_mpi_win_t;
+
+px_mpi_win_t *px_mpi_win_get(MPI_Win h);
+int px_mpi_win_error(px_mpi_win_t *w, int errclass, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Waits until every operation of this side is complete here (results in
+ * place, origin buffers free); finishes and drops them. */
+int px_rma_wait_local(px_mpi_win_t *w);
+/* Whether an access epoch includes target. */
+int px_rma_access_ok(px_mpi_win_t *w, int target);
+void px_rma_op_release(px_rma_op_t *op);
+int px_rma_op_finish(px_rma_op_t *op);
+
+#define PX_GET_WIN(var, handle, fn)                                                                \
+    px_mpi_win_t *var = px_mpi_win_get(handle);                                                    \
+    if (__builtin_expect(!var, 0))                                                                 \
+    return px_mpi_error(NULL, MPI_ERR_WIN, fn, "invalid window")
+
+#endif

@@ -1,0 +1,699 @@
+/* One-sided communication: windows and their active messages.
+ *
+ * Wire (px_am_hdr_t; src: the origin's rank in the window, ctx: the
+ * window's id):
+ *   RMA_PUT   a = offset at the target, b = bytes of the whole put; the
+ *             payload lands in the window (striped when large)
+ *   RMA_ACC   a = offset, b = bytes, c = type, tag = operation, d = the
+ *             origin's result request (fetching: flags PX_AM_RMA_FETCH),
+ *             e = where in it; flags PX_AM_RMA_CAS: payload is the compare
+ *             value then the new one
+ *   RMA_GET   a = offset, b = bytes, c = the origin's request, d = where in
+ *             it; answered with DATA frames
+ *   RMA_SYNC  tag = what (PX_RMA_S_*), a = bytes the origin sent to this
+ *             target (flush, unlock, complete), b = argument
+ * Offsets are from the window's base, or absolute addresses in a dynamic
+ * window; the target checks them against what it exposes. */
+#include "proto_impl.h"
+#include "../util/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PX_AM_RMA_FETCH 1
+#define PX_AM_RMA_CAS 2
+
+enum {
+    PX_RMA_S_LOCK = 1,  /* b: exclusive */
+    PX_RMA_S_GRANT,     /* the lock is the origin's */
+    PX_RMA_S_FLUSH,     /* a: bytes sent; answered with ACK once applied */
+    PX_RMA_S_UNLOCK,    /* the same, and the lock is released */
+    PX_RMA_S_ACK,       /* a flush or unlock is done */
+    PX_RMA_S_POST,      /* the target's exposure epoch is open to the origin */
+    PX_RMA_S_COMPLETE,  /* a: bytes sent in the access epoch */
+    PX_RMA_S_GET_ERROR, /* b: the origin's request (a get the target refused) */
+};
+
+/* What an rx_done context of this file points at. */
+enum { PX_RMA_RX_PUT = 1, PX_RMA_RX_ACC };
+
+/* One member of the window, as origin and as target. */
+typedef struct px_rma_peer {
+    uint8_t rk; /* PX_RMA_RX_PUT: puts from this origin count here */
+    px_proto_win_t *w;
+    int rank;
+    /* this process as target of the member */
+    uint64_t applied; /* bytes applied */
+    uint64_t want;    /* a flush or unlock waits for applied >= want */
+    uint8_t wanting;  /* 0, PX_RMA_S_FLUSH or PX_RMA_S_UNLOCK */
+    int completes;    /* completions received (post/start/complete/wait) */
+    uint64_t complete_at;
+    /* this process as origin to the member */
+    uint64_t sent;
+    int acks_due;
+    int granted;
+    int posts;
+} px_rma_peer_t;
+
+typedef struct px_rma_region {
+    uintptr_t base;
+    size_t len;
+    struct px_rma_region *next;
+} px_rma_region_t;
+
+typedef struct px_rma_waiter {
+    int origin, excl;
+    struct px_rma_waiter *next;
+} px_rma_waiter_t;
+
+struct px_proto_win {
+    uint32_t id;
+    int me, size;
+    int *peers;
+    char *base;
+    size_t len;
+    int dynamic;
+    px_rma_region_t *regions;
+    uint64_t *rbase, *rlen;
+    px_proto_rma_apply_fn apply;
+    px_rma_peer_t *p;
+    uint64_t tx_pending; /* frames sent without a request, not yet completed */
+    /* the lock of this process's part */
+    int lock_excl; /* -1, or the origin holding it */
+    int lock_shared;
+    px_rma_waiter_t *waiters, **waiters_tail;
+    px_proto_win_t *next;
+};
+
+/* An accumulate being received. */
+typedef struct px_rma_stage {
+    uint8_t rk; /* PX_RMA_RX_ACC */
+    uint8_t flags;
+    int origin;
+    uint32_t op, type;
+    px_proto_win_t *w;
+    char *dst;
+    size_t len;
+    uint64_t res, at;
+    char data[];
+} px_rma_stage_t;
+
+static px_proto_win_t *px_rma_wins;
+
+static px_proto_win_t *px_rma_win_find(uint32_t id)
+{
+    for (px_proto_win_t *w = px_rma_wins; w; w = w->next)
+        if (w->id == id)
+            return w;
+    return NULL;
+}
+
+px_proto_win_t *px_proto_win_new(uint32_t id, int me, int size, const int *peers, void *base,
+                                 size_t len, int dynamic, px_proto_rma_apply_fn apply)
+{
+    if (px_rma_win_find(id))
+        return NULL;
+    px_proto_win_t *w = calloc(1, sizeof(*w));
+    if (!w)
+        return NULL;
+    w->peers = malloc(sizeof(int) * (size_t)size);
+    w->p = calloc((size_t)size, sizeof(*w->p));
+    if (!w->peers || !w->p) {
+        free(w->peers), free(w->p), free(w);
+        return NULL;
+    }
+    memcpy(w->peers, peers, sizeof(int) * (size_t)size);
+    for (int i = 0; i < size; i++) {
+        w->p[i].rk = PX_RMA_RX_PUT;
+        w->p[i].w = w;
+        w->p[i].rank = i;
+    }
+    w->id = id;
+    w->me = me;
+    w->size = size;
+    w->base = base;
+    w->len = len;
+    w->dynamic = dynamic;
+    w->apply = apply;
+    w->lock_excl = -1;
+    w->waiters_tail = &w->waiters;
+    w->next = px_rma_wins;
+    px_rma_wins = w;
+    return w;
+}
+
+int px_proto_win_parts(px_proto_win_t *w, const uint64_t *rbase, const uint64_t *rlen)
+{
+    size_t n = sizeof(uint64_t) * (size_t)w->size;
+    w->rbase = malloc(n);
+    w->rlen = malloc(n);
+    if (!w->rbase || !w->rlen) {
+        free(w->rbase), free(w->rlen);
+        w->rbase = w->rlen = NULL;
+        return -1;
+    }
+    memcpy(w->rbase, rbase, n);
+    memcpy(w->rlen, rlen, n);
+    return 0;
+}
+
+void px_proto_win_free(px_proto_win_t *w)
+{
+    if (!w)
+        return;
+    for (px_proto_win_t **q = &px_rma_wins; *q; q = &(*q)->next)
+        if (*q == w) {
+            *q = w->next;
+            break;
+        }
+    while (w->regions) {
+        px_rma_region_t *r = w->regions;
+        w->regions = r->next;
+        free(r);
+    }
+    while (w->waiters) {
+        px_rma_waiter_t *x = w->waiters;
+        w->waiters = x->next;
+        free(x);
+    }
+    free(w->peers), free(w->p), free(w->rbase), free(w->rlen), free(w);
+}
+
+void px_proto_rma_finalize(void)
+{
+    while (px_rma_wins)
+        px_proto_win_free(px_rma_wins);
+}
+
+int px_proto_win_attach(px_proto_win_t *w, void *base, size_t len)
+{
+    px_rma_region_t *r = malloc(sizeof(*r));
+    if (!r)
+        return -1;
+    r->base = (uintptr_t)base;
+    r->len = len;
+    r->next = w->regions;
+    w->regions = r;
+    return 0;
+}
+
+int px_proto_win_detach(px_proto_win_t *w, const void *base)
+{
+    for (px_rma_region_t **q = &w->regions; *q; q = &(*q)->next)
+        if ((*q)->base == (uintptr_t)base) {
+            px_rma_region_t *r = *q;
+            *q = r->next;
+            free(r);
+            return 0;
+        }
+    return -1;
+}
+
+/* Where [off, off + len) of this process's part is, or NULL when the
+ * window does not expose all of it. */
+static char *px_rma_local(px_proto_win_t *w, uint64_t off, size_t len)
+{
+    if (!w->dynamic)
+        return off <= w->len && len <= w->len - off ? w->base + off : NULL;
+    for (px_rma_region_t *r = w->regions; r; r = r->next)
+        if (off >= r->base && off - r->base <= r->len && len <= r->len - (off - r->base))
+            return (char *)(uintptr_t)off;
+    return NULL;
+}
+
+/* ---------- origin ---------- */
+
+void px_proto_rma_req_init(px_proto_req_t *req, int kind, void *buf, size_t total)
+{
+    memset(req, 0, sizeof(*req));
+    req->kind = (uint8_t)kind;
+    req->buf = buf;
+    req->len = total;
+    req->rndv_total = total;
+    if (kind == PX_PROTO_REQ_SEND) {
+        req->pending = 1;
+    } else {
+        req->id = 0;
+        req->peer = -1;
+        if (!total)
+            req->done = 1;
+        else
+            px_proto_id_get(req);
+    }
+}
+
+void px_proto_rma_req_issued(px_proto_req_t *req) { px_proto_send_cb(req, PX_OK); }
+
+void px_proto_rma_req_fail(px_proto_req_t *req, px_status_t st)
+{
+    if (req->done)
+        return;
+    req->st_error = st;
+    px_proto_complete(req);
+}
+
+static void px_rma_win_sent(void *arg, px_status_t st)
+{
+    px_proto_win_t *w = arg;
+    if (st != PX_OK)
+        px_error("proto", "one-sided operation failed: %s", px_status_string(st));
+    w->tx_pending--;
+}
+
+static px_status_t px_rma_send(px_proto_win_t *w, int target, px_chan_route_t *route,
+                               const px_am_hdr_t *h, const void *buf, size_t len, unsigned flags,
+                               px_proto_req_t *req)
+{
+    struct iovec iov = {(void *)buf, len};
+    px_chan_send_cb_t cb = req ? px_proto_send_cb : px_rma_win_sent;
+    void *arg = req ? (void *)req : (void *)w;
+    px_status_t st = px_chan_send(w->peers[target], route, h, px_am_hdr_len[h->am],
+                                  len ? &iov : NULL, len ? 1 : 0, flags, len ? cb : NULL, arg);
+    if (st == PX_INPROGRESS && len) {
+        if (req)
+            req->pending++;
+        else
+            w->tx_pending++;
+        st = PX_OK;
+    } else if (st == PX_INPROGRESS) {
+        st = PX_OK;
+    }
+    return st;
+}
+
+/* A copy straight into or out of the target's memory: itself, or a peer
+ * on this node large enough to be worth a system call. 1 when done. */
+static int px_rma_direct(px_proto_win_t *w, int target, uint64_t off, void *buf, size_t len,
+                         int put)
+{
+    int peer = w->peers[target];
+    if (target == w->me) {
+        char *p = px_rma_local(w, off, len);
+        if (!p)
+            return 0;
+        if (put)
+            memmove(p, buf, len);
+        else
+            memmove(buf, p, len);
+        return 1;
+    }
+    if (!w->rbase || w->dynamic || !px_chan_can_get(peer) || len <= px_chan_eager(peer, NULL))
+        return 0;
+    if (off > w->rlen[target] || len > w->rlen[target] - off)
+        return 0;
+    uint64_t raddr = w->rbase[target] + off;
+    return (put ? px_chan_put(peer, buf, raddr, len) : px_chan_get(peer, buf, raddr, len)) == PX_OK;
+}
+
+px_status_t px_proto_rma_put(px_proto_win_t *w, int target, uint64_t off, const void *buf,
+                             size_t len, px_proto_req_t *req)
+{
+    if (!len || px_rma_direct(w, target, off, (void *)buf, len, 1))
+        return PX_OK;
+    int peer = w->peers[target];
+    px_chan_pick_t k;
+    px_chan_pick(peer, len, 0, &k);
+    px_chan_route_t *route = k.rndv ? k.data : k.env;
+    size_t chunk = len <= px_chan_eager(peer, route) ? len : px_chan_chunk(peer, route, 0);
+    px_status_t st = PX_OK;
+    for (size_t at = 0; at < len && st == PX_OK; at += chunk) {
+        size_t n = len - at < chunk ? len - at : chunk;
+        px_am_hdr_t h = {.am = PX_AM_RMA_PUT, .src = w->me, .ctx = w->id, .a = off + at, .b = n};
+        st = px_rma_send(w, target, route, &h, (const char *)buf + at, n,
+                         n > 4096 ? PX_CHAN_F_STRIPE : 0, req);
+    }
+    w->p[target].sent += len;
+    return st;
+}
+
+px_status_t px_proto_rma_get(px_proto_win_t *w, int target, uint64_t off, size_t len,
+                             px_proto_req_t *res, size_t at)
+{
+    if (!len)
+        return PX_OK;
+    if (at > res->rndv_total || len > res->rndv_total - at)
+        return PX_ERR_INVALID_PARAM;
+    if (px_rma_direct(w, target, off, (char *)res->buf + at, len, 0)) {
+        res->rndv_got += len;
+        if (res->rndv_got == res->rndv_total)
+            px_proto_complete(res);
+        return PX_OK;
+    }
+    px_am_hdr_t h = {
+        .am = PX_AM_RMA_GET, .src = w->me, .ctx = w->id, .a = off, .b = len, .c = res->id, .d = at};
+    return px_rma_send(w, target, NULL, &h, NULL, 0, 0, NULL);
+}
+
+px_status_t px_proto_rma_acc(px_proto_win_t *w, int target, uint64_t off, const void *buf,
+                             size_t len, size_t unit, uint32_t op, uint32_t type, unsigned flags,
+                             px_proto_req_t *req, px_proto_req_t *res, size_t at)
+{
+    size_t rlen = flags & PX_RMA_CAS ? len / 2 : len;
+    if (res && (at > res->rndv_total || rlen > res->rndv_total - at))
+        return PX_ERR_INVALID_PARAM;
+    /* each piece one frame, in order, of whole elements; its answer too */
+    size_t chunk = px_chan_eager(w->peers[target], NULL);
+    if (!unit)
+        unit = 1;
+    chunk = chunk < unit ? unit : chunk - chunk % unit;
+    if (flags & PX_RMA_CAS)
+        chunk = len;
+    px_status_t st = PX_OK;
+    for (size_t done = 0; done < len && st == PX_OK; done += chunk) {
+        size_t n = len - done < chunk ? len - done : chunk;
+        px_am_hdr_t h = {.am = PX_AM_RMA_ACC,
+                         .flags = (uint8_t)((res ? PX_AM_RMA_FETCH : 0) |
+                                            (flags & PX_RMA_CAS ? PX_AM_RMA_CAS : 0)),
+                         .src = w->me,
+                         .tag = (int32_t)op,
+                         .ctx = w->id,
+                         .a = off + done,
+                         .b = n,
+                         .c = type,
+                         .d = res ? res->id : 0,
+                         .e = at + done};
+        w->p[target].sent += n;
+        st = px_rma_send(w, target, NULL, &h, (const char *)buf + done, n, 0, req);
+    }
+    return st;
+}
+
+static void px_rma_sync(px_proto_win_t *w, int target, int what, uint64_t a, uint64_t b)
+{
+    px_am_hdr_t h = {.am = PX_AM_RMA_SYNC, .src = w->me, .tag = what, .ctx = w->id, .a = a, .b = b};
+    px_status_t st = px_rma_send(w, target, NULL, &h, NULL, 0, 0, NULL);
+    if (st < 0)
+        px_error("proto", "cannot send a one-sided synchronisation to rank %d: %s",
+                 w->peers[target], px_status_string(st));
+}
+
+px_status_t px_proto_rma_lock(px_proto_win_t *w, int target, int exclusive)
+{
+    w->p[target].granted = 0;
+    px_rma_sync(w, target, PX_RMA_S_LOCK, 0, (uint64_t) !!exclusive);
+    return PX_OK;
+}
+
+int px_proto_rma_locked(px_proto_win_t *w, int target) { return w->p[target].granted; }
+
+px_status_t px_proto_rma_flush(px_proto_win_t *w, int target, int unlock)
+{
+    w->p[target].acks_due++;
+    if (unlock)
+        w->p[target].granted = 0;
+    px_rma_sync(w, target, unlock ? PX_RMA_S_UNLOCK : PX_RMA_S_FLUSH, w->p[target].sent, 0);
+    return PX_OK;
+}
+
+int px_proto_rma_flushed(px_proto_win_t *w, int target) { return w->p[target].acks_due == 0; }
+
+int px_proto_rma_local_done(px_proto_win_t *w) { return w->tx_pending == 0; }
+
+px_status_t px_proto_rma_post(px_proto_win_t *w, int origin)
+{
+    px_rma_sync(w, origin, PX_RMA_S_POST, 0, 0);
+    return PX_OK;
+}
+
+int px_proto_rma_take_post(px_proto_win_t *w, int target)
+{
+    if (!w->p[target].posts)
+        return 0;
+    w->p[target].posts--;
+    return 1;
+}
+
+px_status_t px_proto_rma_complete(px_proto_win_t *w, int target)
+{
+    px_rma_sync(w, target, PX_RMA_S_COMPLETE, w->p[target].sent, 0);
+    return PX_OK;
+}
+
+int px_proto_rma_take_complete(px_proto_win_t *w, int origin)
+{
+    px_rma_peer_t *p = &w->p[origin];
+    if (!p->completes || p->applied < p->complete_at)
+        return 0;
+    p->completes--;
+    return 1;
+}
+
+uint64_t px_proto_rma_sent(px_proto_win_t *w, int target) { return w->p[target].sent; }
+
+int px_proto_rma_applied(px_proto_win_t *w, int origin, uint64_t bytes)
+{
+    return w->p[origin].applied >= bytes;
+}
+
+/* ---------- target ---------- */
+
+static void px_rma_grant(px_proto_win_t *w)
+{
+    while (w->waiters && w->lock_excl < 0) {
+        px_rma_waiter_t *x = w->waiters;
+        if (x->excl && w->lock_shared)
+            break;
+        w->waiters = x->next;
+        if (!w->waiters)
+            w->waiters_tail = &w->waiters;
+        if (x->excl)
+            w->lock_excl = x->origin;
+        else
+            w->lock_shared++;
+        px_rma_sync(w, x->origin, PX_RMA_S_GRANT, 0, 0);
+        free(x);
+    }
+}
+
+/* A flush or unlock from p's origin whose bytes have all been applied. */
+static void px_rma_check(px_rma_peer_t *p)
+{
+    if (!p->wanting || p->applied < p->want)
+        return;
+    px_proto_win_t *w = p->w;
+    if (p->wanting == PX_RMA_S_UNLOCK) {
+        if (w->lock_excl == p->rank)
+            w->lock_excl = -1;
+        else if (w->lock_shared)
+            w->lock_shared--;
+    }
+    p->wanting = 0;
+    px_rma_sync(w, p->rank, PX_RMA_S_ACK, 0, 0);
+    px_rma_grant(w);
+}
+
+/* The window and origin a frame names, or NULL (reported). */
+static px_proto_win_t *px_rma_named(int peer, const void *hdr, size_t hdr_len, px_am_hdr_t *h)
+{
+    memcpy(h, hdr, hdr_len < sizeof(*h) ? hdr_len : sizeof(*h));
+    if (hdr_len < sizeof(*h))
+        memset((char *)h + hdr_len, 0, sizeof(*h) - hdr_len);
+    px_proto_win_t *w = px_rma_win_find(h->ctx);
+    if (!w || h->src < 0 || h->src >= w->size || w->peers[h->src] != peer) {
+        px_error("proto", "one-sided message from rank %d for an unknown window", peer);
+        return NULL;
+    }
+    return w;
+}
+
+static void *px_rma_am_put(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
+                           void **ctx_p)
+{
+    px_am_hdr_t h;
+    px_proto_win_t *w = px_rma_named(peer, hdr, hdr_len, &h);
+    if (!w)
+        return NULL;
+    *ctx_p = &w->p[h.src]; /* counted even when refused: the origin's flush must end */
+    char *p = px_rma_local(w, h.a, h.b);
+    if (!p || off > h.b || len > h.b - off) {
+        px_error("proto", "put from rank %d outside the window (offset %#llx, %llu bytes)", peer,
+                 (unsigned long long)h.a, (unsigned long long)h.b);
+        return NULL;
+    }
+    return p + off;
+}
+
+static void *px_rma_am_acc(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
+                           void **ctx_p)
+{
+    px_am_hdr_t h;
+    (void)off;
+    px_proto_win_t *w = px_rma_named(peer, hdr, hdr_len, &h);
+    if (!w)
+        return NULL;
+    px_rma_stage_t *s = malloc(sizeof(*s) + len);
+    if (!s) {
+        px_error("proto", "out of memory for an accumulate of %zu bytes", len);
+        return NULL;
+    }
+    s->rk = PX_RMA_RX_ACC;
+    s->flags = h.flags;
+    s->origin = h.src;
+    s->op = (uint32_t)h.tag;
+    s->type = (uint32_t)h.c;
+    s->w = w;
+    s->len = len;
+    s->res = h.d;
+    s->at = h.e;
+    size_t span = h.flags & PX_AM_RMA_CAS ? len / 2 : len;
+    s->dst = h.b == len ? px_rma_local(w, h.a, span) : NULL;
+    if (!s->dst)
+        px_error("proto", "accumulate from rank %d outside the window (offset %#llx, %zu bytes)",
+                 peer, (unsigned long long)h.a, span);
+    *ctx_p = s;
+    return s->data;
+}
+
+static void px_rma_free_cb(void *arg, px_status_t st)
+{
+    (void)st;
+    free(arg);
+}
+
+/* DATA frames with n bytes at src into the origin's request res at `at`.
+ * owned: src is a copy to free once sent, in one frame (an accumulate's
+ * answer: no larger than the frame that asked); otherwise src stays valid
+ * (window memory). */
+static void px_rma_answer(px_proto_win_t *w, int origin, const char *src, size_t n, uint64_t res,
+                          uint64_t at, void *owned)
+{
+    int peer = w->peers[origin];
+    size_t chunk = owned || n <= px_chan_eager(peer, NULL) ? n : px_chan_chunk(peer, NULL, 0);
+    px_status_t st = PX_OK;
+    for (size_t sent = 0; sent < n && st >= 0; sent += chunk) {
+        size_t k = n - sent < chunk ? n - sent : chunk;
+        px_am_hdr_t h = {.am = PX_AM_DATA, .a = res, .b = at + sent};
+        struct iovec iov = {(char *)src + sent, k};
+        st = px_chan_send(peer, NULL, &h, px_am_hdr_len[PX_AM_DATA], &iov, 1,
+                          k > 4096 ? PX_CHAN_F_STRIPE : 0, owned ? px_rma_free_cb : NULL, owned);
+        if (owned && st != PX_INPROGRESS)
+            free(owned);
+    }
+    if (st < 0)
+        px_error("proto", "cannot answer a one-sided operation of rank %d: %s", peer,
+                 px_status_string(st));
+}
+
+static void *px_rma_am_get(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
+                           void **ctx_p)
+{
+    px_am_hdr_t h;
+    (void)off, (void)len, (void)ctx_p;
+    px_proto_win_t *w = px_rma_named(peer, hdr, hdr_len, &h);
+    if (!w)
+        return NULL;
+    char *p = px_rma_local(w, h.a, h.b);
+    if (!p) {
+        px_error("proto", "get from rank %d outside the window (offset %#llx, %llu bytes)", peer,
+                 (unsigned long long)h.a, (unsigned long long)h.b);
+        px_rma_sync(w, h.src, PX_RMA_S_GET_ERROR, 0, h.c);
+        return NULL;
+    }
+    px_rma_answer(w, h.src, p, h.b, h.c, h.d, NULL);
+    return NULL;
+}
+
+static void *px_rma_am_sync(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
+                            void **ctx_p)
+{
+    px_am_hdr_t h;
+    (void)off, (void)len, (void)ctx_p;
+    px_proto_win_t *w = px_rma_named(peer, hdr, hdr_len, &h);
+    if (!w)
+        return NULL;
+    px_rma_peer_t *p = &w->p[h.src];
+    switch (h.tag) {
+    case PX_RMA_S_LOCK: {
+        px_rma_waiter_t *x = malloc(sizeof(*x));
+        if (!x) {
+            px_error("proto", "out of memory for a lock request");
+            break;
+        }
+        x->origin = h.src;
+        x->excl = !!h.b;
+        x->next = NULL;
+        *w->waiters_tail = x;
+        w->waiters_tail = &x->next;
+        px_rma_grant(w);
+        break;
+    }
+    case PX_RMA_S_GRANT:
+        p->granted = 1;
+        break;
+    case PX_RMA_S_FLUSH:
+    case PX_RMA_S_UNLOCK:
+        p->want = h.a;
+        p->wanting = (uint8_t)h.tag;
+        px_rma_check(p);
+        break;
+    case PX_RMA_S_ACK:
+        if (p->acks_due > 0)
+            p->acks_due--;
+        break;
+    case PX_RMA_S_POST:
+        p->posts++;
+        break;
+    case PX_RMA_S_COMPLETE:
+        p->completes++;
+        p->complete_at = h.a;
+        break;
+    case PX_RMA_S_GET_ERROR: {
+        px_proto_req_t *req = px_proto_id_lookup(h.b);
+        if (req && req->kind == PX_PROTO_REQ_RECV && !req->done) {
+            req->st_error = PX_ERR_INVALID_PARAM;
+            px_proto_complete(req);
+        }
+        break;
+    }
+    default:
+        px_error("proto", "unknown one-sided synchronisation %d from rank %d", h.tag, peer);
+    }
+    return NULL;
+}
+
+void px_proto_rma_rx_done(int peer, void *ctx, size_t len)
+{
+    (void)peer;
+    if (*(uint8_t *)ctx == PX_RMA_RX_PUT) {
+        px_rma_peer_t *p = ctx;
+        p->applied += len;
+        px_rma_check(p);
+        return;
+    }
+    px_rma_stage_t *s = ctx;
+    px_proto_win_t *w = s->w;
+    size_t rlen = s->flags & PX_AM_RMA_CAS ? s->len / 2 : s->len;
+    char *old = NULL;
+    if (s->dst && (s->flags & PX_AM_RMA_FETCH)) {
+        old = malloc(rlen ? rlen : 1);
+        if (old)
+            memcpy(old, s->dst, rlen);
+    }
+    if (s->dst) {
+        if (s->flags & PX_AM_RMA_CAS) {
+            if (!memcmp(s->dst, s->data, rlen))
+                memcpy(s->dst, s->data + rlen, rlen);
+        } else if (w->apply(s->op, s->type, s->dst, s->data, s->len)) {
+            px_error("proto", "invalid accumulate from rank %d", w->peers[s->origin]);
+        }
+    }
+    px_rma_peer_t *p = &w->p[s->origin];
+    p->applied += s->len;
+    if (s->flags & PX_AM_RMA_FETCH) {
+        if (old)
+            px_rma_answer(w, s->origin, old, rlen, s->res, s->at, old);
+        else
+            px_rma_sync(w, s->origin, PX_RMA_S_GET_ERROR, 0, s->res);
+    }
+    free(s);
+    px_rma_check(p);
+}
+
+void px_proto_rma_register(void)
+{
+    px_chan_am_register(PX_AM_RMA_PUT, px_am_hdr_len[PX_AM_RMA_PUT], PX_CHAN_AM_STRIPED,
+                        px_rma_am_put);
+    px_chan_am_register(PX_AM_RMA_ACC, px_am_hdr_len[PX_AM_RMA_ACC], 0, px_rma_am_acc);
+    px_chan_am_register(PX_AM_RMA_GET, px_am_hdr_len[PX_AM_RMA_GET], 0, px_rma_am_get);
+    px_chan_am_register(PX_AM_RMA_SYNC, px_am_hdr_len[PX_AM_RMA_SYNC], 0, px_rma_am_sync);
+}

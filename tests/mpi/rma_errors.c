@@ -1,0 +1,173 @@
+/* Windows as objects, and the errors of one-sided communication:
+ * - predefined attributes (base, size, displacement unit, flavor, model),
+ *   a user attribute whose delete callback runs at MPI_Win_free, the
+ *   group, the name, the hints in use, error handlers set and got;
+ * - each erroneous call returns its class through MPI_ERRORS_RETURN, and a
+ *   handler of the program's is called with the window and the code:
+ *   displacement outside the window (MPI_ERR_RMA_RANGE), operation outside
+ *   an epoch and mismatched synchronisation (MPI_ERR_RMA_SYNC), a second
+ *   lock on a locked rank (MPI_ERR_RMA_CONFLICT), a user operation in an
+ *   accumulate (MPI_ERR_OP), a bad rank (MPI_ERR_RANK), the wrong window
+ *   kind (MPI_ERR_RMA_FLAVOR), detaching what is not attached
+ *   (MPI_ERR_RMA_ATTACH), a window freed inside an epoch, and a get from
+ *   memory the target never attached (reported at the origin's unlock);
+ * - after all of it the window still works. */
+#include "px_test.h"
+
+static int handler_calls, handler_code;
+static MPI_Win handler_win;
+
+static void on_error(MPI_Win *win, int *code, ...)
+{
+    handler_calls++;
+    handler_code = *code;
+    handler_win = *win;
+}
+
+static int deletes;
+static int del_fn(MPI_Win win, int kv, void *val, void *extra)
+{
+    (void)win, (void)kv, (void)extra;
+    deletes += *(int *)val;
+    return MPI_SUCCESS;
+}
+
+static void user_op(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)in, (void)inout, (void)len, (void)dt;
+}
+
+#define EXPECT(call, cls)                                                                          \
+    do {                                                                                           \
+        int rc_ = (call), c_ = -1;                                                                 \
+        MPI_Error_class(rc_, &c_);                                                                 \
+        PX_CHECK(c_ == (cls), "%s: class %d, want %d (%s)", #call, c_, cls, #cls);                 \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    px_test_init(&argc, &argv, "rma_errors");
+    int me = px_test_rank, np = px_test_size, right = (me + 1) % np;
+    enum { N = 16 };
+    int *mem, buf[N] = {0};
+    MPI_Win win;
+    PX_MPI(
+        MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    for (int i = 0; i < N; i++)
+        mem[i] = me;
+
+    /* the window as an object */
+    void *base;
+    MPI_Aint *size;
+    int *du, *flavor, *model, flag;
+    PX_MPI(MPI_Win_get_attr(win, MPI_WIN_BASE, &base, &flag));
+    PX_CHECK(flag && base == mem, "MPI_WIN_BASE %p, want %p", base, (void *)mem);
+    PX_MPI(MPI_Win_get_attr(win, MPI_WIN_SIZE, &size, &flag));
+    PX_CHECK(flag && *size == N * (MPI_Aint)sizeof(int), "MPI_WIN_SIZE %ld", (long)*size);
+    PX_MPI(MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &du, &flag));
+    PX_CHECK(flag && *du == (int)sizeof(int), "MPI_WIN_DISP_UNIT %d", *du);
+    PX_MPI(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
+    PX_CHECK(flag && *flavor == MPI_WIN_FLAVOR_ALLOCATE, "flavor %d", *flavor);
+    PX_MPI(MPI_Win_get_attr(win, MPI_WIN_MODEL, &model, &flag));
+    PX_CHECK(flag && *model == MPI_WIN_UNIFIED, "model %d", *model);
+    int kv;
+    static int three = 3;
+    PX_MPI(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, del_fn, &kv, NULL));
+    PX_MPI(MPI_Win_set_attr(win, kv, &three));
+    int *got;
+    PX_MPI(MPI_Win_get_attr(win, kv, &got, &flag));
+    PX_CHECK(flag && got == &three, "user attribute not found");
+    MPI_Group wg, cg;
+    int cmp;
+    PX_MPI(MPI_Win_get_group(win, &wg));
+    MPI_Comm_group(MPI_COMM_WORLD, &cg);
+    MPI_Group_compare(wg, cg, &cmp);
+    PX_CHECK(cmp == MPI_IDENT, "window group compares %d", cmp);
+    MPI_Group_free(&wg);
+    MPI_Group_free(&cg);
+    char name[MPI_MAX_OBJECT_NAME];
+    int len;
+    PX_MPI(MPI_Win_set_name(win, "halo"));
+    PX_MPI(MPI_Win_get_name(win, name, &len));
+    PX_CHECK(!strcmp(name, "halo") && len == 4, "name '%s'", name);
+    MPI_Info info;
+    char v[MPI_MAX_INFO_VAL];
+    PX_MPI(MPI_Win_get_info(win, &info));
+    MPI_Info_get(info, "accumulate_ordering", MPI_MAX_INFO_VAL - 1, v, &flag);
+    PX_CHECK(flag && !strcmp(v, "rar,raw,war,waw"), "accumulate_ordering '%s'", flag ? v : "");
+    MPI_Info_free(&info);
+
+    /* errors, returned */
+    PX_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    MPI_Errhandler eh;
+    PX_MPI(MPI_Win_get_errhandler(win, &eh));
+    PX_CHECK(eh == MPI_ERRORS_RETURN, "error handler not kept");
+    EXPECT(MPI_Put(buf, 1, MPI_INT, right, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+    EXPECT(MPI_Win_unlock(right, win), MPI_ERR_RMA_SYNC);
+    EXPECT(MPI_Win_complete(win), MPI_ERR_RMA_SYNC);
+    EXPECT(MPI_Win_wait(win), MPI_ERR_RMA_SYNC);
+    EXPECT(MPI_Win_flush(right, win), MPI_ERR_RMA_SYNC);
+    EXPECT(MPI_Win_shared_query(win, 0, size, &flag, &base), MPI_ERR_RMA_FLAVOR);
+    EXPECT(MPI_Win_attach(win, buf, 4), MPI_ERR_RMA_FLAVOR);
+    EXPECT(MPI_Win_lock(99, right, 0, win), MPI_ERR_LOCKTYPE);
+    PX_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    EXPECT(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win), MPI_ERR_RMA_CONFLICT);
+    EXPECT(MPI_Put(buf, 1, MPI_INT, right, N, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    EXPECT(MPI_Put(buf, 2, MPI_INT, right, N - 1, 2, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    EXPECT(MPI_Get(buf, 1, MPI_INT, right, -1, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
+    EXPECT(MPI_Put(buf, 1, MPI_INT, np, 0, 1, MPI_INT, win), MPI_ERR_RANK);
+    MPI_Op op;
+    MPI_Op_create(user_op, 1, &op);
+    EXPECT(MPI_Accumulate(buf, 1, MPI_INT, right, 0, 1, MPI_INT, op, win), MPI_ERR_OP);
+    EXPECT(MPI_Accumulate(buf, 1, MPI_INT, right, 0, 1, MPI_INT, MPI_NO_OP, win), MPI_ERR_OP);
+    MPI_Op_free(&op);
+    EXPECT(MPI_Win_free(&win), MPI_ERR_RMA_SYNC);
+    /* a valid operation in the same epoch still works */
+    PX_MPI(MPI_Get(buf, N, MPI_INT, right, 0, N, MPI_INT, win));
+    PX_MPI(MPI_Win_unlock(right, win));
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += buf[i] != right;
+    PX_CHECK(!bad, "get after the errors: %d wrong", bad);
+
+    /* the program's handler, with the window and the code */
+    MPI_Errhandler mine;
+    PX_MPI(MPI_Win_create_errhandler(on_error, &mine));
+    PX_MPI(MPI_Win_set_errhandler(win, mine));
+    MPI_Put(buf, 1, MPI_INT, right, 0, 1, MPI_INT, win);
+    int cls = -1;
+    MPI_Error_class(handler_code, &cls);
+    PX_CHECK(handler_calls == 1 && cls == MPI_ERR_RMA_SYNC && handler_win == win,
+             "handler called %d times, class %d", handler_calls, cls);
+    PX_MPI(MPI_Win_call_errhandler(win, MPI_ERR_OTHER));
+    PX_CHECK(handler_calls == 2 && handler_code == MPI_ERR_OTHER, "call_errhandler: %d calls",
+             handler_calls);
+    PX_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    MPI_Errhandler_free(&mine);
+    MPI_Barrier(MPI_COMM_WORLD);
+    PX_MPI(MPI_Win_free(&win));
+    PX_CHECK(deletes == 3, "delete callback ran %d times' worth", deletes);
+    PX_MPI(MPI_Win_free_keyval(&kv));
+
+    /* dynamic window: detach of nothing, get from memory never attached */
+    PX_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    PX_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    EXPECT(MPI_Win_detach(win, buf), MPI_ERR_RMA_ATTACH);
+    static int attached[N];
+    PX_MPI(MPI_Win_attach(win, attached, sizeof(attached)));
+    MPI_Aint addr, raddr;
+    MPI_Get_address(attached, &addr);
+    MPI_Sendrecv(&addr, 1, MPI_AINT, (me + np - 1) % np, 0, &raddr, 1, MPI_AINT, right, 0,
+                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    PX_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    MPI_Get(buf, 1, MPI_INT, right, raddr + (MPI_Aint)sizeof(attached), 1, MPI_INT, win);
+    EXPECT(MPI_Win_unlock(right, win), MPI_ERR_RMA_RANGE);
+    PX_CHECK(MPI_Win_unlock(right, win) != MPI_SUCCESS, "the failed unlock left the lock");
+    PX_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    PX_MPI(MPI_Get(buf, 1, MPI_INT, right, raddr, 1, MPI_INT, win));
+    PX_MPI(MPI_Win_unlock(right, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    PX_MPI(MPI_Win_detach(win, attached));
+    PX_MPI(MPI_Win_free(&win));
+    return px_test_finish("window attributes, names, hints, handlers and %d error cases", 20);
+}
