@@ -56,7 +56,7 @@ OSU_WINDOW = 64  # osu_bw default window (-W)
 
 class Case:
     def __init__(self, key, title, bench, size, unit, higher_better, args,
-                 np=2, net="shm", nodes=False, default=True):
+                 np=2, net="shm", nodes=False, default=True, rx=False):
         self.key = key
         self.title = title
         self.bench = bench
@@ -68,6 +68,7 @@ class Case:
         self.net = net
         self.nodes = nodes
         self.default = default
+        self.rx = rx  # the payload comes to rank 0 (gets): its rail's rx bytes are checked
 
     def run_args(self, mpi):
         a = [RUN_SH, "--mpi", mpi, "--np", str(self.np), "--timeout", "120"]
@@ -78,7 +79,7 @@ class Case:
         return a + [self.bench] + self.args
 
     def expected_rail_bytes(self):
-        """Lower bound of payload bytes rank 0 sends over the rail."""
+        """Lower bound of payload bytes rank 0 sends (rx: receives) over the rail."""
         it = int(self.args[self.args.index("-i") + 1])
         wu = int(self.args[self.args.index("-x") + 1])
         if "osu_bw" in self.bench:
@@ -106,7 +107,44 @@ CASES = [
          8, "µs", False, osu_args(8, 10000, 1000), net="tcp", default=False),
     Case("tcp_bw", "TCP on one node (loopback), 4 MB bandwidth", "pt2pt/osu_bw",
          4194304, "MB/s", True, osu_args(4194304, 20, 3), net="tcp", default=False),
+] + [
+    # One-sided (--cases rma): OSU's defaults, MPI_Win_allocate and
+    # MPI_Win_flush (osu_put_bibw: post/start/complete/wait); "create": the
+    # program's own memory (MPI_Win_create, lock/unlock).
+    Case("rma_" + where + key, where_title + title, "one-sided/" + bench, size, unit, hb,
+         osu_args(size, it, wu) + extra, nodes=nodes, default=False, rx="get" in bench)
+    for where, where_title, nodes in (
+        ("", "shared memory, ", False),
+        ("ns_", "TCP between namespace nodes, ", True))
+    for key, title, bench, size, unit, hb, it, wu, extra in (
+        ("put_lat", "put 8 B latency", "osu_put_latency", 8, "µs", False, 20000, 2000, []),
+        ("get_lat", "get 8 B latency", "osu_get_latency", 8, "µs", False, 20000, 2000, []),
+        ("acc_lat", "accumulate 8 B latency", "osu_acc_latency", 8, "µs", False, 20000, 2000,
+         []),
+        # MPI_Win_create: with MPI_Win_allocate, OSU 7.4's atomics benchmarks
+        # free the window's memory after MPI_Win_free and crash at exit
+        ("fop_lat", "fetch-and-op 8 B latency, MPI_Win_create", "osu_fop_latency", 8, "µs",
+         False, 20000, 2000, ["-w", "create"]),
+        ("put_lat_create", "put 8 B latency, MPI_Win_create + lock", "osu_put_latency", 8, "µs",
+         False, 20000, 2000, ["-w", "create", "-s", "lock"]),
+        ("put_lat_64k", "put 64 KB latency", "osu_put_latency", 65536, "µs", False, 2000, 200,
+         []),
+        ("get_lat_64k", "get 64 KB latency", "osu_get_latency", 65536, "µs", False, 2000, 200,
+         []),
+        ("put_bw", "put 1 MB bandwidth", "osu_put_bw", 1048576, "MB/s", True, 100, 10, []),
+        ("get_bw", "get 1 MB bandwidth", "osu_get_bw", 1048576, "MB/s", True, 100, 10, []),
+        ("put_bibw", "put 1 MB bidirectional bandwidth", "osu_put_bibw", 1048576, "MB/s", True,
+         100, 10, []),
+        ("put_bw_create", "put 1 MB bandwidth, MPI_Win_create + lock", "osu_put_bw", 1048576,
+         "MB/s", True, 100, 10, ["-w", "create", "-s", "lock"]),
+    )
 ]
+for _c in CASES:  # fewer iterations between nodes: each takes longer
+    if _c.nodes and _c.key.startswith("rma_"):
+        i = _c.args.index("-i")
+        _c.args[i + 1] = str(max(20, int(_c.args[i + 1]) // 4))
+        x = _c.args.index("-x")
+        _c.args[x + 1] = str(max(2, int(_c.args[x + 1]) // 4))
 
 
 def rel(path):
@@ -245,7 +283,8 @@ def main():
     ap.add_argument("--mpis", default="mpich,openmpi,plexus",
                     help="comma-separated subset of mpich,openmpi,plexus")
     ap.add_argument("--cases", default="",
-                    help="comma-separated case keys (default: the default set; 'all' for every case)")
+                    help="comma-separated case keys (default: the default set; 'all' for every case; "
+                         "'rma' for the one-sided ones, 'rma_ns' for those between nodes)")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
     ap.add_argument("--json", default="", help="write raw results here (default bench/results/compare-DATE.json)")
     ap.add_argument("--rate", default=UNSHAPED,
@@ -260,6 +299,8 @@ def main():
 
     if args.cases == "all":
         cases = list(CASES)
+    elif args.cases in ("rma", "rma_ns"):
+        cases = [c for c in CASES if c.key.startswith(args.cases + "_")]
     elif args.cases:
         keys = args.cases.split(",")
         unknown = [k for k in keys if k not in {c.key for c in CASES}]
@@ -414,7 +455,8 @@ def main():
                 r = results.get((c.key, m))
                 if not r or not r["rail"]:
                     continue
-                rail_tx = statistics.median(d["%s/%s/tx_bytes" % (NODES[0], RAIL)] for d in r["rail"])
+                rail_tx = statistics.median(
+                    d["%s/%s/%s_bytes" % (NODES[0], RAIL, "rx" if c.rx else "tx")] for d in r["rail"])
                 mg_tx = statistics.median(d["%s/%s/tx_bytes" % (NODES[0], MGMT_NS_IF)] for d in r["rail"])
                 exp = c.expected_rail_bytes()
                 lines.append("| %s | %s | %d | %d | %d | %s |"

@@ -55,6 +55,7 @@ int main(int argc, char **argv)
         MPI_Win_allocate(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     for (int i = 0; i < N; i++)
         mem[i] = me;
+    MPI_Barrier(MPI_COMM_WORLD);
 
     /* the window as an object */
     void *base;

@@ -214,6 +214,7 @@ typedef struct {
     uint64_t base;
     const char *data;
     px_proto_req_t *snd, *res;
+    char *rdst; /* direct windows: where results go */
     size_t unit;
     MPI_Op op;
     MPI_Datatype basic;
@@ -222,10 +223,39 @@ typedef struct {
 
 enum { PX_XFER_PUT, PX_XFER_GET, PX_XFER_ACC, PX_XFER_GACC };
 
+/* One block on a direct window: loads and stores; accumulates (and the
+ * reads of MPI_NO_OP) under the target's accumulate mutex. */
+static void px_rma_direct_blk(px_rma_xfer_t *x, char *p, size_t len, size_t at)
+{
+    switch (x->kind) {
+    case PX_XFER_PUT:
+        memcpy(p, x->data + at, len);
+        return;
+    case PX_XFER_GET:
+        if (x->op != MPI_NO_OP) {
+            memcpy(x->rdst + at, p, len);
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    px_rma_acc_lock(x->w, x->target);
+    if (x->rdst)
+        memcpy(x->rdst + at, p, len);
+    if (x->kind != PX_XFER_GET)
+        px_rma_apply((uint32_t)x->op, (uint32_t)x->basic, p, x->data + at, len);
+    px_rma_acc_unlock(x->w, x->target);
+}
+
 static int px_rma_xfer_blk(void *arg, MPI_Aint off, size_t len, size_t at)
 {
     px_rma_xfer_t *x = arg;
     uint64_t to = x->base + (uint64_t)off;
+    if (x->w->direct) {
+        px_rma_direct_blk(x, px_rma_part(x->w, x->target) + to, len, at);
+        return 0;
+    }
     px_status_t st;
     switch (x->kind) {
     case PX_XFER_PUT:
@@ -282,7 +312,14 @@ static int px_rma_putget(int get, const void *oaddr, int ocount, MPI_Datatype od
         void *dst = (char *)oaddr + od->true_lb;
         if (!od->contig && n && !(dst = packed = malloc(n)))
             return px_mpi_win_error(w, MPI_ERR_NO_MEM, fn, "out of memory");
-        op = px_rma_op_new(w, dst, n);
+        x.rdst = dst;
+        x.kind = PX_XFER_GET;
+        x.op = MPI_OP_NULL;
+        if (w->direct && !packed && !request) { /* done once copied */
+            px_rma_blocks(td, tcount, px_rma_xfer_blk, &x);
+            return MPI_SUCCESS;
+        }
+        op = px_rma_op_new(w, dst, w->direct ? 0 : n);
         if (!op) {
             free(packed);
             return px_mpi_win_error(w, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -294,7 +331,6 @@ static int px_rma_putget(int get, const void *oaddr, int ocount, MPI_Datatype od
             op->dtype = odt;
             px_mpi_dt_retain(odt);
         }
-        x.kind = PX_XFER_GET;
         x.res = &op->res;
     } else {
         rc = px_rma_origin(oaddr, ocount, od, &x.data, &packed);
@@ -458,8 +494,8 @@ static int px_rma_acc(const void *oaddr, int ocount, MPI_Datatype odt, void *rad
         }
     }
     px_rma_op_t *o = NULL;
-    if (packed || rd || request) {
-        o = px_rma_op_new(w, dst, rd ? n : 0);
+    if (packed || (rd && (!w->direct || rpacked)) || request) {
+        o = px_rma_op_new(w, dst, rd && !w->direct ? n : 0);
         if (!o) {
             free(packed), free(rpacked);
             return px_mpi_win_error(w, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -475,6 +511,7 @@ static int px_rma_acc(const void *oaddr, int ocount, MPI_Datatype odt, void *rad
         x.snd = &o->snd;
         x.res = &o->res;
     }
+    x.rdst = rd ? dst : NULL;
     rc = px_rma_blocks(td, tcount, px_rma_xfer_blk, &x);
     px_rma_op_end(o, rc);
     if (rc)
@@ -567,6 +604,15 @@ PX_PMPI(MPI_Compare_and_swap)
     if (!origin_addr || !compare_addr || !result_addr)
         return px_mpi_win_error(w, MPI_ERR_BUFFER, fn, "null buffer");
     size_t n = (size_t)b->size;
+    if (w->direct) {
+        char *p = px_rma_part(w, target_rank) + base;
+        px_rma_acc_lock(w, target_rank);
+        memcpy(result_addr, p, n);
+        if (!memcmp(p, compare_addr, n))
+            memcpy(p, origin_addr, n);
+        px_rma_acc_unlock(w, target_rank);
+        return MPI_SUCCESS;
+    }
     px_rma_op_t *op = px_rma_op_new(w, result_addr, n);
     if (!op || !(op->sbuf = malloc(2 * n))) {
         if (op)

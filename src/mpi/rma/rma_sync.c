@@ -10,6 +10,38 @@ int px_rma_access_ok(px_mpi_win_t *w, int target)
     return w->fence || w->lock_all || w->locked[target] || w->started[target];
 }
 
+/* ---------- direct windows: the locks in the shared segment ---------- */
+
+static void px_rma_shm_lock(px_mpi_win_t *w, int t, int excl)
+{
+    uint32_t *l = &px_rma_ctl(w, t)->lock;
+    unsigned n = 0;
+    for (;;) {
+        uint32_t v = __atomic_load_n(l, __ATOMIC_RELAXED);
+        if (excl ? v == 0 : !(v & PX_WIN_WRITER)) {
+            uint32_t nv = excl ? PX_WIN_WRITER : v + 1;
+            if (__atomic_compare_exchange_n(l, &v, nv, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+                return;
+            continue;
+        }
+        if (n % 256 == 0)
+            px_proto_progress(); /* the holder may wait for a message of ours */
+        px_rma_spin(&n);
+    }
+}
+
+/* held: what locked[] says (MPI_LOCK_EXCLUSIVE is 1, shared 2). */
+static void px_rma_shm_unlock(px_mpi_win_t *w, int t, int held)
+{
+    if (held & PX_WIN_LOCK_NOCHECK)
+        return;
+    uint32_t *l = &px_rma_ctl(w, t)->lock;
+    if ((held & 3) == 1)
+        __atomic_store_n(l, 0, __ATOMIC_RELEASE);
+    else
+        __atomic_fetch_sub(l, 1, __ATOMIC_RELEASE);
+}
+
 /* Progresses until cond(target) holds; an error when the target is lost. */
 static int px_rma_until(px_mpi_win_t *w, int (*cond)(px_proto_win_t *, int), int target,
                         const char *fn)
@@ -34,6 +66,12 @@ static int px_rma_flush_range(px_mpi_win_t *w, int lo, int hi, int unlock, const
 {
     /* an operation that failed is reported after the epoch has ended */
     int err = px_rma_wait_local(w);
+    if (w->direct) { /* loads and stores: done; ordered for the others */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        for (int t = lo; t < hi && unlock; t++)
+            px_rma_shm_unlock(w, t, unlock == 2 ? w->lock_all : w->locked[t]);
+        return err ? px_mpi_win_error(w, err, fn, "an operation of the epoch failed") : 0;
+    }
     for (int t = lo; t < hi; t++) {
         int release = unlock && !((unlock == 2 ? w->lock_all : w->locked[t]) & PX_WIN_LOCK_NOCHECK);
         if (release || px_rma_sent_unflushed(w, t))
@@ -50,7 +88,7 @@ static int px_rma_flush_range(px_mpi_win_t *w, int lo, int hi, int unlock, const
 
 /* ---------- fence ---------- */
 
-PX_PMPI(MPI_Win_fence)(int assert, MPI_Win win)
+PX_PMPI(MPI_Win_fence)(int assertion, MPI_Win win)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Win_fence";
@@ -65,7 +103,10 @@ PX_PMPI(MPI_Win_fence)(int assert, MPI_Win win)
     int rc = px_rma_wait_local(w);
     if (rc)
         return px_mpi_win_error(w, rc, fn, "an operation failed");
-    if (assert & MPI_MODE_NOPRECEDE) {
+    if (w->direct) { /* every operation is done: order them, meet */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        rc = px_mpi_coll_barrier(w->comm);
+    } else if (assertion & MPI_MODE_NOPRECEDE) {
         rc = px_mpi_coll_barrier(w->comm);
     } else {
         /* each member learns how many bytes every other sent it, and waits
@@ -92,7 +133,7 @@ PX_PMPI(MPI_Win_fence)(int assert, MPI_Win win)
     }
     if (rc)
         return px_mpi_win_error(w, rc, fn, "a member of the window is lost");
-    w->fence = !(assert &MPI_MODE_NOSUCCEED);
+    w->fence = !(assertion & MPI_MODE_NOSUCCEED);
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Win_fence)
@@ -129,7 +170,7 @@ static int *px_rma_group_ranks(px_mpi_win_t *w, MPI_Group group, int *n_p, int *
     return r;
 }
 
-PX_PMPI(MPI_Win_post)(MPI_Group group, int assert, MPI_Win win)
+PX_PMPI(MPI_Win_post)(MPI_Group group, int assertion, MPI_Win win)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Win_post";
@@ -147,14 +188,14 @@ PX_PMPI(MPI_Win_post)(MPI_Group group, int assert, MPI_Win win)
     }
     w->post_list = r;
     w->npost = n;
-    if (!(assert &MPI_MODE_NOCHECK))
+    if (!(assertion & MPI_MODE_NOCHECK))
         for (int i = 0; i < n; i++)
             px_proto_rma_post(w->pw, r[i]);
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Win_post)
 
-PX_PMPI(MPI_Win_start)(MPI_Group group, int assert, MPI_Win win)
+PX_PMPI(MPI_Win_start)(MPI_Group group, int assertion, MPI_Win win)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Win_start";
@@ -166,7 +207,7 @@ PX_PMPI(MPI_Win_start)(MPI_Group group, int assert, MPI_Win win)
     if (!r)
         return rc;
     /* the targets' exposure epochs must be open before anything goes */
-    for (int i = 0; i < n && !(assert &MPI_MODE_NOCHECK); i++)
+    for (int i = 0; i < n && !(assertion & MPI_MODE_NOCHECK); i++)
         if ((rc = px_rma_until(w, px_proto_rma_take_post, r[i], fn))) {
             free(r);
             return rc;
@@ -261,7 +302,7 @@ static int px_rma_lock_args(px_mpi_win_t *w, int rank, const char *fn)
     return MPI_SUCCESS;
 }
 
-PX_PMPI(MPI_Win_lock)(int lock_type, int rank, int assert, MPI_Win win)
+PX_PMPI(MPI_Win_lock)(int lock_type, int rank, int assertion, MPI_Win win)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Win_lock";
@@ -279,13 +320,15 @@ PX_PMPI(MPI_Win_lock)(int lock_type, int rank, int assert, MPI_Win win)
     if (w->start_list)
         return px_mpi_win_error(w, MPI_ERR_RMA_SYNC, fn,
                                 "a post/start epoch is open on this window");
-    if (!(assert &MPI_MODE_NOCHECK)) {
+    if (!(assertion & MPI_MODE_NOCHECK) && w->direct) {
+        px_rma_shm_lock(w, rank, lock_type == MPI_LOCK_EXCLUSIVE);
+    } else if (!(assertion & MPI_MODE_NOCHECK)) {
         px_proto_rma_lock(w->pw, rank, lock_type == MPI_LOCK_EXCLUSIVE);
         if ((rc = px_rma_until(w, px_proto_rma_locked, rank, fn)))
             return rc;
     }
     w->locked[rank] = (uint8_t)(lock_type == MPI_LOCK_EXCLUSIVE ? 1 : 2);
-    if (assert & MPI_MODE_NOCHECK)
+    if (assertion & MPI_MODE_NOCHECK)
         w->locked[rank] |= PX_WIN_LOCK_NOCHECK;
     return MPI_SUCCESS;
 }
@@ -309,7 +352,7 @@ PX_PMPI(MPI_Win_unlock)(int rank, MPI_Win win)
 }
 PX_WEAK(MPI_Win_unlock)
 
-PX_PMPI(MPI_Win_lock_all)(int assert, MPI_Win win)
+PX_PMPI(MPI_Win_lock_all)(int assertion, MPI_Win win)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Win_lock_all";
@@ -323,7 +366,10 @@ PX_PMPI(MPI_Win_lock_all)(int assert, MPI_Win win)
     if (w->start_list)
         return px_mpi_win_error(w, MPI_ERR_RMA_SYNC, fn,
                                 "a post/start epoch is open on this window");
-    if (!(assert &MPI_MODE_NOCHECK)) {
+    if (!(assertion & MPI_MODE_NOCHECK) && w->direct) {
+        for (int t = 0; t < n; t++)
+            px_rma_shm_lock(w, t, 0);
+    } else if (!(assertion & MPI_MODE_NOCHECK)) {
         for (int t = 0; t < n; t++)
             px_proto_rma_lock(w->pw, t, 0);
         for (int t = 0; t < n; t++) {
@@ -332,7 +378,7 @@ PX_PMPI(MPI_Win_lock_all)(int assert, MPI_Win win)
                 return rc;
         }
     }
-    w->lock_all = 2 | (assert &MPI_MODE_NOCHECK ? PX_WIN_LOCK_NOCHECK : 0);
+    w->lock_all = 2 | (assertion & MPI_MODE_NOCHECK ? PX_WIN_LOCK_NOCHECK : 0);
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Win_lock_all)

@@ -41,7 +41,7 @@ int px_mpi_win_raise(MPI_Win win, int errclass, const char *fn, const char *msg)
 /* Accumulates arriving at this process (proto's apply): the operation and
  * the basic type travel as their handles; both are checked, since they
  * came from the network. */
-static int px_rma_apply(uint32_t op, uint32_t type, void *dst, const void *src, size_t n)
+int px_rma_apply(uint32_t op, uint32_t type, void *dst, const void *src, size_t n)
 {
     MPI_Op o = (MPI_Op)op;
     MPI_Datatype t = (MPI_Datatype)type;
@@ -189,137 +189,89 @@ PX_PMPI(MPI_Win_create)
 }
 PX_WEAK(MPI_Win_create)
 
-PX_PMPI(MPI_Win_allocate)
-(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+/* Whether every member of c runs on this machine (as
+ * MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) sees it). */
+static int px_win_all_local(px_mpi_comm_t *c)
 {
-    PX_CS_ENTER();
-    const char *fn = "MPI_Win_allocate";
-    PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
-    if (!win || !baseptr)
-        return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
-    if (size < 0)
-        return px_mpi_error(c, MPI_ERR_SIZE, fn, "negative size");
-    void *mem = NULL;
-    if (size && posix_memalign(&mem, 64, (size_t)size))
-        mem = NULL;
-    px_mpi_win_t *w;
-    int rc = px_win_setup(c, mem, size, disp_unit, info, MPI_WIN_FLAVOR_ALLOCATE, fn, &w);
-    if (rc != MPI_SUCCESS) {
-        free(mem);
-        return rc;
-    }
-    w->alloc = mem;
-    *(void **)baseptr = mem;
-    *win = w->handle;
-    return MPI_SUCCESS;
-}
-PX_WEAK(MPI_Win_allocate)
-
-/* One segment holds every member's part, each after the previous one's
- * (the standard's default; alloc_shared_noncontig: each on its own pages). */
-PX_PMPI(MPI_Win_allocate_shared)
-(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
-{
-    PX_CS_ENTER();
-    const char *fn = "MPI_Win_allocate_shared";
-    PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
-    if (!win || !baseptr)
-        return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
-    if (c->is_inter)
-        return px_mpi_error(c, MPI_ERR_COMM, fn, "windows need an intra-communicator");
-    if (size < 0)
-        return px_mpi_error(c, MPI_ERR_SIZE, fn, "negative size");
-    int n = c->size, local = 1;
-    for (int i = 0; i < n; i++) /* as MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) sees them */
+    for (int i = 0; i < c->size; i++)
         if (px_mpi_comm_node_of(c, i) != px_mpi_comm_node_of(c, c->rank))
-            local = 0;
-    int noncontig = 0;
-    if (info != MPI_INFO_NULL && px_mpi_info_valid(info)) {
-        char v[16];
-        int flag = 0;
-        PMPI_Info_get(info, "alloc_shared_noncontig", (int)sizeof(v) - 1, v, &flag);
-        noncontig = flag && !strcmp(v, "true");
-    }
+            return 0;
+    return 1;
+}
+
+/* One shared segment for every member's part (collective over c, whose
+ * members share the machine): first a cache line of locks per member
+ * (px_win_ctl_t), then the parts, each after the previous one (each on its
+ * own pages when noncontig). The segment is unlinked as soon as every
+ * member has mapped it. */
+static int px_win_segment(px_mpi_win_t *w, px_mpi_comm_t *c, MPI_Aint size, int noncontig)
+{
+    int n = c->size;
     MPI_Aint *sizes = malloc(sizeof(MPI_Aint) * (size_t)n);
     MPI_Aint *off = malloc(sizeof(MPI_Aint) * ((size_t)n + 1));
     int rc = sizes && off ? MPI_SUCCESS : MPI_ERR_NO_MEM;
-    MPI_Aint mine = size;
     if (rc == MPI_SUCCESS)
-        rc = px_mpi_coll_allgather_bytes(&mine, sizes, sizeof(mine), c);
-    if (rc == MPI_SUCCESS && !local) {
-        free(sizes), free(off);
-        return px_mpi_error(c, MPI_ERR_RMA_SHARED, fn,
-                            "the communicator's processes do not share a machine");
-    }
+        rc = px_mpi_coll_allgather_bytes(&size, sizes, sizeof(size), c);
     long page = sysconf(_SC_PAGESIZE);
     MPI_Aint align = noncontig ? page : 64;
+    MPI_Aint ctl = ((MPI_Aint)sizeof(px_win_ctl_t) * n + page - 1) / page * page;
     if (rc == MPI_SUCCESS) {
-        off[0] = 0;
+        off[0] = ctl;
         for (int i = 0; i < n; i++) {
             MPI_Aint s = noncontig ? (sizes[i] + align - 1) / align * align : sizes[i];
             off[i + 1] = off[i] + s;
         }
     }
+    free(sizes);
     size_t len = rc == MPI_SUCCESS ? (size_t)((off[n] + page - 1) / page * page) : 0;
-    if (!len)
-        len = (size_t)page;
     char name[96];
     void *seg = NULL;
-    int fd = -1, ok = rc == MPI_SUCCESS;
-    if (ok) {
-        /* the name is agreed through the root's rank and a counter */
-        static unsigned seq;
-        unsigned s = ++seq;
-        rc = px_mpi_coll_bcast(&s, 1, MPI_UNSIGNED, 0, c);
-        snprintf(name, sizeof(name), "/plexus-%016llx-w%u-%d",
-                 (unsigned long long)px_proto_job_id(), s, px_mpi_comm_world_rank(c, 0));
-        if (c->rank == 0 && rc == MPI_SUCCESS) {
-            fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-            if (fd < 0 && errno == EEXIST) {
-                shm_unlink(name);
-                fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-            }
-            int err;
-            if (fd >= 0 && (err = posix_fallocate(fd, 0, (off_t)len)) != 0) {
-                close(fd);
-                fd = -1;
-            }
-            ok = fd >= 0;
-        }
-        int root_ok = ok;
-        if (rc == MPI_SUCCESS)
-            rc = px_mpi_coll_bcast(&root_ok, 1, MPI_INT, 0, c);
-        if (rc == MPI_SUCCESS && root_ok && c->rank != 0) {
-            fd = shm_open(name, O_RDWR, 0600);
-            ok = fd >= 0;
-        }
-        ok = ok && root_ok && rc == MPI_SUCCESS;
-        if (ok) {
-            seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-            if (seg == MAP_FAILED) {
-                seg = NULL;
-                ok = 0;
-            }
-        }
-        if (fd >= 0)
-            close(fd);
-        int all = 0;
-        if (rc == MPI_SUCCESS)
-            rc = px_mpi_coll_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c);
-        if (c->rank == 0 && root_ok)
-            shm_unlink(name); /* every member has it mapped (or failed) */
-        if (rc == MPI_SUCCESS && !all)
-            rc = MPI_ERR_NO_MEM;
-    }
-    free(sizes);
-    px_mpi_win_t *w = NULL;
-    void *mybase = seg ? (char *)seg + off[c->rank] : NULL;
+    int fd = -1, ok = rc == MPI_SUCCESS, root_ok = 0;
+    static unsigned seq; /* the name: the root's rank and a number it chose */
+    unsigned s = ++seq;
     if (rc == MPI_SUCCESS)
-        rc = px_win_setup(c, mybase, size, disp_unit, info, MPI_WIN_FLAVOR_SHARED, fn, &w);
-    else
-        rc = px_mpi_error(c, rc, fn, "cannot make the shared segment (%zu bytes)", len);
+        rc = px_mpi_coll_bcast(&s, 1, MPI_UNSIGNED, 0, c);
+    snprintf(name, sizeof(name), "/plexus-%016llx-w%u-%d", (unsigned long long)px_proto_job_id(), s,
+             px_mpi_comm_world_rank(c, 0));
+    if (c->rank == 0 && rc == MPI_SUCCESS) {
+        fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        if (fd < 0 && errno == EEXIST) { /* left by a process of this job that died */
+            shm_unlink(name);
+            fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+        }
+        /* the pages are reserved now: a full /dev/shm fails here, not
+         * with SIGBUS at a later store */
+        if (fd >= 0 && posix_fallocate(fd, 0, (off_t)len) != 0) {
+            close(fd);
+            shm_unlink(name);
+            fd = -1;
+        }
+        ok = fd >= 0;
+    }
+    root_ok = ok;
+    if (rc == MPI_SUCCESS)
+        rc = px_mpi_coll_bcast(&root_ok, 1, MPI_INT, 0, c);
+    if (rc == MPI_SUCCESS && root_ok && c->rank != 0) {
+        fd = shm_open(name, O_RDWR, 0600);
+        ok = fd >= 0;
+    }
+    ok = ok && root_ok && rc == MPI_SUCCESS;
+    if (ok) {
+        seg = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (seg == MAP_FAILED) {
+            seg = NULL;
+            ok = 0;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    int all = 0;
+    if (rc == MPI_SUCCESS)
+        rc = px_mpi_coll_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c);
+    if (c->rank == 0 && root_ok)
+        shm_unlink(name); /* every member has it mapped, or has failed */
+    if (rc == MPI_SUCCESS && !all)
+        rc = MPI_ERR_NO_MEM;
     if (rc != MPI_SUCCESS) {
         if (seg)
             munmap(seg, len);
@@ -329,9 +281,86 @@ PX_PMPI(MPI_Win_allocate_shared)
     w->seg = seg;
     w->seg_len = len;
     w->seg_off = off;
-    *(void **)baseptr = mybase;
+    return MPI_SUCCESS;
+}
+
+/* MPI_Win_allocate (shared 0) and MPI_Win_allocate_shared: when every
+ * member shares the machine, the parts are in one shared segment and the
+ * window's operations are loads and stores (w->direct). */
+static int px_win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                           void *baseptr, MPI_Win *win, int shared, const char *fn)
+{
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    if (!win || !baseptr)
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
+    if (c->is_inter)
+        return px_mpi_error(c, MPI_ERR_COMM, fn, "windows need an intra-communicator");
+    if (size < 0)
+        return px_mpi_error(c, MPI_ERR_SIZE, fn, "negative size");
+    if (info != MPI_INFO_NULL && !px_mpi_info_valid(info))
+        return px_mpi_error(c, MPI_ERR_INFO, fn, "invalid info object");
+    int local = px_win_all_local(c), noncontig = 0;
+    if (shared && !local)
+        return px_mpi_error(c, MPI_ERR_RMA_SHARED, fn,
+                            "the communicator's processes do not share a machine");
+    if (info != MPI_INFO_NULL) {
+        char v[16];
+        int flag = 0;
+        PMPI_Info_get(info, "alloc_shared_noncontig", (int)sizeof(v) - 1, v, &flag);
+        noncontig = flag && !strcmp(v, "true");
+    }
+    px_mpi_win_t tmp = {0};
+    void *mem = NULL;
+    int rc = MPI_SUCCESS;
+    if (local) {
+        rc = px_win_segment(&tmp, c, size, noncontig);
+        if (rc != MPI_SUCCESS && shared)
+            return px_mpi_error(c, rc, fn, "cannot make the shared segment");
+        if (rc == MPI_SUCCESS)
+            mem = (char *)tmp.seg + tmp.seg_off[c->rank];
+        else
+            local = 0; /* MPI_Win_allocate: private memory then */
+    }
+    if (!local && size && posix_memalign(&mem, 64, (size_t)size))
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    px_mpi_win_t *w;
+    rc = px_win_setup(c, mem, size, disp_unit, info,
+                      shared ? MPI_WIN_FLAVOR_SHARED : MPI_WIN_FLAVOR_ALLOCATE, fn, &w);
+    if (rc != MPI_SUCCESS) {
+        if (tmp.seg)
+            munmap(tmp.seg, tmp.seg_len);
+        else
+            free(mem);
+        free(tmp.seg_off);
+        return rc;
+    }
+    if (local) {
+        w->seg = tmp.seg;
+        w->seg_len = tmp.seg_len;
+        w->seg_off = tmp.seg_off;
+        w->direct = 1;
+    } else {
+        w->alloc = mem;
+    }
+    *(void **)baseptr = mem;
     *win = w->handle;
     return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Win_allocate)
+(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    PX_CS_ENTER();
+    return px_win_allocate(size, disp_unit, info, comm, baseptr, win, 0, "MPI_Win_allocate");
+}
+PX_WEAK(MPI_Win_allocate)
+
+PX_PMPI(MPI_Win_allocate_shared)
+(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    PX_CS_ENTER();
+    return px_win_allocate(size, disp_unit, info, comm, baseptr, win, 1, "MPI_Win_allocate_shared");
 }
 PX_WEAK(MPI_Win_allocate_shared)
 
