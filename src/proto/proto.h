@@ -198,6 +198,9 @@ px_status_t px_proto_rma_flush(px_proto_win_t *w, int target, int unlock);
 int px_proto_rma_flushed(px_proto_win_t *w, int target);
 /* Frames sent without a request have all completed at this side. */
 int px_proto_rma_local_done(px_proto_win_t *w);
+/* The last small operation to each target may wait, for a flush or unlock
+ * to ride on it: sends them (before waiting for an operation's completion). */
+void px_proto_rma_push(px_proto_win_t *w);
 /* Post/start/complete/wait: a target posts to each origin; an origin
  * consumes one post per target; complete carries the origin's count; the
  * target consumes one completion per origin once it has applied it. */

@@ -387,6 +387,8 @@ static void *px_proto_am_data(int peer, const void *hdr, size_t hdr_len, size_t 
     if (!req || h.b > req->rndv_total || off > req->rndv_total - h.b ||
         payload_len > req->rndv_total - h.b - off)
         return px_proto_invalid(peer, "rendezvous data");
+    if ((h.flags & PX_AM_FLAG_RMA_ACK) && !off)
+        px_proto_rma_data_acks(peer, &h);
     *ctx_p = PX_RX_TAG(req, PX_RX_DATA);
     return (char *)req->buf + h.b + off;
 }

@@ -33,6 +33,8 @@ enum {
 };
 #define PX_AM_FLAG_SYNC 1
 #define PX_AM_FLAG_ZCOPY 2 /* RTS: the sender asks for udp-zcopy */
+#define PX_AM_FLAG_RMA_ACK                                                                         \
+    4 /* DATA: also acknowledges a one-sided flush (ctx: window, src: its rank) */
 
 typedef struct px_am_hdr {
     uint8_t am, flags;
@@ -116,6 +118,7 @@ void px_proto_ctrl(int peer, uint8_t am, uint64_t a, uint64_t b, uint64_t c);
 void px_proto_rma_register(void);
 void px_proto_rma_rx_done(int peer, void *ctx, size_t len);
 void px_proto_rma_finalize(void);
+void px_proto_rma_data_acks(int peer, const px_am_hdr_t *h);
 
 /* proto_am.c */
 void px_proto_am_register(void);

@@ -3,11 +3,14 @@
  * Wire (px_am_hdr_t; src: the origin's rank in the window, ctx: the
  * window's id):
  *   RMA_PUT   a = offset at the target, b = bytes of the whole put; the
- *             payload lands in the window (striped when large)
+ *             payload lands in the window (striped when large); flags
+ *             PX_AM_RMA_FLUSH or _UNLOCK: then a flush or unlock, c = the
+ *             origin's count (RMA_SYNC's a)
  *   RMA_ACC   a = offset, b = bytes, c = type, tag = operation, d = the
  *             origin's result request (fetching: flags PX_AM_RMA_FETCH),
  *             e = where in it; flags PX_AM_RMA_CAS: payload is the compare
- *             value then the new one
+ *             value then the new one; PX_AM_RMA_FLUSH, _UNLOCK: as a put's,
+ *             f = the count
  *   RMA_GET   a = offset, b = bytes, c = the origin's request, d = where in
  *             it; answered with DATA frames
  *   RMA_SYNC  tag = what (PX_RMA_S_*), a = bytes the origin sent to this
@@ -22,6 +25,10 @@
 
 #define PX_AM_RMA_FETCH 1
 #define PX_AM_RMA_CAS 2
+/* a put or accumulate that carries a flush or an unlock (its bytes-sent
+ * count in c for a put, f for an accumulate) */
+#define PX_AM_RMA_FLUSH 4
+#define PX_AM_RMA_UNLOCK 8
 
 enum {
     PX_RMA_S_LOCK = 1,  /* b: exclusive */
@@ -53,6 +60,13 @@ typedef struct px_rma_peer {
     int acks_due;
     int granted;
     int posts;
+    /* the last small put or accumulate to the member, not sent yet: a
+     * flush or unlock that follows rides on it (one frame, not two) */
+    uint8_t held;
+    px_am_hdr_t hold_hdr;
+    const void *hold_buf;
+    size_t hold_len;
+    px_proto_req_t *hold_req;
 } px_rma_peer_t;
 
 typedef struct px_rma_region {
@@ -78,6 +92,7 @@ struct px_proto_win {
     px_proto_rma_apply_fn apply;
     px_rma_peer_t *p;
     uint64_t tx_pending; /* frames sent without a request, not yet completed */
+    int nheld;           /* members with a frame held (px_rma_peer_t.held) */
     /* the lock of this process's part */
     int lock_excl; /* -1, or the origin holding it */
     int lock_shared;
@@ -260,9 +275,9 @@ static void px_rma_win_sent(void *arg, px_status_t st)
     w->tx_pending--;
 }
 
-static px_status_t px_rma_send(px_proto_win_t *w, int target, px_chan_route_t *route,
-                               const px_am_hdr_t *h, const void *buf, size_t len, unsigned flags,
-                               px_proto_req_t *req)
+static px_status_t px_rma_send_now(px_proto_win_t *w, int target, px_chan_route_t *route,
+                                   const px_am_hdr_t *h, const void *buf, size_t len,
+                                   unsigned flags, px_proto_req_t *req)
 {
     struct iovec iov = {(void *)buf, len};
     px_chan_send_cb_t cb = req ? px_proto_send_cb : px_rma_win_sent;
@@ -279,6 +294,64 @@ static px_status_t px_rma_send(px_proto_win_t *w, int target, px_chan_route_t *r
         st = PX_OK;
     }
     return st;
+}
+
+/* Sends the frame held for target, as it is. */
+static px_status_t px_rma_release(px_proto_win_t *w, int target)
+{
+    px_rma_peer_t *p = &w->p[target];
+    if (!p->held)
+        return PX_OK;
+    p->held = 0;
+    w->nheld--;
+    px_proto_req_t *req = p->hold_req;
+    if (!req)
+        w->tx_pending--; /* counted while held */
+    px_status_t st =
+        px_rma_send_now(w, target, NULL, &p->hold_hdr, p->hold_buf, p->hold_len, 0, req);
+    if (req)
+        px_proto_send_cb(req, st < 0 ? st : PX_OK); /* the count it had while held */
+    return st;
+}
+
+/* Every frame to target goes through here, after the one held for it. */
+static px_status_t px_rma_send(px_proto_win_t *w, int target, px_chan_route_t *route,
+                               const px_am_hdr_t *h, const void *buf, size_t len, unsigned flags,
+                               px_proto_req_t *req)
+{
+    px_status_t st = px_rma_release(w, target);
+    if (st < 0)
+        return st;
+    return px_rma_send_now(w, target, route, h, buf, len, flags, req);
+}
+
+/* A small put or accumulate waits for what follows: the next frame to
+ * the target sends it, a flush or unlock rides on it, and anything that
+ * waits for its completion here sends it first (px_proto_rma_push). */
+static px_status_t px_rma_send_or_hold(px_proto_win_t *w, int target, const px_am_hdr_t *h,
+                                       const void *buf, size_t len, px_proto_req_t *req)
+{
+    px_status_t st = px_rma_release(w, target);
+    if (st < 0 || !len)
+        return st < 0 ? st : px_rma_send_now(w, target, NULL, h, buf, len, 0, req);
+    px_rma_peer_t *p = &w->p[target];
+    p->held = 1;
+    p->hold_hdr = *h;
+    p->hold_buf = buf;
+    p->hold_len = len;
+    p->hold_req = req;
+    w->nheld++;
+    if (req) /* not complete here until sent */
+        req->pending++;
+    else
+        w->tx_pending++;
+    return PX_OK;
+}
+
+void px_proto_rma_push(px_proto_win_t *w)
+{
+    for (int t = 0; t < w->size && w->nheld; t++)
+        px_rma_release(w, t);
 }
 
 /* A copy straight into or out of the target's memory: itself, or a peer
@@ -319,8 +392,11 @@ px_status_t px_proto_rma_put(px_proto_win_t *w, int target, uint64_t off, const 
     for (size_t at = 0; at < len && st == PX_OK; at += chunk) {
         size_t n = len - at < chunk ? len - at : chunk;
         px_am_hdr_t h = {.am = PX_AM_RMA_PUT, .src = w->me, .ctx = w->id, .a = off + at, .b = n};
-        st = px_rma_send(w, target, route, &h, (const char *)buf + at, n,
-                         n > 4096 ? PX_CHAN_F_STRIPE : 0, req);
+        if (n == len && !k.rndv)
+            st = px_rma_send_or_hold(w, target, &h, buf, n, req);
+        else
+            st = px_rma_send(w, target, route, &h, (const char *)buf + at, n,
+                             n > 4096 ? PX_CHAN_F_STRIPE : 0, req);
     }
     w->p[target].sent += len;
     return st;
@@ -373,7 +449,10 @@ px_status_t px_proto_rma_acc(px_proto_win_t *w, int target, uint64_t off, const 
                          .d = res ? res->id : 0,
                          .e = at + done};
         w->p[target].sent += n;
-        st = px_rma_send(w, target, NULL, &h, (const char *)buf + done, n, 0, req);
+        if (n == len)
+            st = px_rma_send_or_hold(w, target, &h, buf, n, req);
+        else
+            st = px_rma_send(w, target, NULL, &h, (const char *)buf + done, n, 0, req);
     }
     return st;
 }
@@ -398,16 +477,29 @@ int px_proto_rma_locked(px_proto_win_t *w, int target) { return w->p[target].gra
 
 px_status_t px_proto_rma_flush(px_proto_win_t *w, int target, int unlock)
 {
-    w->p[target].acks_due++;
+    px_rma_peer_t *p = &w->p[target];
+    p->acks_due++;
     if (unlock)
-        w->p[target].granted = 0;
-    px_rma_sync(w, target, unlock ? PX_RMA_S_UNLOCK : PX_RMA_S_FLUSH, w->p[target].sent, 0);
+        p->granted = 0;
+    if (p->held) { /* on the last operation's frame */
+        p->hold_hdr.flags |= unlock ? PX_AM_RMA_UNLOCK : PX_AM_RMA_FLUSH;
+        if (p->hold_hdr.am == PX_AM_RMA_PUT)
+            p->hold_hdr.c = p->sent;
+        else
+            p->hold_hdr.f = p->sent;
+        return px_rma_release(w, target);
+    }
+    px_rma_sync(w, target, unlock ? PX_RMA_S_UNLOCK : PX_RMA_S_FLUSH, p->sent, 0);
     return PX_OK;
 }
 
 int px_proto_rma_flushed(px_proto_win_t *w, int target) { return w->p[target].acks_due == 0; }
 
-int px_proto_rma_local_done(px_proto_win_t *w) { return w->tx_pending == 0; }
+int px_proto_rma_local_done(px_proto_win_t *w)
+{
+    px_proto_rma_push(w);
+    return w->tx_pending == 0;
+}
 
 px_status_t px_proto_rma_post(px_proto_win_t *w, int origin)
 {
@@ -466,10 +558,11 @@ static void px_rma_grant(px_proto_win_t *w)
 }
 
 /* A flush or unlock from p's origin whose bytes have all been applied. */
-static void px_rma_check(px_rma_peer_t *p)
+/* p's origin waits for a flush or unlock (wanting) and everything it
+ * counted has been applied: the lock is released (unlock), the origin
+ * told (ack: by an ACK of its own; 0: the caller tells it otherwise). */
+static void px_rma_want_done(px_rma_peer_t *p, int ack)
 {
-    if (!p->wanting || p->applied < p->want)
-        return;
     px_proto_win_t *w = p->w;
     if (p->wanting == PX_RMA_S_UNLOCK) {
         if (w->lock_excl == p->rank)
@@ -478,8 +571,25 @@ static void px_rma_check(px_rma_peer_t *p)
             w->lock_shared--;
     }
     p->wanting = 0;
-    px_rma_sync(w, p->rank, PX_RMA_S_ACK, 0, 0);
+    if (ack)
+        px_rma_sync(w, p->rank, PX_RMA_S_ACK, 0, 0);
     px_rma_grant(w);
+}
+
+static void px_rma_check(px_rma_peer_t *p)
+{
+    if (p->wanting && p->applied >= p->want)
+        px_rma_want_done(p, 1);
+}
+
+/* A flush or unlock that rides on an operation's frame: it is answered
+ * once that frame is applied too (want counts its bytes). */
+static void px_rma_then(px_rma_peer_t *p, unsigned flags, uint64_t want)
+{
+    if (flags & (PX_AM_RMA_FLUSH | PX_AM_RMA_UNLOCK)) {
+        p->want = want;
+        p->wanting = flags & PX_AM_RMA_UNLOCK ? PX_RMA_S_UNLOCK : PX_RMA_S_FLUSH;
+    }
 }
 
 /* The window and origin a frame names, or NULL (reported). */
@@ -504,6 +614,7 @@ static void *px_rma_am_put(int peer, const void *hdr, size_t hdr_len, size_t off
     if (!w)
         return NULL;
     *ctx_p = &w->p[h.src]; /* counted even when refused: the origin's flush must end */
+    px_rma_then(&w->p[h.src], h.flags, h.c);
     char *p = px_rma_local(w, h.a, h.b);
     if (!p || off > h.b || len > h.b - off) {
         px_error("proto", "put from rank %d outside the window (offset %#llx, %llu bytes)", peer,
@@ -526,6 +637,7 @@ static void *px_rma_am_acc(int peer, const void *hdr, size_t hdr_len, size_t off
         px_error("proto", "out of memory for an accumulate of %zu bytes", len);
         return NULL;
     }
+    px_rma_then(&w->p[h.src], h.flags, h.f);
     s->rk = PX_RMA_RX_ACC;
     s->flags = h.flags;
     s->origin = h.src;
@@ -555,7 +667,7 @@ static void px_rma_free_cb(void *arg, px_status_t st)
  * answer: no larger than the frame that asked); otherwise src stays valid
  * (window memory). */
 static void px_rma_answer(px_proto_win_t *w, int origin, const char *src, size_t n, uint64_t res,
-                          uint64_t at, void *owned)
+                          uint64_t at, void *owned, int acks)
 {
     int peer = w->peers[origin];
     size_t chunk = owned || n <= px_chan_eager(peer, NULL) ? n : px_chan_chunk(peer, NULL, 0);
@@ -563,6 +675,11 @@ static void px_rma_answer(px_proto_win_t *w, int origin, const char *src, size_t
     for (size_t sent = 0; sent < n && st >= 0; sent += chunk) {
         size_t k = n - sent < chunk ? n - sent : chunk;
         px_am_hdr_t h = {.am = PX_AM_DATA, .a = res, .b = at + sent};
+        if (acks) { /* the answer is the ACK of the flush that rode on the operation */
+            h.flags = PX_AM_FLAG_RMA_ACK;
+            h.ctx = w->id;
+            h.src = w->me;
+        }
         struct iovec iov = {(char *)src + sent, k};
         st = px_chan_send(peer, NULL, &h, px_am_hdr_len[PX_AM_DATA], &iov, 1,
                           k > 4096 ? PX_CHAN_F_STRIPE : 0, owned ? px_rma_free_cb : NULL, owned);
@@ -589,7 +706,7 @@ static void *px_rma_am_get(int peer, const void *hdr, size_t hdr_len, size_t off
         px_rma_sync(w, h.src, PX_RMA_S_GET_ERROR, 0, h.c);
         return NULL;
     }
-    px_rma_answer(w, h.src, p, h.b, h.c, h.d, NULL);
+    px_rma_answer(w, h.src, p, h.b, h.c, h.d, NULL, 0);
     return NULL;
 }
 
@@ -679,14 +796,31 @@ void px_proto_rma_rx_done(int peer, void *ctx, size_t len)
     }
     px_rma_peer_t *p = &w->p[s->origin];
     p->applied += s->len;
+    /* a flush that this frame completes is told with the answer */
+    int acks = old && p->wanting && p->applied >= p->want;
     if (s->flags & PX_AM_RMA_FETCH) {
         if (old)
-            px_rma_answer(w, s->origin, old, rlen, s->res, s->at, old);
+            px_rma_answer(w, s->origin, old, rlen, s->res, s->at, old, acks);
         else
             px_rma_sync(w, s->origin, PX_RMA_S_GET_ERROR, 0, s->res);
     }
     free(s);
-    px_rma_check(p);
+    if (acks)
+        px_rma_want_done(p, 0);
+    else
+        px_rma_check(p);
+}
+
+/* A DATA frame that also acknowledges a flush (px_rma_answer). */
+void px_proto_rma_data_acks(int peer, const px_am_hdr_t *h)
+{
+    px_proto_win_t *w = px_rma_win_find(h->ctx);
+    if (!w || h->src < 0 || h->src >= w->size || w->peers[h->src] != peer) {
+        px_error("proto", "one-sided answer from rank %d for an unknown window", peer);
+        return;
+    }
+    if (w->p[h->src].acks_due > 0)
+        w->p[h->src].acks_due--;
 }
 
 void px_proto_rma_register(void)

@@ -23,6 +23,7 @@ typedef struct px_rma_op {
     void *ubuf;
     int count;
     MPI_Datatype dtype;
+    struct px_mpi_win *win;
     struct px_rma_op *next;
 } px_rma_op_t;
 

@@ -18,6 +18,7 @@ static px_rma_op_t *px_rma_op_new(px_mpi_win_t *w, void *rbuf, size_t rlen)
     if (!op)
         return NULL;
     op->refs = 1;
+    op->win = w;
     op->dtype = MPI_DATATYPE_NULL;
     px_proto_rma_req_init(&op->snd, PX_PROTO_REQ_SEND, NULL, 0);
     px_proto_rma_req_init(&op->res, PX_PROTO_REQ_RECV, rbuf, rlen);
@@ -64,6 +65,7 @@ int px_rma_wait_local(px_mpi_win_t *w)
 {
     unsigned idle = 0;
     int err = MPI_SUCCESS;
+    px_proto_rma_push(w->pw);
     while (w->ops) {
         px_rma_op_t *op = w->ops;
         while (!px_rma_op_done(op))
@@ -95,8 +97,10 @@ static void px_rma_op_end(px_rma_op_t *op, int rc)
 static int px_rma_req_poll(px_mpi_req_t *r)
 {
     px_rma_op_t *op = r->sched;
-    if (!px_rma_op_done(op))
+    if (!px_rma_op_done(op)) {
+        px_proto_rma_push(op->win->pw); /* its frame may be held */
         return 0;
+    }
     r->st_error = px_rma_op_finish(op);
     return 1;
 }

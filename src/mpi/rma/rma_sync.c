@@ -64,19 +64,22 @@ static int px_rma_sent_unflushed(px_mpi_win_t *w, int t)
  * releases their locks too (those taken without MPI_MODE_NOCHECK). */
 static int px_rma_flush_range(px_mpi_win_t *w, int lo, int hi, int unlock, const char *fn)
 {
-    /* an operation that failed is reported after the epoch has ended */
-    int err = px_rma_wait_local(w);
     if (w->direct) { /* loads and stores: done; ordered for the others */
+        int err = px_rma_wait_local(w);
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         for (int t = lo; t < hi && unlock; t++)
             px_rma_shm_unlock(w, t, unlock == 2 ? w->lock_all : w->locked[t]);
         return err ? px_mpi_win_error(w, err, fn, "an operation of the epoch failed") : 0;
     }
+    /* the requests go first, behind the operations on each channel: the
+     * operations' own completion here is awaited meanwhile */
     for (int t = lo; t < hi; t++) {
         int release = unlock && !((unlock == 2 ? w->lock_all : w->locked[t]) & PX_WIN_LOCK_NOCHECK);
         if (release || px_rma_sent_unflushed(w, t))
             px_proto_rma_flush(w->pw, t, release);
     }
+    /* an operation that failed is reported after the epoch has ended */
+    int err = px_rma_wait_local(w);
     for (int t = lo; t < hi; t++) {
         int rc = px_rma_until(w, px_proto_rma_flushed, t, fn);
         if (rc)
@@ -100,13 +103,14 @@ PX_PMPI(MPI_Win_fence)(int assertion, MPI_Win win)
     for (int t = 0; t < n; t++)
         if (w->locked[t])
             return px_mpi_win_error(w, MPI_ERR_RMA_SYNC, fn, "rank %d is locked", t);
-    int rc = px_rma_wait_local(w);
+    int rc = w->direct ? px_rma_wait_local(w) : MPI_SUCCESS, err = MPI_SUCCESS;
     if (rc)
         return px_mpi_win_error(w, rc, fn, "an operation failed");
     if (w->direct) { /* every operation is done: order them, meet */
         __atomic_thread_fence(__ATOMIC_SEQ_CST);
         rc = px_mpi_coll_barrier(w->comm);
     } else if (assertion & MPI_MODE_NOPRECEDE) {
+        err = px_rma_wait_local(w);
         rc = px_mpi_coll_barrier(w->comm);
     } else {
         /* each member learns how many bytes every other sent it, and waits
@@ -118,6 +122,7 @@ PX_PMPI(MPI_Win_fence)(int assertion, MPI_Win win)
         for (int t = 0; t < n; t++)
             out[t] = px_proto_rma_sent(w->pw, t);
         rc = PMPI_Alltoall(out, 1, MPI_UINT64_T, in, 1, MPI_UINT64_T, w->comm->handle);
+        err = px_rma_wait_local(w); /* meanwhile the operations went on */
         unsigned idle = 0;
         for (int o = 0; o < n && rc == MPI_SUCCESS; o++)
             while (!px_proto_rma_applied(w->pw, o, in[o])) {
@@ -134,7 +139,7 @@ PX_PMPI(MPI_Win_fence)(int assertion, MPI_Win win)
     if (rc)
         return px_mpi_win_error(w, rc, fn, "a member of the window is lost");
     w->fence = !(assertion & MPI_MODE_NOSUCCEED);
-    return MPI_SUCCESS;
+    return err ? px_mpi_win_error(w, err, fn, "an operation of the epoch failed") : MPI_SUCCESS;
 }
 PX_WEAK(MPI_Win_fence)
 
@@ -227,13 +232,13 @@ PX_PMPI(MPI_Win_complete)(MPI_Win win)
     PX_GET_WIN(w, win, fn);
     if (!w->start_list)
         return px_mpi_win_error(w, MPI_ERR_RMA_SYNC, fn, "no access epoch of MPI_Win_start");
-    int rc = px_rma_wait_local(w);
     for (int i = 0; i < w->nstart; i++) {
         int t = w->start_list[i];
         px_proto_rma_complete(w->pw, t);
         w->flushed[t] = px_proto_rma_sent(w->pw, t);
         w->started[t] = 0;
     }
+    int rc = px_rma_wait_local(w);
     free(w->start_list);
     w->start_list = NULL;
     w->nstart = 0;
