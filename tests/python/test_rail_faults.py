@@ -18,6 +18,9 @@ after the fault, and on how and when the job ended:
   6          every rail down for good, PX_PARTITION_TIMEOUT=4: a clear error
              naming the peer within timeout + 2 s, non-zero exit, no process left;
   7          fat-tree, 2 paths: a leaf-spine link down, the other path carries on;
+  rma        one-sided epochs (tests/mpi/ft_rma: puts, gets and accumulates
+             between fences, checked every epoch) with one rail down for good:
+             data intact, every accumulate applied exactly once, stall <= 1 s;
   1 (3 rails) one of three rails down for good: its unacknowledged stripes
              are re-split over the two survivors, which both carry on;
   ft-off     PX_RAIL_FT=0 and one rail down: the job fails with a clear error;
@@ -51,6 +54,7 @@ from plexus.fab.scenarios import CUT, RAILS, SPINES
 BUILD = os.environ.get("PX_BUILD_DIR", os.path.join(ROOT, "build"))
 PXRUN = os.path.join(BUILD, "bin", "pxrun")
 FT = os.path.join(BUILD, "tests", "mpi", "ft_stream")
+FT_RMA = os.path.join(BUILD, "tests", "mpi", "ft_rma")
 
 RATE = "200mbit"          # per rail: the network, not the 2 cores, is the bottleneck
 UPLINK_RATE = "100mbit"   # fat-tree leaf-spine links (scenario 7)
@@ -102,8 +106,9 @@ class Run:
                f"{self.out.strip()[-1500:]}\nstderr tail:\n{tail}"
 
 
-def ft_stream(hosts, args, env=None, plan=(), sample=(), timeout=None):
-    """Run ft_stream with pxrun; plan: [(seconds after FT_START, name, fn)] run
+def ft_stream(hosts, args, env=None, plan=(), sample=(), timeout=None, prog=FT):
+    """Run ft_stream (or prog, which speaks the same: FT_START, a JSON verdict)
+    with pxrun; plan: [(seconds after FT_START, name, fn)] run
     in a timer thread; sample: links whose counters are read every 0.25 s.
     pxrun ends the job `timeout` seconds after launch (default: the stream's
     --seconds + 30)."""
@@ -113,7 +118,7 @@ def ft_stream(hosts, args, env=None, plan=(), sample=(), timeout=None):
            "--bootstrap-iface", "pxf-mgmt", "--timeout", str(timeout)]
     for k, v in (env or {}).items():
         cmd += ["--env", f"{k}={v}"]
-    cmd += [FT] + [str(a) for a in args]
+    cmd += [prog] + [str(a) for a in args]
     r = Run()
     started = threading.Event()
     done = threading.Event()
@@ -281,6 +286,28 @@ def test_1_rail_down_for_good(two_rails, one_rail_rate):
     r = rail_down_for_good(one_rail_rate, {"PX_PROFILE": "1"}, 0.9)
     assert "DOWN" in r.err, "no subchannel DOWN event logged: " + r.why()
     assert "faults:" in r.err, "PX_PROFILE=1 printed no fault counters: " + r.why()
+
+
+def test_rma_rail_down_for_good(two_rails):
+    """Scenario 1 under one-sided communication: puts and gets striped over
+    both rails and accumulates in flight when rail1 goes down; the frames
+    of the failed rail go again on the other exactly once."""
+    if not os.access(FT_RMA, os.X_OK):
+        pytest.skip(f"{FT_RMA} not built")
+    try:
+        r = ft_stream(PAIR, ["--seconds", 10, "--fault-at", 3], env={"PX_PROFILE": "1"},
+                      plan=plan("1", at=3), prog=FT_RMA)
+    finally:
+        pxfab("fault", "reset")
+    assert not r.hung and "job timed out" not in r.err, "job hung: " + r.why()
+    assert r.rc == 0 and r.result is not None, r.why()
+    res = r.result
+    assert res["ok"] and res["lost"] == 0 and res["dup"] == 0 and res["corrupt"] == 0, r.why()
+    assert res["epochs"] > 100, r.why()
+    assert res["stall_after_fault_s"] <= MAX_STALL_S, r.why()
+    assert "DOWN" in r.err, "no subchannel DOWN event logged: " + r.why()
+    assert "PASS ft_rma" in r.out, r.why()
+    print("ft_rma:", json.dumps(res))
 
 
 def first_use_after(r, link, t_from, min_bytes=1_000_000):
