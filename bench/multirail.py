@@ -6,6 +6,8 @@ Scenarios (each builds its own fabric with pxfab and takes it down after):
               osu_alltoall with MPICH (UCX on both rails), Open MPI (TCP BTL on
               both rails) and Plexus; single-rail references.
   rails1g250m rails of 1 Gbit/s and 250 Mbit/s: osu_bw, osu_bibw.
+  rma2x1g     two 1 Gbit/s rails, one-sided: osu_put_bw, osu_get_bw (each rail
+              alone and both), osu_put_bibw, 1 MB; MPICH, Open MPI, Plexus.
   hotspot     fat-tree, 2 leaves x 2 spines, 2 paths; 4 background TCP flows
               load one spine; Plexus node0 -> node2 osu_bw 1-4 MB under the
               policies even, adaptive and bss.
@@ -210,6 +212,41 @@ def scenario_rails(mpis, reps, log, slow, raw=None):
     return out
 
 
+def scenario_rma(mpis, reps, log, raw=None):
+    """One-sided bandwidth on two rails of 1 Gbit/s: OSU's defaults
+    (MPI_Win_allocate, MPI_Win_flush; bibw: post/start/complete/wait), a
+    window of 32 operations of 1 MB."""
+    title = "one-sided, two rails of 1 Gbit/s"
+    up(rails_fabric(False))
+    out = []
+    try:
+        size = 1048576
+        args = ["-m", "%d:%d" % (size, size), "-i", "10", "-x", "2"]
+        for bench in ("one-sided/osu_put_bw", "one-sided/osu_get_bw", "one-sided/osu_put_bibw"):
+            single = not bench.endswith("bibw")
+            rows = []
+            for rails in ("rail0", "rail1", "rail0,rail1") if single else ("rail0,rail1",):
+                for m in mpis:
+                    rows.append(("%s %s" % (compare.MPIS[m], rails), osu(m, bench, args, rails=rails),
+                                 size))
+            log("%s: %s" % (title, bench))
+            res = measure(rows, reps, log)
+
+            def ref(label, res):
+                lib = label.split(" rail")[0]
+                r0, r1 = res.get(lib + " rail0"), res.get(lib + " rail1")
+                if not r0 or not r1 or label.endswith((" rail0", " rail1")):
+                    return None
+                return statistics.median(r0) + statistics.median(r1)
+
+            out += table("%s — %s, %d B (MB/s)" % (title, bench.split("/")[-1], size), rows, res,
+                         ref if single else None, "of the library's rail0 + rail1" if single else "",
+                         raw)
+    finally:
+        fab("down", check=False)
+    return out
+
+
 def background(src, dst_node, dst_addr, flows, seconds):
     rx = subprocess.Popen(["ip", "netns", "exec", dst_node, sys.executable, "-m", "plexus.fab.probe",
                            "tcp-recv", "--port", "9555", "--flows", str(flows)],
@@ -325,6 +362,8 @@ def main():
                 out = scenario_rails(mpis, args.reps, log, slow=False, raw=raw[sc])
             elif sc == "rails1g250m":
                 out = scenario_rails(mpis, args.reps, log, slow=True, raw=raw[sc])
+            elif sc == "rma2x1g":
+                out = scenario_rma(mpis, args.reps, log, raw=raw[sc])
             elif sc == "hotspot":
                 out = scenario_hotspot(args.reps, log, raw=raw[sc])
             elif sc == "fattree4":

@@ -662,6 +662,8 @@ static void px_rma_free_cb(void *arg, px_status_t st)
     free(arg);
 }
 
+static void px_rma_nop_cb(void *arg, px_status_t st) { (void)arg, (void)st; }
+
 /* DATA frames with n bytes at src into the origin's request res at `at`.
  * owned: src is a copy to free once sent, in one frame (an accumulate's
  * answer: no larger than the frame that asked); otherwise src stays valid
@@ -670,7 +672,11 @@ static void px_rma_answer(px_proto_win_t *w, int origin, const char *src, size_t
                           uint64_t at, void *owned, int acks)
 {
     int peer = w->peers[origin];
-    size_t chunk = owned || n <= px_chan_eager(peer, NULL) ? n : px_chan_chunk(peer, NULL, 0);
+    /* as a rendezvous's data: the route the channel rules give the size */
+    px_chan_pick_t pk;
+    px_chan_pick(peer, n, 0, &pk);
+    px_chan_route_t *route = pk.rndv ? pk.data : pk.env;
+    size_t chunk = owned || n <= px_chan_eager(peer, route) ? n : px_chan_chunk(peer, route, 0);
     px_status_t st = PX_OK;
     for (size_t sent = 0; sent < n && st >= 0; sent += chunk) {
         size_t k = n - sent < chunk ? n - sent : chunk;
@@ -681,8 +687,10 @@ static void px_rma_answer(px_proto_win_t *w, int origin, const char *src, size_t
             h.src = w->me;
         }
         struct iovec iov = {(char *)src + sent, k};
-        st = px_chan_send(peer, NULL, &h, px_am_hdr_len[PX_AM_DATA], &iov, 1,
-                          k > 4096 ? PX_CHAN_F_STRIPE : 0, owned ? px_rma_free_cb : NULL, owned);
+        /* with a callback, as the rail layer stripes only frames that have one */
+        st = px_chan_send(peer, route, &h, px_am_hdr_len[PX_AM_DATA], &iov, 1,
+                          k > 4096 ? PX_CHAN_F_STRIPE : 0, owned ? px_rma_free_cb : px_rma_nop_cb,
+                          owned);
         if (owned && st != PX_INPROGRESS)
             free(owned);
     }
