@@ -80,7 +80,8 @@ int main(int argc, char **argv)
         PX_MPI(MPI_Get(got, sz, MPI_BYTE, left, BLK, sz, MPI_BYTE, win));
         for (int t = 0; t < np; t++) {
             PX_MPI(MPI_Accumulate(&one, 1, MPI_INT64_T, t, 2 * BLK, 1, MPI_INT64_T, MPI_SUM, win));
-            PX_MPI(MPI_Accumulate(&e, 1, MPI_INT64_T, t, 2 * BLK + 8, 1, MPI_INT64_T, MPI_SUM, win));
+            PX_MPI(
+                MPI_Accumulate(&e, 1, MPI_INT64_T, t, 2 * BLK + 8, 1, MPI_INT64_T, MPI_SUM, win));
         }
         PX_MPI(MPI_Win_fence(0, win));
         epoch++;
@@ -123,8 +124,8 @@ int main(int argc, char **argv)
                (unsigned long long)tot[2], epoch, (unsigned long long)bytes, smax[0], smax[1]);
         fflush(stdout);
     }
-    PX_CHECK(!lost && !dup && !corrupt, "lost %llu dup %llu corrupt %llu",
-             (unsigned long long)lost, (unsigned long long)dup, (unsigned long long)corrupt);
+    PX_CHECK(!lost && !dup && !corrupt, "lost %llu dup %llu corrupt %llu", (unsigned long long)lost,
+             (unsigned long long)dup, (unsigned long long)corrupt);
     PX_MPI(MPI_Win_free(&win));
     free(src);
     free(got);
