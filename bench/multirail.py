@@ -168,6 +168,15 @@ def up(cmds):
         raise
 
 
+def rails_sum(label, res):
+    """A two-rail row's reference: the sum of the same library's single rails."""
+    lib = label.split(" rail")[0]
+    r0, r1 = res.get(lib + " rail0"), res.get(lib + " rail1")
+    if not r0 or not r1 or label.endswith((" rail0", " rail1")):
+        return None
+    return statistics.median(r0) + statistics.median(r1)
+
+
 def scenario_rails(mpis, reps, log, slow, raw=None):
     title = "two rails, 1 Gbit/s + 250 Mbit/s" if slow else "two rails of 1 Gbit/s"
     up(rails_fabric(slow))
@@ -194,18 +203,10 @@ def scenario_rails(mpis, reps, log, slow, raw=None):
             log("%s: %s" % (title, bench))
             res = measure(rows, reps, log)
 
-            def ref(label, res):
-                # bandwidth against the sum of the same library's single rails
-                lib = label.split(" rail")[0]
-                r0, r1 = res.get(lib + " rail0"), res.get(lib + " rail1")
-                if not r0 or not r1 or label.endswith((" rail0", " rail1")):
-                    return None
-                return statistics.median(r0) + statistics.median(r1)
-
             has_single = bench.endswith("osu_bw")
             out += table("%s — %s, %d B (MB/s%s)" % (title, bench.split("/")[-1], sz,
                                                       "" if not bench.endswith("osu_latency") else "; µs"),
-                         rows, res, ref if has_single else None,
+                         rows, res, rails_sum if has_single else None,
                          "of the library's rail0 + rail1" if has_single else "", raw)
     finally:
         fab("down", check=False)
@@ -232,15 +233,9 @@ def scenario_rma(mpis, reps, log, raw=None):
             log("%s: %s" % (title, bench))
             res = measure(rows, reps, log)
 
-            def ref(label, res):
-                lib = label.split(" rail")[0]
-                r0, r1 = res.get(lib + " rail0"), res.get(lib + " rail1")
-                if not r0 or not r1 or label.endswith((" rail0", " rail1")):
-                    return None
-                return statistics.median(r0) + statistics.median(r1)
-
             out += table("%s — %s, %d B (MB/s)" % (title, bench.split("/")[-1], size), rows, res,
-                         ref if single else None, "of the library's rail0 + rail1" if single else "",
+                         rails_sum if single else None,
+                         "of the library's rail0 + rail1" if single else "",
                          raw)
     finally:
         fab("down", check=False)
