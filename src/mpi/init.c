@@ -84,6 +84,13 @@ static int px_mpi_init_common(const char *fn)
     px_mpi_main_thread = pthread_self();
     px_mpi_initialized = 1;
     px_boot_spread();
+    if (px_params.async_progress) {
+        /* the progress thread and the program's calls take turns under
+         * the library's lock, as with MPI_THREAD_MULTIPLE */
+        px_cs_on = 1;
+        if (px_proto_async_start() != PX_OK)
+            px_boot_abort(1, "cannot start the progress thread (PX_ASYNC_PROGRESS)");
+    }
     return MPI_SUCCESS;
 }
 
@@ -137,6 +144,7 @@ PX_PMPI(MPI_Finalize)(void)
     px_proto_flush(PX_FLUSH_LAST);
     if (px_params.profile)
         px_proto_print_stats();
+    px_proto_async_stop();
     px_proto_finalize();
     px_mpi_comm_finalize();
     px_mpi_finalized = 1;

@@ -103,6 +103,10 @@ int px_proto_progress(void);
  * returns its number of events. NULL while it has nothing under way, so
  * that the polling loop pays one branch. */
 void px_proto_set_progress_hook(int (*hook)(void));
+/* The progress thread (PX_ASYNC_PROGRESS, proto_async.c): needs the
+ * library's lock on (px_cs_on); stopped before px_proto_finalize. */
+px_status_t px_proto_async_start(void);
+void px_proto_async_stop(void);
 /* One step of a wait loop: progress, then spin, yield or block by policy. */
 void px_proto_wait_step(unsigned *idle);
 static inline void px_proto_wait(px_proto_req_t *req)

@@ -69,6 +69,17 @@ void px_cs_lock(void)
     px_cs_depth = 1;
 }
 
+int px_cs_trylock(void)
+{
+    if (__atomic_load_n(&px_cs_locked, __ATOMIC_RELAXED) ||
+        __atomic_exchange_n(&px_cs_locked, 1, __ATOMIC_ACQUIRE))
+        return 0;
+    px_cs_owner = pthread_self();
+    __atomic_store_n(&px_cs_owned, 1, __ATOMIC_RELEASE);
+    px_cs_depth = 1;
+    return 1;
+}
+
 void px_cs_unlock(void)
 {
     if (--px_cs_depth > 0)

@@ -10,6 +10,9 @@ extern int px_cs_on;
 
 void px_cs_lock(void);
 void px_cs_unlock(void);
+/* Takes the lock if it is free (not held by anyone, this thread included):
+ * 1, else 0 at once. The progress thread's way in (src/proto/proto_async.c). */
+int px_cs_trylock(void);
 void px_cs_yield_slow(void);
 /* In a wait loop: lets waiting threads in (no-op when off or not held). */
 static inline void px_cs_yield(void)
