@@ -8,6 +8,10 @@ Scenarios (each builds its own fabric with pxfab and takes it down after):
   rails1g250m rails of 1 Gbit/s and 250 Mbit/s: osu_bw, osu_bibw.
   rma2x1g     two 1 Gbit/s rails, one-sided: osu_put_bw, osu_get_bw (each rail
               alone and both), osu_put_bibw, 1 MB; MPICH, Open MPI, Plexus.
+  interleave  two 1 Gbit/s rails, the one-sided interleaving test
+              (bench/multirail/interleave.c: 16 puts then 16 gets of 1 MB per
+              epoch) on one rail and on two; MPICH, Open MPI, and Plexus with
+              its pacing of large puts (PX_RMA_PACE) on and off.
   hotspot     fat-tree, 2 leaves x 2 spines, 2 paths; 4 background TCP flows
               load one spine; Plexus node0 -> node2 osu_bw 1-4 MB under the
               policies even, adaptive and bss.
@@ -42,6 +46,9 @@ PXFAB = [sys.executable, "-m", "plexus.fab"]
 ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
 RING_SRC = os.path.join(HERE, "multirail", "ring.c")
 RING = os.path.join(HERE, ".cache", "multirail", "ring")
+INTERLEAVE_SRC = os.path.join(HERE, "multirail", "interleave.c")
+MPICC = {"mpich": "mpicc.mpich", "openmpi": "mpicc.openmpi",
+         "plexus": os.path.join(compare.PLEXUS_BUILD, "bin", "mpicc")}
 RESULTS = os.path.join(HERE, "results")
 
 
@@ -74,6 +81,9 @@ def plexus_prog(prog, args, nodes, env=(), ppn=1):
 def value(out, size):
     if size == "ring":
         m = re.search(r"([\d.]+) MB/s per rank", out)
+        return float(m.group(1)) if m else None
+    if size == "interleave":
+        m = re.search(r"epochs: ([\d.]+) MB/s$", out, re.M)
         return float(m.group(1)) if m else None
     return compare.parse_osu(out, size)
 
@@ -242,6 +252,47 @@ def scenario_rma(mpis, reps, log, raw=None):
     return out
 
 
+def scenario_interleave(mpis, reps, log, raw=None):
+    """The interleaving test of the multi-rail thesis (chapter 5): per epoch
+    (post/start/complete/wait) 16 puts then 16 gets of 1 MB from rank 0 to
+    rank 1's window. Plexus paces large puts (PX_RMA_PACE, default on) so
+    the gets go ahead and both directions of the link work; PX_RMA_PACE=0
+    sends the puts as issued."""
+    progs = {}
+    for m in mpis:
+        progs[m] = os.path.join(HERE, ".cache", "multirail", "interleave-" + m)
+        os.makedirs(os.path.dirname(progs[m]), exist_ok=True)
+        subprocess.run([MPICC[m], "-O2", INTERLEAVE_SRC, "-o", progs[m]], check=True)
+    title = "one-sided interleaving test, 16 puts + 16 gets of 1 MB per epoch"
+    up(rails_fabric(False))
+    out = []
+    try:
+        rows = []
+        args = ["1048576", "10"]
+        for rails in ("rail0", "rail0,rail1"):
+            for m in mpis:
+                if m == "plexus":
+                    rows.append(("Plexus %s, pacing off" % rails,
+                                 osu(m, progs[m], args, rails=rails, env=["PX_RMA_PACE=0"]),
+                                 "interleave"))
+                    rows.append(("Plexus %s" % rails, osu(m, progs[m], args, rails=rails),
+                                 "interleave"))
+                else:
+                    rows.append(("%s %s" % (compare.MPIS[m], rails), osu(m, progs[m], args, rails=rails),
+                                 "interleave"))
+        log(title)
+        res = measure(rows, reps, log)
+
+        def ref(label, res):
+            off = res.get(label + ", pacing off")
+            return statistics.median(off) if off else None
+        out += table("%s, two rails of 1 Gbit/s (MB/s, both directions)" % title, rows, res, ref,
+                     "pacing on / off", raw)
+    finally:
+        fab("down", check=False)
+    return out
+
+
 def background(src, dst_node, dst_addr, flows, seconds):
     rx = subprocess.Popen(["ip", "netns", "exec", dst_node, sys.executable, "-m", "plexus.fab.probe",
                            "tcp-recv", "--port", "9555", "--flows", str(flows)],
@@ -359,6 +410,8 @@ def main():
                 out = scenario_rails(mpis, args.reps, log, slow=True, raw=raw[sc])
             elif sc == "rma2x1g":
                 out = scenario_rma(mpis, args.reps, log, raw=raw[sc])
+            elif sc == "interleave":
+                out = scenario_interleave(mpis, args.reps, log, raw=raw[sc])
             elif sc == "hotspot":
                 out = scenario_hotspot(args.reps, log, raw=raw[sc])
             elif sc == "fattree4":

@@ -424,6 +424,18 @@ static int px_chan_busy(const px_chan_t *c, int acks)
     return 0;
 }
 
+size_t px_chan_pending(int peer)
+{
+    const px_chan_t *c = &px_c.peers[peer];
+    if (c->failed)
+        return 0;
+    if (c->kind == PX_CHAN_RAIL)
+        return px_rail_vc_pending(c->vc) + (c->vc_rc ? px_rail_vc_pending(c->vc_rc) : 0);
+    if (c->kind == PX_CHAN_SHM)
+        return c->ops->ep_pending(c->ep);
+    return 0;
+}
+
 px_status_t px_chan_flush(int mode, void (*wait)(unsigned *idle))
 {
     unsigned idle = 0;

@@ -100,6 +100,10 @@ px_status_t px_chan_send(int peer, px_chan_route_t *route, const void *hdr, size
                          const struct iovec *iov, int iovcnt, unsigned flags, px_chan_send_cb_t cb,
                          void *arg);
 
+/* Bytes queued to peer and not yet handed to the kernel (about: a frame
+ * waiting in the rail layer counts one byte). */
+size_t px_chan_pending(int peer);
+
 /* Eager limit and rendezvous data per frame of a route (NULL: the peer's
  * own channel); px_chan_chunk gives `want` (0: the route's own size), cut
  * to what one datagram carries while the path loses many frames. */

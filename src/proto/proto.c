@@ -379,6 +379,8 @@ int px_proto_progress(void)
         px_proto_dump();
     }
     int n = px_chan_progress();
+    if (__builtin_expect(px_rma_queued != 0, 0))
+        n += px_proto_rma_pace();
     if (__builtin_expect(px_p.hook != NULL, 0))
         n += px_p.hook();
     return n;

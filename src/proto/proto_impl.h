@@ -118,6 +118,10 @@ void px_proto_ctrl(int peer, uint8_t am, uint64_t a, uint64_t b, uint64_t c);
 void px_proto_rma_register(void);
 void px_proto_rma_rx_done(int peer, void *ctx, size_t len);
 void px_proto_rma_finalize(void);
+/* Frames of large puts waiting for their pace (PX_RMA_PACE), and what
+ * sends those it allows now: called by px_proto_progress while any wait. */
+extern uint64_t px_rma_queued;
+int px_proto_rma_pace(void);
 void px_proto_rma_data_acks(int peer, const px_am_hdr_t *h);
 
 /* proto_am.c */

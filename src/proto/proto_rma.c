@@ -19,6 +19,7 @@
  * window; the target checks them against what it exposes. */
 #include "proto_impl.h"
 #include "../util/log.h"
+#include "../util/param.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,21 @@ typedef struct px_rma_peer {
     const void *hold_buf;
     size_t hold_len;
     px_proto_req_t *hold_req;
+    /* large puts' frames waiting for the channel to the member to have
+     * less than PX_RMA_PACE bytes queued, in order: gets and small
+     * operations go ahead of them */
+    struct px_rma_qput *qhead, *qtail;
 } px_rma_peer_t;
+
+/* A frame of a large put, waiting for its pace. */
+typedef struct px_rma_qput {
+    struct px_rma_qput *next;
+    px_proto_req_t *req;
+    const void *buf;
+    size_t len;   /* this frame */
+    size_t whole; /* the whole put (the route its size gets) */
+    px_am_hdr_t h;
+} px_rma_qput_t;
 
 typedef struct px_rma_region {
     uintptr_t base;
@@ -114,6 +129,7 @@ typedef struct px_rma_stage {
 } px_rma_stage_t;
 
 static px_proto_win_t *px_rma_wins;
+uint64_t px_rma_queued; /* paced frames queued in all windows */
 
 static px_proto_win_t *px_rma_win_find(uint32_t id)
 {
@@ -352,6 +368,8 @@ void px_proto_rma_push(px_proto_win_t *w)
 {
     for (int t = 0; t < w->size && w->nheld; t++)
         px_rma_release(w, t);
+    if (px_rma_queued)
+        px_proto_rma_pace();
 }
 
 /* A copy straight into or out of the target's memory: itself, or a peer
@@ -378,6 +396,83 @@ static int px_rma_direct(px_proto_win_t *w, int target, uint64_t off, void *buf,
     return (put ? px_chan_put(peer, buf, raddr, len) : px_chan_get(peer, buf, raddr, len)) == PX_OK;
 }
 
+/* ---------- pacing of large puts ----------
+ *
+ * Frames of large puts go to the channel only while it has less than
+ * PX_RMA_PACE bytes queued to the target; the rest wait here, in order.
+ * What the origin issues next, gets above all, then waits behind little
+ * in the channel's queues, so that puts load the link from origin to
+ * target while the gets' answers come the other way. The standard orders
+ * neither puts with gets nor puts with accumulates, and a flush, unlock or
+ * completion carries the count of bytes put, which the target waits for
+ * whatever arrives first. Queued frames leave from px_proto_progress
+ * (px_proto_rma_pace) and before every wait (px_proto_rma_push). */
+
+/* Sends what the pace allows of the queue to target. */
+static int px_rma_pace_peer(px_proto_win_t *w, int target)
+{
+    px_rma_peer_t *p = &w->p[target];
+    int peer = w->peers[target], n = 0;
+    while (p->qhead && px_chan_pending(peer) < px_params.rma_pace) {
+        px_rma_qput_t *q = p->qhead;
+        p->qhead = q->next;
+        if (!p->qhead)
+            p->qtail = NULL;
+        px_rma_queued--;
+        px_chan_pick_t k;
+        px_chan_pick(peer, q->whole, 0, &k);
+        struct iovec iov = {(void *)q->buf, q->len};
+        px_chan_send_cb_t cb = q->req ? px_proto_send_cb : px_rma_win_sent;
+        void *arg = q->req ? (void *)q->req : (void *)w;
+        /* the count it had while queued stays until the callback */
+        px_status_t st = px_chan_send(peer, k.rndv ? k.data : k.env, &q->h, px_am_hdr_len[q->h.am],
+                                      &iov, 1, PX_CHAN_F_STRIPE, cb, arg);
+        if (st != PX_INPROGRESS) /* written already, or failed */
+            cb(arg, st < 0 ? st : PX_OK);
+        free(q);
+        n++;
+    }
+    return n;
+}
+
+int px_proto_rma_pace(void)
+{
+    int n = 0;
+    for (px_proto_win_t *w = px_rma_wins; w && px_rma_queued; w = w->next)
+        for (int t = 0; t < w->size && px_rma_queued; t++)
+            if (w->p[t].qhead)
+                n += px_rma_pace_peer(w, t);
+    return n;
+}
+
+/* A frame of a large put: sent now if the pace allows, else queued. */
+static px_status_t px_rma_put_paced(px_proto_win_t *w, int target, px_chan_route_t *route,
+                                    const px_am_hdr_t *h, const void *buf, size_t len, size_t whole,
+                                    px_proto_req_t *req)
+{
+    px_rma_peer_t *p = &w->p[target];
+    if (!p->qhead && px_chan_pending(w->peers[target]) < px_params.rma_pace)
+        return px_rma_send(w, target, route, h, buf, len, PX_CHAN_F_STRIPE, req);
+    px_status_t st = px_rma_release(w, target);
+    if (st < 0)
+        return st;
+    px_rma_qput_t *q = malloc(sizeof(*q));
+    if (!q)
+        return PX_ERR_NO_MEMORY;
+    *q = (px_rma_qput_t){.req = req, .buf = buf, .len = len, .whole = whole, .h = *h};
+    if (req) /* complete here once sent */
+        req->pending++;
+    else
+        w->tx_pending++;
+    if (p->qtail)
+        p->qtail->next = q;
+    else
+        p->qhead = q;
+    p->qtail = q;
+    px_rma_queued++;
+    return PX_OK;
+}
+
 px_status_t px_proto_rma_put(px_proto_win_t *w, int target, uint64_t off, const void *buf,
                              size_t len, px_proto_req_t *req)
 {
@@ -394,6 +489,8 @@ px_status_t px_proto_rma_put(px_proto_win_t *w, int target, uint64_t off, const 
         px_am_hdr_t h = {.am = PX_AM_RMA_PUT, .src = w->me, .ctx = w->id, .a = off + at, .b = n};
         if (n == len && !k.rndv)
             st = px_rma_send_or_hold(w, target, &h, buf, n, req);
+        else if (px_params.rma_pace && n > 4096)
+            st = px_rma_put_paced(w, target, route, &h, (const char *)buf + at, n, len, req);
         else
             st = px_rma_send(w, target, route, &h, (const char *)buf + at, n,
                              n > 4096 ? PX_CHAN_F_STRIPE : 0, req);
