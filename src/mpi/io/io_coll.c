@@ -135,6 +135,8 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
     int64_t dlen = (gmax - base + A - 1) / A;
     dlen = (dlen + align - 1) / align * align;
     int64_t nrounds = (dlen + cbs - 1) / cbs;
+    px_debug("io", "%s: two-phase %s of [%lld, %lld): %d aggregators, %lld rounds", f->name,
+             write ? "write" : "read", (long long)gmin, (long long)gmax, A, (long long)nrounds);
 
     MPI_Aint *spre = malloc(sizeof(MPI_Aint) * (size_t)(n + 1));
     MPI_Aint *cur = calloc((size_t)A, sizeof(MPI_Aint));

@@ -402,23 +402,19 @@ PX_PMPI(MPI_File_set_view)
             return px_io_error(f, rc, fn, "%s: cannot read the shared file pointer", f->name);
         disp = px_io_view_byte_offset(&f->view, sh);
     }
-    /* every process checks its own arguments; all agree before any changes */
-    int64_t mine[2] = {disp, -disp}, all[2];
-    rc = px_mpi_coll_allreduce(mine, all, 2, MPI_INT64_T, MPI_MAX, f->comm);
-    if (rc != MPI_SUCCESS)
-        return px_io_error(f, rc, fn, "%s: a process of the file is lost", f->name);
+    /* every process checks its own arguments (the displacement and the
+     * filetype may differ between them); all agree on the outcome */
     rc = px_io_view_set(f, disp, etype, filetype, datarep, fn);
-    int ok = rc == MPI_SUCCESS, all_ok = 0;
-    if (px_mpi_coll_allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, f->comm) != MPI_SUCCESS)
+    int64_t mine[3] = {rc != MPI_SUCCESS, rc == MPI_SUCCESS ? f->view.esize : 0, 0}, all[3];
+    mine[2] = -mine[1];
+    if (px_mpi_coll_allreduce(mine, all, 3, MPI_INT64_T, MPI_MAX, f->comm) != MPI_SUCCESS)
         return px_io_error(f, MPI_ERR_OTHER, fn, "%s: a process of the file is lost", f->name);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (!all_ok)
+    if (all[0])
         return px_io_error(f, MPI_ERR_ARG, fn, "%s: another process's view was refused", f->name);
-    if (all[0] != -all[1])
-        return px_io_error(f, MPI_ERR_NOT_SAME, fn,
-                           "%s: the processes gave different "
-                           "displacements",
+    if (all[1] != -all[2])
+        return px_io_error(f, MPI_ERR_NOT_SAME, fn, "%s: the processes gave different etypes",
                            f->name);
     rc = px_io_hints_apply(f, info);
     /* the shared file pointer goes back to 0 */
