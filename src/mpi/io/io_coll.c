@@ -419,6 +419,30 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
     return io_rc;
 }
 
+/* A collective read gets what lies before the end of the file (as it is
+ * once every process has started the access): the pieces are cut there.
+ * On failure nothing is read, but the process still takes part. */
+static int px_io_trim_eof(px_io_file_t *f, px_io_piece_t *p, MPI_Aint *n_p, MPI_Aint *bytes_p,
+                          const char *fn)
+{
+    off_t size = 0;
+    int err = f->drv->get_size(f->fd, &size);
+    MPI_Aint keep = 0, bytes = 0;
+    for (; !err && keep < *n_p && p[keep].off < size; keep++) {
+        if (p[keep].off + p[keep].len > size) {
+            p[keep].len = size - p[keep].off;
+            bytes += p[keep++].len;
+            break;
+        }
+        bytes += p[keep].len;
+    }
+    *n_p = keep;
+    *bytes_p = bytes;
+    if (err)
+        return px_io_error(f, px_io_errno_class(err), fn, "%s: size: %s", f->name, strerror(-err));
+    return MPI_SUCCESS;
+}
+
 int px_io_coll(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype dt, int write,
                int local_rc, MPI_Aint *got_p, const char *fn)
 {
@@ -437,25 +461,6 @@ int px_io_coll(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Dataty
         else if (rc == MPI_SUCCESS &&
                  px_io_stream_in_buf(f, buf, count, dt, bytes, &stream, &own) != MPI_SUCCESS)
             rc = px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
-    }
-    if (rc == MPI_SUCCESS && !write && n) {
-        /* what lies before the end of the file is read; the rest is not */
-        off_t size = 0;
-        int err = f->drv->get_size(f->fd, &size);
-        if (err)
-            rc =
-                px_io_error(f, px_io_errno_class(err), fn, "%s: size: %s", f->name, strerror(-err));
-        MPI_Aint keep = 0;
-        bytes = 0;
-        for (; rc == MPI_SUCCESS && keep < n && p[keep].off < size; keep++) {
-            if (p[keep].off + p[keep].len > size) {
-                p[keep].len = size - p[keep].off;
-                bytes += p[keep++].len;
-                break;
-            }
-            bytes += p[keep].len;
-        }
-        n = keep;
     }
     px_io_range_t me = {rc == MPI_SUCCESS ? 0 : px_mpi_error_class_of(rc), 0, 0, 1}, *all;
     if (rc == MPI_SUCCESS && n) {
@@ -484,15 +489,20 @@ int px_io_coll(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Dataty
         if (rc == MPI_SUCCESS)
             rc = px_io_error(f, other, fn, "%s: another process's access was refused", f->name);
     } else if (data) {
+        if (!write && n)
+            rc = px_io_trim_eof(f, p, &n, &bytes, fn);
         int mode = write ? f->hints.cb_write : f->hints.cb_read;
         int two = !f->atomic && sorted && mode != PX_IO_DISABLE && f->naggr > 0 &&
                   (mode == PX_IO_ENABLE || px_io_interleaved(all, f->comm->size));
+        int rc2;
         if (two) {
-            rc = px_io_two_phase(f, p, n, stream, write, all, fn);
-            *got_p = rc == MPI_SUCCESS ? bytes : 0;
+            rc2 = px_io_two_phase(f, p, n, stream, write, all, fn);
+            *got_p = rc2 == MPI_SUCCESS ? bytes : 0;
         } else {
-            rc = px_io_pieces_rw(f, p, n, stream, write, got_p, fn);
+            rc2 = px_io_pieces_rw(f, p, n, stream, write, got_p, fn);
         }
+        if (rc == MPI_SUCCESS)
+            rc = rc2;
     }
     free(all);
     free(p);
