@@ -305,5 +305,15 @@ int main(int argc, char **argv)
         PX_MPI(MPI_File_delete(path, MPI_INFO_NULL));
     MPI_Barrier(MPI_COMM_WORLD);
     PX_CHECK(!file_exists(path), "MPI_File_delete left %s", path);
-    return px_test_finish("file object and %d error classes", 12);
+    /* a file left open: MPI_Finalize closes it (and deletes it, as asked) */
+    PX_MPI(MPI_File_open(MPI_COMM_WORLD, path,
+                         MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                         &fh));
+    PX_MPI(MPI_File_write_shared(fh, b, 4, MPI_BYTE, &st));
+    int rc_fin = px_test_finish("file object and %d error classes", 12);
+    if (me == 0 && file_exists(path)) {
+        fprintf(stderr, "FAIL io_basic: %s left after MPI_Finalize\n", path);
+        rc_fin = 1;
+    }
+    return rc_fin;
 }
