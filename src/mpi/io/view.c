@@ -140,15 +140,25 @@ static void px_io_x32_convert(MPI_Datatype t, char *buf, MPI_Aint bytes)
 
 void px_io_view_free(px_io_view_t *v)
 {
-    if (v->etype != MPI_DATATYPE_NULL)
-        px_mpi_dt_release(v->etype);
-    if (v->filetype != MPI_DATATYPE_NULL)
-        px_mpi_dt_release(v->filetype);
+    /* a view never set holds MPI_DATATYPE_NULL (or zeros) */
+    if (v->etype && v->etype != MPI_DATATYPE_NULL && !px_mpi_dtype_is_builtin(v->etype))
+        PMPI_Type_free(&v->etype);
+    if (v->filetype && v->filetype != MPI_DATATYPE_NULL && !px_mpi_dtype_is_builtin(v->filetype))
+        PMPI_Type_free(&v->filetype);
     free(v->boff);
     free(v->blen);
     free(v->bpre);
     memset(v, 0, sizeof(*v));
     v->etype = v->filetype = MPI_DATATYPE_NULL;
+}
+
+static int px_io_type_copy(MPI_Datatype t, MPI_Datatype *out)
+{
+    if (px_mpi_dtype_is_builtin(t)) {
+        *out = t;
+        return MPI_SUCCESS;
+    }
+    return PMPI_Type_dup(t, out);
 }
 
 static int px_io_type_usable(MPI_Datatype t)
@@ -259,10 +269,12 @@ int px_io_view_set(px_io_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     v.esize = e->size;
     v.ft_size = ft->size;
     v.ft_extent = ft->extent;
-    v.etype = etype;
-    v.filetype = filetype;
-    px_mpi_dt_retain(etype);
-    px_mpi_dt_retain(filetype);
+    /* the view keeps copies: the program may free its types */
+    if (px_io_type_copy(etype, &v.etype) != MPI_SUCCESS ||
+        px_io_type_copy(filetype, &v.filetype) != MPI_SUCCESS) {
+        px_io_view_free(&v);
+        return px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
     px_io_view_free(&f->view);
     f->view = v;
     f->fp = 0;
@@ -428,18 +440,8 @@ PX_PMPI(MPI_File_set_view)
 }
 PX_WEAK(MPI_File_set_view)
 
-/* The etype and filetype come back as the program's own handles, which
- * the library keeps alive: a predefined type as itself, a derived one
- * duplicated (the program frees it, as MPI_Type_get_contents' results). */
-static int px_io_type_out(MPI_Datatype t, MPI_Datatype *out)
-{
-    if (px_mpi_dtype_is_builtin(t)) {
-        *out = t;
-        return MPI_SUCCESS;
-    }
-    return PMPI_Type_dup(t, out);
-}
-
+/* The etype and filetype come back as new handles of the program's (a
+ * derived one duplicated: the program frees it). */
 PX_PMPI(MPI_File_get_view)
 (MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype, char *datarep)
 {
@@ -449,9 +451,9 @@ PX_PMPI(MPI_File_get_view)
     if (!disp || !etype || !filetype || !datarep)
         return px_io_error(f, MPI_ERR_ARG, fn, "null argument");
     MPI_Datatype e, t;
-    if (px_io_type_out(f->view.etype, &e) != MPI_SUCCESS)
+    if (px_io_type_copy(f->view.etype, &e) != MPI_SUCCESS)
         return px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
-    if (px_io_type_out(f->view.filetype, &t) != MPI_SUCCESS) {
+    if (px_io_type_copy(f->view.filetype, &t) != MPI_SUCCESS) {
         if (!px_mpi_dtype_is_builtin(e))
             PMPI_Type_free(&e);
         return px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
