@@ -232,6 +232,32 @@ int px_io_hints_apply(px_io_file_t *f, MPI_Info info)
 
 /* ---------- open and close ---------- */
 
+/* The checks of a file name and hints, and the driver the name selects. */
+static int px_io_name_check(const char *filename, MPI_Info info, const px_io_driver_t **drv_p,
+                            const char **path_p, const char *fn)
+{
+    if (!filename)
+        return px_io_error(NULL, MPI_ERR_ARG, fn, "null file name");
+    if (info != MPI_INFO_NULL && !px_mpi_info_valid(info))
+        return px_io_error(NULL, MPI_ERR_INFO, fn, "invalid info object");
+    *drv_p = px_io_driver_for(filename, path_p);
+    if (!*drv_p)
+        return px_io_error(NULL, MPI_ERR_IO, fn, "%s: unknown file system prefix", filename);
+    return MPI_SUCCESS;
+}
+
+/* Rank 0's part of closing: the shared pointer's file, and the file itself
+ * when it was opened with MPI_MODE_DELETE_ON_CLOSE. */
+static void px_io_remove_at_close(px_io_file_t *f)
+{
+    if (f->comm->rank != 0)
+        return;
+    px_io_shfp_close(f);
+    f->drv->remove(f->shfp_path);
+    if (f->amode & MPI_MODE_DELETE_ON_CLOSE)
+        f->drv->remove(f->path);
+}
+
 static void px_io_file_free(px_io_file_t *f)
 {
     if (f->handle)
@@ -323,14 +349,13 @@ PX_PMPI(MPI_File_open)
         return px_io_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
     if (c->is_inter)
         return px_io_error(NULL, MPI_ERR_COMM, fn, "files need an intra-communicator");
-    if (!fh || !filename)
+    if (!fh)
         return px_io_error(NULL, MPI_ERR_ARG, fn, "null argument");
-    if (info != MPI_INFO_NULL && !px_mpi_info_valid(info))
-        return px_io_error(NULL, MPI_ERR_INFO, fn, "invalid info object");
     const char *path;
-    const px_io_driver_t *drv = px_io_driver_for(filename, &path);
-    if (!drv)
-        return px_io_error(NULL, MPI_ERR_IO, fn, "%s: unknown file system prefix", filename);
+    const px_io_driver_t *drv;
+    int rc = px_io_name_check(filename, info, &drv, &path, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
 
     px_io_file_t *f = calloc(1, sizeof(*f));
     if (!f)
@@ -344,7 +369,7 @@ PX_PMPI(MPI_File_open)
     f->name = strdup(filename);
     f->path = strdup(path);
     uint32_t ctx;
-    int rc = px_mpi_comm_alloc_ctx(c, &ctx);
+    rc = px_mpi_comm_alloc_ctx(c, &ctx);
     if (rc == MPI_SUCCESS) {
         c->group->refs++;
         rc = px_mpi_comm_create_from_group(c, c->group, ctx, &f->comm);
@@ -467,12 +492,7 @@ PX_PMPI(MPI_File_close)(MPI_File *fh)
         return px_io_error(f, rc, fn, "%s: a process of the file is lost", f->name);
     int err = f->drv->close(f->fd);
     f->fd = -1;
-    if (f->comm->rank == 0) {
-        px_io_shfp_close(f);
-        f->drv->remove(f->shfp_path);
-        if (f->amode & MPI_MODE_DELETE_ON_CLOSE)
-            f->drv->remove(f->path);
-    }
+    px_io_remove_at_close(f);
     px_io_file_free(f);
     *fh = MPI_FILE_NULL;
     if (err)
@@ -486,14 +506,11 @@ PX_PMPI(MPI_File_delete)(const char *filename, MPI_Info info)
     PX_CS_ENTER();
     const char *fn = "MPI_File_delete";
     PX_CHECK_INIT(fn);
-    if (!filename)
-        return px_io_error(NULL, MPI_ERR_ARG, fn, "null file name");
-    if (info != MPI_INFO_NULL && !px_mpi_info_valid(info))
-        return px_io_error(NULL, MPI_ERR_INFO, fn, "invalid info object");
     const char *path;
-    const px_io_driver_t *drv = px_io_driver_for(filename, &path);
-    if (!drv)
-        return px_io_error(NULL, MPI_ERR_IO, fn, "%s: unknown file system prefix", filename);
+    const px_io_driver_t *drv;
+    int rc = px_io_name_check(filename, info, &drv, &path, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
     int err = drv->remove(path);
     if (err)
         return px_io_error(NULL, px_io_errno_class(err), fn, "%s: %s", filename, strerror(-err));
@@ -777,12 +794,7 @@ void px_mpi_io_finalize(void)
     while (px_file_list) {
         px_io_file_t *f = px_file_list;
         px_warn("io", "file %s was not closed before MPI_Finalize; closing it", f->name);
-        if (f->comm->rank == 0) {
-            px_io_shfp_close(f);
-            f->drv->remove(f->shfp_path);
-            if (f->amode & MPI_MODE_DELETE_ON_CLOSE)
-                f->drv->remove(f->path);
-        }
+        px_io_remove_at_close(f);
         px_io_file_free(f);
     }
     px_io_datarep_finalize();

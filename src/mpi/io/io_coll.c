@@ -106,6 +106,26 @@ static int px_io_agg_write(px_io_file_t *f, px_io_ent_t *e, MPI_Aint ne, const c
     return rc;
 }
 
+/* One alltoallv of bytes on c: the receive displacements from the counts,
+ * the receive buffer (re)allocated to their total. */
+static int px_io_alltoallv(px_mpi_comm_t *c, const char *sbuf, const int *scnt, const int *sdsp,
+                           char **rbuf_p, const int *rcnt, int *rdsp)
+{
+    int64_t tot = 0;
+    for (int r = 0; r < c->size; r++) {
+        rdsp[r] = (int)tot;
+        tot += rcnt[r];
+    }
+    int big = tot > INT_MAX, any = 0;
+    if (px_mpi_coll_allreduce(&big, &any, 1, MPI_INT, MPI_MAX, c) != MPI_SUCCESS || any)
+        return MPI_ERR_IO;
+    free(*rbuf_p);
+    *rbuf_p = malloc(tot ? (size_t)tot : 1);
+    if (!*rbuf_p)
+        return MPI_ERR_NO_MEM;
+    return PMPI_Alltoallv(sbuf, scnt, sdsp, MPI_BYTE, *rbuf_p, rcnt, rdsp, MPI_BYTE, c->handle);
+}
+
 /* Two-phase collective buffering. The range every process touches is cut
  * into one file domain per aggregator (aligned to cb_block_size), each
  * domain handled in rounds of at most cb_buffer_size bytes; in a round
@@ -253,24 +273,7 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
         rc = PMPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, c->handle);
         if (rc != MPI_SUCCESS)
             break;
-        int64_t rtot = 0;
-        for (int r = 0; r < P; r++) {
-            rdsp[r] = (int)rtot;
-            rtot += rcnt[r];
-        }
-        int big = rtot > INT_MAX, any_big = 0;
-        if (px_mpi_coll_allreduce(&big, &any_big, 1, MPI_INT, MPI_MAX, c) != MPI_SUCCESS ||
-            any_big) {
-            rc = MPI_ERR_IO;
-            break;
-        }
-        free(rbuf);
-        rbuf = malloc(rtot ? (size_t)rtot : 1);
-        if (!rbuf) {
-            rc = MPI_ERR_NO_MEM;
-            break;
-        }
-        rc = PMPI_Alltoallv(sbuf, scnt, sdsp, MPI_BYTE, rbuf, rcnt, rdsp, MPI_BYTE, c->handle);
+        rc = px_io_alltoallv(c, sbuf, scnt, sdsp, &rbuf, rcnt, rdsp);
         if (rc != MPI_SUCCESS)
             break;
 
@@ -370,7 +373,6 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
             }
         }
         /* what comes back to me: my bytes of each aggregator's window */
-        int64_t back = 0;
         memset(rcnt, 0, sizeof(int) * (size_t)P);
         for (int i = 0; i < A; i++) {
             int64_t bytes = 0;
@@ -378,17 +380,7 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
                 bytes += sub[t].len;
             rcnt[f->aggr[i]] = (int)bytes;
         }
-        for (int r = 0; r < P; r++) {
-            rdsp[r] = (int)back;
-            back += rcnt[r];
-        }
-        free(rbuf);
-        rbuf = malloc(back ? (size_t)back : 1);
-        if (!rbuf) {
-            rc = MPI_ERR_NO_MEM;
-            break;
-        }
-        rc = PMPI_Alltoallv(sbuf, scnt, sdsp, MPI_BYTE, rbuf, rcnt, rdsp, MPI_BYTE, c->handle);
+        rc = px_io_alltoallv(c, sbuf, scnt, sdsp, &rbuf, rcnt, rdsp);
         if (rc != MPI_SUCCESS)
             break;
         for (int i = 0; i < A; i++) {
@@ -526,12 +518,7 @@ static int px_io_coll_call(MPI_File fh, MPI_Offset off, int ptr, void *buf, int 
                            MPI_Datatype dt, int write, MPI_Status *status, const char *fn)
 {
     PX_GET_FILE(f, fh, fn);
-    int rc = px_io_check_access(f, write, 0, fn);
-    MPI_Aint bytes;
-    if (rc == MPI_SUCCESS && !ptr && off < 0)
-        rc = px_io_error(f, MPI_ERR_ARG, fn, "%s: negative offset %lld", f->name, (long long)off);
-    if (rc == MPI_SUCCESS)
-        rc = px_io_check_buf(f, buf, count, dt, fn, &bytes);
+    int rc = px_io_check_data(f, write, 0, !ptr, off, buf, count, dt, fn);
     if (rc == MPI_SUCCESS && f->split)
         rc = px_io_error(f, MPI_ERR_IO, fn, "%s: a split collective access is under way", f->name);
     MPI_Aint got = 0;
@@ -551,10 +538,8 @@ static int px_io_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dt, int
 {
     PX_GET_FILE(f, fh, fn);
     px_mpi_comm_t *c = f->comm;
-    int rc = px_io_check_access(f, write, 1, fn);
-    MPI_Aint bytes = 0;
-    if (rc == MPI_SUCCESS)
-        rc = px_io_check_buf(f, buf, count, dt, fn, &bytes);
+    int rc = px_io_check_data(f, write, 1, 0, 0, buf, count, dt, fn);
+    MPI_Aint bytes = rc == MPI_SUCCESS ? (MPI_Aint)count * px_mpi_dt_get(dt)->size : 0;
     if (rc == MPI_SUCCESS && f->split)
         rc = px_io_error(f, MPI_ERR_IO, fn, "%s: a split collective access is under way", f->name);
     int64_t mine = rc == MPI_SUCCESS ? bytes / f->view.esize : 0;
@@ -617,28 +602,6 @@ static int px_io_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dt, int
     }                                                                                              \
     PX_WEAK(name)
 
-/* Nonblocking collectives complete the access when called: independently,
- * so that nothing waits for the other processes (they may call it later,
- * after other communication). */
-#define PX_IO_IALL(name, write, cbuf)                                                              \
-    PX_PMPI(name)                                                                                  \
-    (MPI_File fh, cbuf void *buf, int count, MPI_Datatype datatype, MPI_Request *request)          \
-    {                                                                                              \
-        PX_CS_ENTER();                                                                             \
-        return px_io_nb(fh, 0, 1, (void *)buf, count, datatype, write, request, #name);            \
-    }                                                                                              \
-    PX_WEAK(name)
-
-#define PX_IO_IAT_ALL(name, write, cbuf)                                                           \
-    PX_PMPI(name)                                                                                  \
-    (MPI_File fh, MPI_Offset offset, cbuf void *buf, int count, MPI_Datatype datatype,             \
-     MPI_Request *request)                                                                         \
-    {                                                                                              \
-        PX_CS_ENTER();                                                                             \
-        return px_io_nb(fh, offset, 0, (void *)buf, count, datatype, write, request, #name);       \
-    }                                                                                              \
-    PX_WEAK(name)
-
 /* clang-format off */
 PX_IO_ALL(MPI_File_read_all, 0, )
 PX_IO_ALL(MPI_File_write_all, 1, const)
@@ -646,10 +609,6 @@ PX_IO_AT_ALL(MPI_File_read_at_all, 0, )
 PX_IO_AT_ALL(MPI_File_write_at_all, 1, const)
 PX_IO_ORDERED(MPI_File_read_ordered, 0, )
 PX_IO_ORDERED(MPI_File_write_ordered, 1, const)
-PX_IO_IALL(MPI_File_iread_all, 0, )
-PX_IO_IALL(MPI_File_iwrite_all, 1, const)
-PX_IO_IAT_ALL(MPI_File_iread_at_all, 0, )
-PX_IO_IAT_ALL(MPI_File_iwrite_at_all, 1, const)
 /* clang-format on */
 
 /* ---------- split collectives ---------- */

@@ -168,10 +168,6 @@ int px_io_access(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Data
  * of the file. */
 int px_io_pieces_rw(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, char *stream, int write,
                     MPI_Aint *got_p, const char *fn);
-/* A nonblocking independent access, complete when it returns (ptr: at the
- * individual file pointer, else at off). */
-int px_io_nb(MPI_File fh, MPI_Offset off, int ptr, void *buf, int count, MPI_Datatype dt, int write,
-             MPI_Request *request, const char *fn);
 /* The shared file pointer: fetch-and-add of `add` etypes (seek when set). */
 int px_io_shfp_fetch_add(px_io_file_t *f, MPI_Offset add, int set, MPI_Offset *old_p,
                          const char *fn);
@@ -179,6 +175,8 @@ void px_io_shfp_close(px_io_file_t *f);
 /* The status of a data access: `bytes` of the memory type. */
 void px_io_status_set(MPI_Status *st, MPI_Aint bytes);
 int px_io_check_access(px_io_file_t *f, int write, int seq_ok, const char *fn);
+int px_io_check_data(px_io_file_t *f, int write, int seq_ok, int at, MPI_Offset off,
+                     const void *buf, int count, MPI_Datatype dt, const char *fn);
 
 /* io_coll.c: collective access at view offset off (each process its
  * own); local_rc is the outcome of this process's checks (an error

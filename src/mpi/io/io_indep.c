@@ -31,6 +31,20 @@ int px_io_check_access(px_io_file_t *f, int write, int seq_ok, const char *fn)
     return MPI_SUCCESS;
 }
 
+/* The checks of every data access: the access mode, an explicit offset
+ * (at), the buffer and its type. */
+int px_io_check_data(px_io_file_t *f, int write, int seq_ok, int at, MPI_Offset off,
+                     const void *buf, int count, MPI_Datatype dt, const char *fn)
+{
+    int rc = px_io_check_access(f, write, seq_ok, fn);
+    MPI_Aint bytes;
+    if (rc == MPI_SUCCESS && at && off < 0)
+        rc = px_io_error(f, MPI_ERR_ARG, fn, "%s: negative offset %lld", f->name, (long long)off);
+    if (rc == MPI_SUCCESS)
+        rc = px_io_check_buf(f, buf, count, dt, fn, &bytes);
+    return rc;
+}
+
 /* ---------- pieces of the file ---------- */
 
 static int px_io_sys_error(px_io_file_t *f, int err, const char *what, const char *fn)
@@ -214,12 +228,7 @@ static int px_io_indep(MPI_File fh, MPI_Offset off, int ptr, void *buf, int coun
                        int write, MPI_Aint *got_p, const char *fn)
 {
     PX_GET_FILE(f, fh, fn);
-    int rc = px_io_check_access(f, write, 0, fn);
-    MPI_Aint bytes;
-    if (rc == MPI_SUCCESS && !ptr && off < 0)
-        rc = px_io_error(f, MPI_ERR_ARG, fn, "%s: negative offset %lld", f->name, (long long)off);
-    if (rc == MPI_SUCCESS)
-        rc = px_io_check_buf(f, buf, count, dt, fn, &bytes);
+    int rc = px_io_check_data(f, write, 0, !ptr, off, buf, count, dt, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = px_io_access(f, ptr ? f->fp : off, buf, count, dt, write, got_p, fn);
@@ -241,16 +250,22 @@ static int px_io_req_done(px_io_file_t *f, MPI_Aint bytes, MPI_Request *request,
     return MPI_SUCCESS;
 }
 
+enum { PX_IO_AT, PX_IO_PTR, PX_IO_SHARED }; /* where a nonblocking access goes */
+static int px_io_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, int write,
+                        MPI_Aint *got_p, const char *fn);
+
 /* The nonblocking calls complete the access at once and return a request
  * that is already complete; its status carries the count. */
-int px_io_nb(MPI_File fh, MPI_Offset off, int ptr, void *buf, int count, MPI_Datatype dt, int write,
-             MPI_Request *request, const char *fn)
+static int px_io_nb(MPI_File fh, MPI_Offset off, int where, void *buf, int count, MPI_Datatype dt,
+                    int write, MPI_Request *request, const char *fn)
 {
     PX_GET_FILE(f, fh, fn);
     if (!request)
         return px_io_error(f, MPI_ERR_ARG, fn, "null request");
     MPI_Aint got = 0;
-    int rc = px_io_indep(fh, off, ptr, buf, count, dt, write, &got, fn);
+    int rc = where == PX_IO_SHARED
+                 ? px_io_shared(fh, buf, count, dt, write, &got, fn)
+                 : px_io_indep(fh, off, where == PX_IO_PTR, buf, count, dt, write, &got, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     return px_io_req_done(f, got, request, fn);
@@ -289,7 +304,8 @@ int px_io_nb(MPI_File fh, MPI_Offset off, int ptr, void *buf, int count, MPI_Dat
      MPI_Request *request)                                                                         \
     {                                                                                              \
         PX_CS_ENTER();                                                                             \
-        return px_io_nb(fh, offset, 0, (void *)buf, count, datatype, write, request, #name);       \
+        return px_io_nb(fh, offset, PX_IO_AT, (void *)buf, count, datatype, write, request,        \
+                        #name);                                                                    \
     }                                                                                              \
     PX_WEAK(name)
 
@@ -298,7 +314,7 @@ int px_io_nb(MPI_File fh, MPI_Offset off, int ptr, void *buf, int count, MPI_Dat
     (MPI_File fh, cbuf void *buf, int count, MPI_Datatype datatype, MPI_Request *request)          \
     {                                                                                              \
         PX_CS_ENTER();                                                                             \
-        return px_io_nb(fh, 0, 1, (void *)buf, count, datatype, write, request, #name);            \
+        return px_io_nb(fh, 0, PX_IO_PTR, (void *)buf, count, datatype, write, request, #name);    \
     }                                                                                              \
     PX_WEAK(name)
 
@@ -311,6 +327,13 @@ PX_IO_IAT(MPI_File_iread_at, 0, )
 PX_IO_IAT(MPI_File_iwrite_at, 1, const)
 PX_IO_IPTR(MPI_File_iread, 0, )
 PX_IO_IPTR(MPI_File_iwrite, 1, const)
+/* The nonblocking collectives do their access independently, so that
+ * nothing waits for the other processes (they may start theirs later,
+ * after other communication). */
+PX_IO_IAT(MPI_File_iread_at_all, 0, )
+PX_IO_IAT(MPI_File_iwrite_at_all, 1, const)
+PX_IO_IPTR(MPI_File_iread_all, 0, )
+PX_IO_IPTR(MPI_File_iwrite_all, 1, const)
 /* clang-format on */
 
 /* The new value of a pointer for MPI_File_seek(_shared); -1 when negative. */
@@ -423,12 +446,10 @@ static int px_io_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, int 
                         MPI_Aint *got_p, const char *fn)
 {
     PX_GET_FILE(f, fh, fn);
-    int rc = px_io_check_access(f, write, 1, fn);
-    MPI_Aint bytes;
-    if (rc == MPI_SUCCESS)
-        rc = px_io_check_buf(f, buf, count, dt, fn, &bytes);
+    int rc = px_io_check_data(f, write, 1, 0, 0, buf, count, dt, fn);
     if (rc != MPI_SUCCESS)
         return rc;
+    MPI_Aint bytes = (MPI_Aint)count * px_mpi_dt_get(dt)->size;
     MPI_Offset at;
     rc = px_io_shfp_fetch_add(f, bytes / f->view.esize, 0, &at, fn);
     if (rc != MPI_SUCCESS)
@@ -461,24 +482,11 @@ PX_PMPI(MPI_File_write_shared)
 }
 PX_WEAK(MPI_File_write_shared)
 
-static int px_io_ishared(MPI_File fh, void *buf, int count, MPI_Datatype dt, int write,
-                         MPI_Request *request, const char *fn)
-{
-    PX_GET_FILE(f, fh, fn);
-    if (!request)
-        return px_io_error(f, MPI_ERR_ARG, fn, "null request");
-    MPI_Aint got = 0;
-    int rc = px_io_shared(fh, buf, count, dt, write, &got, fn);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    return px_io_req_done(f, got, request, fn);
-}
-
 PX_PMPI(MPI_File_iread_shared)
 (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     PX_CS_ENTER();
-    return px_io_ishared(fh, buf, count, datatype, 0, request, "MPI_File_iread_shared");
+    return px_io_nb(fh, 0, PX_IO_SHARED, buf, count, datatype, 0, request, "MPI_File_iread_shared");
 }
 PX_WEAK(MPI_File_iread_shared)
 
@@ -486,7 +494,8 @@ PX_PMPI(MPI_File_iwrite_shared)
 (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request)
 {
     PX_CS_ENTER();
-    return px_io_ishared(fh, (void *)buf, count, datatype, 1, request, "MPI_File_iwrite_shared");
+    return px_io_nb(fh, 0, PX_IO_SHARED, (void *)buf, count, datatype, 1, request,
+                    "MPI_File_iwrite_shared");
 }
 PX_WEAK(MPI_File_iwrite_shared)
 

@@ -533,40 +533,8 @@ int px_io_check_buf(px_io_file_t *f, const void *buf, int count, MPI_Datatype dt
     return MPI_SUCCESS;
 }
 
-int px_io_stream_out(px_io_file_t *f, const void *buf, int count, MPI_Datatype dt, char **stream_p,
-                     int *own_p, const char *fn)
-{
-    px_mpi_dt_t *d = px_mpi_dt_get(dt);
-    MPI_Aint bytes = (MPI_Aint)count * d->size;
-    *own_p = 0;
-    if (f->view.rep == PX_IO_REP_NATIVE && d->contig) {
-        *stream_p = (char *)buf + d->true_lb;
-        return MPI_SUCCESS;
-    }
-    char *s = malloc(bytes ? (size_t)bytes : 1);
-    if (!s)
-        return px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
-    if (f->view.rep == PX_IO_REP_USER && f->view.urep->write_fn) {
-        int rc = f->view.urep->write_fn((void *)buf, dt, count, s, 0, f->view.urep->extra);
-        if (rc != MPI_SUCCESS) {
-            free(s);
-            return px_io_error(f, MPI_ERR_CONVERSION, fn,
-                               "%s: the write conversion of \"%s\" failed (%d)", f->name,
-                               f->view.datarep, rc);
-        }
-    } else {
-        if (bytes && d->contig)
-            memcpy(s, (const char *)buf + d->true_lb, (size_t)bytes);
-        else if (bytes)
-            d->pack(d, count, buf, s);
-        if (f->view.rep == PX_IO_REP_EXTERNAL32)
-            px_io_x32_convert(dt, s, bytes);
-    }
-    *stream_p = s;
-    *own_p = 1;
-    return MPI_SUCCESS;
-}
-
+/* The user's buffer itself when its data is contiguous and native, else
+ * a new one of `bytes` (*own_p set). */
 int px_io_stream_in_buf(px_io_file_t *f, void *buf, int count, MPI_Datatype dt, MPI_Aint bytes,
                         char **stream_p, int *own_p)
 {
@@ -582,6 +550,39 @@ int px_io_stream_in_buf(px_io_file_t *f, void *buf, int count, MPI_Datatype dt, 
         return MPI_ERR_NO_MEM;
     *stream_p = s;
     *own_p = 1;
+    return MPI_SUCCESS;
+}
+
+int px_io_stream_out(px_io_file_t *f, const void *buf, int count, MPI_Datatype dt, char **stream_p,
+                     int *own_p, const char *fn)
+{
+    px_mpi_dt_t *d = px_mpi_dt_get(dt);
+    MPI_Aint bytes = (MPI_Aint)count * d->size;
+    char *s;
+    if (px_io_stream_in_buf(f, (void *)buf, count, dt, bytes, &s, own_p) != MPI_SUCCESS)
+        return px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
+    if (!*own_p) {
+        *stream_p = s;
+        return MPI_SUCCESS;
+    }
+    if (f->view.rep == PX_IO_REP_USER && f->view.urep->write_fn) {
+        int rc = f->view.urep->write_fn((void *)buf, dt, count, s, 0, f->view.urep->extra);
+        if (rc != MPI_SUCCESS) {
+            free(s);
+            *own_p = 0;
+            return px_io_error(f, MPI_ERR_CONVERSION, fn,
+                               "%s: the write conversion of \"%s\" failed (%d)", f->name,
+                               f->view.datarep, rc);
+        }
+    } else {
+        if (bytes && d->contig)
+            memcpy(s, (const char *)buf + d->true_lb, (size_t)bytes);
+        else if (bytes)
+            d->pack(d, count, buf, s);
+        if (f->view.rep == PX_IO_REP_EXTERNAL32)
+            px_io_x32_convert(dt, s, bytes);
+    }
+    *stream_p = s;
     return MPI_SUCCESS;
 }
 
