@@ -365,6 +365,12 @@ enum { MPI_WIN_SEPARATE = 1, MPI_WIN_UNIFIED = 2 };
 #define MPI_SEEK_SET             600
 #define MPI_SEEK_CUR             602
 #define MPI_SEEK_END             604
+/* ROMIO's names for nonblocking I/O requests (they are MPI requests) */
+#define MPIO_Request      MPI_Request
+#define MPIO_REQUEST_NULL MPI_REQUEST_NULL
+#define MPIO_Wait         MPI_Wait
+#define MPIO_Test         MPI_Test
+#define MPIO_USES_MPI_REQUEST
 
 /* ------------------------------------------------------------------------- */
 /* Special addresses                                                         */
@@ -1198,6 +1204,98 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) PLEXUS
 int MPI_Query_thread(int *provided) PLEXUS_API;
 int MPI_Is_thread_main(int *flag) PLEXUS_API;
 
+/* I/O (chapter 13) */
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+    MPI_File *fh) PLEXUS_API;
+int MPI_File_close(MPI_File *fh) PLEXUS_API;
+int MPI_File_delete(const char *filename, MPI_Info info) PLEXUS_API;
+int MPI_File_set_size(MPI_File fh, MPI_Offset size) PLEXUS_API;
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size) PLEXUS_API;
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size) PLEXUS_API;
+int MPI_File_get_group(MPI_File fh, MPI_Group *group) PLEXUS_API;
+int MPI_File_get_amode(MPI_File fh, int *amode) PLEXUS_API;
+int MPI_File_set_info(MPI_File fh, MPI_Info info) PLEXUS_API;
+int MPI_File_get_info(MPI_File fh, MPI_Info *info_used) PLEXUS_API;
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+    const char *datarep, MPI_Info info) PLEXUS_API;
+int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
+    char *datarep) PLEXUS_API;
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) PLEXUS_API;
+int MPI_File_get_position(MPI_File fh, MPI_Offset *offset) PLEXUS_API;
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) PLEXUS_API;
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) PLEXUS_API;
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) PLEXUS_API;
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
+    MPI_Datatype datatype) PLEXUS_API;
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) PLEXUS_API;
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+    MPI_Datatype datatype) PLEXUS_API;
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) PLEXUS_API;
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) PLEXUS_API;
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) PLEXUS_API;
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype) PLEXUS_API;
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) PLEXUS_API;
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count,
+    MPI_Datatype datatype) PLEXUS_API;
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) PLEXUS_API;
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype) PLEXUS_API;
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) PLEXUS_API;
+int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) PLEXUS_API;
+int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+    MPI_Datarep_conversion_function *write_conversion_fn,
+    MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) PLEXUS_API;
+int MPI_File_set_atomicity(MPI_File fh, int flag) PLEXUS_API;
+int MPI_File_get_atomicity(MPI_File fh, int *flag) PLEXUS_API;
+int MPI_File_sync(MPI_File fh) PLEXUS_API;
+MPI_Fint MPI_File_c2f(MPI_File file) PLEXUS_API;
+MPI_File MPI_File_f2c(MPI_Fint file) PLEXUS_API;
+
 /* Profiling control (chapter 14) */
 int MPI_Pcontrol(const int level, ...) PLEXUS_API;
 
@@ -1763,6 +1861,98 @@ int PMPI_Status_set_cancelled(MPI_Status *status, int flag) PLEXUS_API;
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided) PLEXUS_API;
 int PMPI_Query_thread(int *provided) PLEXUS_API;
 int PMPI_Is_thread_main(int *flag) PLEXUS_API;
+
+/* I/O (chapter 13) */
+int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
+    MPI_File *fh) PLEXUS_API;
+int PMPI_File_close(MPI_File *fh) PLEXUS_API;
+int PMPI_File_delete(const char *filename, MPI_Info info) PLEXUS_API;
+int PMPI_File_set_size(MPI_File fh, MPI_Offset size) PLEXUS_API;
+int PMPI_File_preallocate(MPI_File fh, MPI_Offset size) PLEXUS_API;
+int PMPI_File_get_size(MPI_File fh, MPI_Offset *size) PLEXUS_API;
+int PMPI_File_get_group(MPI_File fh, MPI_Group *group) PLEXUS_API;
+int PMPI_File_get_amode(MPI_File fh, int *amode) PLEXUS_API;
+int PMPI_File_set_info(MPI_File fh, MPI_Info info) PLEXUS_API;
+int PMPI_File_get_info(MPI_File fh, MPI_Info *info_used) PLEXUS_API;
+int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+    const char *datarep, MPI_Info info) PLEXUS_API;
+int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
+    char *datarep) PLEXUS_API;
+int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int PMPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int PMPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int PMPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int PMPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) PLEXUS_API;
+int PMPI_File_get_position(MPI_File fh, MPI_Offset *offset) PLEXUS_API;
+int PMPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp) PLEXUS_API;
+int PMPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) PLEXUS_API;
+int PMPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset) PLEXUS_API;
+int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
+    MPI_Datatype datatype) PLEXUS_API;
+int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+    MPI_Datatype datatype) PLEXUS_API;
+int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status) PLEXUS_API;
+int PMPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype) PLEXUS_API;
+int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_all_begin(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype) PLEXUS_API;
+int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status) PLEXUS_API;
+int PMPI_File_read_ordered_begin(MPI_File fh, void *buf, int count,
+    MPI_Datatype datatype) PLEXUS_API;
+int PMPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count,
+    MPI_Datatype datatype) PLEXUS_API;
+int PMPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status) PLEXUS_API;
+int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent) PLEXUS_API;
+int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+    MPI_Datarep_conversion_function *write_conversion_fn,
+    MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) PLEXUS_API;
+int PMPI_File_set_atomicity(MPI_File fh, int flag) PLEXUS_API;
+int PMPI_File_get_atomicity(MPI_File fh, int *flag) PLEXUS_API;
+int PMPI_File_sync(MPI_File fh) PLEXUS_API;
+MPI_Fint PMPI_File_c2f(MPI_File file) PLEXUS_API;
+MPI_File PMPI_File_f2c(MPI_Fint file) PLEXUS_API;
 
 /* Profiling control (chapter 14) */
 int PMPI_Pcontrol(const int level, ...) PLEXUS_API;

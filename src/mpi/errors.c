@@ -28,6 +28,36 @@ static int px_err_code_class[PX_ERR_CODES_MAX + 1];
 static char *px_err_class_str[PX_ERR_DYN_MAX + 1], *px_err_code_str[PX_ERR_CODES_MAX + 1];
 int px_mpi_lastusedcode = MPI_ERR_LASTCODE;
 
+/* Codes that carry a message (file errors name the file and the cause):
+ * PX_ERR_MSG | generation << 13 | slot << 7 | class, below MPI_ERR_LASTCODE
+ * as MPICH's own codes are; the last PX_ERR_MSG_SLOTS messages are kept, an
+ * older code still gives its class's text. */
+#define PX_ERR_MSG 0x20000000
+#define PX_ERR_MSG_SLOTS 64
+static struct {
+    int code;
+    char text[MPI_MAX_ERROR_STRING];
+} px_err_msg[PX_ERR_MSG_SLOTS];
+static unsigned px_err_msg_seq;
+
+static int px_err_is_msg(int code)
+{
+    return code >= 0 && code <= MPI_ERR_LASTCODE && (code & PX_ERR_MSG);
+}
+
+int px_mpi_error_code_new(int errclass, const char *fn, const char *msg)
+{
+    if (errclass <= 0 || errclass > 0x7f)
+        return errclass; /* classes a program added keep their own code */
+    unsigned seq = px_err_msg_seq++;
+    unsigned slot = seq % PX_ERR_MSG_SLOTS, gen = (seq / PX_ERR_MSG_SLOTS) & 0xffff;
+    int code = (int)(PX_ERR_MSG | gen << 13 | slot << 7 | (unsigned)errclass);
+    px_err_msg[slot].code = code;
+    snprintf(px_err_msg[slot].text, sizeof(px_err_msg[slot].text), "%s: %s: %s",
+             px_mpi_error_string(errclass), fn, msg);
+    return code;
+}
+
 /* 1 and its index for a class the program added, 2 for a code, else 0. */
 static int px_err_dyn(int code, int *idx)
 {
@@ -55,6 +85,8 @@ int px_mpi_error_class_of(int code)
     case 2:
         return px_err_code_class[i];
     default:
+        if (px_err_is_msg(code))
+            return code & 0x7f;
         return code >= 0 && code <= MPI_ERR_LASTCODE ? code : -1;
     }
 }
@@ -70,6 +102,12 @@ const char *px_mpi_error_text(int code)
     case 2:
         return px_err_code_str[i] ? px_err_code_str[i] : "";
     default:
+        if (px_err_is_msg(code)) {
+            unsigned slot = ((unsigned)code >> 7) % PX_ERR_MSG_SLOTS;
+            if (px_err_msg[slot].code == code)
+                return px_err_msg[slot].text;
+            return px_mpi_error_string(code & 0x7f);
+        }
         return px_mpi_error_string(code);
     }
 }
@@ -93,9 +131,10 @@ int px_mpi_status_to_class(px_status_t st)
     }
 }
 
-/* Calls error handler eh of the object `handle` (a communicator or a
- * window) for errclass; returns errclass when the handler returns. */
-static int px_mpi_error_raise(MPI_Errhandler eh, int handle, int errclass, const char *fn,
+/* Calls error handler eh of the object whose handle is at obj (an int for
+ * a communicator or a window, a pointer for a file) for errclass (or a
+ * code); returns it when the handler returns. */
+static int px_mpi_error_raise(MPI_Errhandler eh, void *obj, int errclass, const char *fn,
                               const char *msg)
 {
     if (eh == MPI_ERRORS_RETURN)
@@ -103,14 +142,17 @@ static int px_mpi_error_raise(MPI_Errhandler eh, int handle, int errclass, const
     if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_ABORT) {
         px_mpi_errh_t *h = px_htab_get(&px_errh_tab, PX_HANDLE_IDX(eh));
         if (h && h->fn) {
-            int obj = handle;
             int code = errclass;
-            h->fn(&obj, &code);
+            h->fn(obj, &code);
             return errclass;
         }
     }
     char line[800];
-    snprintf(line, sizeof(line), "%s: %s (%s)", fn, msg, px_mpi_error_text(errclass));
+    int cls = px_mpi_error_class_of(errclass);
+    snprintf(line, sizeof(line), "%s: %s (%s)", fn, msg,
+             px_mpi_error_text(cls >= 0 ? cls : errclass));
+    if (cls >= 0)
+        errclass = cls;
     fprintf(stderr, "Plexus fatal error on rank %d: %s\n",
             px_mpi_comm_world ? px_mpi_comm_world->rank : 0, line);
     fflush(stderr);
@@ -129,8 +171,8 @@ int px_mpi_error(px_mpi_comm_t *comm, int errclass, const char *fn, const char *
 
     if (!comm)
         comm = px_mpi_comm_world;
-    return px_mpi_error_raise(comm ? comm->errh : MPI_ERRORS_ARE_FATAL, comm ? comm->handle : 0,
-                              errclass, fn, msg);
+    int obj = comm ? comm->handle : 0;
+    return px_mpi_error_raise(comm ? comm->errh : MPI_ERRORS_ARE_FATAL, &obj, errclass, fn, msg);
 }
 
 int px_mpi_error_obj(MPI_Errhandler eh, int handle, int errclass, const char *fn, const char *fmt,
@@ -141,7 +183,17 @@ int px_mpi_error_obj(MPI_Errhandler eh, int handle, int errclass, const char *fn
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    return px_mpi_error_raise(eh, handle, errclass, fn, msg);
+    return px_mpi_error_raise(eh, &handle, errclass, fn, msg);
+}
+
+int px_mpi_error_call(MPI_Errhandler eh, void *obj, int code, const char *fn, const char *msg)
+{
+    return px_mpi_error_raise(eh, obj, code, fn, msg);
+}
+
+int px_mpi_error_at(MPI_Errhandler eh, void *obj, int errclass, const char *fn, const char *msg)
+{
+    return px_mpi_error_raise(eh, obj, px_mpi_error_code_new(errclass, fn, msg), fn, msg);
 }
 
 int px_mpi_errh_valid(MPI_Errhandler eh)

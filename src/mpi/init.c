@@ -131,6 +131,7 @@ PX_PMPI(MPI_Finalize)(void)
      * delete callbacks run in the reverse order of setting and may still
      * call MPI (MPI-3.1 8.7.1) */
     px_mpi_attr_delete_all(px_mpi_comm_self);
+    px_mpi_io_finalize();
     px_mpi_bsend_finalize();
     /* everything sent has reached its peer (acknowledged: a rail failing
      * now still cannot lose it) */

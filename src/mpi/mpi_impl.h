@@ -293,6 +293,13 @@ int px_mpi_status_to_class(px_status_t st);
 int px_mpi_error_obj(MPI_Errhandler eh, int handle, int errclass, const char *fn, const char *fmt,
                      ...) __attribute__((format(printf, 5, 6)));
 int px_mpi_errh_valid(MPI_Errhandler eh);
+/* A code of class errclass that carries "fn: msg" for MPI_Error_string. */
+int px_mpi_error_code_new(int errclass, const char *fn, const char *msg);
+/* Raises such a code through eh for the object whose handle is at obj
+ * (a file: the handler gets an MPI_File *). */
+int px_mpi_error_at(MPI_Errhandler eh, void *obj, int errclass, const char *fn, const char *msg);
+/* ... and code as it is (MPI_File_call_errhandler). */
+int px_mpi_error_call(MPI_Errhandler eh, void *obj, int code, const char *fn, const char *msg);
 /* Also sets MPI_ERR_OTHER style codes for users (MPI_Add_error_class). */
 
 #define PX_CHECK_INIT(fn)                                                                          \
@@ -333,6 +340,11 @@ int px_mpi_coll_allgather_bytes(const void *sbuf, void *rbuf, size_t bytes, px_m
 
 int px_mpi_op_check(MPI_Op op, MPI_Datatype dt, int *commutative_p);
 void px_mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
+
+/* ---------- files (io/) ---------- */
+
+/* Closes the files a program left open (MPI_Finalize). */
+void px_mpi_io_finalize(void);
 
 /* ---------- buffered sends ---------- */
 

@@ -20,8 +20,8 @@ mpi_foo__ pmpi_foo pmpi_foo__.
 How an argument is translated is decided by its C type (translate());
 routines needing more than that are in SPECIAL; SKIP lists routines with no
 Fortran binding here; routines with argument types translate() does not
-know (MPI_File, ...) are left out too. `list` writes which routines got a
-binding and why the others did not.
+know are left out too. File handles are the integers of MPI_File_c2f.
+`list` writes which routines got a binding and why the others did not.
 """
 import argparse
 import re
@@ -164,7 +164,8 @@ INT_HANDLES = {"int", "MPI_Comm", "MPI_Group", "MPI_Datatype", "MPI_Request", "M
 WIDE = {"MPI_Aint", "MPI_Offset", "MPI_Count"}
 FUNC_PTRS = {"MPI_User_function", "MPI_Comm_errhandler_function", "MPI_Win_errhandler_function",
              "MPI_Session_errhandler_function", "MPI_Handler_function",
-             "MPI_Comm_errhandler_fn", "MPI_Win_errhandler_fn", "MPI_Session_errhandler_fn"}
+             "MPI_Comm_errhandler_fn", "MPI_Win_errhandler_fn", "MPI_Session_errhandler_fn",
+             "MPI_File_errhandler_function", "MPI_File_errhandler_fn"}
 # void* arguments the C routine writes an address into: passed through.
 ADDRESS_OUT = {"baseptr", "base"}
 WEIGHTS = {"weights", "sourceweights", "destweights"}
@@ -231,6 +232,15 @@ def translate(name, params):
         elif base in WIDE and stars == 1:
             fparams.append("%s *%s" % (base, v))
             call.append(v)
+        elif base == "MPI_File" and stars == 0:
+            # a C file handle is a pointer; Fortran holds MPI_File_c2f's integer
+            fparams.append("MPI_Fint *" + v)
+            call.append("MPI_File_f2c(*%s)" % v)
+        elif base == "MPI_File" and stars == 1:
+            fparams.append("MPI_Fint *" + v)
+            pre.append("    MPI_File f_%s = MPI_File_f2c(*%s);" % (an, v))
+            call.append("&f_" + an)
+            post.append("    *%s = MPI_File_c2f(f_%s);" % (v, an))
         elif base == "MPI_Status" and stars == 1:
             fparams.append("MPI_Fint *" + v)
             call.append("px_f_status(%s)" % v)

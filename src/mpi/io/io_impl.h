@@ -1,0 +1,187 @@
+/* MPI-IO (MPI-3.1 chapter 13) in the MPI layer: file objects and hints
+ * (file.c), views and data representations (view.c), independent access
+ * with data sieving, atomic mode and shared file pointers (io_indep.c),
+ * collective buffering (io_coll.c), and the file-system drivers behind
+ * them (driver_posix.c). See docs/io.md. */
+#ifndef PX_MPI_IO_IMPL_H
+#define PX_MPI_IO_IMPL_H
+
+#include "../mpi_impl.h"
+
+#include <sys/types.h>
+
+/* ---------- drivers ---------- */
+
+/* One file system's operations on an open file, named by an int handle
+ * (a descriptor for POSIX). Every call returns 0 (or a byte count) on
+ * success and -errno on failure. */
+typedef struct px_io_driver {
+    const char *name;
+    /* flags: O_RDONLY / O_WRONLY / O_RDWR, O_CREAT, O_EXCL */
+    int (*open)(const char *path, int flags, mode_t perm, int *h_p);
+    int (*close)(int h);
+    /* whole transfers: short only at the end of the file (pread) */
+    ssize_t (*pread)(int h, void *buf, size_t len, off_t off);
+    ssize_t (*pwrite)(int h, const void *buf, size_t len, off_t off);
+    int (*fsync)(int h);
+    int (*set_size)(int h, off_t size);
+    int (*get_size)(int h, off_t *size_p);
+    int (*preallocate)(int h, off_t size);
+    /* byte-range locks, waiting for conflicting ones; len 0: to the end */
+    int (*lock)(int h, off_t off, off_t len, int exclusive);
+    int (*unlock)(int h, off_t off, off_t len);
+    int (*remove)(const char *path);
+} px_io_driver_t;
+
+extern const px_io_driver_t px_io_driver_posix;
+
+/* The driver a file name selects and the path without its prefix ("ufs:",
+ * "posix:"; a plain path selects POSIX). NULL for an unknown prefix. */
+const px_io_driver_t *px_io_driver_for(const char *name, const char **path_p);
+
+/* ---------- hints ---------- */
+
+enum { PX_IO_DISABLE, PX_IO_ENABLE, PX_IO_AUTO };
+
+/* The hints in effect; the same on every process of the file (rank 0's). */
+typedef struct px_io_hints {
+    int64_t cb_buffer_size;
+    int64_t cb_block_size;
+    int64_t ind_rd_buffer_size, ind_wr_buffer_size;
+    int64_t striping_unit;
+    int32_t striping_factor;
+    int32_t cb_nodes;                             /* aggregators asked for (0: one per node) */
+    int32_t cb_per_node;                          /* cb_config_list "*:N"; 0 for "*:*" */
+    int32_t cb_read, cb_write, ds_read, ds_write; /* PX_IO_* */
+    int32_t block_size_set;
+} px_io_hints_t;
+
+/* ---------- data representations ---------- */
+
+typedef struct px_io_datarep {
+    char name[MPI_MAX_DATAREP_STRING];
+    MPI_Datarep_conversion_function *read_fn, *write_fn;
+    MPI_Datarep_extent_function *extent_fn;
+    void *extra;
+    struct px_io_datarep *next;
+} px_io_datarep_t;
+
+enum { PX_IO_REP_NATIVE, PX_IO_REP_EXTERNAL32, PX_IO_REP_USER };
+
+/* ---------- views ---------- */
+
+typedef struct px_io_view {
+    MPI_Offset disp;
+    MPI_Datatype etype, filetype; /* retained */
+    MPI_Aint esize;
+    MPI_Aint ft_size, ft_extent;
+    MPI_Aint nblks;
+    MPI_Aint *boff, *blen; /* the filetype's data blocks, in type-map order */
+    MPI_Aint *bpre;        /* data bytes before each block */
+    int contig;            /* one block filling the extent: the file is a byte stream */
+    int rep;               /* PX_IO_REP_* */
+    const px_io_datarep_t *urep;
+    char datarep[MPI_MAX_DATAREP_STRING];
+} px_io_view_t;
+
+/* A contiguous range of the file an access touches. */
+typedef struct px_io_piece {
+    MPI_Offset off, len;
+} px_io_piece_t;
+
+/* ---------- files ---------- */
+
+typedef struct px_io_file {
+    uintptr_t handle;
+    px_mpi_comm_t *comm; /* private duplicate: internal collectives and the two-phase exchange */
+    char *name;          /* as the program gave it */
+    char *path;          /* without the driver prefix */
+    const px_io_driver_t *drv;
+    int fd;
+    int can_read; /* opened with read access (data sieving writes need it) */
+    int amode;
+    int atomic;
+    MPI_Errhandler errh;
+    MPI_Info info; /* the hints the program gave, merged (MPI_INFO_NULL: none) */
+    px_io_hints_t hints;
+    int *aggr; /* ranks of f->comm that aggregate, naggr of them */
+    int naggr;
+    px_io_view_t view;
+    MPI_Offset fp;   /* individual file pointer, in etypes of the view */
+    char *shfp_path; /* the shared file pointer's file */
+    int shfp_fd;     /* -1 until first used */
+    /* split collective under way: its outcome, for the _end call */
+    int split, split_rc;
+    MPI_Status split_status;
+    const void *split_buf;
+    struct px_io_file *next;
+} px_io_file_t;
+
+px_io_file_t *px_io_file_get(MPI_File fh);
+/* Reports through f's error handler (the default one of MPI_FILE_NULL when
+ * f is NULL); the code carries the message. */
+int px_io_error(px_io_file_t *f, int errclass, const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The class of a failed system call's -errno. */
+int px_io_errno_class(int neg_errno);
+
+#define PX_GET_FILE(var, fh, fn)                                                                   \
+    px_io_file_t *var = px_io_file_get(fh);                                                        \
+    if (__builtin_expect(!var, 0))                                                                 \
+    return px_io_error(NULL, MPI_ERR_FILE, fn, "invalid file handle")
+
+/* file.c: hints from an info object over the current ones (rank 0's win:
+ * collective over f->comm), and the aggregators they give. */
+int px_io_hints_apply(px_io_file_t *f, MPI_Info info);
+
+/* view.c */
+int px_io_view_set(px_io_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                   const char *datarep, const char *fn);
+void px_io_view_free(px_io_view_t *v);
+/* The file ranges of nbytes of data from view offset `off` (etypes), merged
+ * where adjacent, in the order of the data. */
+int px_io_view_pieces(const px_io_view_t *v, MPI_Offset off, MPI_Offset nbytes, px_io_piece_t **p_p,
+                      MPI_Aint *n_p);
+MPI_Offset px_io_view_byte_offset(const px_io_view_t *v, MPI_Offset off);
+/* The view offset (etypes) of the first etype at or past byte `size`. */
+MPI_Offset px_io_view_eof(const px_io_view_t *v, MPI_Offset size);
+/* Checks a memory datatype for an access on f's view; its size. */
+int px_io_check_buf(px_io_file_t *f, const void *buf, int count, MPI_Datatype dt, const char *fn,
+                    MPI_Aint *bytes_p);
+/* Data of an access in the file representation, contiguous: *own is set
+ * when *stream_p was allocated (free it). */
+int px_io_stream_out(px_io_file_t *f, const void *buf, int count, MPI_Datatype dt, char **stream_p,
+                     int *own_p, const char *fn);
+/* A buffer to read into (the user's when it can be), and back: `got` bytes
+ * read are converted and unpacked into buf. */
+int px_io_stream_in_buf(px_io_file_t *f, void *buf, int count, MPI_Datatype dt, MPI_Aint bytes,
+                        char **stream_p, int *own_p);
+int px_io_stream_in(px_io_file_t *f, char *stream, int own, MPI_Aint got, void *buf, int count,
+                    MPI_Datatype dt, const char *fn);
+void px_io_datarep_finalize(void);
+
+/* io_indep.c: independent access of nbytes at view offset off. */
+int px_io_access(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype dt, int write,
+                 MPI_Aint *got_p, const char *fn);
+/* Reads or writes pieces to/from a contiguous stream (data sieving,
+ * locks in atomic mode); *got_p: bytes of the stream read before the end
+ * of the file. */
+int px_io_pieces_rw(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, char *stream, int write,
+                    MPI_Aint *got_p, const char *fn);
+/* The shared file pointer: fetch-and-add of `add` etypes (seek when set). */
+int px_io_shfp_fetch_add(px_io_file_t *f, MPI_Offset add, int set, MPI_Offset *old_p,
+                         const char *fn);
+void px_io_shfp_close(px_io_file_t *f);
+/* The status of a data access: `bytes` of the memory type. */
+void px_io_status_set(MPI_Status *st, MPI_Aint bytes);
+int px_io_check_access(px_io_file_t *f, int write, int seq_ok, const char *fn);
+int px_io_check_data(px_io_file_t *f, int write, int seq_ok, int at, MPI_Offset off,
+                     const void *buf, int count, MPI_Datatype dt, const char *fn);
+
+/* io_coll.c: collective access at view offset off (each process its
+ * own); local_rc is the outcome of this process's checks (an error
+ * already raised), shared with the others so that all return. */
+int px_io_coll(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype dt, int write,
+               int local_rc, MPI_Aint *got_p, const char *fn);
+
+#endif
