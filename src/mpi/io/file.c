@@ -258,6 +258,22 @@ static void px_io_remove_at_close(px_io_file_t *f)
         f->drv->remove(f->path);
 }
 
+static char *px_io_scratch_buf[PX_IO_SCRATCH_N];
+static size_t px_io_scratch_len[PX_IO_SCRATCH_N];
+
+char *px_io_scratch(px_io_file_t *f, int which, size_t len)
+{
+    (void)f;
+    if (!len)
+        len = 1;
+    if (px_io_scratch_len[which] < len) {
+        free(px_io_scratch_buf[which]); /* its contents are not kept */
+        px_io_scratch_buf[which] = malloc(len);
+        px_io_scratch_len[which] = px_io_scratch_buf[which] ? len : 0;
+    }
+    return px_io_scratch_buf[which];
+}
+
 static void px_io_file_free(px_io_file_t *f)
 {
     if (f->handle)
@@ -798,4 +814,9 @@ void px_mpi_io_finalize(void)
         px_io_file_free(f);
     }
     px_io_datarep_finalize();
+    for (int i = 0; i < PX_IO_SCRATCH_N; i++) {
+        free(px_io_scratch_buf[i]);
+        px_io_scratch_buf[i] = NULL;
+        px_io_scratch_len[i] = 0;
+    }
 }

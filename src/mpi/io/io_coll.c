@@ -63,7 +63,7 @@ static int px_io_agg_write(px_io_file_t *f, px_io_ent_t *e, MPI_Aint ne, const c
         if (s[i].off + s[i].len > hi)
             hi = s[i].off + s[i].len;
     }
-    char *buf = malloc((size_t)(hi - lo));
+    char *buf = px_io_scratch(f, PX_IO_SCRATCH_WINDOW, (size_t)(hi - lo));
     if (!buf) {
         free(s);
         return px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -101,16 +101,16 @@ static int px_io_agg_write(px_io_file_t *f, px_io_ent_t *e, MPI_Aint ne, const c
     if (err)
         rc = px_io_error(f, px_io_errno_class(err), fn, "%s: collective write at %lld: %s", f->name,
                          (long long)lo, strerror(-err));
-    free(buf);
     free(s);
     return rc;
 }
 
-/* One alltoallv of bytes on c: the receive displacements from the counts,
- * the receive buffer (re)allocated to their total. */
-static int px_io_alltoallv(px_mpi_comm_t *c, const char *sbuf, const int *scnt, const int *sdsp,
+/* One alltoallv of bytes on f's communicator: the receive displacements
+ * from the counts, into f's receive scratch buffer. */
+static int px_io_alltoallv(px_io_file_t *f, const char *sbuf, const int *scnt, const int *sdsp,
                            char **rbuf_p, const int *rcnt, int *rdsp)
 {
+    px_mpi_comm_t *c = f->comm;
     int64_t tot = 0;
     for (int r = 0; r < c->size; r++) {
         rdsp[r] = (int)tot;
@@ -119,8 +119,7 @@ static int px_io_alltoallv(px_mpi_comm_t *c, const char *sbuf, const int *scnt, 
     int big = tot > INT_MAX, any = 0;
     if (px_mpi_coll_allreduce(&big, &any, 1, MPI_INT, MPI_MAX, c) != MPI_SUCCESS || any)
         return MPI_ERR_IO;
-    free(*rbuf_p);
-    *rbuf_p = malloc(tot ? (size_t)tot : 1);
+    *rbuf_p = px_io_scratch(f, PX_IO_SCRATCH_RECV, (size_t)tot);
     if (!*rbuf_p)
         return MPI_ERR_NO_MEM;
     return PMPI_Alltoallv(sbuf, scnt, sdsp, MPI_BYTE, *rbuf_p, rcnt, rdsp, MPI_BYTE, c->handle);
@@ -243,8 +242,7 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
             rc = worst == MPI_ERR_NO_MEM ? MPI_ERR_NO_MEM : MPI_ERR_IO;
             break;
         }
-        free(sbuf);
-        sbuf = malloc(stot ? (size_t)stot : 1);
+        sbuf = px_io_scratch(f, PX_IO_SCRATCH_SEND, (size_t)stot);
         if (!sbuf) {
             rc = MPI_ERR_NO_MEM;
             break;
@@ -273,7 +271,7 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
         rc = PMPI_Alltoall(scnt, 1, MPI_INT, rcnt, 1, MPI_INT, c->handle);
         if (rc != MPI_SUCCESS)
             break;
-        rc = px_io_alltoallv(c, sbuf, scnt, sdsp, &rbuf, rcnt, rdsp);
+        rc = px_io_alltoallv(f, sbuf, scnt, sdsp, &rbuf, rcnt, rdsp);
         if (rc != MPI_SUCCESS)
             break;
 
@@ -327,8 +325,7 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
         memset(scnt, 0, sizeof(int) * (size_t)P);
         int64_t reply = 0;
         if (me >= 0 && ne) {
-            free(abuf);
-            abuf = malloc((size_t)(hi - lo));
+            abuf = px_io_scratch(f, PX_IO_SCRATCH_WINDOW, (size_t)(hi - lo));
             ssize_t r = abuf ? f->drv->pread(f->fd, abuf, (size_t)(hi - lo), (off_t)lo) : -ENOMEM;
             if (r < 0 && io_rc == MPI_SUCCESS)
                 io_rc =
@@ -352,8 +349,7 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
                 reply += bytes;
             }
         }
-        free(sbuf);
-        sbuf = malloc(reply ? (size_t)reply : 1);
+        sbuf = px_io_scratch(f, PX_IO_SCRATCH_SEND, (size_t)reply);
         if (!sbuf) {
             rc = MPI_ERR_NO_MEM;
             break;
@@ -380,7 +376,7 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
                 bytes += sub[t].len;
             rcnt[f->aggr[i]] = (int)bytes;
         }
-        rc = px_io_alltoallv(c, sbuf, scnt, sdsp, &rbuf, rcnt, rdsp);
+        rc = px_io_alltoallv(f, sbuf, scnt, sdsp, &rbuf, rcnt, rdsp);
         if (rc != MPI_SUCCESS)
             break;
         for (int i = 0; i < A; i++) {
@@ -391,9 +387,6 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
             }
         }
     }
-    free(sbuf);
-    free(rbuf);
-    free(abuf);
     free(ent);
     free(spre);
     free(cur);

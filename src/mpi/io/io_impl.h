@@ -117,6 +117,13 @@ typedef struct px_io_file {
     struct px_io_file *next;
 } px_io_file_t;
 
+/* Collective buffering's send, receive and window buffers, kept until
+ * MPI_Finalize: rounds, calls and files reuse them, so the page faults of
+ * fresh large allocations (a cb_buffer_size each) are paid once. Buffer
+ * `which`, at least len bytes, its contents not kept (NULL: no memory). */
+enum { PX_IO_SCRATCH_SEND, PX_IO_SCRATCH_RECV, PX_IO_SCRATCH_WINDOW, PX_IO_SCRATCH_N };
+char *px_io_scratch(px_io_file_t *f, int which, size_t len);
+
 px_io_file_t *px_io_file_get(MPI_File fh);
 /* Reports through f's error handler (the default one of MPI_FILE_NULL when
  * f is NULL); the code carries the message. */
