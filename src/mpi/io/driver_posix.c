@@ -4,9 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static int px_posix_open(const char *path, int flags, mode_t perm, int *h_p)
@@ -53,6 +55,47 @@ static ssize_t px_posix_pwrite(int h, const void *buf, size_t len, off_t off)
         done += (size_t)n;
     }
     return (ssize_t)done;
+}
+
+/* Whole vectored transfers: iov (n entries, consumed) from off; the
+ * kernel takes at most IOV_MAX entries and may stop short. */
+static ssize_t px_posix_rwv(int h, struct iovec *iov, int n, off_t off, int write)
+{
+    size_t done = 0;
+    while (n > 0) {
+        int k = n < IOV_MAX ? n : IOV_MAX;
+        ssize_t r =
+            write ? pwritev(h, iov, k, off + (off_t)done) : preadv(h, iov, k, off + (off_t)done);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0) {
+            if (write)
+                return -ENOSPC;
+            break; /* end of file */
+        }
+        done += (size_t)r;
+        while (n > 0 && (size_t)r >= iov->iov_len) {
+            r -= (ssize_t)iov->iov_len;
+            iov++, n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + r;
+            iov->iov_len -= (size_t)r;
+        }
+    }
+    return (ssize_t)done;
+}
+
+static ssize_t px_posix_preadv(int h, struct iovec *iov, int n, off_t off)
+{
+    return px_posix_rwv(h, iov, n, off, 0);
+}
+
+static ssize_t px_posix_pwritev(int h, struct iovec *iov, int n, off_t off)
+{
+    return px_posix_rwv(h, iov, n, off, 1);
 }
 
 static int px_posix_fsync(int h) { return fsync(h) ? -errno : 0; }
@@ -136,6 +179,8 @@ const px_io_driver_t px_io_driver_posix = {
     .close = px_posix_close,
     .pread = px_posix_pread,
     .pwrite = px_posix_pwrite,
+    .preadv = px_posix_preadv,
+    .pwritev = px_posix_pwritev,
     .fsync = px_posix_fsync,
     .set_size = px_posix_set_size,
     .get_size = px_posix_get_size,

@@ -52,23 +52,37 @@ static int px_io_agg_write(px_io_file_t *f, px_io_ent_t *e, MPI_Aint ne, const c
     if (!ne)
         return MPI_SUCCESS;
     px_io_ent_t *s = malloc(sizeof(*s) * (size_t)ne);
-    if (!s)
+    struct iovec *iov = malloc(sizeof(*iov) * (size_t)ne);
+    if (!s || !iov) {
+        free(s);
+        free(iov);
         return px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
     memcpy(s, e, sizeof(*s) * (size_t)ne);
     qsort(s, (size_t)ne, sizeof(*s), px_io_ent_cmp);
-    int64_t lo = s[0].off, hi = lo, gaps = 0;
+    int64_t lo = s[0].off, hi = lo, gaps = 0, tiles = 1;
     for (MPI_Aint i = 0; i < ne; i++) {
         if (s[i].off > hi)
             gaps = 1;
+        if (s[i].off != hi)
+            tiles = 0; /* a hole or an overlap */
         if (s[i].off + s[i].len > hi)
             hi = s[i].off + s[i].len;
+        iov[i] = (struct iovec){s[i].data, (size_t)s[i].len};
+    }
+    int rc = MPI_SUCCESS, err = 0, locked = 0;
+    if (tiles) {
+        /* the pieces cover the window once: written from where they came in */
+        ssize_t w = f->drv->pwritev(f->fd, iov, (int)ne, (off_t)lo);
+        err = w < 0 ? (int)w : 0;
+        goto done;
     }
     char *buf = px_io_scratch(f, PX_IO_SCRATCH_WINDOW, (size_t)(hi - lo));
     if (!buf) {
         free(s);
+        free(iov);
         return px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
     }
-    int rc = MPI_SUCCESS, err = 0, locked = 0;
     if (gaps && f->can_read) {
         /* read-modify-write: nobody else's write may fall in a hole meanwhile */
         err = f->drv->lock(f->fd, (off_t)lo, (off_t)(hi - lo), 1);
@@ -98,11 +112,65 @@ static int px_io_agg_write(px_io_file_t *f, px_io_ent_t *e, MPI_Aint ne, const c
     }
     if (locked)
         f->drv->unlock(f->fd, (off_t)lo, (off_t)(hi - lo));
+done:
     if (err)
         rc = px_io_error(f, px_io_errno_class(err), fn, "%s: collective write at %lld: %s", f->name,
                          (long long)lo, strerror(-err));
     free(s);
+    free(iov);
     return rc;
+}
+
+/* The aggregator's side of a read round: the pieces asked for (e, in the
+ * order asked) into out, one after the other. Pieces that cover the window
+ * once are read straight into place; otherwise the window is read whole
+ * and they are copied out of it. Past the end of the file: zeros. Returns
+ * an MPI error class (raised). */
+static int px_io_agg_read(px_io_file_t *f, const px_io_ent_t *e, MPI_Aint ne, char *out, int64_t lo,
+                          int64_t hi, const char *fn)
+{
+    px_io_ent_t *s = malloc(sizeof(*s) * (size_t)ne);
+    struct iovec *iov = malloc(sizeof(*iov) * (size_t)ne);
+    if (!s || !iov) {
+        free(s);
+        free(iov);
+        return px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    char *at = out;
+    for (MPI_Aint i = 0; i < ne; i++) { /* where each piece goes */
+        s[i] = (px_io_ent_t){e[i].off, e[i].len, at};
+        at += e[i].len;
+    }
+    qsort(s, (size_t)ne, sizeof(*s), px_io_ent_cmp);
+    int tiles = 1;
+    for (MPI_Aint i = 0; i < ne; i++) {
+        if (s[i].off != (i ? s[i - 1].off + s[i - 1].len : lo))
+            tiles = 0;
+        iov[i] = (struct iovec){s[i].data, (size_t)s[i].len};
+    }
+    ssize_t r;
+    if (tiles) {
+        r = f->drv->preadv(f->fd, iov, (int)ne, (off_t)lo);
+        for (MPI_Aint i = 0; r >= 0 && i < ne; i++) { /* past the end: zeros */
+            int64_t got = r - (s[i].off - lo);
+            if (got < s[i].len)
+                memset(s[i].data + (got > 0 ? got : 0), 0,
+                       (size_t)(s[i].len - (got > 0 ? got : 0)));
+        }
+    } else {
+        char *buf = px_io_scratch(f, PX_IO_SCRATCH_WINDOW, (size_t)(hi - lo));
+        r = buf ? f->drv->pread(f->fd, buf, (size_t)(hi - lo), (off_t)lo) : -ENOMEM;
+        if (r >= 0 && r < hi - lo)
+            memset(buf + r, 0, (size_t)(hi - lo - r));
+        for (MPI_Aint i = 0; r >= 0 && i < ne; i++)
+            memcpy(s[i].data, buf + (s[i].off - lo), (size_t)s[i].len);
+    }
+    free(s);
+    free(iov);
+    if (r < 0)
+        return px_io_error(f, px_io_errno_class((int)r), fn, "%s: collective read at %lld: %s",
+                           f->name, (long long)lo, strerror((int)-r));
+    return MPI_SUCCESS;
 }
 
 /* One alltoallv of bytes on f's communicator: the receive displacements
@@ -183,7 +251,7 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
         spre[j + 1] = spre[j] + p[j].len;
 
     int rc = MPI_SUCCESS, io_rc = MPI_SUCCESS;
-    char *sbuf = NULL, *rbuf = NULL, *abuf = NULL;
+    char *sbuf = NULL, *rbuf = NULL;
     px_io_ent_t *ent = NULL;
     for (int64_t round = 0; round < nrounds && rc == MPI_SUCCESS; round++) {
         /* my pieces in each aggregator's window */
@@ -325,16 +393,6 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
         memset(scnt, 0, sizeof(int) * (size_t)P);
         int64_t reply = 0;
         if (me >= 0 && ne) {
-            abuf = px_io_scratch(f, PX_IO_SCRATCH_WINDOW, (size_t)(hi - lo));
-            ssize_t r = abuf ? f->drv->pread(f->fd, abuf, (size_t)(hi - lo), (off_t)lo) : -ENOMEM;
-            if (r < 0 && io_rc == MPI_SUCCESS)
-                io_rc =
-                    px_io_error(f, px_io_errno_class((int)r), fn, "%s: collective read at %lld: %s",
-                                f->name, (long long)lo, strerror((int)-r));
-            if (r < 0)
-                r = 0;
-            if (abuf && r < hi - lo)
-                memset(abuf + r, 0, (size_t)(hi - lo - r));
             for (int rr = 0; rr < P; rr++) {
                 if (!rcnt[rr])
                     continue;
@@ -354,19 +412,15 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
             rc = MPI_ERR_NO_MEM;
             break;
         }
+        if (me >= 0 && ne) {
+            int e = px_io_agg_read(f, ent, ne, sbuf, lo, hi, fn);
+            if (e && io_rc == MPI_SUCCESS)
+                io_rc = e;
+        }
         pos = 0;
-        MPI_Aint s = 0;
         for (int rr = 0; rr < P; rr++) {
             sdsp[rr] = (int)pos;
-            if (!rcnt[rr] || me < 0)
-                continue;
-            int64_t k;
-            memcpy(&k, rbuf + rdsp[rr], 8);
-            for (int64_t j = 0; j < k; j++, s++) {
-                if (abuf)
-                    memcpy(sbuf + pos, abuf + (ent[s].off - lo), (size_t)ent[s].len);
-                pos += ent[s].len;
-            }
+            pos += scnt[rr];
         }
         /* what comes back to me: my bytes of each aggregator's window */
         memset(rcnt, 0, sizeof(int) * (size_t)P);

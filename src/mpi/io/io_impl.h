@@ -9,6 +9,7 @@
 #include "../mpi_impl.h"
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 /* ---------- drivers ---------- */
 
@@ -23,6 +24,9 @@ typedef struct px_io_driver {
     /* whole transfers: short only at the end of the file (pread) */
     ssize_t (*pread)(int h, void *buf, size_t len, off_t off);
     ssize_t (*pwrite)(int h, const void *buf, size_t len, off_t off);
+    /* the same from and into the n pieces of iov, which they consume */
+    ssize_t (*preadv)(int h, struct iovec *iov, int n, off_t off);
+    ssize_t (*pwritev)(int h, struct iovec *iov, int n, off_t off);
     int (*fsync)(int h);
     int (*set_size)(int h, off_t size);
     int (*get_size)(int h, off_t *size_p);
