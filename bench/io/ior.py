@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """MPI-IO bandwidth with IOR: Plexus against MPICH (ROMIO) and Open MPI (OMPIO).
 
-Cases (IOR's MPI-IO back end, -w -r -e -C -i 3: write, fsync, read back
-another rank's data, three times in one job; the figure is IOR's mean):
-  coll-1m     collective, 1 MB transfers, 64 MB per rank (-c -t 1m -b 64m)
-  coll-64k    collective, 64 KB transfers, 16 MB per rank (-c -t 64k -b 16m)
-  indep-1m    independent, 1 MB transfers, 64 MB per rank (-t 1m -b 64m)
+Cases (IOR's MPI-IO back end, -w -r -e -i 3: write, fsync, read back, three
+times in one job; the figure is IOR's mean; -C: each rank reads back the
+data of a rank on another node):
+  coll-1m     collective, 1 MB transfers, 64 MB per rank (-C -c -t 1m -b 64m)
+  coll-64k    collective, 64 KB transfers, 16 MB per rank (-C -c -t 64k -b 16m)
+  indep-1m    independent, 1 MB transfers, 64 MB per rank (-C -t 1m -b 64m)
   strided     collective through a strided view: each rank 256 blocks of
               64 KB, rank-interleaved in the file, in one call
-              (-c -s 256 -b 64k -t 64k --mpiio.useStridedDatatype --mpiio.useFileView)
+              (-c -s 256 -b 64k -t 64k --mpiio.useStridedDatatype --mpiio.useFileView;
+              not -C: with it, IOR skips the read call on some ranks only, so
+              the collective calls no longer match)
 
 Placements: ranks on this machine (--np, default 4,8), and on emulated
 nodes of a pxfab fabric (--nodes, default 2,4; two ranks per node, two rails
@@ -45,9 +48,9 @@ PXFAB = [sys.executable, "-m", "plexus.fab"]
 ENV = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "python"))
 
 CASES = {
-    "coll-1m": ("collective, 1 MB", ["-c", "-t", "1m", "-b", "64m"]),
-    "coll-64k": ("collective, 64 KB", ["-c", "-t", "64k", "-b", "16m"]),
-    "indep-1m": ("independent, 1 MB", ["-t", "1m", "-b", "64m"]),
+    "coll-1m": ("collective, 1 MB", ["-C", "-c", "-t", "1m", "-b", "64m"]),
+    "coll-64k": ("collective, 64 KB", ["-C", "-c", "-t", "64k", "-b", "16m"]),
+    "indep-1m": ("independent, 1 MB", ["-C", "-t", "1m", "-b", "64m"]),
     "strided": ("strided collective, 256 x 64 KB", ["-c", "-s", "256", "-b", "64k", "-t", "64k",
                                                     "--mpiio.useStridedDatatype",
                                                     "--mpiio.useFileView"]),
@@ -58,12 +61,12 @@ def ior_bin(mpi):
     return os.path.join(CACHE, "ior-" + mpi, "src", "ior")
 
 
-def command(mpi, np, case, path, nodes=None, rails="rail0,rail1"):
-    a = [RUN_SH, "--mpi", mpi, "--np", str(np), "--timeout", "300"]
+def command(mpi, np, case, path, nodes=None, rails="rail0,rail1", timeout=300):
+    a = [RUN_SH, "--mpi", mpi, "--np", str(np), "--timeout", str(timeout)]
     if nodes:
         a += ["--nodes", ",".join("node%d" % i for i in range(nodes)), "--mgmt", "pxf-mgmt",
               "--rails", rails]
-    return a + [ior_bin(mpi), "-a", "MPIIO", "-w", "-r", "-e", "-C", "-i", "3",
+    return a + [ior_bin(mpi), "-a", "MPIIO", "-w", "-r", "-e", "-i", "3",
                 "-o", path] + CASES[case][1]
 
 
@@ -99,6 +102,7 @@ def main():
     ap.add_argument("--nodes", default="2,4", help="emulated nodes, 2 ranks each ('' for none; root)")
     ap.add_argument("--dirs", default="/dev/shm,/var/tmp")
     ap.add_argument("--node-dirs", default="/dev/shm", help="directories for the emulated nodes' runs")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds a job may take")
     ap.add_argument("--json")
     args = ap.parse_args()
     mpis = [m for m in args.mpis.split(",") if m and os.access(ior_bin(m), os.X_OK)]
@@ -128,9 +132,10 @@ def main():
                         for r in rows:
                             case, label, m, rails = r
                             tmp = tempfile.mkdtemp(prefix="pxior.", dir=d)
-                            argv = command(m, np, case, os.path.join(tmp, "f"), nodes, rails)
+                            argv = command(m, np, case, os.path.join(tmp, "f"), nodes, rails,
+                                           args.timeout)
                             cmds[r] = compare.show_cmd(argv)
-                            rc, out = compare.run(argv, 400)
+                            rc, out = compare.run(argv, args.timeout + 30)
                             subprocess.run(["rm", "-rf", tmp])
                             w, rd = figures(out) if rc == 0 else (None, None)
                             print("  %s np=%d %s %s %s run %d: write %s read %s%s" % (

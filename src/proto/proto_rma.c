@@ -207,6 +207,13 @@ void px_proto_win_free(px_proto_win_t *w)
         w->waiters = x->next;
         free(x);
     }
+    for (int t = 0; t < w->size; t++) /* none after a wait for completion; a failed job's */
+        while (w->p[t].qhead) {
+            px_rma_qput_t *q = w->p[t].qhead;
+            w->p[t].qhead = q->next;
+            px_rma_queued--;
+            free(q);
+        }
     free(w->peers), free(w->p), free(w->rbase), free(w->rlen), free(w);
 }
 
