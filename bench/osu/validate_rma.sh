@@ -3,13 +3,15 @@
 # (-w create, allocate, dynamic) and synchronisation (-s lock, flush,
 # flush_local, lock_all, pscw, fence) option they accept, with their own data
 # validation (-c) where OSU has it (osu_acc_latency, osu_cas_latency,
-# osu_fop_latency; the others say "Benchmark does not support validation"
-# and are run without it), and print one line per benchmark.
+# osu_fop_latency; the others refuse -c and are run without it), and print
+# one line per benchmark.
 #
 #   bench/osu/validate_rma.sh [--net shm|tcp] [--nodes A,B --mgmt IF --rails R] [--args ARGS]
 #
 # A run passes when it exits 0 and prints result rows, and, when validating,
-# no row says "Fail". A combination OSU refuses ("Invalid option") is n/a.
+# no row says "Fail". A combination OSU refuses ("Invalid option") is n/a, as
+# is -w allocate for osu_fop_latency and osu_cas_latency (OSU frees the
+# window's memory itself at the end; every MPI library crashes there).
 # Needs bench/osu/build.sh OSU_SRC plexus. Benchmarks print figures and never
 # fail a build: this is a check to run by hand, e.g. after changing the
 # one-sided code.
@@ -35,11 +37,15 @@ for b in osu_put_latency osu_get_latency osu_put_bw osu_get_bw osu_put_bibw osu_
     line="$b:"
     for w in create allocate dynamic; do
         for s in lock flush flush_local lock_all pscw fence; do
+            # OSU 7.4's osu_fop_latency and osu_cas_latency free() the memory
+            # MPI_Win_allocate gave them when they end (free_atomic_memory):
+            # MPICH and Open MPI crash there as well
+            case "$b/$w" in osu_fop_latency/allocate|osu_cas_latency/allocate) continue ;; esac
             out="$log/$b-$w-$s.txt"
             # shellcheck disable=SC2086
             "$HERE/run.sh" --mpi plexus --np 2 "${place[@]}" --timeout 120 one-sided/$b -c -w $w -s $s $args >"$out" 2>&1
             rc=$?
-            if grep -q "does not support validation" "$out"; then
+            if grep -q -e "does not support validation" -e "Invalid option \[-c\]" "$out"; then
                 # shellcheck disable=SC2086
                 "$HERE/run.sh" --mpi plexus --np 2 "${place[@]}" --timeout 120 one-sided/$b -w $w -s $s $args >"$out" 2>&1
                 rc=$?
