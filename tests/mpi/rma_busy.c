@@ -5,11 +5,15 @@
  * rank 1 and then computes for BUSY_MS. Meanwhile every other rank runs
  * passive-target epochs against it (exclusive lock, put, get, accumulate,
  * fetch-and-op, unlock) and rank 1 also sends it the 4 MB message
- * (rendezvous: the receiver has to answer). All of it must complete in
- * well under BUSY_MS; the window's data and counter are checked after. */
+ * (rendezvous: the receiver has to answer). All of it must complete well
+ * before BUSY_MS is over (DEADLINE_MS); the window's data and counter are
+ * checked after. */
 #include "px_test.h"
 
 #define BUSY_MS 3000
+/* well before the target calls MPI again (also over a lossy network, where
+ * the 4 MB message alone takes over a second) */
+#define DEADLINE_MS (BUSY_MS * 3 / 4)
 #define EPOCHS 20
 #define N 64
 #define BIG (4 << 20)
@@ -68,10 +72,10 @@ int main(int argc, char **argv)
             PX_MPI(MPI_Send(big, BIG, MPI_CHAR, 0, 7, MPI_COMM_WORLD));
             send_took = now() - s0;
         }
-        PX_CHECK(took * 1000 < BUSY_MS / 2,
+        PX_CHECK(took * 1000 < DEADLINE_MS,
                  "%d epochs against a busy target took %.0f ms (it computes for %d ms)", EPOCHS,
                  took * 1000, BUSY_MS);
-        PX_CHECK(me != 1 || (took + send_took) * 1000 < BUSY_MS / 2,
+        PX_CHECK(me != 1 || (took + send_took) * 1000 < DEADLINE_MS,
                  "a 4 MB send to a busy receiver ended %.0f ms in (it computes for %d ms)",
                  (took + send_took) * 1000, BUSY_MS);
     }
