@@ -233,77 +233,74 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
     int64_t *wlo = malloc(sizeof(int64_t) * (size_t)A), *whi = malloc(sizeof(int64_t) * (size_t)A);
     MPI_Aint sub_cap = 64, nsub = 0;
     px_io_sub_t *sub = malloc(sizeof(*sub) * (size_t)sub_cap);
-    if (!spre || !cur || !sub_start || !scnt || !rcnt || !sdsp || !rdsp || !sub || !wlo || !whi) {
-        free(wlo);
-        free(whi);
-        free(spre);
-        free(cur);
-        free(sub_start);
-        free(scnt);
-        free(rcnt);
-        free(sdsp);
-        free(rdsp);
-        free(sub);
-        return px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
+    /* out of memory here: the first round's agreement below tells the
+     * others, so that every process returns the error (none waits) */
+    int nomem =
+        !spre || !cur || !sub_start || !scnt || !rcnt || !sdsp || !rdsp || !sub || !wlo || !whi;
+    if (!nomem) {
+        spre[0] = 0;
+        for (MPI_Aint j = 0; j < n; j++)
+            spre[j + 1] = spre[j] + p[j].len;
     }
-    spre[0] = 0;
-    for (MPI_Aint j = 0; j < n; j++)
-        spre[j + 1] = spre[j] + p[j].len;
 
     int rc = MPI_SUCCESS, io_rc = MPI_SUCCESS;
     char *sbuf = NULL, *rbuf = NULL;
     px_io_ent_t *ent = NULL;
     for (int64_t round = 0; round < nrounds && rc == MPI_SUCCESS; round++) {
-        /* my pieces in each aggregator's window */
-        nsub = 0;
-        for (int i = 0; i < A; i++) {
-            int64_t dlo = base + i * dlen, dhi = dlo + dlen;
-            if (dlo < gmin)
-                dlo = gmin;
-            if (dhi > gmax)
-                dhi = gmax;
-            wlo[i] = dlo + round * cbs;
-            whi[i] = wlo[i] + cbs < dhi ? wlo[i] + cbs : dhi;
-            sub_start[i] = nsub;
-            if (wlo[i] >= whi[i])
-                continue;
-            while (cur[i] < n && p[cur[i]].off + p[cur[i]].len <= wlo[i])
-                cur[i]++;
-            for (MPI_Aint j = cur[i]; j < n && p[j].off < whi[i]; j++) {
-                int64_t s = p[j].off > wlo[i] ? p[j].off : wlo[i];
-                int64_t e = p[j].off + p[j].len < whi[i] ? p[j].off + p[j].len : whi[i];
-                if (s >= e)
-                    continue;
-                if (nsub == sub_cap) {
-                    px_io_sub_t *ns = realloc(sub, sizeof(*sub) * (size_t)(sub_cap * 2));
-                    if (!ns) {
-                        rc = MPI_ERR_NO_MEM;
-                        break;
-                    }
-                    sub = ns;
-                    sub_cap *= 2;
-                }
-                sub[nsub++] = (px_io_sub_t){s, e - s, spre[j] + (MPI_Aint)(s - p[j].off)};
-            }
-        }
-        sub_start[A] = nsub;
-        /* requests: count, (offset, length) pairs, and for writes the data */
-        memset(scnt, 0, sizeof(int) * (size_t)P);
         int64_t stot = 0;
-        for (int i = 0; i < A && rc == MPI_SUCCESS; i++) {
-            int64_t k = sub_start[i + 1] - sub_start[i], bytes = 8 + 16 * k;
-            if (write)
-                for (MPI_Aint s = sub_start[i]; s < sub_start[i + 1]; s++)
-                    bytes += sub[s].len;
-            if (k == 0)
-                bytes = 0;
-            if (bytes > INT_MAX)
+        if (nomem)
+            rc = MPI_ERR_NO_MEM;
+        else {
+            /* my pieces in each aggregator's window */
+            nsub = 0;
+            for (int i = 0; i < A; i++) {
+                int64_t dlo = base + i * dlen, dhi = dlo + dlen;
+                if (dlo < gmin)
+                    dlo = gmin;
+                if (dhi > gmax)
+                    dhi = gmax;
+                wlo[i] = dlo + round * cbs;
+                whi[i] = wlo[i] + cbs < dhi ? wlo[i] + cbs : dhi;
+                sub_start[i] = nsub;
+                if (wlo[i] >= whi[i])
+                    continue;
+                while (cur[i] < n && p[cur[i]].off + p[cur[i]].len <= wlo[i])
+                    cur[i]++;
+                for (MPI_Aint j = cur[i]; j < n && p[j].off < whi[i]; j++) {
+                    int64_t s = p[j].off > wlo[i] ? p[j].off : wlo[i];
+                    int64_t e = p[j].off + p[j].len < whi[i] ? p[j].off + p[j].len : whi[i];
+                    if (s >= e)
+                        continue;
+                    if (nsub == sub_cap) {
+                        px_io_sub_t *ns = realloc(sub, sizeof(*sub) * (size_t)(sub_cap * 2));
+                        if (!ns) {
+                            rc = MPI_ERR_NO_MEM;
+                            break;
+                        }
+                        sub = ns;
+                        sub_cap *= 2;
+                    }
+                    sub[nsub++] = (px_io_sub_t){s, e - s, spre[j] + (MPI_Aint)(s - p[j].off)};
+                }
+            }
+            sub_start[A] = nsub;
+            /* requests: count, (offset, length) pairs, and for writes the data */
+            memset(scnt, 0, sizeof(int) * (size_t)P);
+            for (int i = 0; i < A && rc == MPI_SUCCESS; i++) {
+                int64_t k = sub_start[i + 1] - sub_start[i], bytes = 8 + 16 * k;
+                if (write)
+                    for (MPI_Aint s = sub_start[i]; s < sub_start[i + 1]; s++)
+                        bytes += sub[s].len;
+                if (k == 0)
+                    bytes = 0;
+                if (bytes > INT_MAX)
+                    rc = MPI_ERR_IO;
+                scnt[f->aggr[i]] = (int)bytes;
+                stot += bytes;
+            }
+            if (stot > INT_MAX)
                 rc = MPI_ERR_IO;
-            scnt[f->aggr[i]] = (int)bytes;
-            stot += bytes;
         }
-        if (stot > INT_MAX)
-            rc = MPI_ERR_IO;
         int mine = rc, worst = 0;
         if (px_mpi_coll_allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, c) != MPI_SUCCESS ||
             worst != MPI_SUCCESS) {
@@ -441,6 +438,8 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
             }
         }
     }
+    if (nomem)
+        rc = MPI_ERR_NO_MEM; /* also when there was no round */
     free(ent);
     free(spre);
     free(cur);
