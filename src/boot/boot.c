@@ -1,7 +1,11 @@
-/* Bootstrap client. Two backends behind one small ops table: "pxrun" (TCP to
- * the launcher's server, challenge-response authentication) and "singleton"
- * (no launcher: a job of one with a local key-value store). */
+/* Bootstrap client. Backends behind one small ops table (boot_impl.h):
+ * "pxrun" (TCP to the launcher's server, challenge-response
+ * authentication), "pmi2" and "pmix" (a resource manager's process
+ * management interface, boot_pmi2.c and boot_pmix.c) and "singleton" (no
+ * launcher: a job of one with a local key-value store). Every backend
+ * feeds the same local store, which px_boot_get reads. */
 #include "boot.h"
+#include "boot_impl.h"
 #include "boot_wire.h"
 #include "../util/clock.h"
 #include "../util/log.h"
@@ -34,15 +38,6 @@ typedef struct px_boot_kv {
     char key[PX_BOOT_KEY_MAX];
     uint8_t val[];
 } px_boot_kv_t;
-
-typedef struct px_boot_backend_ops {
-    const char *name;
-    /* Makes the puts in `pending` visible everywhere and feeds every new pair
-     * (own ones included) to px_boot_store_insert. */
-    px_status_t (*fence)(const px_boot_buf_t *pending, uint32_t npending);
-    px_status_t (*finalize)(void);
-    void (*abort)(int code, const char *msg) __attribute__((noreturn));
-} px_boot_backend_ops_t;
 
 static struct {
     int initialized;
@@ -105,8 +100,8 @@ static px_status_t px_boot_store_grow(void)
 }
 
 /* Inserts or replaces (rank, key); a later put of the same key wins. */
-static px_status_t px_boot_store_insert(int rank, const uint8_t *key, size_t klen,
-                                        const uint8_t *val, size_t vlen)
+px_status_t px_boot_store_insert(int rank, const uint8_t *key, size_t klen, const uint8_t *val,
+                                 size_t vlen)
 {
     if (px_boot.nkv >= px_boot.nbuckets * 2 && px_boot_store_grow() != PX_OK)
         return PX_ERR_NO_MEMORY;
@@ -129,6 +124,97 @@ static px_status_t px_boot_store_insert(int rank, const uint8_t *key, size_t kle
     }
     *pp = e;
     return PX_OK;
+}
+
+static void px_boot_store_clear(void)
+{
+    for (size_t i = 0; i < px_boot.nbuckets; i++) {
+        px_boot_kv_t *e = px_boot.buckets[i], *next;
+        for (; e; e = next) {
+            next = e->next;
+            free(e);
+        }
+        px_boot.buckets[i] = NULL;
+    }
+    px_boot.nkv = 0;
+}
+
+void px_boot_hex(char *dst, const uint8_t *src, size_t len)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < len; i++) {
+        dst[2 * i] = digits[src[i] >> 4];
+        dst[2 * i + 1] = digits[src[i] & 15];
+    }
+    dst[2 * len] = 0;
+}
+
+static int px_boot_hexval(char c);
+
+long px_boot_unhex(uint8_t *dst, size_t max, const char *src, size_t srclen)
+{
+    if (srclen % 2 || srclen / 2 > max)
+        return -1;
+    for (size_t i = 0; i < srclen / 2; i++) {
+        int hi = px_boot_hexval(src[2 * i]), lo = px_boot_hexval(src[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        dst[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return (long)(srclen / 2);
+}
+
+int px_boot_parse_mapping(const char *s, int size, int *node_of)
+{
+    /* (vector,(0,2,4),(2,1,3)): block of 4 ranks on each of nodes 0 and 1,
+     * then 3 on node 2; the blocks repeat until every rank is placed */
+    const char *p = strstr(s, "(vector");
+    int blocks[64][3], nb = 0, max_node = -1;
+    if (!p || size < 1)
+        return -1;
+    p += 7;
+    while (*p == ',') {
+        int a, b, c, n = 0;
+        if (nb == 64 || sscanf(p, ",(%d,%d,%d)%n", &a, &b, &c, &n) != 3 || n == 0 || a < 0 ||
+            b < 1 || c < 1 || a > PX_BOOT_MAX_RANKS || b > PX_BOOT_MAX_RANKS ||
+            c > PX_BOOT_MAX_RANKS)
+            return -1;
+        blocks[nb][0] = a;
+        blocks[nb][1] = b;
+        blocks[nb][2] = c;
+        nb++;
+        p += n;
+    }
+    if (*p != ')' || nb == 0)
+        return -1;
+    int r = 0;
+    while (r < size) {
+        int before = r;
+        for (int i = 0; i < nb && r < size; i++)
+            for (int n = 0; n < blocks[i][1] && r < size; n++)
+                for (int k = 0; k < blocks[i][2] && r < size; k++) {
+                    int node = blocks[i][0] + n;
+                    node_of[r++] = node;
+                    if (node > max_node)
+                        max_node = node;
+                }
+        if (r == before)
+            return -1;
+    }
+    /* nodes must be numbered densely */
+    if (max_node >= size)
+        return -1;
+    uint8_t *seen = calloc((size_t)max_node + 1, 1);
+    int nodes = 0;
+    if (!seen)
+        return -1;
+    for (int k = 0; k < size; k++)
+        if (!seen[node_of[k]]) {
+            seen[node_of[k]] = 1;
+            nodes++;
+        }
+    free(seen);
+    return nodes == max_node + 1 ? nodes : -1;
 }
 
 /* --------------------------------------------------------------- network */
@@ -401,8 +487,7 @@ static px_status_t px_boot_handshake(int fd, uint32_t role)
     return st;
 }
 
-static void px_boot_die(const char *why, int code) __attribute__((noreturn));
-static void px_boot_die(const char *why, int code)
+void px_boot_die(const char *why, int code)
 {
     char line[PX_BOOT_ABORT_MSG_MAX + 128];
     int n = snprintf(line, sizeof(line), "plexus rank %d: %s\n", px_boot.info.rank, why);
@@ -766,6 +851,208 @@ static px_status_t px_boot_singleton_init(void)
     return PX_OK;
 }
 
+/* ---------------------------------------- resource-manager backends */
+
+#define PX_BOOT_SECRET_KEY "px.secret"
+#define PX_BOOT_NODE_KEY "px.node"
+
+static uint64_t px_boot_fnv(uint64_t h, const void *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ ((const uint8_t *)p)[i]) * 1099511628211ull;
+    return h;
+}
+
+/* The rest of a start under a resource manager, whichever interface it
+ * offers: the node map's derived fields, the address that reaches the
+ * launching host, and the per-job secret. */
+/* node_of from every rank's node label (published before the fence):
+ * nodes numbered in order of first appearance. */
+static px_status_t px_boot_rm_node_map(px_boot_rm_job_t *job)
+{
+    char label[sizeof(job->node_label)];
+    char(*names)[sizeof(job->node_label)] = malloc(sizeof(*names) * (size_t)job->size);
+    job->node_of = malloc(sizeof(int) * (size_t)job->size);
+    if (!names || !job->node_of) {
+        free(names);
+        return PX_ERR_NO_MEMORY;
+    }
+    int nodes = 0;
+    for (int r = 0; r < job->size; r++) {
+        size_t len = 0;
+        px_status_t st = px_boot_get(r, PX_BOOT_NODE_KEY, label, sizeof(label), &len);
+        if (st == PX_OK && (len == 0 || label[len - 1]))
+            st = PX_ERR_PROTOCOL;
+        if (st != PX_OK) {
+            free(names);
+            return st;
+        }
+        int n = 0;
+        while (n < nodes && strcmp(names[n], label))
+            n++;
+        if (n == nodes)
+            memcpy(names[nodes++], label, len);
+        job->node_of[r] = n;
+    }
+    free(names);
+    job->num_nodes = nodes;
+    return PX_OK;
+}
+
+static px_status_t px_boot_rm_init(px_boot_rm_job_t *job, const px_boot_backend_ops_t *ops)
+{
+    px_boot_info_t *info = &px_boot.info;
+    px_status_t st = PX_OK;
+    info->rank = job->rank;
+    info->size = job->size;
+    info->universe_size = job->universe_size > job->size ? job->universe_size : job->size;
+    info->singleton = 0;
+    char prefix[32];
+    snprintf(prefix, sizeof(prefix), "rank %d", info->rank);
+    px_log_set_prefix(prefix);
+    px_boot.ops = ops;
+    px_boot.initialized = 1; /* for put, fence and get below */
+
+    /* The per-job secret that authenticates data connections: rank 0 draws
+     * it and hands it out through the manager's key-value space, which only
+     * the job's own processes reach. The same fence carries each rank's
+     * node when the manager gave no map. */
+    char hex[2 * PX_BOOT_SECRET_LEN + 1];
+    size_t len = 0;
+    if (info->rank == 0) {
+        st = px_boot_random(px_boot.secret, sizeof(px_boot.secret));
+        px_boot_hex(hex, px_boot.secret, sizeof(px_boot.secret));
+        if (st == PX_OK)
+            st = px_boot_put(PX_BOOT_SECRET_KEY, hex, sizeof(hex));
+    }
+    if (st == PX_OK && !job->node_of)
+        st = px_boot_put(PX_BOOT_NODE_KEY, job->node_label, strlen(job->node_label) + 1);
+    if (st == PX_OK)
+        st = px_boot_fence();
+    if (st == PX_OK)
+        st = px_boot_get(0, PX_BOOT_SECRET_KEY, hex, sizeof(hex), &len);
+    if (st == PX_OK &&
+        (len != sizeof(hex) || hex[len - 1] ||
+         px_boot_unhex(px_boot.secret, sizeof(px_boot.secret), hex, len - 1) != PX_BOOT_SECRET_LEN))
+        st = PX_ERR_PROTOCOL;
+    if (st == PX_OK && !job->node_of)
+        st = px_boot_rm_node_map(job);
+    px_boot.initialized = 0;
+    if (st != PX_OK) {
+        px_error("boot", "%s: cannot share the job's secret and node map through %s: %s", ops->name,
+                 job->via, px_status_string(st));
+        return st;
+    }
+    info->num_nodes = job->num_nodes;
+    px_boot.node_of = job->node_of;
+    info->node_of = job->node_of;
+    info->node_id = job->node_of[job->rank];
+    for (int r = 0; r < job->size; r++) {
+        if (job->node_of[r] != info->node_id)
+            continue;
+        if (r < job->rank)
+            info->local_rank++;
+        info->local_size++;
+    }
+    /* The host srun runs on plays the part of pxrun's: the interface that
+     * reaches it is the management network (src/net/addr.c). A job on one
+     * node stays on loopback. */
+    const char *launch = getenv("SLURM_LAUNCH_NODE_IPADDR");
+    snprintf(px_boot.boot_host, sizeof(px_boot.boot_host), "%s", launch ? launch : "");
+    info->boot_host = px_boot.boot_host;
+    if (job->num_nodes == 1)
+        snprintf(px_boot.local_addr, sizeof(px_boot.local_addr), "127.0.0.1");
+    /* the manager's job name makes it unique, the secret keeps a reused
+     * name (a job id wraps) from meeting an old job's segments */
+    info->job_id = px_boot_fnv(px_boot_fnv(1469598103934665603ull, job->id, strlen(job->id)),
+                               px_boot.secret, 8);
+    return PX_OK;
+}
+
+/* Which backend: PX_BOOT, else the first whose variables are set. */
+static px_status_t px_boot_choose(void)
+{
+    const char *want = px_params.boot;
+    const char *addr = getenv("PX_BOOT_ADDR");
+    int any = !strcmp(want, "auto");
+    px_boot_rm_job_t job = {0};
+    const px_boot_backend_ops_t *ops = NULL;
+    px_status_t st;
+
+    if ((any && addr && *addr) || !strcmp(want, "pxrun")) {
+        if (!addr || !*addr) {
+            px_error("boot", "PX_BOOT=pxrun but PX_BOOT_ADDR is not set: start the job with pxrun");
+            return PX_ERR_INVALID_PARAM;
+        }
+        return px_boot_pxrun_init(addr);
+    }
+    static const struct {
+        const char *name;
+        px_status_t (*open)(px_boot_rm_job_t *, const px_boot_backend_ops_t **);
+        const char *vars;
+    } rm[] = {
+        {"pmix", px_boot_pmix_open, "PMIX_NAMESPACE and PMIX_RANK"},
+        {"pmi2", px_boot_pmi2_open, "PMI_FD, PMI_RANK and PMI_SIZE"},
+    };
+    for (size_t i = 0; i < sizeof(rm) / sizeof(rm[0]); i++) {
+        if (!any && strcmp(want, rm[i].name))
+            continue;
+        st = rm[i].open(&job, &ops);
+        if (st == PX_OK) {
+            st = px_boot_rm_init(&job, ops);
+            if (st != PX_OK) {
+                free(job.node_of);
+                px_boot.node_of = NULL;
+            }
+            return st;
+        }
+        if (st != PX_ERR_NOT_FOUND)
+            return st;
+        if (!any) {
+            px_error("boot",
+                     "PX_BOOT=%s but %s are not set: start the job with a launcher that "
+                     "offers %s (srun --mpi=%s under Slurm)",
+                     want, rm[i].vars, rm[i].name, rm[i].name);
+            return PX_ERR_INVALID_PARAM;
+        }
+    }
+    /* srun without --mpi (and no MpiDefault) starts each task alone: say
+     * so rather than run that many jobs of one */
+    const char *ntasks = getenv("SLURM_STEP_NUM_TASKS");
+    if (any && ntasks && atoi(ntasks) > 1 && getenv("SLURM_PROCID")) {
+        px_error("boot",
+                 "started by srun as one of %s tasks, but without a process-management "
+                 "interface, so the tasks cannot meet: run srun --mpi=pmi2 (or --mpi=pmix), or "
+                 "set MpiDefault=pmi2 in slurm.conf; PX_BOOT=singleton runs each task on its own",
+                 ntasks);
+        return PX_ERR_INVALID_PARAM;
+    }
+    return px_boot_singleton_init();
+}
+
+void px_boot_print_backends(FILE *f)
+{
+    const char *pmi2 = px_boot_pmi2_missing(), *pmix = px_boot_pmix_missing();
+    const char *addr = getenv("PX_BOOT_ADDR"), *ntasks = getenv("SLURM_STEP_NUM_TASKS");
+    const char *now;
+    if (strcmp(px_params.boot, "auto"))
+        now = px_params.boot;
+    else if (addr && *addr)
+        now = "pxrun";
+    else if (getenv("PMIX_NAMESPACE") && getenv("PMIX_RANK"))
+        now = "pmix";
+    else if (getenv("PMI_FD") || getenv("PMI_PORT"))
+        now = "pmi2";
+    else if (ntasks && atoi(ntasks) > 1 && getenv("SLURM_PROCID"))
+        now = "none: a task of srun without --mpi (MPI_Init refuses)";
+    else
+        now = "singleton";
+    fprintf(f, "Bootstrap: PX_BOOT=%s; here: %s\n", px_params.boot, now);
+    fprintf(f, "  pxrun      built in (pxrun, also inside a Slurm allocation)\n");
+    fprintf(f, "  pmi2       %s\n", *pmi2 ? pmi2 : "libpmi2.so.0 loads (srun --mpi=pmi2)");
+    fprintf(f, "  pmix       %s\n", *pmix ? pmix : "libpmix.so.2 loads (srun --mpi=pmix)");
+}
+
 /* ------------------------------------------------------------ public API */
 
 px_status_t px_boot_init(px_boot_info_t *info_p)
@@ -779,14 +1066,12 @@ px_status_t px_boot_init(px_boot_info_t *info_p)
     (void)px_param_init();
     memset(&px_boot.info, 0, sizeof(px_boot.info));
     atomic_store(&px_boot.finalized, 0);
-    const char *addr = getenv("PX_BOOT_ADDR");
-    if (addr && *addr)
-        st = px_boot_pxrun_init(addr);
-    else
-        st = px_boot_singleton_init();
+    st = px_boot_choose();
     if (st != PX_OK)
         return st;
     const char *node = getenv("PX_NODE_NAME");
+    if (!node)
+        node = getenv("SLURMD_NODENAME");
     px_boot.info.node_name = node ? node : "";
     px_debug("boot", "%s: rank %d of %d, node %d of %d, local rank %d of %d, job %016llx",
              px_boot.ops->name, px_boot.info.rank, px_boot.info.size, px_boot.info.node_id,
@@ -827,6 +1112,8 @@ px_status_t px_boot_fence(void)
     px_status_t st = px_boot.ops->fence(&px_boot.pending, px_boot.npending);
     px_boot.pending.len = 0;
     px_boot.npending = 0;
+    if (px_boot.ops->get)
+        px_boot_store_clear(); /* fetched values may have been put again */
     return st;
 }
 
@@ -837,6 +1124,12 @@ px_status_t px_boot_get(int rank, const char *key, void *val, size_t maxlen, siz
     if (!px_boot.initialized || !key || rank < 0 || rank >= px_boot.info.size)
         return PX_ERR_INVALID_PARAM;
     px_boot_kv_t **pp = px_boot_store_find(rank, key);
+    if ((!pp || !*pp) && px_boot.ops->get) {
+        px_status_t st = px_boot.ops->get(rank, key);
+        if (st != PX_OK)
+            return st;
+        pp = px_boot_store_find(rank, key);
+    }
     if (!pp || !*pp)
         return PX_ERR_NOT_FOUND;
     if (val) {
@@ -884,3 +1177,5 @@ const uint8_t *px_boot_secret(size_t *len_p)
 }
 
 const char *px_boot_local_addr(void) { return px_boot.local_addr; }
+
+int px_boot_self_rank(void) { return px_boot.info.rank; }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "../util/px_status.h"
 
 #define PX_BOOT_KEY_MAX 64
@@ -52,6 +53,10 @@ const char *px_boot_local_addr(void);
 
 /* The per-job secret (32 bytes), for authenticating data connections too. */
 const uint8_t *px_boot_secret(size_t *len_p);
+
+/* The backends this build has, whether each can work here, and which one
+ * the environment selects (for pxinfo). */
+void px_boot_print_backends(FILE *f);
 
 /* Computes HMAC-SHA256(key, msg) into out[32]; used by boot and net handshakes. */
 void px_hmac_sha256(const uint8_t *key, size_t keylen, const uint8_t *msg, size_t msglen,

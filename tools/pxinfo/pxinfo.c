@@ -232,6 +232,7 @@ int main(int argc, char **argv)
     else
         printf("Eager limits: shm %zu bytes, tcp %zu bytes\n", px_params.shm_eager_limit,
                px_params.tcp_eager_limit);
+    px_boot_print_backends(stdout);
     printf("Progress: PX_PROGRESS_MODE=%s, PX_SPIN_COUNT=%ld\n", px_params.progress_mode,
            px_params.spin_count);
     printf("Rails: PX_RAIL_POLICY=%s (`pxinfo --rails`)\n", px_params.rail_policy);

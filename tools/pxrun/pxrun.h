@@ -29,7 +29,8 @@ typedef struct pxrun_opts {
     int ppn;    /* 0: use slots */
     char **env; /* "VAR=VAL" from -x and --env, in order */
     int nenv;
-    const char *launcher; /* template as given; NULL: fork locally (ssh for remote hosts) */
+    const char *launcher;        /* template as given; NULL: fork locally (ssh for remote hosts) */
+    const char *remote_launcher; /* without --launcher, for remote hosts; NULL: ssh */
     const char *boot_iface;
     int boot_port;
     int tag_output;
@@ -111,6 +112,10 @@ int pxrun_resolve_iface(pxrun_job_t *job);
 
 /* launching (pxrun_launch.c) */
 int pxrun_prepare_launcher(pxrun_job_t *job);
+/* Hosts from a Slurm allocation (SLURM_JOB_NODELIST): 1 when added, 0 when
+ * not inside one, -1 on an error (reported). */
+int pxrun_slurm_hosts(pxrun_opts_t *o);
+int pxrun_add_host(pxrun_opts_t *o, const char *name, size_t nlen, int slots);
 int pxrun_check_program(pxrun_job_t *job);
 int pxrun_launch_rank(pxrun_job_t *job, pxrun_rank_t *r);
 char *pxrun_launcher_cmdline(pxrun_job_t *job, const pxrun_rank_t *r);

@@ -65,6 +65,8 @@ int pxrun_prepare_launcher(pxrun_job_t *job)
         any_remote |= job->ranks[r].remote;
     if (!any_remote)
         return 0;
+    if (!tmpl)
+        tmpl = job->opts->remote_launcher;
     if (!tmpl || !strcmp(tmpl, "ssh"))
         tmpl = "ssh -o BatchMode=yes -o ConnectTimeout=10 {host}";
     else if (!strcmp(tmpl, "pxfab") || !strcmp(tmpl, "netns"))

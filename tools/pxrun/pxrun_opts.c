@@ -94,7 +94,7 @@ static int pxrun_parse_secs(const char *opt, const char *s, double *v_p)
     return 0;
 }
 
-static int pxrun_add_host(pxrun_opts_t *o, const char *name, size_t nlen, int slots)
+int pxrun_add_host(pxrun_opts_t *o, const char *name, size_t nlen, int slots)
 {
     pxrun_host_t *h = realloc(o->hosts, sizeof(*h) * (size_t)(o->nhosts + 1));
     if (!h)
@@ -435,6 +435,10 @@ int pxrun_host_is_local(const char *name)
     me[sizeof(me) - 1] = 0;
     if (!strcmp(name, me))
         return 1;
+    /* inside a Slurm job: this node's name in the allocation */
+    const char *slurm = getenv("SLURMD_NODENAME");
+    if (slurm && !strcmp(name, slurm))
+        return 1;
     /* short name of this host */
     char *dot = strchr(me, '.');
     if (dot && !strchr(name, '.') && (size_t)(dot - me) == strlen(name) &&
@@ -451,6 +455,8 @@ int pxrun_place(pxrun_job_t *job)
     static char me[256];
     int total = 0;
 
+    if (!o->nhosts && pxrun_slurm_hosts(o) < 0)
+        return -1;
     if (!o->nhosts) {
         if (gethostname(me, sizeof(me)) < 0 || !me[0])
             strcpy(me, "localhost");
