@@ -1324,6 +1324,393 @@ int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhan
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) PLEXUS_API;
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) PLEXUS_API;
 
+/* MPI-4.0: large-count (_c) variants, persistent neighbourhood collectives */
+int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Op op, MPI_Win win) PLEXUS_API;
+int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) PLEXUS_API;
+int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    MPI_Comm comm) PLEXUS_API;
+int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm) PLEXUS_API;
+int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) PLEXUS_API;
+int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+    MPI_Datatype recvtype, MPI_Comm comm) PLEXUS_API;
+int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) PLEXUS_API;
+int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+    MPI_Comm comm) PLEXUS_API;
+int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm) PLEXUS_API;
+int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Buffer_attach_c(void *buffer, MPI_Count size) PLEXUS_API;
+int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) PLEXUS_API;
+int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm) PLEXUS_API;
+int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent) PLEXUS_API;
+int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count,
+    MPI_Datatype datatype) PLEXUS_API;
+int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+    MPI_Datatype datatype) PLEXUS_API;
+int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count,
+    MPI_Datatype datatype) PLEXUS_API;
+int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+    MPI_Datatype datatype) PLEXUS_API;
+int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+    MPI_Datatype datatype) PLEXUS_API;
+int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+    MPI_Datatype datatype) PLEXUS_API;
+int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) PLEXUS_API;
+int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+    MPI_Comm comm) PLEXUS_API;
+int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+    MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+    MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) PLEXUS_API;
+int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Win win) PLEXUS_API;
+int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) PLEXUS_API;
+int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype,
+    MPI_Count *count) PLEXUS_API;
+int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info) PLEXUS_API;
+int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+    int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+    MPI_Status *status) PLEXUS_API;
+int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) PLEXUS_API;
+int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    MPI_Comm comm) PLEXUS_API;
+int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) PLEXUS_API;
+int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) PLEXUS_API;
+int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+    MPI_Comm comm) PLEXUS_API;
+int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) PLEXUS_API;
+int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+    MPI_Count outsize, MPI_Count *position, MPI_Comm comm) PLEXUS_API;
+int MPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
+    MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) PLEXUS_API;
+int MPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+    MPI_Count *size) PLEXUS_API;
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+    MPI_Count *size) PLEXUS_API;
+int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Win win) PLEXUS_API;
+int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Op op, MPI_Win win, MPI_Request *request) PLEXUS_API;
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+    MPI_Comm comm, MPI_Status *status) PLEXUS_API;
+int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, int root, MPI_Comm comm) PLEXUS_API;
+int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op) PLEXUS_API;
+int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) PLEXUS_API;
+int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) PLEXUS_API;
+int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int MPI_Register_datarep_c(const char *datarep,
+    MPI_Datarep_conversion_function_c *read_conversion_fn,
+    MPI_Datarep_conversion_function_c *write_conversion_fn,
+    MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) PLEXUS_API;
+int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+    MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+    MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) PLEXUS_API;
+int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Win win, MPI_Request *request) PLEXUS_API;
+int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Win win, MPI_Request *request) PLEXUS_API;
+int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm) PLEXUS_API;
+int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm) PLEXUS_API;
+int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) PLEXUS_API;
+int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+    MPI_Comm comm) PLEXUS_API;
+int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm) PLEXUS_API;
+int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+    MPI_Comm comm, MPI_Status *status) PLEXUS_API;
+int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
+    int source, int recvtag, MPI_Comm comm, MPI_Status *status) PLEXUS_API;
+int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm) PLEXUS_API;
+int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) PLEXUS_API;
+int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+    const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
+    int order, MPI_Datatype oldtype, MPI_Datatype *newtype) PLEXUS_API;
+int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype) PLEXUS_API;
+int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype) PLEXUS_API;
+int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+    MPI_Datatype oldtype, MPI_Datatype *newtype) PLEXUS_API;
+int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype) PLEXUS_API;
+int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+    MPI_Datatype *newtype) PLEXUS_API;
+int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
+    MPI_Datatype *newtype) PLEXUS_API;
+int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+    const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order,
+    MPI_Datatype oldtype, MPI_Datatype *newtype) PLEXUS_API;
+int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+    MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[],
+    MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+    MPI_Datatype array_of_datatypes[]) PLEXUS_API;
+int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+    MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes,
+    int *combiner) PLEXUS_API;
+int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) PLEXUS_API;
+int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb,
+    MPI_Count *true_extent) PLEXUS_API;
+int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype) PLEXUS_API;
+int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) PLEXUS_API;
+int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+    MPI_Datatype oldtype, MPI_Datatype *newtype) PLEXUS_API;
+int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+    MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) PLEXUS_API;
+int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+    MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) PLEXUS_API;
+int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+    void *baseptr, MPI_Win *win) PLEXUS_API;
+int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+    void *baseptr, MPI_Win *win) PLEXUS_API;
+int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+    MPI_Win *win) PLEXUS_API;
+int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+    void *baseptr) PLEXUS_API;
+
 /* Profiling interface: every routine above is also reachable as PMPI_<name>. */
 /* Point-to-point communication (MPI-3.1 chapter 3) */
 int PMPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
@@ -1981,6 +2368,393 @@ int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_d
 int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler) PLEXUS_API;
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler) PLEXUS_API;
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler) PLEXUS_API;
+int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Op op, MPI_Win win) PLEXUS_API;
+int PMPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) PLEXUS_API;
+int PMPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    MPI_Comm comm) PLEXUS_API;
+int PMPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm) PLEXUS_API;
+int PMPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) PLEXUS_API;
+int PMPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+    MPI_Datatype recvtype, MPI_Comm comm) PLEXUS_API;
+int PMPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) PLEXUS_API;
+int PMPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
+    MPI_Comm comm) PLEXUS_API;
+int PMPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm) PLEXUS_API;
+int PMPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size) PLEXUS_API;
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size) PLEXUS_API;
+int PMPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm) PLEXUS_API;
+int PMPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent) PLEXUS_API;
+int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int PMPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int PMPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int PMPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Request *request) PLEXUS_API;
+int PMPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count,
+    MPI_Datatype datatype) PLEXUS_API;
+int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+    MPI_Datatype datatype) PLEXUS_API;
+int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int PMPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count,
+    MPI_Datatype datatype) PLEXUS_API;
+int PMPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+    MPI_Datatype datatype) PLEXUS_API;
+int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+    MPI_Datatype datatype) PLEXUS_API;
+int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+    MPI_Datatype datatype, MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+    MPI_Datatype datatype) PLEXUS_API;
+int PMPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) PLEXUS_API;
+int PMPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+    MPI_Comm comm) PLEXUS_API;
+int PMPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+    MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+    MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) PLEXUS_API;
+int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Win win) PLEXUS_API;
+int PMPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count) PLEXUS_API;
+int PMPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype,
+    MPI_Count *count) PLEXUS_API;
+int PMPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype, int root,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info) PLEXUS_API;
+int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, int root, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+    int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+    MPI_Status *status) PLEXUS_API;
+int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) PLEXUS_API;
+int PMPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    MPI_Comm comm) PLEXUS_API;
+int PMPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) PLEXUS_API;
+int PMPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+    void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm) PLEXUS_API;
+int PMPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+    MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+    MPI_Comm comm) PLEXUS_API;
+int PMPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+    const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op) PLEXUS_API;
+int PMPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+    MPI_Count outsize, MPI_Count *position, MPI_Comm comm) PLEXUS_API;
+int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incount,
+    MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position) PLEXUS_API;
+int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Datatype datatype,
+    MPI_Count *size) PLEXUS_API;
+int PMPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm,
+    MPI_Count *size) PLEXUS_API;
+int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Win win) PLEXUS_API;
+int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
+    MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) PLEXUS_API;
+int PMPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+    MPI_Comm comm, MPI_Status *status) PLEXUS_API;
+int PMPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, int root, MPI_Comm comm) PLEXUS_API;
+int PMPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op) PLEXUS_API;
+int PMPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) PLEXUS_API;
+int PMPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) PLEXUS_API;
+int PMPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+    MPI_Request *request) PLEXUS_API;
+int PMPI_Register_datarep_c(const char *datarep,
+    MPI_Datarep_conversion_function_c *read_conversion_fn,
+    MPI_Datarep_conversion_function_c *write_conversion_fn,
+    MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state) PLEXUS_API;
+int PMPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+    MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+    MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request) PLEXUS_API;
+int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Win win, MPI_Request *request) PLEXUS_API;
+int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+    int target_rank, MPI_Aint target_disp, MPI_Count target_count, MPI_Datatype target_datatype,
+    MPI_Win win, MPI_Request *request) PLEXUS_API;
+int PMPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm) PLEXUS_API;
+int PMPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm) PLEXUS_API;
+int PMPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) PLEXUS_API;
+int PMPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+    MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+    MPI_Comm comm) PLEXUS_API;
+int PMPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+    MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm) PLEXUS_API;
+int PMPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+    MPI_Comm comm, MPI_Status *status) PLEXUS_API;
+int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+    int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status) PLEXUS_API;
+int PMPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm) PLEXUS_API;
+int PMPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+    MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype) PLEXUS_API;
+int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+    const int array_of_distribs[], const int array_of_dargs[], const int array_of_psizes[],
+    int order, MPI_Datatype oldtype, MPI_Datatype *newtype) PLEXUS_API;
+int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype) PLEXUS_API;
+int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype) PLEXUS_API;
+int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+    MPI_Datatype oldtype, MPI_Datatype *newtype) PLEXUS_API;
+int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype) PLEXUS_API;
+int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+    MPI_Datatype *newtype) PLEXUS_API;
+int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[], const MPI_Datatype array_of_types[],
+    MPI_Datatype *newtype) PLEXUS_API;
+int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+    const MPI_Count array_of_subsizes[], const MPI_Count array_of_starts[], int order,
+    MPI_Datatype oldtype, MPI_Datatype *newtype) PLEXUS_API;
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+    MPI_Count max_large_counts, MPI_Count max_datatypes, int array_of_integers[],
+    MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
+    MPI_Datatype array_of_datatypes[]) PLEXUS_API;
+int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+    MPI_Count *num_addresses, MPI_Count *num_large_counts, MPI_Count *num_datatypes,
+    int *combiner) PLEXUS_API;
+int PMPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent) PLEXUS_API;
+int PMPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb,
+    MPI_Count *true_extent) PLEXUS_API;
+int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+    MPI_Datatype *newtype) PLEXUS_API;
+int PMPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size) PLEXUS_API;
+int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+    MPI_Datatype oldtype, MPI_Datatype *newtype) PLEXUS_API;
+int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+    MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm) PLEXUS_API;
+int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+    MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype datatype) PLEXUS_API;
+int PMPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+    void *baseptr, MPI_Win *win) PLEXUS_API;
+int PMPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+    void *baseptr, MPI_Win *win) PLEXUS_API;
+int PMPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+    MPI_Win *win) PLEXUS_API;
+int PMPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+    void *baseptr) PLEXUS_API;
 #if defined(__cplusplus)
 }
 #endif

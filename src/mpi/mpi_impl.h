@@ -180,6 +180,9 @@ static inline px_mpi_dt_t *px_mpi_dt_get(MPI_Datatype dt)
     return px_mpi_dt_get_slow(dt);
 }
 void px_mpi_dt_init(void);
+/* bigcount.c: count (> INT_MAX) elements of t as one item of a new
+ * committed datatype, for the int functions (BigMPI's construction). */
+int px_mpi_big_type(MPI_Count count, MPI_Datatype t, MPI_Datatype *out);
 
 /* ---------- requests ---------- */
 
@@ -233,6 +236,16 @@ struct px_mpi_req {
  * different orders on different ranks, would otherwise wait for each
  * other). */
 void px_mpi_req_poll_start(px_mpi_req_t *r);
+/* A request done when every one of its parts is (the transfers of a
+ * neighbourhood collective, the pieces of a large-count call): its sched
+ * is a px_mpi_req_group_t, which px_mpi_req_group_poll frees with the
+ * parts once they are done; the first error of a part is the request's. */
+typedef struct px_mpi_req_group {
+    int n;
+    px_mpi_req_t **reqs; /* NULL once completed */
+    int err;
+} px_mpi_req_group_t;
+int px_mpi_req_group_poll(px_mpi_req_t *r);
 /* coll_persist.c: MPI_Start of a persistent collective. */
 int px_mpi_pcoll_start(px_mpi_req_t *r);
 px_mpi_req_t *px_mpi_req_new(int kind);

@@ -120,6 +120,38 @@ px_mpi_req_t *px_mpi_req_get(MPI_Request h)
     return r && r->handle == h ? r : NULL;
 }
 
+int px_mpi_req_group_poll(px_mpi_req_t *r)
+{
+    px_mpi_req_group_t *g = r->sched;
+    if (!g)
+        return 1;
+    int pending = 0;
+    for (int i = 0; i < g->n; i++) {
+        px_mpi_req_t *q = g->reqs[i];
+        if (!q)
+            continue;
+        if (!px_mpi_req_is_done(q)) {
+            pending = 1;
+            continue;
+        }
+        int e = px_mpi_req_complete(q, MPI_STATUS_IGNORE); /* unpacks receives */
+        if (e != MPI_SUCCESS && g->err == MPI_SUCCESS)
+            g->err = e;
+        px_mpi_req_free(q);
+        g->reqs[i] = NULL;
+    }
+    if (pending)
+        return 0;
+    r->st_error = g->err;
+    r->st_source = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    r->st_count = 0;
+    free(g->reqs);
+    free(g);
+    r->sched = NULL;
+    return 1;
+}
+
 int px_mpi_req_is_done(px_mpi_req_t *r)
 {
     if (r->kind == PX_MPI_REQ_DONE)
@@ -564,7 +596,7 @@ PX_WEAK(MPI_Request_get_status)
 
 /* ---------- counts ---------- */
 
-PX_PMPI(MPI_Get_count)(const MPI_Status *status, MPI_Datatype datatype, int *count)
+PX_PMPI(MPI_Get_count_c)(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
     PX_CS_ENTER();
     px_mpi_dt_t *d = px_mpi_dt_get(datatype);
@@ -579,8 +611,19 @@ PX_PMPI(MPI_Get_count)(const MPI_Status *status, MPI_Datatype datatype, int *cou
     else if (bytes % d->size)
         *count = MPI_UNDEFINED;
     else
-        *count = bytes / d->size > 0x7fffffff ? MPI_UNDEFINED : (int)(bytes / d->size);
+        *count = bytes / d->size;
     return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Get_count_c)
+
+PX_PMPI(MPI_Get_count)(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    PX_CS_ENTER();
+    MPI_Count n;
+    int rc = PMPI_Get_count_c(status, datatype, &n);
+    if (rc == MPI_SUCCESS)
+        *count = n > 0x7fffffff ? MPI_UNDEFINED : (int)n;
+    return rc;
 }
 PX_WEAK(MPI_Get_count)
 
@@ -603,6 +646,13 @@ PX_PMPI(MPI_Get_elements_x)(const MPI_Status *status, MPI_Datatype datatype, MPI
 }
 PX_WEAK(MPI_Get_elements_x)
 
+PX_PMPI(MPI_Get_elements_c)(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    PX_CS_ENTER();
+    return PMPI_Get_elements_x(status, datatype, count);
+}
+PX_WEAK(MPI_Get_elements_c)
+
 PX_PMPI(MPI_Get_elements)(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
     PX_CS_ENTER();
@@ -614,7 +664,7 @@ PX_PMPI(MPI_Get_elements)(const MPI_Status *status, MPI_Datatype datatype, int *
 }
 PX_WEAK(MPI_Get_elements)
 
-PX_PMPI(MPI_Status_set_elements)(MPI_Status *status, MPI_Datatype datatype, int count)
+PX_PMPI(MPI_Status_set_elements_x)(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
     PX_CS_ENTER();
     px_mpi_dt_t *d = px_mpi_dt_get(datatype);
@@ -624,6 +674,13 @@ PX_PMPI(MPI_Status_set_elements)(MPI_Status *status, MPI_Datatype datatype, int 
     px_status_fill(status, status->MPI_SOURCE, status->MPI_TAG, bytes,
                    status->count_hi_and_cancelled & 1);
     return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Status_set_elements_x)
+
+PX_PMPI(MPI_Status_set_elements)(MPI_Status *status, MPI_Datatype datatype, int count)
+{
+    PX_CS_ENTER();
+    return PMPI_Status_set_elements_x(status, datatype, count);
 }
 PX_WEAK(MPI_Status_set_elements)
 

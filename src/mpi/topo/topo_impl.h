@@ -10,6 +10,8 @@
  * the neighbour's match index to the base; both stay far above the small
  * tags the other collectives use. */
 #define PX_MPI_TOPO_TAG_NBR 0x70000000
+/* persistent ones: + (init's collective tag mod 2^20) * 256 + edge tag */
+#define PX_MPI_TOPO_TAG_PNBR 0x40000000
 #define PX_MPI_TOPO_TAG_DGRAPH_COUNT 0x6ff00001
 #define PX_MPI_TOPO_TAG_DGRAPH_DATA 0x6ff00002
 

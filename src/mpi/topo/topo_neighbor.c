@@ -8,12 +8,6 @@
 
 #include <stdlib.h>
 
-typedef struct {
-    int n;
-    px_mpi_req_t **reqs; /* NULL once completed */
-    int err;
-} px_nbr_sched_t;
-
 /* One block to move: where, how many, which type. */
 typedef struct {
     const char *buf;
@@ -21,45 +15,19 @@ typedef struct {
     MPI_Datatype dt;
 } px_nbr_blk_t;
 
-static int px_nbr_poll(px_mpi_req_t *r)
-{
-    px_nbr_sched_t *s = r->sched;
-    if (!s)
-        return 1;
-    int pending = 0;
-    for (int i = 0; i < s->n; i++) {
-        px_mpi_req_t *q = s->reqs[i];
-        if (!q)
-            continue;
-        if (!px_mpi_req_is_done(q)) {
-            pending = 1;
-            continue;
-        }
-        int e = px_mpi_req_complete(q, MPI_STATUS_IGNORE); /* unpacks receives */
-        if (e != MPI_SUCCESS && s->err == MPI_SUCCESS)
-            s->err = e;
-        px_mpi_req_free(q);
-        s->reqs[i] = NULL;
-    }
-    if (pending)
-        return 0;
-    r->st_error = s->err;
-    r->st_source = MPI_ANY_SOURCE;
-    r->st_tag = MPI_ANY_TAG;
-    r->st_count = 0;
-    free(s->reqs);
-    free(s);
-    r->sched = NULL;
-    return 1;
-}
-
 /* Posts the transfers of one neighbour collective into a new request. */
 static int px_nbr_start(px_mpi_comm_t *c, const px_mpi_topo_t *t, const px_nbr_blk_t *sb,
                         const px_nbr_blk_t *rb, px_mpi_req_t **req_p)
 {
-    px_nbr_sched_t *s = calloc(1, sizeof(*s));
+    px_mpi_req_group_t *s = calloc(1, sizeof(*s));
     px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_COLL);
     int rc = MPI_SUCCESS;
+    /* the start of a persistent one (coll_tag_next is the tag its init
+     * took, + 1) runs on tags of its own, so that the starts of several
+     * match whatever their order at each member */
+    int base = c->coll_tag_next ? PX_MPI_TOPO_TAG_PNBR +
+                                      (int)(((unsigned)(c->coll_tag_next - 1) & 0xfffffu) << 8)
+                                : PX_MPI_TOPO_TAG_NBR;
     if (!s || !r ||
         (t->indeg + t->outdeg > 0 &&
          !(s->reqs = calloc((size_t)(t->indeg + t->outdeg), sizeof(*s->reqs))))) {
@@ -71,7 +39,7 @@ static int px_nbr_start(px_mpi_comm_t *c, const px_mpi_topo_t *t, const px_nbr_b
         if (t->in[i] == MPI_PROC_NULL)
             continue;
         rc = px_mpi_irecv_internal(&s->reqs[s->n], (void *)rb[i].buf, rb[i].count, rb[i].dt,
-                                   t->in[i], PX_MPI_TOPO_TAG_NBR + t->in_tag[i], c, c->ctx + 1);
+                                   t->in[i], base + t->in_tag[i], c, c->ctx + 1);
         if (rc == MPI_SUCCESS)
             s->n++;
     }
@@ -79,8 +47,7 @@ static int px_nbr_start(px_mpi_comm_t *c, const px_mpi_topo_t *t, const px_nbr_b
         if (t->out[j] == MPI_PROC_NULL)
             continue;
         rc = px_mpi_isend_internal(&s->reqs[s->n], sb[j].buf, sb[j].count, sb[j].dt, t->out[j],
-                                   PX_MPI_TOPO_TAG_NBR + t->out_tag[j], c, c->ctx + 1,
-                                   PX_PROTO_MODE_STD);
+                                   base + t->out_tag[j], c, c->ctx + 1, PX_PROTO_MODE_STD);
         if (rc == MPI_SUCCESS)
             s->n++;
     }
@@ -96,7 +63,7 @@ static int px_nbr_start(px_mpi_comm_t *c, const px_mpi_topo_t *t, const px_nbr_b
     r->comm = c;
     c->refs++;
     r->sched = s;
-    r->poll = px_nbr_poll;
+    r->poll = px_mpi_req_group_poll;
     *req_p = r;
     return MPI_SUCCESS;
 fail:
