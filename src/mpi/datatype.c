@@ -859,6 +859,9 @@ PX_PMPI(MPI_Type_get_envelope)
     if (!num_integers || !num_addresses || !num_datatypes || !combiner)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_get_envelope", "null argument");
     px_dt_obj_t *o = px_dt_obj(d);
+    if (o && o->nc)
+        return px_mpi_error(NULL, MPI_ERR_TYPE, "MPI_Type_get_envelope",
+                            "built by a large-count constructor: use MPI_Type_get_envelope_c");
     *num_integers = o ? o->ni : 0;
     *num_addresses = o ? o->na : 0;
     *num_datatypes = o ? o->nt : 0;
@@ -867,16 +870,11 @@ PX_PMPI(MPI_Type_get_envelope)
 }
 PX_WEAK(MPI_Type_get_envelope)
 
-PX_PMPI(MPI_Type_get_contents)
-(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
- int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
+int px_dt_contents_out(px_dt_obj_t *o, MPI_Count max_integers, MPI_Count max_addresses,
+                       MPI_Count max_datatypes, int *array_of_integers,
+                       MPI_Aint *array_of_addresses, MPI_Datatype *array_of_datatypes,
+                       const char *fn)
 {
-    PX_CS_ENTER();
-    const char *fn = "MPI_Type_get_contents";
-    PX_DT_GET(d, datatype, fn);
-    px_dt_obj_t *o = px_dt_obj(d);
-    if (!o)
-        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "predefined datatypes have no contents");
     if (max_integers < o->ni || max_addresses < o->na || max_datatypes < o->nt)
         return px_mpi_error(NULL, MPI_ERR_ARG, fn, "arrays too small (need %d, %d, %d)", o->ni,
                             o->na, o->nt);
@@ -901,5 +899,22 @@ PX_PMPI(MPI_Type_get_contents)
         }
     }
     return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Type_get_contents)
+(MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+ int array_of_integers[], MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
+{
+    PX_CS_ENTER();
+    const char *fn = "MPI_Type_get_contents";
+    PX_DT_GET(d, datatype, fn);
+    px_dt_obj_t *o = px_dt_obj(d);
+    if (!o)
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "predefined datatypes have no contents");
+    if (o->nc)
+        return px_mpi_error(NULL, MPI_ERR_TYPE, fn,
+                            "built by a large-count constructor: use MPI_Type_get_contents_c");
+    return px_dt_contents_out(o, max_integers, max_addresses, max_datatypes, array_of_integers,
+                              array_of_addresses, array_of_datatypes, fn);
 }
 PX_WEAK(MPI_Type_get_contents)

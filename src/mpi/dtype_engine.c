@@ -296,6 +296,41 @@ int px_dt_set_contents(px_dt_obj_t *o, int combiner, int ni, const int *ints, in
     return MPI_SUCCESS;
 }
 
+/* Releases the recorded contents (the datatypes they hold). */
+static void px_dt_drop_contents(px_dt_obj_t *o)
+{
+    for (int i = 0; i < o->nt; i++) {
+        px_dt_obj_t *c = px_dt_obj(px_mpi_dt_get(o->types[i]));
+        if (c)
+            px_dt_obj_release(c);
+    }
+    free(o->ints);
+    free(o->aints);
+    free(o->types);
+    free(o->counts);
+    o->ints = NULL;
+    o->aints = NULL;
+    o->types = NULL;
+    o->counts = NULL;
+    o->ni = o->na = o->nt = 0;
+    o->nc = 0;
+}
+
+int px_dt_set_large_contents(px_dt_obj_t *o, int combiner, int ni, const int *ints, MPI_Count nc,
+                             const MPI_Count *counts, int nt, const MPI_Datatype *types)
+{
+    px_dt_drop_contents(o);
+    int rc = px_dt_set_contents(o, combiner, ni, ints, 0, NULL, nt, types);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    o->counts = malloc(sizeof(MPI_Count) * (size_t)(nc ? nc : 1));
+    if (!o->counts)
+        return MPI_ERR_NO_MEM;
+    memcpy(o->counts, counts, sizeof(MPI_Count) * (size_t)nc);
+    o->nc = nc;
+    return MPI_SUCCESS;
+}
+
 px_dt_obj_t *px_dt_obj_dup(const px_dt_obj_t *s)
 {
     px_dt_obj_t *o = calloc(1, sizeof(*o));
@@ -308,7 +343,9 @@ px_dt_obj_t *px_dt_obj_dup(const px_dt_obj_t *s)
     o->ints = NULL;
     o->aints = NULL;
     o->types = NULL;
+    o->counts = NULL;
     o->ni = o->na = o->nt = 0;
+    o->nc = 0;
     o->name[0] = 0;
     o->zombie_next = NULL;
     o->runs = malloc(sizeof(*o->runs) * (size_t)(s->nruns ? s->nruns : 1));
@@ -332,14 +369,7 @@ static void px_dt_destroy(px_dt_obj_t *o)
 {
     if (o->registered)
         px_htab_del(&px_mpi_dt_tab, PX_HANDLE_IDX(o->d.handle));
-    for (int i = 0; i < o->nt; i++) {
-        px_dt_obj_t *c = px_dt_obj(px_mpi_dt_get(o->types[i]));
-        if (c)
-            px_dt_obj_release(c);
-    }
-    free(o->ints);
-    free(o->aints);
-    free(o->types);
+    px_dt_drop_contents(o);
     free(o->runs);
     free(o->blks);
     free(o);

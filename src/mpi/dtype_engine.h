@@ -33,6 +33,9 @@ typedef struct px_dt_obj {
     int *ints;
     MPI_Aint *aints;
     MPI_Datatype *types;
+    /* the counts of a large-count constructor (MPI_Type_get_contents_c) */
+    MPI_Count nc;
+    MPI_Count *counts;
     char name[MPI_MAX_OBJECT_NAME];
     MPI_Aint ub, true_ub;
     int mark_lb, mark_ub; /* bounds fixed by MPI_LB/MPI_UB or resized: sticky */
@@ -89,6 +92,14 @@ int px_dt_register(px_dt_obj_t *o);
 /* Records the constructor arguments (retains derived types among them). */
 int px_dt_set_contents(px_dt_obj_t *o, int combiner, int ni, const int *ints, int na,
                        const MPI_Aint *aints, int nt, const MPI_Datatype *types);
+/* Replaces them with a large-count constructor's (datatype_c.c). */
+int px_dt_set_large_contents(px_dt_obj_t *o, int combiner, int ni, const int *ints, MPI_Count nc,
+                             const MPI_Count *counts, int nt, const MPI_Datatype *types);
+/* Hands out o's contents as MPI_Type_get_contents does (the caller owns a
+ * reference to each derived type among them). */
+int px_dt_contents_out(px_dt_obj_t *o, MPI_Count max_integers, MPI_Count max_addresses,
+                       MPI_Count max_datatypes, int *ints, MPI_Aint *aints, MPI_Datatype *types,
+                       const char *fn);
 void px_dt_obj_retain(px_dt_obj_t *o);
 void px_dt_obj_release(px_dt_obj_t *o);
 /* Drops the user's reference (MPI_Type_free). */

@@ -41,16 +41,15 @@ static void px_unpack_native(const px_mpi_dt_t *d, MPI_Aint count, const void *s
         d->unpack(d, count, src, dst);
 }
 
-PX_PMPI(MPI_Pack)
-(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
- MPI_Comm comm)
+/* MPI_Pack and MPI_Pack_c (the int one passes its position through a
+ * MPI_Count and back). */
+static int px_pack(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+                   MPI_Count outsize, MPI_Count *position, MPI_Comm comm, const char *fn)
 {
-    PX_CS_ENTER();
-    const char *fn = "MPI_Pack";
     int rc;
     PX_GET_COMM(c, comm, fn);
     if (incount < 0)
-        return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", incount);
+        return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %lld", (long long)incount);
     if (!position || *position < 0 || outsize < 0)
         return px_mpi_error(c, MPI_ERR_ARG, fn, "invalid position or size");
     px_mpi_dt_t *d = px_pack_type(datatype, fn, &rc);
@@ -58,24 +57,42 @@ PX_PMPI(MPI_Pack)
         return rc;
     MPI_Aint need = (MPI_Aint)incount * d->size;
     if ((MPI_Aint)*position + need > outsize)
-        return px_mpi_error(c, MPI_ERR_TRUNCATE, fn, "%ld bytes do not fit at %d of %d", (long)need,
-                            *position, outsize);
+        return px_mpi_error(c, MPI_ERR_TRUNCATE, fn, "%ld bytes do not fit at %lld of %lld",
+                            (long)need, (long long)*position, (long long)outsize);
     px_pack_native(d, incount, inbuf, (char *)outbuf + *position);
-    *position += (int)need;
+    *position += need;
     return MPI_SUCCESS;
 }
-PX_WEAK(MPI_Pack)
 
-PX_PMPI(MPI_Unpack)
-(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
+PX_PMPI(MPI_Pack)
+(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize, int *position,
  MPI_Comm comm)
 {
     PX_CS_ENTER();
-    const char *fn = "MPI_Unpack";
+    MPI_Count pos = position ? *position : -1;
+    int rc = px_pack(inbuf, incount, datatype, outbuf, outsize, &pos, comm, "MPI_Pack");
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;
+    return rc;
+}
+PX_WEAK(MPI_Pack)
+
+PX_PMPI(MPI_Pack_c)
+(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+ MPI_Count *position, MPI_Comm comm)
+{
+    PX_CS_ENTER();
+    return px_pack(inbuf, incount, datatype, outbuf, outsize, position, comm, "MPI_Pack_c");
+}
+PX_WEAK(MPI_Pack_c)
+
+static int px_unpack(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                     MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm, const char *fn)
+{
     int rc;
     PX_GET_COMM(c, comm, fn);
     if (outcount < 0)
-        return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", outcount);
+        return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %lld", (long long)outcount);
     if (!position || *position < 0 || insize < 0)
         return px_mpi_error(c, MPI_ERR_ARG, fn, "invalid position or size");
     px_mpi_dt_t *d = px_pack_type(datatype, fn, &rc);
@@ -83,15 +100,36 @@ PX_PMPI(MPI_Unpack)
         return rc;
     MPI_Aint need = (MPI_Aint)outcount * d->size;
     if ((MPI_Aint)*position + need > insize)
-        return px_mpi_error(c, MPI_ERR_TRUNCATE, fn, "%ld bytes wanted at %d of %d", (long)need,
-                            *position, insize);
+        return px_mpi_error(c, MPI_ERR_TRUNCATE, fn, "%ld bytes wanted at %lld of %lld", (long)need,
+                            (long long)*position, (long long)insize);
     px_unpack_native(d, outcount, (const char *)inbuf + *position, outbuf);
-    *position += (int)need;
+    *position += need;
     return MPI_SUCCESS;
+}
+
+PX_PMPI(MPI_Unpack)
+(const void *inbuf, int insize, int *position, void *outbuf, int outcount, MPI_Datatype datatype,
+ MPI_Comm comm)
+{
+    PX_CS_ENTER();
+    MPI_Count pos = position ? *position : -1;
+    int rc = px_unpack(inbuf, insize, &pos, outbuf, outcount, datatype, comm, "MPI_Unpack");
+    if (rc == MPI_SUCCESS)
+        *position = (int)pos;
+    return rc;
 }
 PX_WEAK(MPI_Unpack)
 
-PX_PMPI(MPI_Pack_size)(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+PX_PMPI(MPI_Unpack_c)
+(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf, MPI_Count outcount,
+ MPI_Datatype datatype, MPI_Comm comm)
+{
+    PX_CS_ENTER();
+    return px_unpack(inbuf, insize, position, outbuf, outcount, datatype, comm, "MPI_Unpack_c");
+}
+PX_WEAK(MPI_Unpack_c)
+
+PX_PMPI(MPI_Pack_size_c)(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Pack_size";
@@ -101,12 +139,22 @@ PX_PMPI(MPI_Pack_size)(int incount, MPI_Datatype datatype, MPI_Comm comm, int *s
     if (!d || (o && o->user_freed))
         return px_mpi_error(c, MPI_ERR_TYPE, fn, "invalid datatype");
     if (incount < 0)
-        return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", incount);
+        return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %lld", (long long)incount);
     if (!size)
         return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
-    MPI_Aint n = (MPI_Aint)incount * d->size;
-    *size = n > 0x7fffffff ? MPI_UNDEFINED : (int)n;
+    *size = incount * d->size;
     return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Pack_size_c)
+
+PX_PMPI(MPI_Pack_size)(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
+{
+    PX_CS_ENTER();
+    MPI_Count n = 0;
+    int rc = PMPI_Pack_size_c(incount, datatype, comm, size ? &n : NULL);
+    if (rc == MPI_SUCCESS)
+        *size = n > 0x7fffffff ? MPI_UNDEFINED : (int)n;
+    return rc;
 }
 PX_WEAK(MPI_Pack_size)
 
@@ -283,8 +331,8 @@ static int px_x32_begin(const char *datarep, MPI_Datatype dt, const char *fn, px
     return MPI_SUCCESS;
 }
 
-PX_PMPI(MPI_Pack_external_size)
-(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
+PX_PMPI(MPI_Pack_external_size_c)
+(const char datarep[], MPI_Count incount, MPI_Datatype datatype, MPI_Count *size)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Pack_external_size";
@@ -294,14 +342,22 @@ PX_PMPI(MPI_Pack_external_size)
         return rc;
     if (incount < 0 || !size)
         return px_mpi_error(NULL, MPI_ERR_ARG, fn, "invalid count or null size");
-    *size = (MPI_Aint)incount * px_x32_item_size(&v);
+    *size = incount * px_x32_item_size(&v);
     return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Pack_external_size_c)
+
+PX_PMPI(MPI_Pack_external_size)
+(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
+{
+    PX_CS_ENTER();
+    return PMPI_Pack_external_size_c(datarep, incount, datatype, size);
 }
 PX_WEAK(MPI_Pack_external_size)
 
-PX_PMPI(MPI_Pack_external)
-(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
- MPI_Aint outsize, MPI_Aint *position)
+PX_PMPI(MPI_Pack_external_c)
+(const char datarep[], const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+ MPI_Count outsize, MPI_Count *position)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Pack_external";
@@ -319,11 +375,20 @@ PX_PMPI(MPI_Pack_external)
     *position += need;
     return MPI_SUCCESS;
 }
+PX_WEAK(MPI_Pack_external_c)
+
+PX_PMPI(MPI_Pack_external)
+(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf,
+ MPI_Aint outsize, MPI_Aint *position)
+{
+    PX_CS_ENTER();
+    return PMPI_Pack_external_c(datarep, inbuf, incount, datatype, outbuf, outsize, position);
+}
 PX_WEAK(MPI_Pack_external)
 
-PX_PMPI(MPI_Unpack_external)
-(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf,
- int outcount, MPI_Datatype datatype)
+PX_PMPI(MPI_Unpack_external_c)
+(const char datarep[], const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+ MPI_Count outcount, MPI_Datatype datatype)
 {
     PX_CS_ENTER();
     const char *fn = "MPI_Unpack_external";
@@ -340,5 +405,14 @@ PX_PMPI(MPI_Unpack_external)
     px_x32_walk(&v, outcount, outbuf, (unsigned char *)inbuf + *position, 0);
     *position += need;
     return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Unpack_external_c)
+
+PX_PMPI(MPI_Unpack_external)
+(const char datarep[], const void *inbuf, MPI_Aint insize, MPI_Aint *position, void *outbuf,
+ int outcount, MPI_Datatype datatype)
+{
+    PX_CS_ENTER();
+    return PMPI_Unpack_external_c(datarep, inbuf, insize, position, outbuf, outcount, datatype);
 }
 PX_WEAK(MPI_Unpack_external)

@@ -17,10 +17,14 @@ typedef int (*px_pcoll_start_fn)(px_pcoll_t *p, MPI_Request *inner);
 /* One side (send or receive) of a collective's arguments. */
 typedef struct px_pcoll_side {
     void *buf;
-    int count;
+    MPI_Count count;
     const int *counts, *displs;
     MPI_Datatype type;
     const MPI_Datatype *types;
+    /* the large-count inits' arrays instead (neighbourhood alltoallw: the
+     * displacements of both kinds of init) */
+    const MPI_Count *ccounts;
+    const MPI_Aint *cdispls;
 } px_pcoll_side_t;
 
 struct px_pcoll {
@@ -152,16 +156,30 @@ static int px_pcoll_make(const char *fn, px_pcoll_start_fn start, MPI_Comm comm,
 }
 
 /* Sides: a buffer with one count, with counts and displacements, or (w)
- * with a datatype per rank. */
+ * with a datatype per rank; the same with the arrays of a large-count
+ * init (C), or a neighbourhood alltoallw's (int counts, MPI_Aint
+ * displacements: NW). */
 #define PX_ONE(buf, count, type)                                                                   \
-    ((px_pcoll_side_t){(void *)(buf), (count), NULL, NULL, (type), NULL})
+    ((px_pcoll_side_t){(void *)(buf), (count), NULL, NULL, (type), NULL, NULL, NULL})
 #define PX_V(buf, counts, displs, type)                                                            \
-    ((px_pcoll_side_t){(void *)(buf), 0, (counts), (displs), (type), NULL})
+    ((px_pcoll_side_t){(void *)(buf), 0, (counts), (displs), (type), NULL, NULL, NULL})
 #define PX_W(buf, counts, displs, types)                                                           \
-    ((px_pcoll_side_t){(void *)(buf), 0, (counts), (displs), MPI_DATATYPE_NULL, (types)})
+    ((px_pcoll_side_t){(void *)(buf), 0, (counts), (displs), MPI_DATATYPE_NULL, (types), NULL,     \
+                       NULL})
+#define PX_VC(buf, counts, displs, type)                                                           \
+    ((px_pcoll_side_t){(void *)(buf), 0, NULL, NULL, (type), NULL, (counts), (displs)})
+#define PX_WC(buf, counts, displs, types)                                                          \
+    ((px_pcoll_side_t){(void *)(buf), 0, NULL, NULL, MPI_DATATYPE_NULL, (types), (counts),         \
+                       (displs)})
+#define PX_NW(buf, counts, displs, types)                                                          \
+    ((px_pcoll_side_t){(void *)(buf), 0, (counts), NULL, MPI_DATATYPE_NULL, (types), NULL,         \
+                       (displs)})
 #define PX_NONE PX_ONE(NULL, 0, MPI_DATATYPE_NULL)
+#define PX_PCOLL_EXPAND(...) __VA_ARGS__
 
-/* ---------- each collective: how a start runs it, and its init call ---------- */
+/* ---------- each collective: how a start runs it, and its init calls ----------
+ * A start runs the large-count nonblocking collective, which takes the
+ * int one when the counts fit. */
 
 static int px_start_barrier(px_pcoll_t *p, MPI_Request *q) { return PMPI_Ibarrier(p->comm, q); }
 PX_PMPI(MPI_Barrier_init)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
@@ -174,183 +192,251 @@ PX_WEAK(MPI_Barrier_init)
 
 static int px_start_bcast(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Ibcast(p->r.buf, p->r.count, p->r.type, p->root, p->comm, q);
+    return PMPI_Ibcast_c(p->r.buf, p->r.count, p->r.type, p->root, p->comm, q);
 }
-PX_PMPI(MPI_Bcast_init)
-(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Info info,
- MPI_Request *request)
-{
-    PX_CS_ENTER();
-    return px_pcoll_make("MPI_Bcast_init", px_start_bcast, comm, info, request, PX_NONE,
-                         PX_ONE(buf, count, dt), MPI_OP_NULL, root);
-}
-PX_WEAK(MPI_Bcast_init)
 
-/* Gather, scatter, allgather and alltoall: one count per side. */
+/* An init and its large-count twin: count_t is int or MPI_Count. */
+#define PX_PCOLL_BCAST(name, count_t)                                                              \
+    PX_PMPI(name)                                                                                  \
+    (void *buf, count_t count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Info info,            \
+     MPI_Request *request)                                                                         \
+    {                                                                                              \
+        PX_CS_ENTER();                                                                             \
+        return px_pcoll_make(#name, px_start_bcast, comm, info, request, PX_NONE,                  \
+                             PX_ONE(buf, count, dt), MPI_OP_NULL, root);                           \
+    }                                                                                              \
+    PX_WEAK(name)
+PX_PCOLL_BCAST(MPI_Bcast_init, int)
+PX_PCOLL_BCAST(MPI_Bcast_init_c, MPI_Count)
+
+/* Gather, scatter, allgather and alltoall (also the neighbourhood ones):
+ * one count per side. */
 static int px_start_gather(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Igather(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count, p->r.type, p->root,
-                        p->comm, q);
+    return PMPI_Igather_c(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count, p->r.type, p->root,
+                          p->comm, q);
 }
 static int px_start_scatter(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Iscatter(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count, p->r.type, p->root,
-                         p->comm, q);
+    return PMPI_Iscatter_c(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count, p->r.type,
+                           p->root, p->comm, q);
 }
 static int px_start_allgather(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Iallgather(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count, p->r.type,
-                           p->comm, q);
+    return PMPI_Iallgather_c(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count, p->r.type,
+                             p->comm, q);
 }
 static int px_start_alltoall(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Ialltoall(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count, p->r.type, p->comm,
-                          q);
+    return PMPI_Ialltoall_c(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count, p->r.type,
+                            p->comm, q);
+}
+static int px_start_nbr_allgather(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Ineighbor_allgather_c(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count,
+                                      p->r.type, p->comm, q);
+}
+static int px_start_nbr_alltoall(px_pcoll_t *p, MPI_Request *q)
+{
+    return PMPI_Ineighbor_alltoall_c(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.count,
+                                     p->r.type, p->comm, q);
 }
 
-#define PX_PCOLL_ONE_COUNT(Name, startfn, root_param, root_v)                                      \
-    PX_PMPI(MPI_##Name##_init)                                                                     \
-    (const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,                     \
+#define PX_PCOLL_ONE_COUNT_(name, count_t, startfn, root_param, root_v)                            \
+    PX_PMPI(name)                                                                                  \
+    (const void *sbuf, count_t scount, MPI_Datatype stype, void *rbuf, count_t rcount,             \
      MPI_Datatype rtype PX_PCOLL_EXPAND root_param, MPI_Comm comm, MPI_Info info,                  \
      MPI_Request *request)                                                                         \
     {                                                                                              \
         PX_CS_ENTER();                                                                             \
-        return px_pcoll_make("MPI_" #Name "_init", startfn, comm, info, request,                   \
-                             PX_ONE(sbuf, scount, stype), PX_ONE(rbuf, rcount, rtype),             \
-                             MPI_OP_NULL, root_v);                                                 \
+        return px_pcoll_make(#name, startfn, comm, info, request, PX_ONE(sbuf, scount, stype),     \
+                             PX_ONE(rbuf, rcount, rtype), MPI_OP_NULL, root_v);                    \
     }                                                                                              \
-    PX_WEAK(MPI_##Name##_init)
-#define PX_PCOLL_EXPAND(...) __VA_ARGS__
+    PX_WEAK(name)
+#define PX_PCOLL_ONE_COUNT(Name, startfn, root_param, root_v)                                      \
+    PX_PCOLL_ONE_COUNT_(MPI_##Name##_init, int, startfn, root_param, root_v)                       \
+    PX_PCOLL_ONE_COUNT_(MPI_##Name##_init_c, MPI_Count, startfn, root_param, root_v)
 
 PX_PCOLL_ONE_COUNT(Gather, px_start_gather, (, int root), root)
 PX_PCOLL_ONE_COUNT(Scatter, px_start_scatter, (, int root), root)
 PX_PCOLL_ONE_COUNT(Allgather, px_start_allgather, (), 0)
 PX_PCOLL_ONE_COUNT(Alltoall, px_start_alltoall, (), 0)
+PX_PCOLL_ONE_COUNT(Neighbor_allgather, px_start_nbr_allgather, (), 0)
+PX_PCOLL_ONE_COUNT(Neighbor_alltoall, px_start_nbr_alltoall, (), 0)
 
-/* With counts and displacements on one side or both. */
+/* With counts and displacements on one side or both: each start calls the
+ * entry point of the arrays its init was given. */
 static int px_start_gatherv(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Igatherv(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.counts, p->r.displs,
+    if (p->r.ccounts)
+        return PMPI_Igatherv_c(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.ccounts,
+                               p->r.cdispls, p->r.type, p->root, p->comm, q);
+    return PMPI_Igatherv(p->s.buf, (int)p->s.count, p->s.type, p->r.buf, p->r.counts, p->r.displs,
                          p->r.type, p->root, p->comm, q);
 }
-PX_PMPI(MPI_Gatherv_init)
-(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
- const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info,
- MPI_Request *request)
-{
-    PX_CS_ENTER();
-    return px_pcoll_make("MPI_Gatherv_init", px_start_gatherv, comm, info, request,
-                         PX_ONE(sbuf, scount, stype), PX_V(rbuf, rcounts, displs, rtype),
-                         MPI_OP_NULL, root);
-}
-PX_WEAK(MPI_Gatherv_init)
-
 static int px_start_scatterv(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Iscatterv(p->s.buf, p->s.counts, p->s.displs, p->s.type, p->r.buf, p->r.count,
+    if (p->s.ccounts)
+        return PMPI_Iscatterv_c(p->s.buf, p->s.ccounts, p->s.cdispls, p->s.type, p->r.buf,
+                                p->r.count, p->r.type, p->root, p->comm, q);
+    return PMPI_Iscatterv(p->s.buf, p->s.counts, p->s.displs, p->s.type, p->r.buf, (int)p->r.count,
                           p->r.type, p->root, p->comm, q);
 }
-PX_PMPI(MPI_Scatterv_init)
-(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype, void *rbuf,
- int rcount, MPI_Datatype rtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    PX_CS_ENTER();
-    return px_pcoll_make("MPI_Scatterv_init", px_start_scatterv, comm, info, request,
-                         PX_V(sbuf, scounts, displs, stype), PX_ONE(rbuf, rcount, rtype),
-                         MPI_OP_NULL, root);
-}
-PX_WEAK(MPI_Scatterv_init)
-
 static int px_start_allgatherv(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Iallgatherv(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.counts, p->r.displs,
-                            p->r.type, p->comm, q);
+    if (p->r.ccounts)
+        return PMPI_Iallgatherv_c(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.ccounts,
+                                  p->r.cdispls, p->r.type, p->comm, q);
+    return PMPI_Iallgatherv(p->s.buf, (int)p->s.count, p->s.type, p->r.buf, p->r.counts,
+                            p->r.displs, p->r.type, p->comm, q);
 }
-PX_PMPI(MPI_Allgatherv_init)
-(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
- const int displs[], MPI_Datatype rtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+static int px_start_nbr_allgatherv(px_pcoll_t *p, MPI_Request *q)
 {
-    PX_CS_ENTER();
-    return px_pcoll_make("MPI_Allgatherv_init", px_start_allgatherv, comm, info, request,
-                         PX_ONE(sbuf, scount, stype), PX_V(rbuf, rcounts, displs, rtype),
-                         MPI_OP_NULL, 0);
+    if (p->r.ccounts)
+        return PMPI_Ineighbor_allgatherv_c(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.ccounts,
+                                           p->r.cdispls, p->r.type, p->comm, q);
+    return PMPI_Ineighbor_allgatherv(p->s.buf, (int)p->s.count, p->s.type, p->r.buf, p->r.counts,
+                                     p->r.displs, p->r.type, p->comm, q);
 }
-PX_WEAK(MPI_Allgatherv_init)
-
 static int px_start_alltoallv(px_pcoll_t *p, MPI_Request *q)
 {
+    if (p->r.ccounts)
+        return PMPI_Ialltoallv_c(p->s.buf, p->s.ccounts, p->s.cdispls, p->s.type, p->r.buf,
+                                 p->r.ccounts, p->r.cdispls, p->r.type, p->comm, q);
     return PMPI_Ialltoallv(p->s.buf, p->s.counts, p->s.displs, p->s.type, p->r.buf, p->r.counts,
                            p->r.displs, p->r.type, p->comm, q);
 }
-PX_PMPI(MPI_Alltoallv_init)
-(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype, void *rbuf,
- const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm, MPI_Info info,
- MPI_Request *request)
+static int px_start_nbr_alltoallv(px_pcoll_t *p, MPI_Request *q)
 {
-    PX_CS_ENTER();
-    return px_pcoll_make("MPI_Alltoallv_init", px_start_alltoallv, comm, info, request,
-                         PX_V(sbuf, scounts, sdispls, stype), PX_V(rbuf, rcounts, rdispls, rtype),
-                         MPI_OP_NULL, 0);
+    if (p->r.ccounts)
+        return PMPI_Ineighbor_alltoallv_c(p->s.buf, p->s.ccounts, p->s.cdispls, p->s.type, p->r.buf,
+                                          p->r.ccounts, p->r.cdispls, p->r.type, p->comm, q);
+    return PMPI_Ineighbor_alltoallv(p->s.buf, p->s.counts, p->s.displs, p->s.type, p->r.buf,
+                                    p->r.counts, p->r.displs, p->r.type, p->comm, q);
 }
-PX_WEAK(MPI_Alltoallv_init)
-
 static int px_start_alltoallw(px_pcoll_t *p, MPI_Request *q)
 {
+    if (p->r.ccounts)
+        return PMPI_Ialltoallw_c(p->s.buf, p->s.ccounts, p->s.cdispls, p->s.types, p->r.buf,
+                                 p->r.ccounts, p->r.cdispls, p->r.types, p->comm, q);
     return PMPI_Ialltoallw(p->s.buf, p->s.counts, p->s.displs, p->s.types, p->r.buf, p->r.counts,
                            p->r.displs, p->r.types, p->comm, q);
 }
-PX_PMPI(MPI_Alltoallw_init)
-(const void *sbuf, const int scounts[], const int sdispls[], const MPI_Datatype stypes[],
- void *rbuf, const int rcounts[], const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
- MPI_Info info, MPI_Request *request)
+static int px_start_nbr_alltoallw(px_pcoll_t *p, MPI_Request *q)
 {
-    PX_CS_ENTER();
-    return px_pcoll_make("MPI_Alltoallw_init", px_start_alltoallw, comm, info, request,
-                         PX_W(sbuf, scounts, sdispls, stypes), PX_W(rbuf, rcounts, rdispls, rtypes),
-                         MPI_OP_NULL, 0);
+    if (p->r.ccounts)
+        return PMPI_Ineighbor_alltoallw_c(p->s.buf, p->s.ccounts, p->s.cdispls, p->s.types,
+                                          p->r.buf, p->r.ccounts, p->r.cdispls, p->r.types, p->comm,
+                                          q);
+    return PMPI_Ineighbor_alltoallw(p->s.buf, p->s.counts, p->s.cdispls, p->s.types, p->r.buf,
+                                    p->r.counts, p->r.cdispls, p->r.types, p->comm, q);
 }
-PX_WEAK(MPI_Alltoallw_init)
+
+/* The inits of a v-collective whose one side has a single count (ONE
+ * sbuf, scount, stype or rbuf, rcount, rtype): gatherv's send side comes
+ * first, scatterv's last. */
+#define PX_PCOLL_V1_(name, count_t, counts_t, displs_t, V, startfn, gather, root_param, root_v)    \
+    PX_PMPI(name)                                                                                  \
+    (PX_PCOLL_V1_PARAMS_##gather(count_t, counts_t, displs_t) PX_PCOLL_EXPAND root_param,          \
+     MPI_Comm comm, MPI_Info info, MPI_Request * request)                                          \
+    {                                                                                              \
+        PX_CS_ENTER();                                                                             \
+        return px_pcoll_make(#name, startfn, comm, info, request, PX_PCOLL_V1_SIDES_##gather(V),   \
+                             MPI_OP_NULL, root_v);                                                 \
+    }                                                                                              \
+    PX_WEAK(name)
+#define PX_PCOLL_V1_PARAMS_1(count_t, counts_t, displs_t)                                          \
+    const void *sbuf, count_t scount, MPI_Datatype stype, void *rbuf, const counts_t rcounts[],    \
+        const displs_t displs[], MPI_Datatype rtype
+#define PX_PCOLL_V1_PARAMS_0(count_t, counts_t, displs_t)                                          \
+    const void *sbuf, const counts_t scounts[], const displs_t displs[], MPI_Datatype stype,       \
+        void *rbuf, count_t rcount, MPI_Datatype rtype
+#define PX_PCOLL_V1_SIDES_1(V) PX_ONE(sbuf, scount, stype), V(rbuf, rcounts, displs, rtype)
+#define PX_PCOLL_V1_SIDES_0(V) V(sbuf, scounts, displs, stype), PX_ONE(rbuf, rcount, rtype)
+#define PX_PCOLL_V1(Name, startfn, gather, root_param, root_v)                                     \
+    PX_PCOLL_V1_(MPI_##Name##_init, int, int, int, PX_V, startfn, gather, root_param, root_v)      \
+    PX_PCOLL_V1_(MPI_##Name##_init_c, MPI_Count, MPI_Count, MPI_Aint, PX_VC, startfn, gather,      \
+                 root_param, root_v)
+
+PX_PCOLL_V1(Gatherv, px_start_gatherv, 1, (, int root), root)
+PX_PCOLL_V1(Scatterv, px_start_scatterv, 0, (, int root), root)
+PX_PCOLL_V1(Allgatherv, px_start_allgatherv, 1, (), 0)
+PX_PCOLL_V1(Neighbor_allgatherv, px_start_nbr_allgatherv, 1, (), 0)
+
+/* Arrays on both sides: alltoallv and alltoallw (types_t: MPI_Datatype for
+ * v, const MPI_Datatype * for w). */
+#define PX_PCOLL_V2_(name, counts_t, displs_t, types_t, V, startfn)                                \
+    PX_PMPI(name)                                                                                  \
+    (const void *sbuf, const counts_t scounts[], const displs_t sdispls[], types_t stype,          \
+     void *rbuf, const counts_t rcounts[], const displs_t rdispls[], types_t rtype, MPI_Comm comm, \
+     MPI_Info info, MPI_Request *request)                                                          \
+    {                                                                                              \
+        PX_CS_ENTER();                                                                             \
+        return px_pcoll_make(#name, startfn, comm, info, request,                                  \
+                             V(sbuf, scounts, sdispls, stype), V(rbuf, rcounts, rdispls, rtype),   \
+                             MPI_OP_NULL, 0);                                                      \
+    }                                                                                              \
+    PX_WEAK(name)
+#define PX_PCOLL_TYPES const MPI_Datatype *
+PX_PCOLL_V2_(MPI_Alltoallv_init, int, int, MPI_Datatype, PX_V, px_start_alltoallv)
+PX_PCOLL_V2_(MPI_Alltoallv_init_c, MPI_Count, MPI_Aint, MPI_Datatype, PX_VC, px_start_alltoallv)
+PX_PCOLL_V2_(MPI_Neighbor_alltoallv_init, int, int, MPI_Datatype, PX_V, px_start_nbr_alltoallv)
+PX_PCOLL_V2_(MPI_Neighbor_alltoallv_init_c, MPI_Count, MPI_Aint, MPI_Datatype, PX_VC,
+             px_start_nbr_alltoallv)
+PX_PCOLL_V2_(MPI_Alltoallw_init, int, int, PX_PCOLL_TYPES, PX_W, px_start_alltoallw)
+PX_PCOLL_V2_(MPI_Alltoallw_init_c, MPI_Count, MPI_Aint, PX_PCOLL_TYPES, PX_WC, px_start_alltoallw)
+PX_PCOLL_V2_(MPI_Neighbor_alltoallw_init, int, MPI_Aint, PX_PCOLL_TYPES, PX_NW,
+             px_start_nbr_alltoallw)
+PX_PCOLL_V2_(MPI_Neighbor_alltoallw_init_c, MPI_Count, MPI_Aint, PX_PCOLL_TYPES, PX_WC,
+             px_start_nbr_alltoallw)
 
 /* ---------- reductions ---------- */
 
 static int px_start_reduce(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Ireduce(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->root, p->comm, q);
+    return PMPI_Ireduce_c(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->root, p->comm, q);
 }
 static int px_start_allreduce(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Iallreduce(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->comm, q);
+    return PMPI_Iallreduce_c(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->comm, q);
 }
 static int px_start_scan(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Iscan(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->comm, q);
+    return PMPI_Iscan_c(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->comm, q);
 }
 static int px_start_exscan(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Iexscan(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->comm, q);
+    return PMPI_Iexscan_c(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->comm, q);
 }
 static int px_start_reduce_scatter_block(px_pcoll_t *p, MPI_Request *q)
 {
-    return PMPI_Ireduce_scatter_block(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->comm, q);
+    return PMPI_Ireduce_scatter_block_c(p->s.buf, p->r.buf, p->r.count, p->r.type, p->op, p->comm,
+                                        q);
 }
 static int px_start_reduce_scatter(px_pcoll_t *p, MPI_Request *q)
 {
+    if (p->r.ccounts)
+        return PMPI_Ireduce_scatter_c(p->s.buf, p->r.buf, p->r.ccounts, p->r.type, p->op, p->comm,
+                                      q);
     return PMPI_Ireduce_scatter(p->s.buf, p->r.buf, p->r.counts, p->r.type, p->op, p->comm, q);
 }
 
 /* The send side of a reduction is its buffer only; the receive side has
  * the count (per rank for reduce_scatter) and the datatype of both. */
-#define PX_PCOLL_REDUCTION(Name, startfn, root_param, root_v)                                      \
-    PX_PMPI(MPI_##Name##_init)                                                                     \
-    (const void *sbuf, void *rbuf, int count, MPI_Datatype dt,                                     \
+#define PX_PCOLL_REDUCTION_(name, count_t, startfn, root_param, root_v)                            \
+    PX_PMPI(name)                                                                                  \
+    (const void *sbuf, void *rbuf, count_t count, MPI_Datatype dt,                                 \
      MPI_Op op PX_PCOLL_EXPAND root_param, MPI_Comm comm, MPI_Info info, MPI_Request *request)     \
     {                                                                                              \
         PX_CS_ENTER();                                                                             \
-        return px_pcoll_make("MPI_" #Name "_init", startfn, comm, info, request,                   \
+        return px_pcoll_make(#name, startfn, comm, info, request,                                  \
                              PX_ONE(sbuf, 0, MPI_DATATYPE_NULL), PX_ONE(rbuf, count, dt), op,      \
                              root_v);                                                              \
     }                                                                                              \
-    PX_WEAK(MPI_##Name##_init)
+    PX_WEAK(name)
+#define PX_PCOLL_REDUCTION(Name, startfn, root_param, root_v)                                      \
+    PX_PCOLL_REDUCTION_(MPI_##Name##_init, int, startfn, root_param, root_v)                       \
+    PX_PCOLL_REDUCTION_(MPI_##Name##_init_c, MPI_Count, startfn, root_param, root_v)
 
 PX_PCOLL_REDUCTION(Reduce, px_start_reduce, (, int root), root)
 PX_PCOLL_REDUCTION(Allreduce, px_start_allreduce, (), 0)
@@ -367,3 +453,13 @@ PX_PMPI(MPI_Reduce_scatter_init)
                          PX_ONE(sbuf, 0, MPI_DATATYPE_NULL), PX_V(rbuf, rcounts, NULL, dt), op, 0);
 }
 PX_WEAK(MPI_Reduce_scatter_init)
+
+PX_PMPI(MPI_Reduce_scatter_init_c)
+(const void *sbuf, void *rbuf, const MPI_Count rcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+ MPI_Info info, MPI_Request *request)
+{
+    PX_CS_ENTER();
+    return px_pcoll_make("MPI_Reduce_scatter_init_c", px_start_reduce_scatter, comm, info, request,
+                         PX_ONE(sbuf, 0, MPI_DATATYPE_NULL), PX_VC(rbuf, rcounts, NULL, dt), op, 0);
+}
+PX_WEAK(MPI_Reduce_scatter_init_c)
