@@ -907,3 +907,64 @@ PX_PMPI(MPI_Ireduce_scatter_c)
     return px_big_rs(sbuf, rbuf, rcounts, 0, dt, op, comm, req, "MPI_Ireduce_scatter_c");
 }
 PX_WEAK(MPI_Ireduce_scatter_c)
+
+/* ---------- windows and files: the _c calls of MPI_Aint arguments ---------- */
+
+/* A displacement unit is an int inside; a larger one is refused. */
+static int px_big_disp_unit(MPI_Aint disp_unit, MPI_Comm comm, const char *fn)
+{
+    if (disp_unit <= INT_MAX)
+        return MPI_SUCCESS;
+    return px_mpi_error(px_mpi_comm_get(comm), MPI_ERR_DISP, fn,
+                        "displacement unit %lld above INT_MAX", (long long)disp_unit);
+}
+
+PX_PMPI(MPI_Win_create_c)
+(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+    PX_CS_ENTER();
+    int rc = px_big_disp_unit(disp_unit, comm, "MPI_Win_create_c");
+    return rc ? rc : PMPI_Win_create(base, size, (int)disp_unit, info, comm, win);
+}
+PX_WEAK(MPI_Win_create_c)
+
+PX_PMPI(MPI_Win_allocate_c)
+(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    PX_CS_ENTER();
+    int rc = px_big_disp_unit(disp_unit, comm, "MPI_Win_allocate_c");
+    return rc ? rc : PMPI_Win_allocate(size, (int)disp_unit, info, comm, baseptr, win);
+}
+PX_WEAK(MPI_Win_allocate_c)
+
+PX_PMPI(MPI_Win_allocate_shared_c)
+(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+    PX_CS_ENTER();
+    int rc = px_big_disp_unit(disp_unit, comm, "MPI_Win_allocate_shared_c");
+    return rc ? rc : PMPI_Win_allocate_shared(size, (int)disp_unit, info, comm, baseptr, win);
+}
+PX_WEAK(MPI_Win_allocate_shared_c)
+
+PX_PMPI(MPI_Win_shared_query_c)
+(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void *baseptr)
+{
+    PX_CS_ENTER();
+    int du = 0;
+    int rc = PMPI_Win_shared_query(win, rank, size, disp_unit ? &du : NULL, baseptr);
+    if (rc == MPI_SUCCESS)
+        *disp_unit = du;
+    return rc;
+}
+PX_WEAK(MPI_Win_shared_query_c)
+
+PX_PMPI(MPI_File_get_type_extent_c)(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
+{
+    PX_CS_ENTER();
+    MPI_Aint e = 0;
+    int rc = PMPI_File_get_type_extent(fh, datatype, extent ? &e : NULL);
+    if (rc == MPI_SUCCESS)
+        *extent = e;
+    return rc;
+}
+PX_WEAK(MPI_File_get_type_extent_c)

@@ -106,22 +106,33 @@ void px_mpi_bsend_finalize(void)
     }
 }
 
-PX_PMPI(MPI_Buffer_attach)(void *buffer, int size)
+static int px_buffer_attach(void *buffer, MPI_Count size, const char *fn)
 {
-    PX_CS_ENTER();
-    PX_CHECK_INIT("MPI_Buffer_attach");
+    PX_CHECK_INIT(fn);
     if (size < 0 || (size && !buffer))
-        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Buffer_attach", "invalid buffer");
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "invalid buffer");
     if (px_bbuf)
-        return px_mpi_error(NULL, MPI_ERR_BUFFER, "MPI_Buffer_attach",
-                            "a buffer is already attached");
+        return px_mpi_error(NULL, MPI_ERR_BUFFER, fn, "a buffer is already attached");
     px_bbuf = buffer;
     px_bsize = (size_t)size;
     return MPI_SUCCESS;
 }
+
+PX_PMPI(MPI_Buffer_attach)(void *buffer, int size)
+{
+    PX_CS_ENTER();
+    return px_buffer_attach(buffer, size, "MPI_Buffer_attach");
+}
 PX_WEAK(MPI_Buffer_attach)
 
-PX_PMPI(MPI_Buffer_detach)(void *buffer_addr, int *size)
+PX_PMPI(MPI_Buffer_attach_c)(void *buffer, MPI_Count size)
+{
+    PX_CS_ENTER();
+    return px_buffer_attach(buffer, size, "MPI_Buffer_attach_c");
+}
+PX_WEAK(MPI_Buffer_attach_c)
+
+PX_PMPI(MPI_Buffer_detach_c)(void *buffer_addr, MPI_Count *size)
 {
     PX_CS_ENTER();
     PX_CHECK_INIT("MPI_Buffer_detach");
@@ -129,10 +140,21 @@ PX_PMPI(MPI_Buffer_detach)(void *buffer_addr, int *size)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Buffer_detach", "null argument");
     px_mpi_bsend_finalize(); /* waits for every buffered send */
     *(void **)buffer_addr = px_bbuf;
-    *size = (int)px_bsize;
+    *size = (MPI_Count)px_bsize;
     px_bbuf = NULL;
     px_bsize = 0;
     return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Buffer_detach_c)
+
+PX_PMPI(MPI_Buffer_detach)(void *buffer_addr, int *size)
+{
+    PX_CS_ENTER();
+    MPI_Count n = 0;
+    int rc = PMPI_Buffer_detach_c(buffer_addr, size ? &n : NULL);
+    if (rc == MPI_SUCCESS)
+        *size = n > 0x7fffffff ? 0x7fffffff : (int)n;
+    return rc;
 }
 PX_WEAK(MPI_Buffer_detach)
 

@@ -302,6 +302,14 @@ PX_PMPI(MPI_Comm_create_errhandler)(MPI_Comm_errhandler_function *fn, MPI_Errhan
 }
 PX_WEAK(MPI_Comm_create_errhandler)
 
+/* MPI-1's name, deprecated: the same handler */
+PX_PMPI(MPI_Errhandler_create)(MPI_Handler_function *fn, MPI_Errhandler *eh)
+{
+    PX_CS_ENTER();
+    return PMPI_Comm_create_errhandler(fn, eh);
+}
+PX_WEAK(MPI_Errhandler_create)
+
 /* A window's handler is called the same way, with the window's handle. */
 PX_PMPI(MPI_Win_create_errhandler)(MPI_Win_errhandler_function *fn, MPI_Errhandler *eh)
 {

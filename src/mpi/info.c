@@ -210,6 +210,53 @@ PX_PMPI(MPI_Info_create)(MPI_Info *info)
 }
 PX_WEAK(MPI_Info_create)
 
+/* MPI-4.0: the environment the process was started in, under the keys of
+ * MPI_Comm_spawn's info (those this process can tell). Valid before
+ * MPI_Init, with the arguments main was given (or none). */
+PX_PMPI(MPI_Info_create_env)(int argc, char *argv[], MPI_Info *info)
+{
+    PX_CS_ENTER();
+    const char *fn = "MPI_Info_create_env";
+    if (!info || argc < 0 || (argc > 0 && !argv))
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "invalid arguments");
+    int rc = PMPI_Info_create(info);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    char buf[4096], host[256] = "";
+    struct utsname u;
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = 1; i < argc && argv[i]; i++) /* the arguments after the command */
+        len += (size_t)snprintf(buf + len, len < sizeof(buf) ? sizeof(buf) - len : 0, "%s%s",
+                                i > 1 ? " " : "", argv[i]);
+    if (argc > 0 && argv[0])
+        rc = PMPI_Info_set(*info, "command", argv[0]);
+    if (rc == MPI_SUCCESS && argc > 1 && len < sizeof(buf))
+        rc = PMPI_Info_set(*info, "argv", buf);
+    if (rc == MPI_SUCCESS && px_mpi_initialized && !px_mpi_finalized) {
+        snprintf(buf, sizeof(buf), "%d", px_mpi_comm_world->size);
+        rc = PMPI_Info_set(*info, "maxprocs", buf);
+    }
+    if (rc == MPI_SUCCESS && gethostname(host, sizeof(host) - 1) == 0)
+        rc = PMPI_Info_set(*info, "host", host);
+    if (rc == MPI_SUCCESS && uname(&u) == 0)
+        rc = PMPI_Info_set(*info, "arch", u.machine);
+    if (rc == MPI_SUCCESS && getcwd(buf, sizeof(buf)))
+        rc = PMPI_Info_set(*info, "wdir", buf);
+    if (rc == MPI_SUCCESS) {
+        static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
+                                             "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
+        int level = MPI_THREAD_SINGLE;
+        if (px_mpi_initialized && !px_mpi_finalized)
+            PMPI_Query_thread(&level);
+        rc = PMPI_Info_set(*info, "thread_level", levels[level & 3]);
+    }
+    if (rc != MPI_SUCCESS)
+        PMPI_Info_free(info);
+    return rc;
+}
+PX_WEAK(MPI_Info_create_env)
+
 PX_PMPI(MPI_Info_set)(MPI_Info info, const char *key, const char *value)
 {
     PX_CS_ENTER();

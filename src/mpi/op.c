@@ -7,6 +7,7 @@
  * (a nonblocking collective) uses it: MPI_Op_free only marks it. */
 typedef struct px_user_op {
     MPI_User_function *fn;
+    MPI_User_function_c *fn_c; /* MPI_Op_create_c: takes an MPI_Count */
     int commute;
     int refs;  /* the handle (until MPI_Op_free) and operations using it */
     int freed; /* MPI_Op_free was called: the handle is no longer valid */
@@ -82,19 +83,24 @@ void px_mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Data
     }
     px_user_op_t *u = px_user_op_any(op);
     int n = count;
+    MPI_Count nc = count;
     MPI_Datatype t = dt;
-    u->fn((void *)in, inout, &n, &t);
+    if (u->fn_c)
+        u->fn_c((void *)in, inout, &nc, &t);
+    else
+        u->fn((void *)in, inout, &n, &t);
 }
 
-PX_PMPI(MPI_Op_create)(MPI_User_function *user_fn, int commute, MPI_Op *op)
+static int px_op_create(MPI_User_function *user_fn, MPI_User_function_c *user_fn_c, int commute,
+                        MPI_Op *op, const char *fn)
 {
-    PX_CS_ENTER();
-    if (!user_fn || !op)
-        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Op_create", "null argument");
+    if ((!user_fn && !user_fn_c) || !op)
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "null argument");
     px_user_op_t *u = malloc(sizeof(*u));
     if (!u)
-        return px_mpi_error(NULL, MPI_ERR_NO_MEM, "MPI_Op_create", "out of memory");
+        return px_mpi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
     u->fn = user_fn;
+    u->fn_c = user_fn_c;
     u->commute = commute != 0;
     u->refs = 1;
     u->freed = 0;
@@ -102,7 +108,20 @@ PX_PMPI(MPI_Op_create)(MPI_User_function *user_fn, int commute, MPI_Op *op)
     *op = (MPI_Op)(PX_OP_DYN | (unsigned)idx);
     return MPI_SUCCESS;
 }
+
+PX_PMPI(MPI_Op_create)(MPI_User_function *user_fn, int commute, MPI_Op *op)
+{
+    PX_CS_ENTER();
+    return px_op_create(user_fn, NULL, commute, op, "MPI_Op_create");
+}
 PX_WEAK(MPI_Op_create)
+
+PX_PMPI(MPI_Op_create_c)(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+    PX_CS_ENTER();
+    return px_op_create(NULL, user_fn, commute, op, "MPI_Op_create_c");
+}
+PX_WEAK(MPI_Op_create_c)
 
 PX_PMPI(MPI_Op_free)(MPI_Op *op)
 {

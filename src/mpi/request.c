@@ -120,6 +120,82 @@ px_mpi_req_t *px_mpi_req_get(MPI_Request h)
     return r && r->handle == h ? r : NULL;
 }
 
+/* ---------- generalized requests ----------
+ * The program completes them (MPI_Grequest_complete); completing one in
+ * MPI_Wait or MPI_Test calls its query function for the status, freeing
+ * it its free function, MPI_Cancel its cancel function. */
+typedef struct px_greq {
+    MPI_Grequest_query_function *query;
+    MPI_Grequest_free_function *free;
+    MPI_Grequest_cancel_function *cancel;
+    void *extra;
+    int done;
+} px_greq_t;
+
+static int px_greq_poll(px_mpi_req_t *r) { return ((px_greq_t *)r->sched)->done; }
+
+static int px_greq_query(px_mpi_req_t *r, MPI_Status *status)
+{
+    px_greq_t *g = r->sched;
+    MPI_Status st;
+    memset(&st, 0, sizeof(st));
+    st.MPI_SOURCE = MPI_ANY_SOURCE;
+    st.MPI_TAG = MPI_ANY_TAG;
+    int rc = g->query ? g->query(g->extra, &st) : MPI_SUCCESS;
+    if (status != MPI_STATUS_IGNORE) {
+        st.MPI_ERROR = status->MPI_ERROR; /* set by the Wait family only where it says so */
+        *status = st;
+    }
+    return rc;
+}
+
+static void px_greq_release(px_mpi_req_t *r)
+{
+    px_greq_t *g = r->sched;
+    if (g && g->free)
+        g->free(g->extra);
+    free(g);
+    r->sched = NULL;
+}
+
+PX_PMPI(MPI_Grequest_start)
+(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
+ MPI_Grequest_cancel_function *cancel_fn, void *extra_state, MPI_Request *request)
+{
+    PX_CS_ENTER();
+    PX_CHECK_INIT("MPI_Grequest_start");
+    if (!request)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Grequest_start", "null request pointer");
+    px_greq_t *g = malloc(sizeof(*g));
+    px_mpi_req_t *r = g ? px_mpi_req_new(PX_MPI_REQ_GREQ) : NULL;
+    if (!r) {
+        free(g);
+        return px_mpi_error(NULL, MPI_ERR_NO_MEM, "MPI_Grequest_start", "out of memory");
+    }
+    *g = (px_greq_t){query_fn, free_fn, cancel_fn, extra_state, 0};
+    r->sched = g;
+    r->poll = px_greq_poll;
+    r->release = px_greq_release;
+    r->dtype = MPI_DATATYPE_NULL;
+    *request = r->handle;
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Grequest_start)
+
+PX_PMPI(MPI_Grequest_complete)(MPI_Request request)
+{
+    PX_CS_ENTER();
+    px_mpi_req_t *r = px_mpi_req_get(request);
+    if (!r || r->kind != PX_MPI_REQ_GREQ || !r->sched)
+        return px_mpi_error(NULL, MPI_ERR_REQUEST, "MPI_Grequest_complete",
+                            "not a generalized request");
+    ((px_greq_t *)r->sched)->done = 1;
+    if (r->user_freed) /* MPI_Request_free came first */
+        px_mpi_req_free(r);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Grequest_complete)
+
 int px_mpi_req_group_poll(px_mpi_req_t *r)
 {
     px_mpi_req_group_t *g = r->sched;
@@ -203,6 +279,9 @@ int px_mpi_req_complete(px_mpi_req_t *r, MPI_Status *status)
     case PX_MPI_REQ_DONE:
         px_status_fill(status, r->st_source, r->st_tag, r->st_count, r->st_cancelled);
         rc = r->st_error;
+        break;
+    case PX_MPI_REQ_GREQ:
+        rc = px_greq_query(r, status);
         break;
     default:
         px_status_fill(status, r->st_source, r->st_tag, r->st_count, r->st_cancelled);
@@ -518,6 +597,11 @@ PX_PMPI(MPI_Request_free)(MPI_Request *request)
     px_mpi_req_t *r = px_req_lookup(*request, &bad);
     if (bad || !r)
         return px_mpi_error(NULL, MPI_ERR_REQUEST, "MPI_Request_free", "invalid request");
+    if (r->kind == PX_MPI_REQ_GREQ && !px_mpi_req_is_done(r)) {
+        r->user_freed = 1; /* MPI_Grequest_complete frees it */
+        *request = MPI_REQUEST_NULL;
+        return MPI_SUCCESS;
+    }
     if (px_req_inactive(r) || px_mpi_req_is_done(r) || r->kind == PX_MPI_REQ_COLL) {
         if (!px_req_inactive(r) && r->kind == PX_MPI_REQ_COLL)
             px_mpi_req_wait(r);
@@ -552,6 +636,12 @@ PX_PMPI(MPI_Cancel)(MPI_Request *request)
         return px_mpi_error(NULL, MPI_ERR_REQUEST, "MPI_Cancel", "invalid request");
     if (r->kind == PX_MPI_REQ_RECV && !r->p.done)
         px_proto_cancel_recv(&r->p);
+    if (r->kind == PX_MPI_REQ_GREQ) {
+        px_greq_t *g = r->sched;
+        int rc = g->cancel ? g->cancel(g->extra, g->done) : MPI_SUCCESS;
+        if (rc != MPI_SUCCESS)
+            return px_mpi_error(NULL, rc, "MPI_Cancel", "the cancel function failed");
+    }
     /* sends are not cancelled: once started they complete (allowed by MPI) */
     return MPI_SUCCESS;
 }

@@ -1,0 +1,113 @@
+/* Language interoperability: statuses between C and Fortran, and the
+ * datatypes of Fortran's parameterised kinds (MPI_Type_create_f90_*,
+ * MPI_Type_match_size), which are predefined sized types here. */
+#include "mpi_impl.h"
+
+/* The Fortran status is the C one, integer for integer (MPICH's layout). */
+PX_PMPI(MPI_Status_c2f)(const MPI_Status *c_status, MPI_Fint *f_status)
+{
+    PX_CS_ENTER();
+    if (!c_status || !f_status || c_status == MPI_STATUS_IGNORE)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Status_c2f", "null or ignored status");
+    memcpy(f_status, c_status, sizeof(MPI_Fint) * MPI_F_STATUS_SIZE);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Status_c2f)
+
+PX_PMPI(MPI_Status_f2c)(const MPI_Fint *f_status, MPI_Status *c_status)
+{
+    PX_CS_ENTER();
+    if (!f_status || !c_status || c_status == MPI_STATUS_IGNORE)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Status_f2c", "null or ignored status");
+    memcpy(c_status, f_status, sizeof(MPI_Fint) * MPI_F_STATUS_SIZE);
+    return MPI_SUCCESS;
+}
+PX_WEAK(MPI_Status_f2c)
+
+_Static_assert(sizeof(MPI_Status) == sizeof(MPI_Fint) * MPI_F_STATUS_SIZE,
+               "MPI_Status is MPI_F_STATUS_SIZE Fortran integers");
+
+/* Sized types by precision and decimal exponent range, as
+ * selected_real_kind and selected_int_kind choose them with gfortran
+ * (MPI_UNDEFINED: not constrained). */
+static const struct {
+    int p, r;
+    MPI_Datatype real, complex;
+} px_f90_reals[] = {
+    {6, 37, MPI_REAL4, MPI_COMPLEX8},
+    {15, 307, MPI_REAL8, MPI_COMPLEX16},
+    {33, 4931, MPI_REAL16, MPI_COMPLEX32},
+};
+
+static int px_f90_real(int p, int r, int complex, MPI_Datatype *newtype, const char *fn)
+{
+    if (!newtype)
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "null argument");
+    if (p == MPI_UNDEFINED && r == MPI_UNDEFINED)
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "p and r both MPI_UNDEFINED");
+    for (size_t i = 0; i < sizeof(px_f90_reals) / sizeof(px_f90_reals[0]); i++)
+        if ((p == MPI_UNDEFINED || p <= px_f90_reals[i].p) &&
+            (r == MPI_UNDEFINED || r <= px_f90_reals[i].r)) {
+            *newtype = complex ? px_f90_reals[i].complex : px_f90_reals[i].real;
+            return MPI_SUCCESS;
+        }
+    return px_mpi_error(NULL, MPI_ERR_ARG, fn, "no REAL kind has precision %d and range %d", p, r);
+}
+
+PX_PMPI(MPI_Type_create_f90_real)(int p, int r, MPI_Datatype *newtype)
+{
+    PX_CS_ENTER();
+    return px_f90_real(p, r, 0, newtype, "MPI_Type_create_f90_real");
+}
+PX_WEAK(MPI_Type_create_f90_real)
+
+PX_PMPI(MPI_Type_create_f90_complex)(int p, int r, MPI_Datatype *newtype)
+{
+    PX_CS_ENTER();
+    return px_f90_real(p, r, 1, newtype, "MPI_Type_create_f90_complex");
+}
+PX_WEAK(MPI_Type_create_f90_complex)
+
+PX_PMPI(MPI_Type_create_f90_integer)(int r, MPI_Datatype *newtype)
+{
+    PX_CS_ENTER();
+    static const struct {
+        int r;
+        MPI_Datatype t;
+    } ints[] = {{2, MPI_INTEGER1}, {4, MPI_INTEGER2}, {9, MPI_INTEGER4}, {18, MPI_INTEGER8}};
+    if (!newtype)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_create_f90_integer", "null argument");
+    for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
+        if (r <= ints[i].r) {
+            *newtype = ints[i].t;
+            return MPI_SUCCESS;
+        }
+    return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_create_f90_integer",
+                        "no INTEGER kind has range %d", r);
+}
+PX_WEAK(MPI_Type_create_f90_integer)
+
+PX_PMPI(MPI_Type_match_size)(int typeclass, int size, MPI_Datatype *datatype)
+{
+    PX_CS_ENTER();
+    static const MPI_Datatype reals[] = {MPI_REAL4, MPI_REAL8, MPI_REAL16};
+    static const MPI_Datatype ints[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8};
+    static const MPI_Datatype cplx[] = {MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32};
+    const MPI_Datatype *list = typeclass == MPI_TYPECLASS_REAL      ? reals
+                               : typeclass == MPI_TYPECLASS_INTEGER ? ints
+                               : typeclass == MPI_TYPECLASS_COMPLEX ? cplx
+                                                                    : NULL;
+    int n = typeclass == MPI_TYPECLASS_INTEGER ? 4 : 3;
+    if (!datatype || !list)
+        return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_match_size", "invalid type class");
+    for (int i = 0; i < n; i++) {
+        int s;
+        if (PMPI_Type_size(list[i], &s) == MPI_SUCCESS && s == size) {
+            *datatype = list[i];
+            return MPI_SUCCESS;
+        }
+    }
+    return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_match_size",
+                        "no type of class %d has %d bytes", typeclass, size);
+}
+PX_WEAK(MPI_Type_match_size)
