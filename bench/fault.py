@@ -22,6 +22,8 @@ times here are this script's):
   7     a 2-leaf 2-spine fat-tree with 2 paths routed by path index (one rail
         per node): the leaf0-spine0 link (path 0) down for good, 3 s in; the
         table shows how much each library sent over each spine
+  blackhole  every packet of node0:rail1 dropped for good, 3 s in, the link
+        up (a cable pulled where no carrier loss shows: only timeouts tell)
 
 Libraries (--mpis): mpich (UCX over tcp on rail0,rail1), openmpi (ob1 + TCP
 BTL on rail0,rail1), mptcp (Open MPI on rail0 only, its sockets made MPTCP by
@@ -71,7 +73,8 @@ LABEL = {"mpich": "MPICH/UCX", "openmpi": "Open MPI (ob1/tcp)", "mptcp": "Open M
 NODE_ADDR = {"node0": 1, "node1": 2}
 
 # bytes each scenario streams; its faults, times and fabric are the shared ones
-BYTES = {"base": "3g", "1": "3g", "2": "4g", "3": "4g", "4": "1g", "5": "2g", "6": "4g", "7": "2g"}
+BYTES = {"base": "3g", "1": "3g", "2": "4g", "3": "4g", "4": "1g", "5": "2g", "6": "4g", "7": "2g",
+         "blackhole": "3g"}
 SCENARIOS = {sc: scenarios.scenario(sc) for sc in BYTES}
 PEER_LOST_RE = re.compile(r"rank \d+.*\bunreachable\b|\bunreachable\b.*rank \d+", re.I)
 HARD_LIMIT_SLACK = 60   # seconds on top of the scenario's outage and expected run
@@ -391,13 +394,27 @@ def run_one(sc, fab, m, exe, plexus_build, reap=True):
     return dict(row, raw={k: r[k] for k in ("rc", "hung", "events", "json", "t_end", "tail")})
 
 
-def run_scenario(sc, fab, mpis, exes, plexus_build, lines, results):
+def run_scenario(sc, fab, mpis, exes, plexus_build, lines, results, reps=1):
     rows = []
+    stalls = []
     for m in mpis:
         res = run_one(sc, fab, m, exes[m], plexus_build)
         rows.append({k: v for k, v in res.items() if k != "raw"})
         results.append(res)
+        if m == "plexus":
+            stalls.append(res["max_stall_s"])
+    # Plexus again, for the spread of its stall (the peers' outcomes, hangs
+    # included, do not vary from run to run)
+    for _ in range(reps - 1 if "plexus" in mpis else 0):
+        res = run_one(sc, fab, "plexus", exes["plexus"], plexus_build)
+        results.append(dict(res, repeat=True))
+        stalls.append(res["max_stall_s"])
     t = table(sc, rows)
+    if len(stalls) > 1:
+        ok = sorted(x for x in stalls if x is not None)
+        t += ["", "Plexus over %d runs: max stall median %s s, worst %s s%s." % (
+            len(stalls), fmt(ok[len(ok) // 2]) if ok else "–", fmt(ok[-1]) if ok else "–",
+            "" if len(ok) == len(stalls) else " (%d runs without a figure)" % (len(stalls) - len(ok)))]
     print("\n".join(t), flush=True)
     lines += t
 
@@ -408,6 +425,9 @@ def main():
     ap.add_argument("--scenarios", default="base,1,2,4,3,5,6,7")
     ap.add_argument("--rate", default="1gbit", help="rate of each rail (default 1gbit)")
     ap.add_argument("--plexus-build", default=os.environ.get("PX_BUILD_DIR", os.path.join(ROOT, "build")))
+    ap.add_argument("--reps", type=int, default=1,
+                    help="runs of Plexus per scenario (the peers run once); the table adds the "
+                         "median and worst stall")
     ap.add_argument("--out", help="also write the Markdown here")
     ap.add_argument("--json", help="write the raw results here (default bench/results/fault-DATE.json)")
     args = ap.parse_args()
@@ -446,7 +466,7 @@ def main():
         multirail.fab("up", *fabric_args(fab, args.rate))
         try:
             for sc in todo:
-                run_scenario(sc, fab, mpis, exes, plexus_build, lines, results)
+                run_scenario(sc, fab, mpis, exes, plexus_build, lines, results, args.reps)
         finally:
             multirail.fab("down", check=False)
     lines += ["", "Commands (ft_stream built with each library's mpicc into bench/.cache/fault/):", ""]

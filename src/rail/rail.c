@@ -85,6 +85,7 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
     px_status_t st;
     if (!r)
         return PX_ERR_NO_MEMORY;
+    r->link_fd = -1;
     r->up = up;
     r->now = px_time_ns();
     r->nranks = boot->size;
@@ -126,6 +127,8 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
         if (r->rto_min < 100000)
             r->rto_min = 100000;
     }
+    if (r->ft)
+        px_rail_link_open(r);
     r->copy_max =
         r->attr.eager_limit > PX_RAIL_COPY_SMALL ? r->attr.eager_limit : PX_RAIL_COPY_SMALL;
     /* a lossy transport holds nothing once it returns: there, waiting for
@@ -184,6 +187,7 @@ void px_rail_finalize(px_rail_t *r)
     if (!r)
         return;
     r->ops->iface_close(r->iface);
+    px_rail_link_close(r);
     px_rail_stats_close(r);
     for (int i = 0; i < r->nranks; i++)
         if (r->vcs[i])
@@ -385,6 +389,8 @@ int px_rail_progress_ready(px_rail_t *r, int readable)
         px_rail_release_step(r);
     if (r->now >= r->next_tick) {
         r->next_tick = r->now + PX_RAIL_TICK_NS;
+        if (r->link_fd >= 0)
+            px_rail_link_poll(r);
         if (r->now >= r->next_sweep) {
             /* every channel; the busy ones stay hot */
             r->next_sweep = r->now + PX_RAIL_SWEEP_NS;

@@ -61,6 +61,8 @@ typedef struct px_rail_sub_stats {
     double weight;                             /* current share of striped blocks */
     /* fault tolerance */
     uint64_t suspects, downs, recoveries; /* state changes */
+    uint64_t moves, moves_spurious;       /* suspect: its frames moved to the others; and
+                                           * then the subchannel answered after all */
     uint64_t resent_frames, resent_bytes; /* frames of this subchannel sent again on others */
     uint64_t down_ns;                     /* time spent down (closed intervals) */
     int32_t state;                        /* 0 up, 1 suspect, 2 down */

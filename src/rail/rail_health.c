@@ -80,6 +80,72 @@ static void px_rail_vc_fail(px_rail_vc_t *vc, px_status_t why)
         vc->rail->up->ep_failed(vc->owner, why);
 }
 
+/* Marks every unacknowledged frame s carries to go again elsewhere;
+ * returns how many. */
+static uint32_t px_rail_sub_mark_resend(px_rail_sub_t *s)
+{
+    px_rail_vc_t *vc = s->vc;
+    uint32_t moved = 0;
+    for (uint32_t q = vc->tx_acked; q != vc->tx_seq; q++) {
+        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (x && x->seq == q && x->sub == s->idx && !x->acked && !x->resend) {
+            x->resend = 1;
+            moved++;
+        }
+    }
+    return moved;
+}
+
+/* Acknowledgements on s are overdue while the peer acknowledges what the
+ * others carry. Its frames go again on the others at once (the receiver
+ * keeps one copy of each, whichever arrives first; those still queued in
+ * the transport follow once written, or once it gives up), and a ping asks
+ * whether it still works: its answer brings it back, and DOWN needs firmer
+ * evidence (the transport's error, the peer's report, or PX_RAIL_DETECT of
+ * silence). The connection stays: a path that is only slow delivers what
+ * it holds. Connections only: over datagrams the rail layer's own
+ * retransmission already sends a lost frame again. At most one move per subchannel per PX_RAIL_DETECT, and only
+ * to a subchannel that is up, so a slow path costs at most that in frames
+ * sent twice; moves, and those after which the path answered, are
+ * counted. */
+static void px_rail_sub_suspect(px_rail_sub_t *s, uint64_t now, uint64_t detect)
+{
+    px_rail_vc_t *vc = s->vc;
+    px_info("rail", "subchannel %s to rank %d suspect: %u frame(s) unacknowledged for %.0f ms",
+            s->info.label, vc->rank, s->unacked, (double)px_since(now, s->busy_since) / 1e6);
+    px_rail_set_state(s, PX_SUB_SUSPECT);
+    s->st->suspects++;
+    px_rail_send_ctl(vc, s->idx, PX_RAIL_PING, 0, 0, 0);
+    int others = 0;
+    for (int k = 0; k < vc->nsub; k++)
+        others += k != s->idx && vc->sub[k].state == PX_SUB_UP;
+    /* datagrams: the rail layer's own retransmissions cover a lost frame */
+    if (vc->rail->lossy || !others || (s->moved_at && px_since(now, s->moved_at) < detect))
+        return;
+    uint32_t moved = px_rail_sub_mark_resend(s);
+    s->unacked = 0;
+    s->moved = 1;
+    s->moved_at = now;
+    s->st->moves++;
+    px_info("rail", "subchannel %s to rank %d: %u frame(s) go again on the others", s->info.label,
+            vc->rank, moved);
+    px_rail_resend_mark(vc);
+}
+
+/* s answered: a suspect one is in use again. */
+void px_rail_sub_alive(px_rail_sub_t *s)
+{
+    if (s->state != PX_SUB_SUSPECT || s->unacked)
+        return;
+    if (s->moved) {
+        s->moved = 0;
+        s->st->moves_spurious++;
+    }
+    s->busy_since = s->vc->rail->now;
+    px_info("rail", "subchannel %s to rank %d answers again", s->info.label, s->vc->rank);
+    px_rail_set_state(s, PX_SUB_UP);
+}
+
 /* The transport gave up on s: everything it had not delivered goes to the
  * other subchannels (at the next progress), and s is probed until it works. */
 void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
@@ -96,15 +162,9 @@ void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
     }
     if (s->state == PX_SUB_DOWN)
         return;
-    uint32_t moved = 0;
-    for (uint32_t q = vc->tx_acked; q != vc->tx_seq; q++) {
-        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
-        if (x && x->seq == q && x->sub == s->idx && !x->acked && !x->resend) {
-            x->resend = 1;
-            moved++;
-        }
-    }
+    uint32_t moved = px_rail_sub_mark_resend(s);
     px_rail_set_state(s, PX_SUB_DOWN);
+    s->moved = 0;
     px_rail_bulk_sub_down(s);
     s->st->downs++;
     s->down_since = now;
@@ -219,6 +279,19 @@ int px_rail_vc_idle(const px_rail_vc_t *vc)
     return 1;
 }
 
+/* How long s may go without an acknowledgement while it has frames out:
+ * the measured round trip and four deviations, at least PX_RAIL_RTO_MIN
+ * (a quarter of PX_RAIL_DETECT before there is a measure), at most
+ * PX_RAIL_DETECT. */
+static uint64_t px_rail_sub_rto(const px_rail_sub_t *s, uint64_t detect)
+{
+    uint64_t floor = (uint64_t)(px_params.rail_rto_min * 1e9);
+    uint64_t rto = s->srtt > 0 ? (uint64_t)(s->srtt + 4 * s->rttvar) : detect / 4;
+    if (rto < floor)
+        rto = floor;
+    return rto < detect ? rto : detect;
+}
+
 void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
 {
     px_rail_t *r = vc->rail;
@@ -256,24 +329,28 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
          * other subchannels carry: suspect (new traffic avoids it). A peer
          * that acknowledges nothing is just busy; only the transport's own
          * timeout (TCP_USER_TIMEOUT) or an error makes a subchannel DOWN. */
-        uint64_t rto = (uint64_t)(s->srtt + 4 * s->rttvar);
-        if (rto < detect / 4)
-            rto = detect / 4;
-        if (rto > detect)
-            rto = detect;
+        uint64_t rto = px_rail_sub_rto(s, detect);
         if (s->unacked && px_since(now, s->busy_since) > rto &&
             vc->last_ack_rx > s->busy_since + rto / 2) {
-            if (s->state == PX_SUB_UP && vc->nsub > 1) {
-                px_info("rail",
-                        "subchannel %s to rank %d suspect: %u frame(s) unacknowledged "
-                        "for %.0f ms",
-                        s->info.label, vc->rank, s->unacked,
-                        (double)px_since(now, s->busy_since) / 1e6);
-                px_rail_set_state(s, PX_SUB_SUSPECT);
-                s->st->suspects++;
-                px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
+            /* the peer answers on the others; unless the connection's
+             * kernel still hears from the peer's (a slow path, not a dead
+             * one), s is suspect */
+            if (s->state == PX_SUB_UP && vc->nsub > 1 &&
+                (r->lossy || px_rail_path_check(s, rto, 1) <= 0))
+                px_rail_sub_suspect(s, now, detect);
+        } else if (s->unacked && px_since(now, s->busy_since) > rto && s->state == PX_SUB_UP &&
+                   px_since(now, vc->evidence_ping) > rto) {
+            /* overdue, and the others are quiet: ask on one of them
+             * whether the peer answers at all (a busy one does not) */
+            int o = -1;
+            for (int k = 0; k < vc->nsub; k++)
+                if (k != i && vc->sub[k].state == PX_SUB_UP && !vc->sub[k].unacked)
+                    o = k;
+            if (o >= 0) {
+                vc->evidence_ping = now;
+                px_rail_send_ctl(vc, o, PX_RAIL_PING, 0, 0, 0);
             }
-        } else if (s->state == PX_SUB_SUSPECT) {
+        } else if (s->state == PX_SUB_SUSPECT && !s->moved) {
             px_rail_set_state(s, PX_SUB_UP);
         }
         /* datagrams have no transport timeout (TCP_USER_TIMEOUT): when the

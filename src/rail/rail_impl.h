@@ -5,6 +5,7 @@
  *   rail_reliable.c acknowledgements in and out, retransmission (lossy
  *                   transports), the congestion window
  *   rail_health.c   subchannel states (up, suspect, down), probes, timers
+ *   rail_link.c     local link and address changes from the kernel
  *   rail_failover.c frames of a failed subchannel sent again or re-split
  *   rail_release.c  completion before the acknowledgement (PX_RAIL_RELEASE)
  *   rail_stats.c    counters (PX_STATS segment, PX_PROFILE)
@@ -256,6 +257,9 @@ typedef struct px_rail_sub {
     uint64_t path_ok_ns;
     int path_checking;
     int down_silent;         /* it went down for silence: a path check brings it back */
+    int moved;               /* suspect, its frames moved to the others: back up only when
+                              * it answers a ping */
+    uint64_t moved_at;       /* when its frames last moved (one move per PX_RAIL_DETECT) */
     double probe_gap;        /* seconds */
     px_rail_sub_stats_t *st; /* in the job's stats segment (PX_STATS) or st_own */
     px_rail_sub_stats_t st_own;
@@ -288,8 +292,10 @@ struct px_rail_vc {
     int bulk_rr;         /* where the next bulk transfer looks for a subchannel */
     uint64_t part_since; /* every subchannel down since */
     uint64_t last_activity;
-    uint64_t last_ack_rx; /* when an acknowledgement last made progress */
-    uint64_t last_rx;     /* when the peer last sent anything */
+    uint64_t last_ack_rx;   /* when an acknowledgement last made progress (or a subchannel
+                           * with nothing outstanding answered a ping) */
+    uint64_t evidence_ping; /* when a ping last asked whether the peer answers at all */
+    uint64_t last_rx;       /* when the peer last sent anything */
     /* lossy transports: congestion window over unacknowledged bytes */
     size_t inflight, cwnd;
     /* ... frames sent and sent again since the last look at the loss rate;
@@ -321,6 +327,7 @@ struct px_rail_vc {
 
 struct px_rail {
     const px_rail_rx_ops_t *up;
+    int link_fd; /* rtnetlink: local link and address changes (rail_link.c); -1 none */
     const px_net_ops_t *ops;
     px_net_iface_t *iface;
     px_net_attr_t attr;
@@ -501,6 +508,10 @@ void px_rail_set_state(px_rail_sub_t *s, int state);
 void px_rail_connect_unused(px_rail_vc_t *vc, int skip);
 void px_rail_sub_down(px_rail_sub_t *s, px_status_t why);
 void px_rail_sub_up(px_rail_sub_t *s);
+void px_rail_sub_alive(px_rail_sub_t *s);
+void px_rail_link_open(px_rail_t *r);
+void px_rail_link_close(px_rail_t *r);
+void px_rail_link_poll(px_rail_t *r);
 void px_rail_ep_failed(void *owner, px_status_t why);
 int px_rail_vc_idle(const px_rail_vc_t *vc);
 void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now);

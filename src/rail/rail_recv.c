@@ -141,6 +141,11 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
         px_rail_send_ctl(vc, s->idx, PX_RAIL_PONG, 0, 0, 0);
         return NULL;
     case PX_RAIL_PONG:
+        /* the peer answers: what another subchannel still owes is late
+         * on that path, not because the peer is busy */
+        if (!s->unacked)
+            vc->last_ack_rx = px_time_ns();
+        px_rail_sub_alive(s);
         return NULL;
     case PX_RAIL_DONE:
         vc->peer_done = 1;

@@ -125,10 +125,7 @@ void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t 
             else
                 sub->rtt_max -= (sub->rtt_max - sub->srtt) / 256;
         }
-        if (sub->state == PX_SUB_SUSPECT && sub->unacked == 0) {
-            px_info("rail", "subchannel %s to rank %d answers again", sub->info.label, vc->rank);
-            px_rail_set_state(sub, PX_SUB_UP);
-        }
+        px_rail_sub_alive(sub);
     }
     if (vc->rail->lossy) {
         px_rail_t *r = vc->rail;

@@ -49,6 +49,7 @@ void px_rail_stats_close(px_rail_t *r)
 void px_rail_print_stats(px_rail_t *r, int rank)
 {
     uint64_t suspects = 0, downs = 0, recoveries = 0, resent = 0, resent_bytes = 0, down_ns = 0;
+    uint64_t moves = 0, spurious = 0;
     for (int i = 0; i < r->nranks; i++) {
         px_rail_vc_t *vc = r->vcs[i];
         if (!vc)
@@ -56,6 +57,8 @@ void px_rail_print_stats(px_rail_t *r, int rank)
         for (int k = 0; k < vc->nsub; k++) {
             px_rail_sub_stats_t *s = vc->sub[k].st;
             suspects += s->suspects;
+            moves += s->moves;
+            spurious += s->moves_spurious;
             downs += s->downs;
             recoveries += s->recoveries;
             resent += s->resent_frames;
@@ -95,15 +98,16 @@ void px_rail_print_stats(px_rail_t *r, int rank)
                 rank, (unsigned long long)r->released, (unsigned long long)r->released_bytes,
                 (unsigned long long)r->prestaged_bytes);
     fprintf(stderr,
-            "[plexus profile] rank %d faults: suspect %llu down %llu recovered %llu failover "
+            "[plexus profile] rank %d faults: suspect %llu moved %llu answered_after %llu down "
+            "%llu recovered %llu failover "
             "frames %llu bytes %llu resplit %llu pieces %llu skipped %llu partitioned %llu "
             "subchannel_down_s %.2f partition_s %.2f bulk_moved %llu bulk_rest_bytes %llu "
             "transport %s\n",
-            rank, (unsigned long long)suspects, (unsigned long long)downs,
-            (unsigned long long)recoveries, (unsigned long long)resent,
-            (unsigned long long)resent_bytes, (unsigned long long)r->resplits,
-            (unsigned long long)r->resplit_pieces, (unsigned long long)r->rx_split_skipped,
-            (unsigned long long)r->partitions, (double)down_ns / 1e9, (double)r->partition_ns / 1e9,
-            (unsigned long long)r->bulk_moved, (unsigned long long)r->bulk_rest_bytes,
-            r->ops->name);
+            rank, (unsigned long long)suspects, (unsigned long long)moves,
+            (unsigned long long)spurious, (unsigned long long)downs, (unsigned long long)recoveries,
+            (unsigned long long)resent, (unsigned long long)resent_bytes,
+            (unsigned long long)r->resplits, (unsigned long long)r->resplit_pieces,
+            (unsigned long long)r->rx_split_skipped, (unsigned long long)r->partitions,
+            (double)down_ns / 1e9, (double)r->partition_ns / 1e9, (unsigned long long)r->bulk_moved,
+            (unsigned long long)r->bulk_rest_bytes, r->ops->name);
 }

@@ -19,6 +19,9 @@ benchmark for gigabytes; the defaults are the benchmark's.
             leaf-spine link down for good
   loss-all  random loss on every rail of node0
   silent    every packet of node1's rails dropped, the links staying up
+  blackhole every packet of one rail (node0:rail1) dropped for good, the link
+            staying up: a cable pulled where no carrier loss shows, so only
+            timeouts can tell
 
     sc = scenario("2", at=3, end=23)
     pxfab up <fabric_args(sc.fabric, "1gbit")>
@@ -101,9 +104,15 @@ def _silent(at=3):
             at, None)
 
 
+def _blackhole(at=3):
+    return ("every packet of %s dropped for good %s s in, the link up" % (CUT, _s(at)), "rails",
+            [Event(at, "loss", ("loss", CUT, 100))], at, None)
+
+
 _BUILD = {
     "base": _base, "1": _rail_down, "2": _rail_down_up, "3": _rail_flap, "4": _rail_loss,
     "5": _all_down_up, "6": _partition, "7": _spine_down, "loss-all": _loss_all, "silent": _silent,
+    "blackhole": _blackhole,
 }
 KEYS = tuple(_BUILD)
 

@@ -1,5 +1,9 @@
 #include "tcp_impl.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 static px_net_ep_t *px_tcp_ep_new(px_net_iface_t *s, int rank, int sub,
                                   const px_net_addr_pair_t *pair);
 
@@ -167,7 +171,7 @@ static void px_tcp_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
 {
     (void)s;
     memset(attr, 0, sizeof(*attr));
-    attr->caps = PX_NET_CAP_RESET;
+    attr->caps = PX_NET_CAP_RESET | PX_NET_CAP_PATH_CHECK;
     attr->max_frag = 1u << 20;
     attr->eager_limit = px_params.tcp_eager_limit;
     attr->latency_us = 10;
@@ -410,6 +414,30 @@ static const char *px_tcp_ep_describe(px_net_ep_t *ep)
     }
 }
 
+/* Whether the peer's kernel acknowledges what this connection sends
+ * (TCP_INFO): -1 when segments are outstanding and no acknowledgement came
+ * for longer than timeout_ns and than the connection's own round trip and
+ * four deviations allow (a path that drops everything); 1 when one came, or
+ * nothing is outstanding (a receiver whose window is full still answers the
+ * window probes, and nothing is outstanding then); 0 without a connection.
+ * Called only for data outstanding at the layer above for longer than
+ * timeout_ns, so an acknowledgement from before an idle spell does not
+ * count against a path. */
+static int px_tcp_ep_path_check(px_net_ep_t *ep, uint64_t timeout_ns)
+{
+    struct tcp_info ti;
+    socklen_t len = sizeof(ti);
+    if (!ep->conn || ep->conn->state != PX_TCP_ESTABLISHED ||
+        getsockopt(ep->conn->fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0)
+        return 0;
+    if (!ti.tcpi_unacked)
+        return 1;
+    uint64_t silent = (uint64_t)ti.tcpi_last_ack_recv * 1000000ull;
+    uint64_t rtt = ((uint64_t)ti.tcpi_rtt + 4ull * ti.tcpi_rttvar) * 1000ull;
+    uint64_t limit = timeout_ns > 2 * rtt ? timeout_ns : 2 * rtt;
+    return silent > limit ? -1 : 1;
+}
+
 static int px_tcp_ep_ready(px_net_ep_t *ep)
 {
     return ep->conn && ep->conn->state == PX_TCP_ESTABLISHED;
@@ -633,7 +661,7 @@ const px_net_ops_t px_net_tcp_ops = {
     .ep_rx_cancel = px_tcp_ep_rx_cancel,
     .iface_progress = px_tcp_iface_progress,
     .iface_fd = px_net_addr_iface_fd,
-    .ep_path_check = px_net_stub_ep_path_check,
+    .ep_path_check = px_tcp_ep_path_check,
     .ep_describe = px_tcp_ep_describe,
     .iface_quiet = px_tcp_iface_quiet,
     .ep_ready = px_tcp_ep_ready,

@@ -1,0 +1,95 @@
+"""Failover without waiting for the transport's timeout (root): two emulated
+nodes joined by two 1 Gbit/s rails, a checksummed stream of 1 KB to 4 MB
+messages from node0 to node1 over TCP, and one rail failing 3 s in:
+
+  - taken down for good: node0's kernel reports the lost link (rtnetlink),
+    its subchannels go DOWN at once and node1 hears of it over rail0;
+  - every packet dropped with the link up (a cable pulled where no carrier
+    loss shows): rail1's acknowledgements are overdue while rail0's arrive,
+    so rail1 becomes suspect and its frames go again on rail0 at once, long
+    before the connection's timeout (PX_RAIL_DETECT) declares it DOWN.
+
+Before either, the stall after the fault was PX_RAIL_DETECT and more
+(0.7 s); the bound here leaves room for a loaded two-core machine. A stream
+without a fault moves nothing, and a receiver that computes for 2 s without
+reading makes nothing suspect.
+"""
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import module_fabric
+from plexus.fab import scenarios
+from test_rail_faults import (BUILD, PAIR, PXRUN, assert_correct, ft_stream, need_programs, plan,
+                              pxfab)
+
+RATE = "1gbit"
+SIZES = ["--sizes", "1k,48k,1m,4m"]
+FAST_STALL_S = 0.4
+FAULTS_RE = re.compile(r"faults: suspect (\d+) moved (\d+) answered_after (\d+) down (\d+)")
+
+
+@pytest.fixture(scope="module")
+def fast_rails():
+    need_programs()
+    yield from module_fabric(*scenarios.fabric_args("rails", RATE))
+
+
+@pytest.fixture(autouse=True)
+def clear_faults():
+    yield
+    pxfab("fault", "reset", check=False)
+
+
+def counters(err):
+    """(suspect, moved, answered_after, down) summed over the ranks."""
+    tot = [0, 0, 0, 0]
+    for m in FAULTS_RE.finditer(err):
+        for i in range(4):
+            tot[i] += int(m.group(i + 1))
+    return tot
+
+
+def stream(key=None, seconds=8):
+    args = ["--seconds", seconds, "--mode", "pairs"] + SIZES
+    if key:
+        args += ["--fault-at", 3]
+    env = {"PX_NET": "tcp", "PX_PROFILE": "1", "PX_LOG_LEVEL": "info"}
+    return ft_stream(PAIR, args, env=env, plan=plan(key, at=3) if key else ())
+
+
+def test_no_fault_moves_nothing(fast_rails):
+    r = stream()
+    assert_correct(r)
+    suspect, moved, _, down = counters(r.err)
+    assert moved == 0 and down == 0, f"suspect {suspect} moved {moved} down {down}: {r.why()}"
+
+
+@pytest.mark.parametrize("key,evidence", [("1", "lost its link"),
+                                          ("blackhole", "go again on the others")])
+def test_rail_failure_stall(fast_rails, key, evidence):
+    r = stream(key)
+    assert_correct(r)
+    assert evidence in r.err, f"'{evidence}' not logged: {r.why()}"
+    stall = r.result["stall_after_fault_s"]
+    assert stall <= FAST_STALL_S, f"stalled {stall} s after the fault: {r.why()}"
+
+
+def test_busy_receiver_is_not_suspect(fast_rails):
+    """A receiver that computes for 4 s without an MPI call while eager
+    messages wait for it (tests/mpi/busy_peer): its kernel takes the data,
+    it acknowledges nothing on any rail, so no subchannel is suspect or
+    DOWN, and nothing is sent twice."""
+    prog = os.path.join(BUILD, "tests", "mpi", "busy_peer")
+    cmd = [PXRUN, "--launcher", "ip netns exec {host}", "--hosts", PAIR, "--bootstrap-iface",
+           "pxf-mgmt", "--timeout", "60", "--env", "PX_NET=tcp", "--env", "PX_PROFILE=1",
+           "--env", "PX_PARTITION_TIMEOUT=2", prog]
+    penv = {k: v for k, v in os.environ.items() if k != "PX_BUILD_DIR"}
+    p = subprocess.run(cmd, capture_output=True, text=True, env=penv, timeout=90)
+    assert p.returncode == 0 and "PASS busy_peer np=2" in p.stdout, p.stdout + p.stderr
+    suspect, moved, _, down = counters(p.stderr)
+    assert suspect == 0 and moved == 0 and down == 0, \
+        f"suspect {suspect} moved {moved} down {down}:\n{p.stderr[-3000:]}"
