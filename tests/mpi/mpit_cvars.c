@@ -1,10 +1,12 @@
 /* Prints every MPI_T control variable, one per line, without MPI_Init:
  *   name <TAB> category <TAB> datatype <TAB> value <TAB> description
- * (an enumeration's value by its item's name). mpit_params.py compares
- * this with `pxinfo --params`. Exits 1 when a call fails. */
+ * (an enumeration's value by its item's name); with --pvars the
+ * performance variables instead. mpit_params.py compares these with
+ * `pxinfo --params` and docs/tools.md. Exits 1 when a call fails. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int failed;
 
@@ -17,10 +19,34 @@ static int failed;
         }                                                                                          \
     } while (0)
 
-int main(void)
+/* --pvars: name <TAB> class <TAB> bound to a communicator (0/1) <TAB> description */
+static int print_pvars(void)
+{
+    int n = 0;
+    T(MPI_T_pvar_get_num(&n));
+    for (int i = 0; i < n; i++) {
+        char name[128], desc[4096];
+        int nl = sizeof(name), dl = sizeof(desc), verbosity, cls, bind, ro, cont, atomic;
+        MPI_Datatype type;
+        MPI_T_enum en;
+        T(MPI_T_pvar_get_info(i, name, &nl, &verbosity, &cls, &type, &en, desc, &dl, &bind, &ro,
+                              &cont, &atomic));
+        const char *cname = cls == MPI_T_PVAR_CLASS_COUNTER ? "COUNTER"
+                            : cls == MPI_T_PVAR_CLASS_LEVEL ? "LEVEL"
+                            : cls == MPI_T_PVAR_CLASS_TIMER ? "TIMER"
+                                                            : "?";
+        printf("%s\t%s\t%d\t%s\n", name, cname, bind == MPI_T_BIND_MPI_COMM, desc);
+    }
+    T(MPI_T_finalize());
+    return failed;
+}
+
+int main(int argc, char **argv)
 {
     int provided, n = 0, ncat = 0;
     T(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    if (argc > 1 && !strcmp(argv[1], "--pvars"))
+        return print_pvars();
     T(MPI_T_cvar_get_num(&n));
     T(MPI_T_category_get_num(&ncat));
     char(*cat)[64] = calloc((size_t)n + 1, sizeof(*cat));

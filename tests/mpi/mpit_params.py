@@ -2,9 +2,11 @@
 """`pxinfo --params` and the MPI_T control variables list the same
 parameters: the same names in the same order, the same count, each in the
 category of its group, with the type its row has, the row's default as its
-value (in a clean environment) and the row's description.
+value (in a clean environment) and the row's description. With DOC, every
+performance variable but the per-algorithm ones (coll_<collective>_<algorithm>_*)
+is described there, with its class.
 
-    mpit_params.py PXINFO MPIT_CVARS
+    mpit_params.py PXINFO MPIT_CVARS [DOC]
 """
 import os
 import re
@@ -78,6 +80,27 @@ def default_matches(row, cvar):
     return d == v
 
 
+def doc_errors(prog, doc):
+    """Performance variables docs/tools.md does not describe (or with another class)."""
+    p = subprocess.run([prog, "--pvars"], env=clean_env(), capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 0:
+        return [f"{prog} --pvars failed ({p.returncode}): {p.stderr}"]
+    with open(doc, encoding="utf-8") as f:
+        text = f.read()
+    errors, n = [], 0
+    for line in p.stdout.splitlines():
+        name, cls = line.split("\t")[:2]
+        if name.startswith("coll_"):
+            continue
+        n += 1
+        if not re.search(r"^\| `%s` \| %s" % (re.escape(name), cls), text, re.M):
+            errors.append(f"{doc}: no row for performance variable {name} ({cls})")
+    if not n:
+        errors.append("no performance variables")
+    return errors
+
+
 def main():
     pxinfo, prog = sys.argv[1], sys.argv[2]
     rows, cvars = pxinfo_rows(pxinfo), mpit_rows(prog)
@@ -100,6 +123,8 @@ def main():
             errors.append(f"{n}: default {row['default']!r}, MPI_T reads {cvar['value']!r}")
         if not row["doc"] or not cvar["desc"].startswith(row["doc"]):
             errors.append(f"{n}: description differs from the row's")
+    if len(sys.argv) > 3:
+        errors += doc_errors(prog, sys.argv[3])
     for e in errors:
         print("FAIL", e)
     if errors:

@@ -137,8 +137,8 @@ void px_t_pvar_setup(void)
                               "(the size selection uses: the whole vector for bcast and the "
                               "reductions, one rank's block for gathers, scatters and alltoalls)"
                             : "Collective calls that used this algorithm: blocking, nonblocking "
-                              "and persistent (counted at init) ones, and the parts of "
-                              "node-aware and composite algorithms";
+                              "and persistent (counted at init) ones, the library's own, and "
+                              "the parts of node-aware and composite algorithms";
         }
     }
 }
