@@ -153,6 +153,7 @@ struct MPIR_T_pvar_handle_s {
     MPI_Comm comm; /* bound variables: the communicator, as it was */
     uint32_t ctx;
     uint64_t *accum, *base; /* count of each */
+    uint64_t *now;          /* room for the variable's value (count) */
 };
 
 struct MPIR_T_pvar_session_s {
@@ -351,12 +352,13 @@ PX_PMPI(MPI_T_pvar_handle_alloc)
         if (v->kind == PX_T_PV_PEER_SENT || v->kind == PX_T_PV_PEER_RECV)
             h->count = px_t_peers(c)->size;
     }
-    h->accum = calloc(2 * (size_t)h->count, sizeof(uint64_t));
+    h->accum = calloc(3 * (size_t)h->count, sizeof(uint64_t));
     if (!h->accum) {
         free(h);
         return MPI_T_ERR_MEMORY;
     }
     h->base = h->accum + h->count;
+    h->now = h->base + h->count;
     px_t_list_push(&s->handles, h);
     *handle = h;
     *count = h->count;
@@ -387,7 +389,7 @@ enum { PX_T_START, PX_T_STOP, PX_T_RESET };
 static int px_t_handle_op(struct MPIR_T_pvar_handle_s *h, int op)
 {
     const px_t_pvar_t *v = &px_t_pvars[h->idx];
-    uint64_t now[h->count];
+    uint64_t *now = h->now;
     if (!v->sum)
         return op == PX_T_RESET ? MPI_T_ERR_PVAR_NO_WRITE : MPI_T_ERR_PVAR_NO_STARTSTOP;
     int rc = px_t_pvar_now(h, now);
@@ -461,7 +463,7 @@ static int px_t_one_handle(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
 static int px_t_read(struct MPIR_T_pvar_handle_s *h, void *buf)
 {
     const px_t_pvar_t *v = &px_t_pvars[h->idx];
-    uint64_t val[h->count];
+    uint64_t *val = h->now;
     int rc = px_t_pvar_now(h, val);
     if (rc != MPI_SUCCESS)
         return rc;
@@ -501,7 +503,7 @@ PX_PMPI(MPI_T_pvar_write)(MPI_T_pvar_session session, MPI_T_pvar_handle handle, 
         return MPI_T_ERR_PVAR_NO_WRITE;
     if (!buf)
         return MPI_T_ERR_INVALID;
-    uint64_t now[h->count];
+    uint64_t *now = h->now;
     if ((rc = px_t_pvar_now(h, now)) != MPI_SUCCESS)
         return rc;
     for (int i = 0; i < h->count; i++) {
