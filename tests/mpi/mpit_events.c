@@ -1,13 +1,18 @@
 /* MPI_T events of the rail layer under a real failure (run by
- * tests/python/test_mpit_events.py between two emulated nodes while a rail
- * goes down and comes back): ranks 0 and 1 exchange messages for --seconds
- * while a callback records every rail_subchannel_state event. Each rank
- * prints one JSON line: the events (peer, subchannel, old state, new
- * state, datagram rail, timestamp), what a second registration with only
- * an MPI_T_CB_REQUIRE_NONE callback got (every event dropped, told to its
- * dropped handler), and the rail counters over the same time.
+ * tests/python/test_mpit_events.py while a rail's packets are dropped and
+ * let through again): ranks 0 and 1 exchange messages for --seconds while a
+ * callback records every rail_subchannel_state event, and a tool thread
+ * (MPI_T_init_thread with MPI_THREAD_MULTIPLE) reads every process-wide
+ * performance variable over and over. Each rank prints one JSON line: the
+ * events (peer, subchannel, old state, new state, datagram rail,
+ * timestamp), what a second registration with only an
+ * MPI_T_CB_REQUIRE_NONE callback got (every event dropped, told to its
+ * dropped handler), the rail counters over the same time, and how many
+ * rounds of reads the tool thread made.
  *   mpit_events --seconds S */
 #include "px_test.h"
+
+#include <pthread.h>
 
 #define MAX_EV 256
 
@@ -62,6 +67,44 @@ static void on_dropped(MPI_Count count, MPI_T_event_registration reg, int source
     dropped_calls++;
 }
 
+static volatile int reader_stop;
+static long reader_rounds, reader_errors;
+
+/* A tool's thread: every variable bound to no object, read while the
+ * program communicates. */
+static void *reader(void *arg)
+{
+    (void)arg;
+    MPI_T_pvar_session s;
+    int n = 0, count;
+    if (MPI_T_pvar_session_create(&s) != MPI_SUCCESS || MPI_T_pvar_get_num(&n) != MPI_SUCCESS)
+        return NULL;
+    MPI_T_pvar_handle *h = calloc((size_t)n, sizeof(*h));
+    int nh = 0;
+    for (int i = 0; i < n; i++) {
+        int bind, cls, ro, cont, atomic, verb;
+        MPI_Datatype type;
+        MPI_T_enum en;
+        MPI_T_pvar_get_info(i, NULL, NULL, &verb, &cls, &type, &en, NULL, NULL, &bind, &ro, &cont,
+                            &atomic);
+        if (bind == MPI_T_BIND_NO_OBJECT &&
+            MPI_T_pvar_handle_alloc(s, i, NULL, &h[nh], &count) == MPI_SUCCESS)
+            nh++;
+    }
+    reader_errors += MPI_T_pvar_start(s, MPI_T_PVAR_ALL_HANDLES) != MPI_SUCCESS;
+    while (!reader_stop) {
+        for (int i = 0; i < nh; i++) {
+            double v[2]; /* a counter, a level or a timer */
+            reader_errors += MPI_T_pvar_read(s, h[i], v) != MPI_SUCCESS;
+        }
+        reader_rounds++;
+        px_sleep_ms(1);
+    }
+    MPI_T_pvar_session_free(&s);
+    free(h);
+    return NULL;
+}
+
 static unsigned long long read_pvar(MPI_T_pvar_session s, MPI_T_pvar_handle h)
 {
     unsigned long long v = 0;
@@ -76,7 +119,7 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--seconds"))
             seconds = atof(argv[i + 1]);
     int provided, idx;
-    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided);
     px_test_init(&argc, &argv, "mpit_events");
     PX_REQUIRE(px_test_size >= 2, "needs 2 ranks");
 
@@ -103,6 +146,8 @@ int main(int argc, char **argv)
 
     size_t len = 256 * 1024;
     char *a = calloc(1, len), *b = calloc(1, len);
+    pthread_t tool;
+    PX_REQUIRE(pthread_create(&tool, NULL, reader, NULL) == 0, "no thread");
     MPI_Barrier(MPI_COMM_WORLD);
     if (px_test_rank == 0)
         printf("FT_START epoch=%.6f\n", px_epoch_now());
@@ -118,6 +163,8 @@ int main(int argc, char **argv)
         rounds++;
     }
     MPI_Barrier(MPI_COMM_WORLD);
+    reader_stop = 1;
+    pthread_join(tool, NULL);
 
     char line[16384];
     size_t o = (size_t)snprintf(line, sizeof(line), "{\"rank\": %d, \"rounds\": %d, \"events\": [",
@@ -128,8 +175,10 @@ int main(int argc, char **argv)
                               ev[i].d[4], ev[i].ts);
     o += (size_t)snprintf(line + o, sizeof(line) - o,
                           "], \"bad_copy\": %d, \"bad_source\": %d, \"none_calls\": %lld, "
-                          "\"dropped\": %lld, \"dropped_calls\": %lld",
-                          bad_copy, bad_source, none_calls, dropped, dropped_calls);
+                          "\"dropped\": %lld, \"dropped_calls\": %lld, \"reader_rounds\": %ld, "
+                          "\"reader_errors\": %ld",
+                          bad_copy, bad_source, none_calls, dropped, dropped_calls, reader_rounds,
+                          reader_errors);
     for (int i = 0; i < 4; i++)
         o += (size_t)snprintf(line + o, sizeof(line) - o, ", \"%s\": %llu", names[i],
                               read_pvar(s, h[i]));

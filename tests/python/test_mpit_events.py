@@ -9,7 +9,9 @@ UP, each event once (the counters rail_downs and rail_recoveries over the
 same time agree with the events), in timestamp order, with every element
 read alike by MPI_T_event_read and MPI_T_event_copy; a registration whose
 only callback needs MPI_T_CB_REQUIRE_NONE gets none of them, its dropped
-handler counts them all instead.
+handler counts them all instead. Meanwhile a tool thread of each rank
+(MPI_T_init_thread with MPI_THREAD_MULTIPLE) reads every process-wide
+performance variable over and over, without an error.
 """
 
 import json
@@ -107,4 +109,5 @@ def test_subchannel_down_and_up_events(netns):
         assert r["none_calls"] == 0 and r["dropped"] == len(events) and r["dropped_calls"] >= 1, \
             why
         assert r["rail_bytes_sent"] > 0, why
+        assert r["reader_rounds"] > 0 and r["reader_errors"] == 0, why
     assert "DOWN" in err, "the rail layer did not report the failure: " + why
