@@ -6,6 +6,11 @@
 
 #include <string.h>
 
+/* counters.def has a msgs and a bytes row per kind of carrier, in order */
+_Static_assert(PX_CTR_chan_self_bytes - PX_CTR_chan_self_msgs == PX_CAR_N &&
+                   PX_CTR_chan_fenced - PX_CTR_chan_self_bytes == PX_CAR_N,
+               "one chan_<kind>_msgs and chan_<kind>_bytes row per PX_CAR_* in counters.def");
+
 void px_chan_counters_add(uint64_t *c)
 {
     if (!px_c.peers)

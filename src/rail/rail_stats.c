@@ -47,6 +47,10 @@ void px_rail_stats_close(px_rail_t *r)
     r->seg = NULL;
 }
 
+_Static_assert(PX_CTR_rail_subchannels_suspect - PX_CTR_rail_subchannels_up == PX_SUB_SUSPECT &&
+                   PX_CTR_rail_subchannels_down - PX_CTR_rail_subchannels_up == PX_SUB_DOWN,
+               "counters.def: rail_subchannels_<state> rows in the order of PX_SUB_*");
+
 void px_rail_counters_add(const px_rail_t *r, uint64_t *c)
 {
     uint64_t now = px_time_ns();
