@@ -558,13 +558,18 @@ int MPIR_Dup_fn(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute
 #define MPI_TYPE_DUP_FN         ((MPI_Type_copy_attr_function *)MPI_DUP_FN)
 
 /* ------------------------------------------------------------------------- */
-/* Tool information interface: types and constants only (no MPI_T_ routines) */
+/* Tool information interface (MPI-4.0 chapter 15; docs/tools.md)            */
 /* ------------------------------------------------------------------------- */
 
 typedef struct MPIR_T_enum_s *MPI_T_enum;
 typedef struct MPIR_T_cvar_handle_s *MPI_T_cvar_handle;
 typedef struct MPIR_T_pvar_handle_s *MPI_T_pvar_handle;
 typedef struct MPIR_T_pvar_session_s *MPI_T_pvar_session;
+typedef struct MPIR_T_event_registration_s *MPI_T_event_registration;
+typedef struct MPIR_T_event_instance_s *MPI_T_event_instance;
+
+/* An object of the library, as in MPICH. */
+extern struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES PLEXUS_API;
 
 #define MPI_T_ENUM_NULL         ((MPI_T_enum)0)
 #define MPI_T_CVAR_HANDLE_NULL  ((MPI_T_cvar_handle)0)
@@ -616,6 +621,28 @@ enum {
     MPI_T_PVAR_CLASS_TIMER = 248,
     MPI_T_PVAR_CLASS_GENERIC = 249
 };
+
+typedef enum MPI_T_cb_safety {
+    MPI_T_CB_REQUIRE_NONE = 0,
+    MPI_T_CB_REQUIRE_MPI_RESTRICTED = 1,
+    MPI_T_CB_REQUIRE_THREAD_SAFE = 2,
+    MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE = 3
+} MPI_T_cb_safety;
+
+typedef enum MPI_T_source_order {
+    MPI_T_SOURCE_ORDERED = 0,
+    MPI_T_SOURCE_UNORDERED = 1
+} MPI_T_source_order;
+
+typedef void(MPI_T_event_cb_function)(MPI_T_event_instance event_instance,
+                                      MPI_T_event_registration event_registration,
+                                      MPI_T_cb_safety cb_safety, void *user_data);
+typedef void(MPI_T_event_free_cb_function)(MPI_T_event_registration event_registration,
+                                           MPI_T_cb_safety cb_safety, void *user_data);
+typedef void(MPI_T_event_dropped_cb_function)(MPI_Count count,
+                                              MPI_T_event_registration event_registration,
+                                              int source_index, MPI_T_cb_safety cb_safety,
+                                              void *user_data);
 
 /* ------------------------------------------------------------------------- */
 /* Handle conversion between C and Fortran: the handle value is the Fortran   */
@@ -1298,6 +1325,84 @@ MPI_File MPI_File_f2c(MPI_Fint file) PLEXUS_API;
 
 /* Profiling control (chapter 14) */
 int MPI_Pcontrol(const int level, ...) PLEXUS_API;
+
+/* Tool information interface (MPI-4.0 chapter 15) */
+int MPI_T_init_thread(int required, int *provided) PLEXUS_API;
+int MPI_T_finalize(void) PLEXUS_API;
+int MPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len) PLEXUS_API;
+int MPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name,
+    int *name_len) PLEXUS_API;
+int MPI_T_cvar_get_num(int *num_cvar) PLEXUS_API;
+int MPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
+    MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind,
+    int *scope) PLEXUS_API;
+int MPI_T_cvar_get_index(const char *name, int *cvar_index) PLEXUS_API;
+int MPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
+    int *count) PLEXUS_API;
+int MPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) PLEXUS_API;
+int MPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) PLEXUS_API;
+int MPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) PLEXUS_API;
+int MPI_T_pvar_get_num(int *num_pvar) PLEXUS_API;
+int MPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity,
+    int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+    int *bind, int *readonly, int *continuous, int *atomic) PLEXUS_API;
+int MPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) PLEXUS_API;
+int MPI_T_pvar_session_create(MPI_T_pvar_session *session) PLEXUS_API;
+int MPI_T_pvar_session_free(MPI_T_pvar_session *session) PLEXUS_API;
+int MPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+    MPI_T_pvar_handle *handle, int *count) PLEXUS_API;
+int MPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle) PLEXUS_API;
+int MPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) PLEXUS_API;
+int MPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) PLEXUS_API;
+int MPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) PLEXUS_API;
+int MPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+    const void *buf) PLEXUS_API;
+int MPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) PLEXUS_API;
+int MPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+    void *buf) PLEXUS_API;
+int MPI_T_category_get_num(int *num_cat) PLEXUS_API;
+int MPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+    int *num_cvars, int *num_pvars, int *num_categories) PLEXUS_API;
+int MPI_T_category_get_index(const char *name, int *cat_index) PLEXUS_API;
+int MPI_T_category_get_cvars(int cat_index, int len, int indices[]) PLEXUS_API;
+int MPI_T_category_get_pvars(int cat_index, int len, int indices[]) PLEXUS_API;
+int MPI_T_category_get_categories(int cat_index, int len, int indices[]) PLEXUS_API;
+int MPI_T_category_get_num_events(int cat_index, int *num_events) PLEXUS_API;
+int MPI_T_category_get_events(int cat_index, int len, int indices[]) PLEXUS_API;
+int MPI_T_category_changed(int *update_number) PLEXUS_API;
+int MPI_T_source_get_num(int *num_sources) PLEXUS_API;
+int MPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc,
+    int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
+    MPI_Count *max_ticks, MPI_Info *info) PLEXUS_API;
+int MPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) PLEXUS_API;
+int MPI_T_event_get_num(int *num_events) PLEXUS_API;
+int MPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
+    MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements,
+    MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind) PLEXUS_API;
+int MPI_T_event_get_index(const char *name, int *event_index) PLEXUS_API;
+int MPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
+    MPI_T_event_registration *event_registration) PLEXUS_API;
+int MPI_T_event_handle_set_info(MPI_T_event_registration event_registration,
+    MPI_Info info) PLEXUS_API;
+int MPI_T_event_handle_get_info(MPI_T_event_registration event_registration,
+    MPI_Info *info_used) PLEXUS_API;
+int MPI_T_event_register_callback(MPI_T_event_registration event_registration,
+    MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
+    MPI_T_event_cb_function event_cb_function) PLEXUS_API;
+int MPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
+    MPI_T_cb_safety cb_safety, MPI_Info info) PLEXUS_API;
+int MPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
+    MPI_T_cb_safety cb_safety, MPI_Info *info_used) PLEXUS_API;
+int MPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
+    MPI_T_event_free_cb_function free_cb_function) PLEXUS_API;
+int MPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+    MPI_T_event_dropped_cb_function dropped_cb_function) PLEXUS_API;
+int MPI_T_event_read(MPI_T_event_instance event_instance, int element_index,
+    void *buffer) PLEXUS_API;
+int MPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer) PLEXUS_API;
+int MPI_T_event_get_timestamp(MPI_T_event_instance event_instance,
+    MPI_Count *event_timestamp) PLEXUS_API;
+int MPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index) PLEXUS_API;
 
 /* Language interoperability (chapter 17) */
 int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) PLEXUS_API;
@@ -2343,6 +2448,84 @@ MPI_File PMPI_File_f2c(MPI_Fint file) PLEXUS_API;
 
 /* Profiling control (chapter 14) */
 int PMPI_Pcontrol(const int level, ...) PLEXUS_API;
+
+/* Tool information interface (MPI-4.0 chapter 15) */
+int PMPI_T_init_thread(int required, int *provided) PLEXUS_API;
+int PMPI_T_finalize(void) PLEXUS_API;
+int PMPI_T_enum_get_info(MPI_T_enum enumtype, int *num, char *name, int *name_len) PLEXUS_API;
+int PMPI_T_enum_get_item(MPI_T_enum enumtype, int indx, int *value, char *name,
+    int *name_len) PLEXUS_API;
+int PMPI_T_cvar_get_num(int *num_cvar) PLEXUS_API;
+int PMPI_T_cvar_get_info(int cvar_index, char *name, int *name_len, int *verbosity,
+    MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len, int *bind,
+    int *scope) PLEXUS_API;
+int PMPI_T_cvar_get_index(const char *name, int *cvar_index) PLEXUS_API;
+int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle *handle,
+    int *count) PLEXUS_API;
+int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle) PLEXUS_API;
+int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf) PLEXUS_API;
+int PMPI_T_cvar_write(MPI_T_cvar_handle handle, const void *buf) PLEXUS_API;
+int PMPI_T_pvar_get_num(int *num_pvar) PLEXUS_API;
+int PMPI_T_pvar_get_info(int pvar_index, char *name, int *name_len, int *verbosity,
+    int *var_class, MPI_Datatype *datatype, MPI_T_enum *enumtype, char *desc, int *desc_len,
+    int *bind, int *readonly, int *continuous, int *atomic) PLEXUS_API;
+int PMPI_T_pvar_get_index(const char *name, int var_class, int *pvar_index) PLEXUS_API;
+int PMPI_T_pvar_session_create(MPI_T_pvar_session *session) PLEXUS_API;
+int PMPI_T_pvar_session_free(MPI_T_pvar_session *session) PLEXUS_API;
+int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *obj_handle,
+    MPI_T_pvar_handle *handle, int *count) PLEXUS_API;
+int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle) PLEXUS_API;
+int PMPI_T_pvar_start(MPI_T_pvar_session session, MPI_T_pvar_handle handle) PLEXUS_API;
+int PMPI_T_pvar_stop(MPI_T_pvar_session session, MPI_T_pvar_handle handle) PLEXUS_API;
+int PMPI_T_pvar_read(MPI_T_pvar_session session, MPI_T_pvar_handle handle, void *buf) PLEXUS_API;
+int PMPI_T_pvar_write(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+    const void *buf) PLEXUS_API;
+int PMPI_T_pvar_reset(MPI_T_pvar_session session, MPI_T_pvar_handle handle) PLEXUS_API;
+int PMPI_T_pvar_readreset(MPI_T_pvar_session session, MPI_T_pvar_handle handle,
+    void *buf) PLEXUS_API;
+int PMPI_T_category_get_num(int *num_cat) PLEXUS_API;
+int PMPI_T_category_get_info(int cat_index, char *name, int *name_len, char *desc, int *desc_len,
+    int *num_cvars, int *num_pvars, int *num_categories) PLEXUS_API;
+int PMPI_T_category_get_index(const char *name, int *cat_index) PLEXUS_API;
+int PMPI_T_category_get_cvars(int cat_index, int len, int indices[]) PLEXUS_API;
+int PMPI_T_category_get_pvars(int cat_index, int len, int indices[]) PLEXUS_API;
+int PMPI_T_category_get_categories(int cat_index, int len, int indices[]) PLEXUS_API;
+int PMPI_T_category_get_num_events(int cat_index, int *num_events) PLEXUS_API;
+int PMPI_T_category_get_events(int cat_index, int len, int indices[]) PLEXUS_API;
+int PMPI_T_category_changed(int *update_number) PLEXUS_API;
+int PMPI_T_source_get_num(int *num_sources) PLEXUS_API;
+int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc,
+    int *desc_len, MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
+    MPI_Count *max_ticks, MPI_Info *info) PLEXUS_API;
+int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp) PLEXUS_API;
+int PMPI_T_event_get_num(int *num_events) PLEXUS_API;
+int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
+    MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[], int *num_elements,
+    MPI_T_enum *enumtype, MPI_Info *info, char *desc, int *desc_len, int *bind) PLEXUS_API;
+int PMPI_T_event_get_index(const char *name, int *event_index) PLEXUS_API;
+int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
+    MPI_T_event_registration *event_registration) PLEXUS_API;
+int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration,
+    MPI_Info info) PLEXUS_API;
+int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration,
+    MPI_Info *info_used) PLEXUS_API;
+int PMPI_T_event_register_callback(MPI_T_event_registration event_registration,
+    MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
+    MPI_T_event_cb_function event_cb_function) PLEXUS_API;
+int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
+    MPI_T_cb_safety cb_safety, MPI_Info info) PLEXUS_API;
+int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
+    MPI_T_cb_safety cb_safety, MPI_Info *info_used) PLEXUS_API;
+int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
+    MPI_T_event_free_cb_function free_cb_function) PLEXUS_API;
+int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
+    MPI_T_event_dropped_cb_function dropped_cb_function) PLEXUS_API;
+int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index,
+    void *buffer) PLEXUS_API;
+int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer) PLEXUS_API;
+int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance,
+    MPI_Count *event_timestamp) PLEXUS_API;
+int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index) PLEXUS_API;
 
 /* Language interoperability (chapter 17) */
 int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype) PLEXUS_API;

@@ -181,5 +181,13 @@ void px_chan_dump(int peer, int me, int talked);
 /* PX_PROFILE: the channels and what they carried; then the rails'. */
 void px_chan_print_stats(int me);
 void px_chan_print_rail_stats(int me);
+/* The tool interface (chan_stats.c): adds the channels' and the rails'
+ * counters to c (indices PX_CTR_chan_* and PX_CTR_rail_*,
+ * src/util/tool.h); nothing before px_chan_init or after finalize. */
+void px_chan_counters_add(uint64_t *c);
+/* A SIZE parameter this layer resolves when its row says "auto"
+ * ("shm_eager_limit", "rc_promote_size"): 1 and the value it took, or 0
+ * when it has not resolved it. */
+int px_chan_size_in_effect(const char *param, uint64_t *value_p);
 
 #endif

@@ -2,6 +2,7 @@
 #include "mpi_impl.h"
 #include "../util/clock.h"
 #include "../boot/machine.h"
+#include "tool/tool.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -143,6 +144,7 @@ PX_PMPI(MPI_Finalize)(void)
      * a connection their acknowledgements are not waited for, the peer may
      * have left; over datagrams the peers wait for each other's last word */
     px_proto_flush(PX_FLUSH_LAST);
+    px_mpi_tool_finalize();
     if (px_params.profile)
         px_proto_print_stats();
     px_proto_async_stop();

@@ -132,6 +132,21 @@ uint64_t px_proto_job_id(void);
 const char *px_proto_channel_name(int peer);
 void px_proto_print_stats(void);
 
+/* ---------- the tool interface (proto_stats.c, src/mpi/tool) ---------- */
+
+/* Every counter of this layer and those below it, into c[PX_CTR_N]
+ * (src/util/tool.h); zeros before px_proto_init and after finalize. */
+void px_proto_counters(uint64_t *c);
+/* Unexpected messages and posted receives now whose context id is in
+ * [ctx, ctx + nctx) (a communicator's). */
+void px_proto_queue_len(uint32_t ctx, uint32_t nctx, uint64_t *unexp_p, uint64_t *posted_p);
+/* Bytes sent to and received from peer so far; 0, or -1 when there is no
+ * such peer (or no job). */
+int px_proto_peer_traffic(int peer, uint64_t *sent_p, uint64_t *received_p);
+/* A SIZE parameter a lower layer resolves when its row says "auto": 1 and
+ * the value taken, or 0 when not resolved (yet). */
+int px_proto_size_in_effect(const char *param, uint64_t *value_p);
+
 /* ---------- one-sided communication (proto_rma.c) ----------
  *
  * A window is registered here under an id its members agreed on; every

@@ -184,5 +184,7 @@ double px_rail_vc_weight(px_rail_vc_t *vc, int sub);
 const px_rail_sub_stats_t *px_rail_vc_stats(px_rail_vc_t *vc, int sub);
 const char *px_rail_policy_name(void);
 void px_rail_print_stats(px_rail_t *rail, int rank);
+/* Adds the rail's counters to c (indices PX_CTR_rail_*, src/util/tool.h). */
+void px_rail_counters_add(const px_rail_t *rail, uint64_t *c);
 
 #endif

@@ -3,6 +3,7 @@
  * its frames move to the others and it is probed until it answers);
  * heartbeats, path checks of datagram paths, and the partition timeout. */
 #include "rail_impl.h"
+#include "../util/tool.h"
 
 #include <stdio.h>
 
@@ -33,8 +34,13 @@ int px_rail_best(px_rail_vc_t *vc, int worst_state)
 
 void px_rail_set_state(px_rail_sub_t *s, int state)
 {
+    int old = s->state;
     s->state = state;
     s->st->state = state;
+    if (old != state) {
+        const int ev[] = {s->vc->rank, s->idx, old, state, s->vc->rail->lossy};
+        px_tool_event(PX_TOOL_EV_SUB_STATE, ev, 5);
+    }
 }
 
 static void px_rail_count_up(px_rail_vc_t *vc)

@@ -2,6 +2,7 @@
  * (PX_STATS=1), and the summary printed at finalize (PX_PROFILE=1). */
 #include "rail_impl.h"
 #include "rail_policy.h"
+#include "../util/tool.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -46,26 +47,65 @@ void px_rail_stats_close(px_rail_t *r)
     r->seg = NULL;
 }
 
+_Static_assert(PX_CTR_rail_subchannels_suspect - PX_CTR_rail_subchannels_up == PX_SUB_SUSPECT &&
+                   PX_CTR_rail_subchannels_down - PX_CTR_rail_subchannels_up == PX_SUB_DOWN,
+               "counters.def: rail_subchannels_<state> rows in the order of PX_SUB_*");
+
+void px_rail_counters_add(const px_rail_t *r, uint64_t *c)
+{
+    uint64_t now = px_time_ns();
+    for (int i = 0; i < r->nvc; i++) {
+        const px_rail_vc_t *vc = r->vlist[i];
+        for (int k = 0; k < vc->nsub; k++) {
+            const px_rail_sub_t *sub = &vc->sub[k];
+            const px_rail_sub_stats_t *s = sub->st;
+            c[PX_CTR_rail_frames_sent] += s->frames_tx;
+            c[PX_CTR_rail_frames_received] += s->frames_rx;
+            c[PX_CTR_rail_bytes_sent] += s->bytes_tx;
+            c[PX_CTR_rail_bytes_received] += s->bytes_rx;
+            c[PX_CTR_rail_acks_sent] += s->acks_tx;
+            c[PX_CTR_rail_acks_received] += s->acks_rx;
+            c[PX_CTR_rail_stripes] += s->stripes;
+            c[PX_CTR_rail_stripe_bytes] += s->stripe_bytes;
+            c[PX_CTR_rail_stripe_time] += s->stripe_ns;
+            c[PX_CTR_rail_suspects] += s->suspects;
+            c[PX_CTR_rail_moves] += s->moves;
+            c[PX_CTR_rail_moves_answered] += s->moves_spurious;
+            c[PX_CTR_rail_downs] += s->downs;
+            c[PX_CTR_rail_recoveries] += s->recoveries;
+            c[PX_CTR_rail_resent_frames] += s->resent_frames;
+            c[PX_CTR_rail_resent_bytes] += s->resent_bytes;
+            c[PX_CTR_rail_down_time] += s->down_ns;
+            if (sub->state == PX_SUB_DOWN)
+                c[PX_CTR_rail_down_time] += px_since(now, sub->down_since);
+            c[PX_CTR_rail_subchannels]++;
+            c[PX_CTR_rail_subchannels_up + sub->state]++;
+        }
+        if (vc->part_since)
+            c[PX_CTR_rail_partition_time] += px_since(now, vc->part_since);
+    }
+    c[PX_CTR_rail_retransmits_timeout] += r->retx_timeout;
+    c[PX_CTR_rail_retransmits_fast] += r->retx_fast;
+    c[PX_CTR_rail_duplicates] += r->rx_dup;
+    c[PX_CTR_rail_out_of_window] += r->rx_out_of_window;
+    c[PX_CTR_rail_resplits] += r->resplits;
+    c[PX_CTR_rail_partitions] += r->partitions;
+    c[PX_CTR_rail_partition_time] += r->partition_ns;
+    c[PX_CTR_rail_released_frames] += r->released;
+    c[PX_CTR_rail_released_bytes] += r->released_bytes;
+    c[PX_CTR_rail_bulk_moved] += r->bulk_moved;
+}
+
 void px_rail_print_stats(px_rail_t *r, int rank)
 {
-    uint64_t suspects = 0, downs = 0, recoveries = 0, resent = 0, resent_bytes = 0, down_ns = 0;
-    uint64_t moves = 0, spurious = 0;
+    uint64_t c[PX_CTR_N] = {0};
+    px_rail_counters_add(r, c);
     for (int i = 0; i < r->nranks; i++) {
         px_rail_vc_t *vc = r->vcs[i];
         if (!vc)
             continue;
         for (int k = 0; k < vc->nsub; k++) {
             px_rail_sub_stats_t *s = vc->sub[k].st;
-            suspects += s->suspects;
-            moves += s->moves;
-            spurious += s->moves_spurious;
-            downs += s->downs;
-            recoveries += s->recoveries;
-            resent += s->resent_frames;
-            resent_bytes += s->resent_bytes;
-            down_ns += s->down_ns;
-            if (vc->sub[k].state == PX_SUB_DOWN)
-                down_ns += px_time_ns() - vc->sub[k].down_since;
             if (!s->frames_tx && !s->frames_rx)
                 continue;
             fprintf(stderr,
@@ -103,11 +143,14 @@ void px_rail_print_stats(px_rail_t *r, int rank)
             "frames %llu bytes %llu resplit %llu pieces %llu skipped %llu partitioned %llu "
             "subchannel_down_s %.2f partition_s %.2f bulk_moved %llu bulk_rest_bytes %llu "
             "transport %s\n",
-            rank, (unsigned long long)suspects, (unsigned long long)moves,
-            (unsigned long long)spurious, (unsigned long long)downs, (unsigned long long)recoveries,
-            (unsigned long long)resent, (unsigned long long)resent_bytes,
-            (unsigned long long)r->resplits, (unsigned long long)r->resplit_pieces,
-            (unsigned long long)r->rx_split_skipped, (unsigned long long)r->partitions,
-            (double)down_ns / 1e9, (double)r->partition_ns / 1e9, (unsigned long long)r->bulk_moved,
+            rank, (unsigned long long)c[PX_CTR_rail_suspects],
+            (unsigned long long)c[PX_CTR_rail_moves],
+            (unsigned long long)c[PX_CTR_rail_moves_answered],
+            (unsigned long long)c[PX_CTR_rail_downs], (unsigned long long)c[PX_CTR_rail_recoveries],
+            (unsigned long long)c[PX_CTR_rail_resent_frames],
+            (unsigned long long)c[PX_CTR_rail_resent_bytes], (unsigned long long)r->resplits,
+            (unsigned long long)r->resplit_pieces, (unsigned long long)r->rx_split_skipped,
+            (unsigned long long)r->partitions, (double)c[PX_CTR_rail_down_time] / 1e9,
+            (double)r->partition_ns / 1e9, (unsigned long long)r->bulk_moved,
             (unsigned long long)r->bulk_rest_bytes, r->ops->name);
 }

@@ -13,26 +13,6 @@ extern char **environ;
 
 px_params_t px_params;
 
-typedef enum {
-    PX_PT_BOOL,
-    PX_PT_INT,
-    PX_PT_SIZE,
-    PX_PT_DOUBLE,
-    PX_PT_DURATION,
-    PX_PT_ENUM,
-    PX_PT_STRING
-} px_param_type_t;
-
-typedef struct px_param_desc {
-    const char *name;
-    px_param_type_t type;
-    const char *def;
-    const char *values;
-    const char *group;
-    const char *doc;
-    size_t offset;
-} px_param_desc_t;
-
 static const px_param_desc_t px_param_table[] = {
 #define PX_PARAM(name, type, def, values, group, doc)                                              \
     {#name, PX_PT_##type, def, values, group, doc, offsetof(px_params_t, name)},
@@ -363,7 +343,7 @@ static void px_param_describe(const px_param_desc_t *d, int md, char *buf, size_
 #undef PX_PUT
 }
 
-static void px_param_env_name(const char *name, char *buf, size_t len)
+void px_param_env_name(const char *name, char *buf, size_t len)
 {
     snprintf(buf, len, "PX_%s", name);
     for (size_t i = 3; buf[i]; i++)
@@ -432,6 +412,48 @@ static px_status_t px_param_set_or_check(const char *var, const char *value, int
         return PX_ERR_INVALID_PARAM;
     }
     return px_param_apply((size_t)i, value, store, err, errlen);
+}
+
+size_t px_param_count(void) { return PX_PARAM_COUNT; }
+
+const px_param_desc_t *px_param_row(size_t i)
+{
+    return i < PX_PARAM_COUNT ? &px_param_table[i] : NULL;
+}
+
+int px_param_enum_count(size_t i)
+{
+    if (i >= PX_PARAM_COUNT || px_param_table[i].type != PX_PT_ENUM)
+        return 0;
+    int n = 1;
+    for (const char *p = px_param_table[i].values; *p; p++)
+        n += *p == '|';
+    return n;
+}
+
+int px_param_enum_item(size_t i, int idx, char *buf, size_t len)
+{
+    if (idx < 0 || idx >= px_param_enum_count(i) || !len)
+        return -1;
+    px_param_enum_name(px_param_table[i].values, idx, buf, len);
+    return 0;
+}
+
+int px_param_enum_current(size_t i)
+{
+    if (!px_param_enum_count(i))
+        return -1;
+    const char *v = *(const char **)((const char *)&px_params + px_param_table[i].offset);
+    return px_param_enum_find(px_param_table[i].values, v ? v : px_param_table[i].def);
+}
+
+px_status_t px_param_set_row(size_t i, const char *value, char *err, size_t errlen)
+{
+    if (i >= PX_PARAM_COUNT) {
+        snprintf(err, errlen, "no parameter %zu", i);
+        return PX_ERR_INVALID_PARAM;
+    }
+    return px_param_apply(i, value, 1, err, errlen);
 }
 
 px_status_t px_param_set(const char *var, const char *value, char *err, size_t errlen)

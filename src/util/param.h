@@ -29,6 +29,27 @@ typedef struct px_params {
 
 extern px_params_t px_params;
 
+typedef enum {
+    PX_PT_BOOL,
+    PX_PT_INT,
+    PX_PT_SIZE,
+    PX_PT_DOUBLE,
+    PX_PT_DURATION,
+    PX_PT_ENUM,
+    PX_PT_STRING
+} px_param_type_t;
+
+/* One row of params.def. */
+typedef struct px_param_desc {
+    const char *name;
+    px_param_type_t type;
+    const char *def;
+    const char *values;
+    const char *group;
+    const char *doc;
+    size_t offset; /* of its field in px_params */
+} px_param_desc_t;
+
 /* Reads the environment once; later calls return the first call's result.
  * A value its row does not accept keeps the default and makes this return
  * PX_ERR_INVALID_PARAM, px_param_error() then naming every such variable
@@ -46,6 +67,22 @@ px_status_t px_param_set(const char *var, const char *value, char *err, size_t e
 
 /* The same check without storing anything (a launcher's own options). */
 px_status_t px_param_check(const char *var, const char *value, char *err, size_t errlen);
+
+/* The rows one by one, for the tool interface (src/mpi/tool): row i of
+ * px_param_count(), NULL past the end. */
+size_t px_param_count(void);
+const px_param_desc_t *px_param_row(size_t i);
+/* "PX_" and the row's name in upper case. */
+void px_param_env_name(const char *name, char *buf, size_t len);
+/* ENUM rows: the number of values, the name of value idx (into buf, as
+ * the row spells it; 0, or -1 past the end) and the index of the value the
+ * field holds now. */
+int px_param_enum_count(size_t i);
+int px_param_enum_item(size_t i, int idx, char *buf, size_t len);
+int px_param_enum_current(size_t i);
+/* px_param_set for row i. A STRING row keeps the pointer: value must
+ * outlive its use. */
+px_status_t px_param_set_row(size_t i, const char *value, char *err, size_t errlen);
 
 /* Prints the table: format "text" (pxinfo) or "markdown" (docs/params.md). */
 void px_param_print(FILE *out, const char *format);

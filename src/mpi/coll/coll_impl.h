@@ -226,6 +226,16 @@ int px_coll_shm_usable(px_coll_id_t id, int direct, const px_coll_args_t *a, px_
 int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi_comm_t *c);
 /* Whether some PX_<COLL>_ALGORITHM forces a node-aware algorithm. */
 int px_coll_forced_hier(void);
+/* PX_<COLL>_ALGORITHM changed (the tool interface wrote it): read again at
+ * the next selection. */
+void px_coll_forced_reset(void);
+/* The registry for the tool interface: algorithm i's name and its
+ * collective's (NULL past the end), and the schedules built with it (a
+ * composite algorithm's parts count too; a persistent collective counts
+ * once, at its init) and their bytes. */
+int px_coll_algo_count(void);
+const char *px_coll_algo_info(int i, const char **coll_p);
+void px_coll_algo_usage(int i, uint64_t *calls_p, uint64_t *bytes_p);
 
 /* ---------- node hierarchy (coll_hier.c) ---------- */
 

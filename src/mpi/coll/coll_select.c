@@ -128,6 +128,32 @@ static const px_coll_algo_t px_coll_algos[] = {
 };
 #define PX_NALGOS ((int)(sizeof(px_coll_algos) / sizeof(px_coll_algos[0])))
 
+/* Each algorithm's uses and their bytes, for the tool interface: one
+ * increment per collective, none on the point-to-point path. */
+static uint64_t px_coll_algo_calls[PX_NALGOS], px_coll_algo_bytes[PX_NALGOS];
+
+static void px_coll_count(const px_coll_algo_t *al, const px_coll_args_t *a)
+{
+    px_coll_algo_calls[al - px_coll_algos]++;
+    px_coll_algo_bytes[al - px_coll_algos] += a->bytes;
+}
+
+int px_coll_algo_count(void) { return PX_NALGOS; }
+
+const char *px_coll_algo_info(int i, const char **coll_p)
+{
+    if (i < 0 || i >= PX_NALGOS)
+        return NULL;
+    *coll_p = px_coll_names[px_coll_algos[i].coll];
+    return px_coll_algos[i].name;
+}
+
+void px_coll_algo_usage(int i, uint64_t *calls_p, uint64_t *bytes_p)
+{
+    *calls_p = i >= 0 && i < PX_NALGOS ? px_coll_algo_calls[i] : 0;
+    *bytes_p = i >= 0 && i < PX_NALGOS ? px_coll_algo_bytes[i] : 0;
+}
+
 /* The default selection table is data: coll_table.json, in the format of
  * PX_COLL_TUNING_FILE (below), compiled into the library as
  * px_coll_table_json and read with the same parser. The message size is
@@ -359,12 +385,21 @@ static const char *const *const px_coll_forced_param[PX_COLL_COUNT] = {
     [PX_COLL_EXSCAN] = &px_params.exscan_algorithm,
 };
 
-/* Read once: selection runs on every blocking collective. */
+/* Read once (selection runs on every blocking collective), again after
+ * px_coll_forced_reset. */
+static const char *px_forced[PX_COLL_COUNT];
+static int px_forced_loaded, px_forced_hier = -1;
+
+void px_coll_forced_reset(void)
+{
+    px_forced_loaded = 0;
+    px_forced_hier = -1;
+}
+
 static const char *px_coll_forced(px_coll_id_t coll)
 {
-    static const char *forced[PX_COLL_COUNT];
-    static int loaded;
-    if (!loaded) {
+    const char **forced = px_forced;
+    if (!px_forced_loaded) {
         for (int i = 0; i < PX_COLL_COUNT; i++) {
             const char *v = *px_coll_forced_param[i];
             forced[i] = v && strcmp(v, "auto") ? v : NULL;
@@ -375,14 +410,14 @@ static const char *px_coll_forced(px_coll_id_t coll)
                         "selection table",
                         px_coll_names[i], forced[i]);
         }
-        loaded = 1;
+        px_forced_loaded = 1;
     }
     return forced[coll];
 }
 
 int px_coll_forced_hier(void)
 {
-    static int v = -1;
+    int v = px_forced_hier;
     if (v >= 0)
         return v;
     v = 0;
@@ -392,6 +427,7 @@ int px_coll_forced_hier(void)
         if (al && (al->flags & PX_COLL_F_HIER))
             v = 1;
     }
+    px_forced_hier = v;
     return v;
 }
 
@@ -501,6 +537,8 @@ const px_coll_algo_t *px_coll_select_top(px_coll_id_t coll, const px_coll_args_t
     px_select_top = 1;
     const px_coll_algo_t *al = px_coll_select(coll, a, c);
     px_select_top = 0;
+    if (al && (al->flags & PX_COLL_F_SHM)) /* runs without a schedule */
+        px_coll_count(al, a);
     return al;
 }
 
@@ -516,6 +554,7 @@ int px_coll_build_with(px_coll_sched_t *s, px_coll_id_t coll, const px_coll_algo
 {
     if (!al || !al->build)
         return MPI_ERR_INTERN;
+    px_coll_count(al, a);
     px_trace("coll", "%s: %s (ranks %d, bytes %zu)", px_coll_names[coll], al->name, c->size,
              a->bytes);
     return al->build(s, a, c);

@@ -314,6 +314,9 @@ def gen_wrappers(header_text, syms):
         if name in SKIP:
             skipped.append((name, "no Fortran binding"))
             continue
+        if name.startswith("MPI_T_"):
+            skipped.append((name, "the tool interface has C bindings only"))
+            continue
         if name in SPECIAL:
             fparams, body, needs = SPECIAL[name]
             if any("P" + n not in syms for n in needs):
