@@ -359,6 +359,16 @@ static int px_net_addr_route(const char *host, struct in_addr *out)
     return rc;
 }
 
+struct in_addr px_net_addr_boot(const px_boot_info_t *boot)
+{
+    struct in_addr a;
+    const char *bl = px_boot_local_addr();
+    if (!(bl && bl[0] && inet_pton(AF_INET, bl, &a) == 1) &&
+        px_net_addr_route(boot->boot_host, &a) < 0)
+        a.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+}
+
 /* A socket of `type` bound to local address i (listening when it is a
  * stream), its port recorded, in the epoll set. */
 static px_status_t px_net_addr_socket(px_net_addrs_t *a, int i, int type)
@@ -398,12 +408,8 @@ px_status_t px_net_addr_open(px_net_addrs_t *a, const char *net, int type,
     a->eps = calloc((size_t)boot->size * PX_NET_MAX_SUB, sizeof(*a->eps));
     if (!a->peers || !a->eps)
         goto err;
-    struct in_addr boot_addr;
-    const char *bl = px_boot_local_addr();
-    if (!(bl && bl[0] && inet_pton(AF_INET, bl, &boot_addr) == 1) &&
-        px_net_addr_route(boot->boot_host, &boot_addr) < 0)
-        boot_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int n = px_net_addr_local(boot_addr, &a->explicit_rails, a->local, PX_NET_MAX_ADDR);
+    int n =
+        px_net_addr_local(px_net_addr_boot(boot), &a->explicit_rails, a->local, PX_NET_MAX_ADDR);
     if (n < 0) {
         st = (px_status_t)n;
         goto err;

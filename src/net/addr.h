@@ -49,6 +49,10 @@ typedef struct px_net_addr_peer {
  * Returns the count, or a negative status with the reason logged. */
 int px_net_addr_local(struct in_addr boot_addr, int *explicit_p, px_net_addr_t *out, int max);
 
+/* The local address that reaches the launcher (loopback for a local job),
+ * as px_net_addr_local wants it. */
+struct in_addr px_net_addr_boot(const px_boot_info_t *boot);
+
 /* Serialises / parses the published list. Parsing validates every field. */
 int px_net_addr_format(const px_net_addr_t *a, int n, char *buf, size_t len);
 int px_net_addr_parse(const char *s, px_net_addr_t *out, int max);
