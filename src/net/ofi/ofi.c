@@ -2,6 +2,7 @@
 #include "../../util/clock.h"
 
 #include <arpa/inet.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,11 +43,49 @@ px_status_t px_ofi_status(int fi_err)
     }
 }
 
+/* ---------- the library ---------- */
+
+px_ofi_lib_t px_ofi_lib;
+
+px_status_t px_ofi_load(void)
+{
+    static int done;
+    static px_status_t st;
+    if (done++)
+        return st;
+    st = PX_ERR_UNSUPPORTED;
+    void *lib = dlopen("libfabric.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        px_error("ofi", "PX_NET=ofi: cannot load libfabric (%s); install libfabric1", dlerror());
+        return st;
+    }
+    px_ofi_lib_t l;
+    *(void **)&l.getinfo = dlsym(lib, "fi_getinfo");
+    *(void **)&l.freeinfo = dlsym(lib, "fi_freeinfo");
+    *(void **)&l.dupinfo = dlsym(lib, "fi_dupinfo");
+    *(void **)&l.fabric = dlsym(lib, "fi_fabric");
+    *(void **)&l.strerror = dlsym(lib, "fi_strerror");
+    *(void **)&l.version = dlsym(lib, "fi_version");
+    if (!l.getinfo || !l.freeinfo || !l.dupinfo || !l.fabric || !l.strerror || !l.version) {
+        px_error("ofi", "PX_NET=ofi: the libfabric found lacks fi_getinfo and the like");
+        dlclose(lib);
+        return st;
+    }
+    if (l.version() < PX_OFI_VERSION) {
+        px_error("ofi", "PX_NET=ofi: libfabric %u.%u is older than the 1.9 Plexus needs",
+                 FI_MAJOR(l.version()), FI_MINOR(l.version()));
+        dlclose(lib);
+        return st;
+    }
+    px_ofi_lib = l;
+    return st = PX_OK;
+}
+
 /* ---------- providers ---------- */
 
 static struct fi_info *px_ofi_hints(const char *prov, int rma)
 {
-    struct fi_info *h = fi_allocinfo();
+    struct fi_info *h = fi_dupinfo(NULL);
     if (!h)
         return NULL;
     h->ep_attr->type = FI_EP_RDM;
@@ -546,7 +585,9 @@ static px_status_t px_ofi_iface_open(const px_boot_info_t *boot, const px_net_rx
     }
     s->peers = calloc((size_t)boot->size, sizeof(*s->peers));
     s->eps = calloc((size_t)boot->size * PX_NET_MAX_SUB, sizeof(*s->eps));
-    st = s->peers && s->eps ? px_ofi_pick(s) : PX_ERR_NO_MEMORY;
+    st = s->peers && s->eps ? px_ofi_load() : PX_ERR_NO_MEMORY;
+    if (st == PX_OK)
+        st = px_ofi_pick(s);
     if (st == PX_OK)
         st = s->ip ? px_ofi_rails_ip(s, boot) : px_ofi_rails_domains(s);
     if (st == PX_OK && s->nrail == 0) {
@@ -700,41 +741,95 @@ const px_net_ops_t px_net_ofi_ops = {
 
 /* ---------- for pxinfo ---------- */
 
+static const char *px_ofi_addr_format(uint32_t fmt)
+{
+    switch (fmt) {
+    case FI_SOCKADDR_IN:
+        return "ipv4";
+    case FI_SOCKADDR_IN6:
+        return "ipv6";
+    case FI_SOCKADDR_IB:
+        return "ib";
+    case FI_ADDR_STR:
+        return "string";
+    default:
+        return "native";
+    }
+}
+
 void px_net_ofi_print(FILE *f)
 {
-    struct fi_info *all = px_ofi_getinfo(NULL, 0, NULL);
-    const char *pick = NULL;
+    if (px_ofi_load() != PX_OK)
+        return;
+    struct fi_info *all = px_ofi_getinfo(NULL, 0, NULL), *rma = px_ofi_getinfo(NULL, 1, NULL);
     fprintf(f,
-            "libfabric %u.%u (API %u.%u): providers with reliable datagram endpoints, "
-            "messages and send-after-send order:\n",
+            "libfabric %u.%u (Plexus built with %u.%u); providers with reliable datagram "
+            "endpoints, messages\nand send-after-send order, and their domains (NICs):\n",
             FI_MAJOR(fi_version()), FI_MINOR(fi_version()), FI_MAJOR_VERSION, FI_MINOR_VERSION);
     if (!all)
         fprintf(f, "  none\n");
     for (struct fi_info *i = all; i; i = i->next) {
-        int dup = 0;
+        int dup = 0; /* one line per provider and domain (addresses of several families) */
         for (struct fi_info *j = all; j != i && !dup; j = j->next)
             dup = !strcmp(j->fabric_attr->prov_name, i->fabric_attr->prov_name) &&
-                  !strcmp(j->domain_attr->name, i->domain_attr->name) &&
-                  !strcmp(j->fabric_attr->name, i->fabric_attr->name);
+                  !strcmp(j->domain_attr->name, i->domain_attr->name);
         if (dup)
             continue;
-        const char *dev = i->nic && i->nic->device_attr && i->nic->device_attr->name
-                              ? i->nic->device_attr->name
-                              : "";
-        char speed[32] = "";
+        char nic[96] = "";
+        if (i->nic && i->nic->device_attr && i->nic->device_attr->name)
+            snprintf(nic, sizeof(nic), " nic %s", i->nic->device_attr->name);
         if (i->nic && i->nic->link_attr && i->nic->link_attr->speed)
-            snprintf(speed, sizeof(speed), " %.0f Gb/s", (double)i->nic->link_attr->speed / 1e9);
-        fprintf(f, "  %-14s domain %-10s fabric %-16s%s%s%s%s\n", i->fabric_attr->prov_name,
-                i->domain_attr->name, i->fabric_attr->name, (i->caps & FI_RMA) ? " rma" : "",
-                dev[0] ? " nic " : "", dev, speed);
+            snprintf(nic + strlen(nic), sizeof(nic) - strlen(nic), " %.0f Gb/s",
+                     (double)i->nic->link_attr->speed / 1e9);
+        int has_rma = 0;
+        for (struct fi_info *j = rma; j && !has_rma; j = j->next)
+            has_rma = !strcmp(j->fabric_attr->prov_name, i->fabric_attr->prov_name) &&
+                      !strcmp(j->domain_attr->name, i->domain_attr->name);
+        fprintf(f, "  %-14s domain %-10s %-6s%s%s\n", i->fabric_attr->prov_name,
+                i->domain_attr->name, px_ofi_addr_format(i->addr_format), has_rma ? " rma" : "    ",
+                nic);
     }
-    for (int k = 0; px_ofi_prefer[k] && !pick; k++)
-        if (px_ofi_has(all, px_ofi_prefer[k]))
-            pick = px_ofi_prefer[k];
     fi_freeinfo(all);
-    if (px_params.ofi_provider && px_params.ofi_provider[0])
-        fprintf(f, "PX_NET=ofi uses PX_OFI_PROVIDER=%s\n", px_params.ofi_provider);
-    else
-        fprintf(f, "PX_NET=ofi would use %s (PX_OFI_PROVIDER names another)\n",
-                pick ? pick : "none of them: set PX_OFI_PROVIDER");
+    fi_freeinfo(rma);
+
+    /* what PX_NET=ofi would open here */
+    struct px_net_iface *s = calloc(1, sizeof(*s));
+    if (!s || px_ofi_pick(s) != PX_OK) {
+        free(s);
+        return;
+    }
+    fprintf(f, "\nPX_NET=ofi uses %s%s, large frames %s; its rails here:\n", s->prov,
+            px_params.ofi_provider && px_params.ofi_provider[0] ? " (PX_OFI_PROVIDER)"
+                                                                : " (the first of its list)",
+            s->rma ? "read by the receiver (fi_read)" : "sent as messages");
+    if (s->ip) {
+        px_net_addr_t a[PX_NET_MAX_ADDR];
+        struct in_addr remote = {0}; /* as seen by a launcher on another host */
+        int n = px_net_addr_local(remote, &s->explicit_rails, a, PX_NET_MAX_ADDR);
+        for (int i = 0; i < n; i++) {
+            char ip[INET_ADDRSTRLEN];
+            if (a[i].boot)
+                continue;
+            inet_ntop(AF_INET, &a[i].addr, ip, sizeof(ip));
+            struct fi_info *l = px_ofi_getinfo(s->prov, s->rma, ip);
+            fprintf(f, "  rail %d  %-10s %s/%d%s\n", a[i].rail, a[i].ifname, ip, a[i].prefix,
+                    l ? "" : "  (the provider does not open it)");
+            fi_freeinfo(l);
+        }
+        fprintf(f, "  (PX_RAILS chooses them as for tcp: `pxinfo --rails`)\n");
+    } else {
+        struct fi_info *l = px_ofi_getinfo(s->prov, s->rma, NULL);
+        int k = 0;
+        for (struct fi_info *i = l; i; i = i->next) {
+            int dup = 0;
+            for (struct fi_info *j = l; j != i && !dup; j = j->next)
+                dup = !strcmp(j->domain_attr->name, i->domain_attr->name);
+            if (!dup && !strcmp(i->fabric_attr->prov_name, s->prov))
+                fprintf(f, "  rail %d  domain %s\n", k++, i->domain_attr->name);
+        }
+        fi_freeinfo(l);
+        if (s->same_node)
+            fprintf(f, "  (ranks of one node only)\n");
+    }
+    free(s);
 }

@@ -45,6 +45,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* libfabric is loaded when an ofi interface opens (dlopen), so that a
+ * program that never uses it neither pays for loading it (and the device
+ * libraries it pulls in) nor needs it installed. Its few functions that are
+ * not inline come from px_ofi_lib; the macros keep their usual names. */
+typedef struct px_ofi_lib {
+    int (*getinfo)(uint32_t version, const char *node, const char *service, uint64_t flags,
+                   const struct fi_info *hints, struct fi_info **info);
+    void (*freeinfo)(struct fi_info *info);
+    struct fi_info *(*dupinfo)(const struct fi_info *info);
+    int (*fabric)(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+    const char *(*strerror)(int errnum);
+    uint32_t (*version)(void);
+} px_ofi_lib_t;
+extern px_ofi_lib_t px_ofi_lib;
+#define fi_getinfo px_ofi_lib.getinfo
+#define fi_freeinfo px_ofi_lib.freeinfo
+#define fi_dupinfo px_ofi_lib.dupinfo
+#define fi_fabric px_ofi_lib.fabric
+#define fi_strerror px_ofi_lib.strerror
+#define fi_version px_ofi_lib.version
+
 #define PX_OFI_VERSION FI_VERSION(1, 9)
 #define PX_OFI_MAGIC 0x4f46u /* "OF" */
 #define PX_OFI_MAX_RAIL PX_NET_MAX_ADDR
@@ -328,6 +349,8 @@ static inline void px_ofi_tx_put(px_ofi_buf_t *b)
 
 /* ofi.c */
 px_status_t px_ofi_status(int fi_err);
+/* Loads libfabric once; PX_OK, or the reason logged. */
+px_status_t px_ofi_load(void);
 
 /* ofi_xfer.c: buffers, registrations, sending */
 px_status_t px_ofi_rail_bufs(px_ofi_rail_t *r);
