@@ -301,11 +301,18 @@ static void px_ofi_epoch_in(struct px_net_ep *ep, uint32_t epoch)
 }
 
 /* The peer is closing (it has what it waited for): what is still queued
- * for it is dropped, and what is sent from now on. */
+ * for it is dropped, and what is sent from now on, on every subchannel (the
+ * BYE of a failed one may never come). */
 static void px_ofi_bye_in(struct px_net_ep *ep)
 {
-    px_ofi_drop_sends(ep, PX_ERR_LINK_DOWN);
-    ep->peer_done = 1;
+    struct px_net_iface *s = ep->iface;
+    for (int i = 0; i < PX_NET_MAX_SUB; i++) {
+        struct px_net_ep *e = s->eps[ep->rank * PX_NET_MAX_SUB + i];
+        if (e && !e->peer_done) {
+            px_ofi_drop_sends(e, PX_ERR_LINK_DOWN);
+            e->peer_done = 1;
+        }
+    }
 }
 
 /* A message on its endpoint: control acted on, the others handed on in
