@@ -540,7 +540,11 @@ static px_status_t px_ofi_ep_create(px_net_iface_t *s, int rank, int sub, void *
             free(ep);
             return PX_ERR_PEER_UNREACHABLE;
         }
+        if (s->ip)
+            memcpy(&ep->remote, p->sub[sub].name, sizeof(ep->remote));
+        ep->chk.fd = -1;
         *slot = ep;
+        s->eplist[s->neps++] = ep;
         s->early_check = !px_list_empty(&s->early); /* what came before it is its now */
     }
     (*slot)->owner = owner;
@@ -585,7 +589,8 @@ static px_status_t px_ofi_iface_open(const px_boot_info_t *boot, const px_net_rx
     }
     s->peers = calloc((size_t)boot->size, sizeof(*s->peers));
     s->eps = calloc((size_t)boot->size * PX_NET_MAX_SUB, sizeof(*s->eps));
-    st = s->peers && s->eps ? px_ofi_load() : PX_ERR_NO_MEMORY;
+    s->eplist = calloc((size_t)boot->size * PX_NET_MAX_SUB, sizeof(*s->eplist));
+    st = s->peers && s->eps && s->eplist ? px_ofi_load() : PX_ERR_NO_MEMORY;
     if (st == PX_OK)
         st = px_ofi_pick(s);
     if (st == PX_OK)
@@ -670,11 +675,17 @@ static void px_ofi_iface_close(px_net_iface_t *s)
             (unsigned long long)t->fins_late, (unsigned long long)t->mr_regs,
             (unsigned long long)t->mr_hits, (unsigned long long)t->cq_errors);
     }
-    /* the endpoints first: closing them ends what the provider still holds */
+    /* the endpoints first: closing them ends what the provider still holds.
+     * One with a read out (on a path that failed: the others end before the
+     * BYE) stays open with its rail: closing it crashed ofi_rxm 1.17, and
+     * the process is about to end anyway. */
     for (int i = 0; i < s->nrail; i++)
-        if (s->rail[i].ep) {
+        if (s->rail[i].ep && !s->rail[i].reads_out) {
             fi_close(&s->rail[i].ep->fid);
             s->rail[i].ep = NULL;
+        } else if (s->rail[i].ep) {
+            px_debug("ofi", "rail %d (%s) keeps a read on a failed path: left open", i,
+                     s->rail[i].domain_name);
         }
     if (s->eps)
         for (int i = 0; i < s->nranks * PX_NET_MAX_SUB; i++)
@@ -687,7 +698,8 @@ static void px_ofi_iface_close(px_net_iface_t *s)
         free(px_container_of(e, px_ofi_held_t, link));
     px_ofi_iface_free_reads(s);
     for (int i = 0; i < s->nrail; i++)
-        px_ofi_rail_close(&s->rail[i]);
+        if (!s->rail[i].ep)
+            px_ofi_rail_close(&s->rail[i]);
     if (s->peers)
         for (int i = 0; i < s->nranks; i++)
             free(s->peers[i]);
@@ -695,13 +707,14 @@ static void px_ofi_iface_close(px_net_iface_t *s)
         close(s->epfd);
     free(s->peers);
     free(s->eps);
+    free(s->eplist);
     free(s);
 }
 
 static void px_ofi_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
 {
     memset(attr, 0, sizeof(*attr));
-    attr->caps = PX_NET_CAP_RESET;
+    attr->caps = PX_NET_CAP_RESET | (s->ip ? PX_NET_CAP_PATH_CHECK : 0);
     attr->max_frag = 1u << 20;
     attr->eager_limit = s->eager;
     /* the providers here emulate RDMA over sockets; hardware ones would
@@ -729,7 +742,7 @@ const px_net_ops_t px_net_ofi_ops = {
     .ep_rx_cancel = px_ofi_ep_rx_cancel,
     .iface_progress = px_ofi_iface_progress,
     .iface_fd = px_ofi_iface_fd,
-    .ep_path_check = px_net_stub_ep_path_check,
+    .ep_path_check = px_ofi_ep_path_check,
     .ep_describe = px_ofi_ep_describe,
     .iface_quiet = px_ofi_iface_quiet,
     .ep_ready = px_net_stub_ep_ready,

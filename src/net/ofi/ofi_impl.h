@@ -196,6 +196,7 @@ typedef struct px_ofi_read {
     px_ofi_ctx_t ctx;
     struct px_ofi_read *next; /* free list */
     struct px_ofi_rx *rx;
+    struct px_ofi_rail *rail;
     px_ofi_mr_t *lmr; /* the destination's registration, held while the read is out */
     size_t len;
 } px_ofi_read_t;
@@ -247,6 +248,7 @@ typedef struct px_ofi_rail {
     px_ofi_buf_t *tx_free;
     px_ofi_slab_t *rx_slab; /* PX_OFI_RX_BUFS buffers posted to receive */
     px_ofi_buf_t *unposted; /* ... whose repost the provider refused for now */
+    int reads_out;          /* fi_reads whose completion has not come */
 } px_ofi_rail_t;
 
 struct px_net_ep {
@@ -269,8 +271,18 @@ struct px_net_ep {
     uint32_t rx_epoch, rx_next; /* the peer's epoch, and the number due in it */
     int queued;                 /* on the interface's work list */
     px_list_t work;
-    uint64_t clock;   /* registration cache uses */
-    px_ofi_mr_t *mrc; /* PX_OFI_MR_CACHE entries */
+    /* IP providers: the peer's address, and the watchdog of a subchannel
+     * whose provider holds work that moves no more (an RDM provider over
+     * TCP retries for minutes): after PX_RAIL_DETECT without progress a
+     * path check asks the peer's kernel, and a path that does not answer
+     * is reported failed, as TCP_USER_TIMEOUT does for tcp */
+    struct sockaddr_in remote;
+    px_net_path_chk_t chk;
+    uint64_t events, seen; /* completions and messages so far, at the last look */
+    uint64_t stall_since;  /* work held and nothing moving since */
+    int watching;          /* a watchdog path check is under way */
+    uint64_t clock;        /* registration cache uses */
+    px_ofi_mr_t *mrc;      /* PX_OFI_MR_CACHE entries */
     char desc[96];
 };
 
@@ -315,8 +327,12 @@ struct px_net_iface {
     px_list_t ctrl;         /* control messages the provider refused for now */
     px_ofi_read_t *read_free;
     uint64_t next_cookie;
-    int epfd;    /* the rails' wait descriptors (PX_PROGRESS_MODE=block), or -1 */
-    int closing; /* frames that arrive now are dropped */
+    int epfd;                  /* the rails' wait descriptors (PX_PROGRESS_MODE=block), or -1 */
+    int closing;               /* frames that arrive now are dropped */
+    struct px_net_ep **eplist; /* the endpoints made, densely (the watchdog's) */
+    int neps;
+    uint64_t next_watch; /* when the watchdog looks at them again */
+    unsigned pass;       /* progress passes */
     px_ofi_stats_t st;
 };
 
@@ -379,6 +395,7 @@ void px_ofi_ep_rx_cancel(struct px_net_ep *ep);
 const char *px_ofi_ep_describe(struct px_net_ep *ep);
 int px_ofi_iface_progress(struct px_net_iface *s);
 int px_ofi_iface_quiet(struct px_net_iface *s);
+int px_ofi_ep_path_check(struct px_net_ep *ep, uint64_t timeout_ns);
 void px_ofi_ep_free(struct px_net_ep *ep);
 void px_ofi_iface_free_reads(struct px_net_iface *s);
 

@@ -1,5 +1,7 @@
 #include "ofi_impl.h"
+#include "../../util/clock.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +107,8 @@ static void px_ofi_read_more(struct px_net_ep *ep)
         if ((rd->lmr = x->lmr))
             rd->lmr->refs++;
         rd->rx = x;
+        rd->rail = ep->rail;
+        rd->rail->reads_out++;
         rd->len = n;
         x->rd[slot] = rd;
         x->inflight++;
@@ -116,6 +120,7 @@ static void px_ofi_read_more(struct px_net_ep *ep)
 static void px_ofi_read_done(struct px_net_iface *s, px_ofi_read_t *rd, int err)
 {
     px_ofi_rx_t *x = rd->rx;
+    rd->rail->reads_out--;
     if (rd->lmr)
         px_ofi_mr_put(rd->lmr, 0);
     rd->lmr = NULL;
@@ -124,6 +129,7 @@ static void px_ofi_read_done(struct px_net_iface *s, px_ofi_read_t *rd, int err)
     px_ofi_read_put(s, rd);
     if (!x)
         return; /* of a frame given up */
+    x->ep->events++;
     for (int i = 0; i < PX_OFI_READ_DEPTH; i++)
         if (x->rd[i] == rd)
             x->rd[i] = NULL;
@@ -324,6 +330,7 @@ static void px_ofi_ep_msg(struct px_net_ep *ep, const char *m, size_t len)
     memcpy(&w, m, sizeof(w));
     int32_t age = (int32_t)(w.epoch - ep->rx_epoch);
     ep->used = 1;
+    ep->events++;
     if (w.type >= PX_OFI_FIN) {
         if (w.type == PX_OFI_RESET) {
             if (age > 0)
@@ -542,9 +549,23 @@ const char *px_ofi_ep_describe(struct px_net_ep *ep)
     return ep->desc;
 }
 
+/* The path check of addr.c, to the discard port of the peer's address, not
+ * to its endpoint's: a provider listening there (ofi_rxm) would take the
+ * probe for a peer connecting. Its kernel's refusal says the path works. */
+int px_ofi_ep_path_check(struct px_net_ep *ep, uint64_t timeout_ns)
+{
+    if (!ep->iface->ip)
+        return PX_ERR_UNSUPPORTED;
+    const px_net_addr_t *l = &ep->rail->addr;
+    struct sockaddr_in to = ep->remote;
+    to.sin_port = htons(9);
+    return px_net_addr_path_check(&ep->chk, l->ifname, l->addr, &to, timeout_ns, "ofi", ep->rank);
+}
+
 void px_ofi_ep_free(struct px_net_ep *ep)
 {
     px_list_t *e, *t;
+    px_net_addr_path_check_end(&ep->chk);
     px_ofi_free_list(&ep->held);
     px_ofi_free_list(&ep->ooo);
     px_list_for_each_safe(e, t, &ep->sendq) {
@@ -647,6 +668,48 @@ static void px_ofi_work(struct px_net_iface *s)
     }
 }
 
+/* Whether the provider holds work of ep that must move. */
+static int px_ofi_ep_busy(const struct px_net_ep *ep)
+{
+    return ep->posted || !px_list_empty(&ep->rts) || !px_list_empty(&ep->sendq) ||
+           (ep->rx.active && ep->rx.inflight);
+}
+
+/* The watchdog (IP providers): a subchannel whose work has not moved for
+ * PX_RAIL_DETECT gets a path check; no answer within as long again, and
+ * it is reported failed. A peer that is only busy elsewhere answers. */
+static void px_ofi_watch(struct px_net_iface *s, uint64_t now)
+{
+    uint64_t detect = (uint64_t)(px_params.rail_detect * 1e9);
+    s->next_watch = now + detect / 4;
+    for (int i = 0; i < s->neps; i++) {
+        struct px_net_ep *ep = s->eplist[i];
+        if (ep->peer_done || !ep->owner || !px_ofi_ep_busy(ep) || ep->events != ep->seen) {
+            ep->seen = ep->events; /* it moves, or has nothing to move */
+            ep->stall_since = now;
+            if (ep->watching)
+                px_net_addr_path_check_end(&ep->chk);
+            ep->watching = 0;
+            continue;
+        }
+        if (!ep->watching && now - ep->stall_since < detect)
+            continue;
+        ep->watching = 1;
+        int p = px_ofi_ep_path_check(ep, detect);
+        if (p == 0)
+            continue;
+        ep->watching = 0;
+        ep->stall_since = now;
+        if (p < 0) {
+            px_debug("ofi",
+                     "rank %d sub %d: nothing moved for %.2f s and the path does not "
+                     "answer",
+                     ep->rank, ep->sub, px_params.rail_detect);
+            s->rx->ep_failed(ep->owner, PX_ERR_TIMEOUT);
+        }
+    }
+}
+
 int px_ofi_iface_progress(struct px_net_iface *s)
 {
     int n = 0;
@@ -672,6 +735,11 @@ int px_ofi_iface_progress(struct px_net_iface *s)
         px_ofi_ctrl_retry(s);
     if (!px_list_empty(&s->work))
         px_ofi_work(s);
+    if (s->ip && s->neps && (++s->pass & 63) == 0) { /* the clock now and then */
+        uint64_t now = px_time_ns();
+        if (now >= s->next_watch)
+            px_ofi_watch(s, now);
+    }
     return n;
 }
 

@@ -245,6 +245,7 @@ void px_ofi_tx_done(px_ofi_buf_t *b)
     struct px_net_ep *ep = b->ep;
     if (ep) {
         ep->posted--;
+        ep->events++;
         if (ep->epoch == b->epoch)
             ep->pending -= b->len < ep->pending ? b->len : ep->pending;
         if (ep->posted == PX_OFI_EP_POSTED - 1 && !px_list_empty(&ep->sendq))
