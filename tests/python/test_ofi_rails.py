@@ -31,7 +31,7 @@ from test_rail_faults import BUILD, PAIR, RATE, assert_correct, ft_stream, need_
 OFI = {"PX_NET": "ofi", "PX_OFI_PROVIDER": "tcp;ofi_rxm", "PX_PROFILE": "1"}
 MAX_STALL_S = 1.0  # as for tcp (test_rail_faults.py): the watchdog finds a dead path
 SIZES = ["--sizes", "1k,48k,1m"]
-PROFILE_RE = re.compile(r"ofi tcp;ofi_rxm: tx eager (\d+) .* rts (\d+) .*\| reads (\d+) errors (\d+)")
+PROFILE_RE = re.compile(r"ofi tcp;ofi_rxm: tx inline (\d+) .* rts (\d+) .*\| reads (\d+) errors (\d+)")
 
 
 def need_ofi():

@@ -570,9 +570,8 @@ static px_status_t px_ofi_iface_open(const px_boot_info_t *boot, const px_net_rx
     s->node_of = boot->node_of;
     s->epfd = -1;
     s->inject = SIZE_MAX;
-    s->eager = px_params.ofi_eager_limit;
-    s->bufsize = (s->eager + PX_NET_HDR_MAX + PX_OFI_OVERHEAD + PX_OFI_ALIGN - 1) &
-                 ~(size_t)(PX_OFI_ALIGN - 1);
+    s->bufsize = px_params.ofi_buffer;
+    s->inline_max = s->bufsize - PX_NET_HDR_MAX - PX_OFI_OVERHEAD;
     px_list_init(&s->work);
     px_list_init(&s->early);
     px_list_init(&s->ctrl);
@@ -658,8 +657,8 @@ static void px_ofi_iface_close(px_net_iface_t *s)
         px_ofi_stats_t *t = &s->st;
         fprintf(
             stderr,
-            "[plexus profile] rank %d ofi %s: tx eager %llu (inject %llu) rts %llu chunks %llu "
-            "again %llu bytes read by peers %llu | rx eager %llu rts %llu long %llu held %llu "
+            "[plexus profile] rank %d ofi %s: tx inline %llu (inject %llu) rts %llu chunks %llu "
+            "again %llu bytes read by peers %llu | rx inline %llu rts %llu long %llu held %llu "
             "early %llu overtaken %llu stale %llu bad %llu | reads %llu errors %llu nak tx %llu "
             "rx %llu late fin %llu | registrations %llu reused %llu | completion errors "
             "%llu\n",
@@ -716,7 +715,9 @@ static void px_ofi_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
     memset(attr, 0, sizeof(*attr));
     attr->caps = PX_NET_CAP_RESET | (s->ip ? PX_NET_CAP_PATH_CHECK : 0);
     attr->max_frag = 1u << 20;
-    attr->eager_limit = s->eager;
+    /* a frame above PX_OFI_BUFFER is read by the receiver: one round
+     * trip, where a rendezvous would take two before it */
+    attr->eager_limit = px_params.ofi_eager_limit;
     /* the providers here emulate RDMA over sockets; hardware ones would
      * say less and more */
     attr->latency_us = s->same_node ? 2 : 10;

@@ -8,7 +8,7 @@
  * by index. Each pair is one subchannel of the rail layer.
  *
  * Every message starts with px_ofi_wire_t (job key, sender, subchannel).
- * A frame whose payload fits PX_OFI_EAGER_LIMIT goes as one message copied
+ * A frame that fits PX_OFI_BUFFER with its headers goes as one message copied
  * through a registered buffer (EAGER). A larger one goes as an RTS naming
  * the sender's memory, registered for it; the receiver reads it with fi_read
  * into the destination the layer above gave and answers FIN, which completes
@@ -313,9 +313,9 @@ struct px_net_iface {
     int rma;       /* large frames by fi_read */
     int mr_local, mr_virt, mr_prov_key, mr_endpoint;
     uint64_t next_key;
-    size_t eager;   /* PX_OFI_EAGER_LIMIT */
-    size_t bufsize; /* bytes of every message buffer */
-    size_t inject;  /* smallest inject size of the rails */
+    size_t inline_max; /* payload bytes a frame sent in one message may have */
+    size_t bufsize;    /* bytes of every message buffer */
+    size_t inject;     /* smallest inject size of the rails */
     int nrail;
     px_ofi_rail_t rail[PX_OFI_MAX_RAIL];
     int explicit_rails;

@@ -497,7 +497,7 @@ px_status_t px_ofi_ep_send(struct px_net_ep *ep, const void *hdr, size_t hdr_len
     if (__builtin_expect(ep->peer_done, 0))
         return PX_OK; /* the peer is finalizing (BYE): nothing reaches it any more */
     ep->used = 1;
-    if (__builtin_expect(len <= s->eager, 1)) {
+    if (__builtin_expect(len <= s->inline_max, 1)) {
         /* copied: the caller's buffer is free at once */
         px_ofi_buf_t *b = px_ofi_tx_get(ep->rail);
         if (!b)
