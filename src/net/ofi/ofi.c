@@ -94,8 +94,6 @@ static struct fi_info *px_ofi_hints(const char *prov, int rma)
     h->domain_attr->mr_mode =
         FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
     h->domain_attr->threading = FI_THREAD_DOMAIN;
-    h->tx_attr->msg_order = FI_ORDER_SAS;
-    h->rx_attr->msg_order = FI_ORDER_SAS;
     if (prov && prov[0])
         h->fabric_attr->prov_name = strdup(prov);
     return h;
@@ -149,7 +147,7 @@ static px_status_t px_ofi_pick(struct px_net_iface *s)
     if (!l) {
         px_error("ofi",
                  "PX_OFI_PROVIDER=%s: libfabric offers no such provider with reliable datagram "
-                 "endpoints, messages and send-after-send order here (fi_info -p '%s' -t "
+                 "endpoints and messages here (fi_info -p '%s' -t "
                  "FI_EP_RDM)",
                  want, want);
         return PX_ERR_UNSUPPORTED;
@@ -778,7 +776,7 @@ void px_net_ofi_print(FILE *f)
     struct fi_info *all = px_ofi_getinfo(NULL, 0, NULL), *rma = px_ofi_getinfo(NULL, 1, NULL);
     fprintf(f,
             "libfabric %u.%u (Plexus built with %u.%u); providers with reliable datagram "
-            "endpoints, messages\nand send-after-send order, and their domains (NICs):\n",
+            "endpoints\nand messages, and their domains (NICs):\n",
             FI_MAJOR(fi_version()), FI_MINOR(fi_version()), FI_MAJOR_VERSION, FI_MINOR_VERSION);
     if (!all)
         fprintf(f, "  none\n");

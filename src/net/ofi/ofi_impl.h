@@ -14,14 +14,19 @@
  * into the destination the layer above gave and answers FIN, which completes
  * the send (with PX_OFI_RMA=0, or a provider without FI_RMA: LONG and CHUNK
  * messages, copied through registered buffers, one frame's after another).
- * Frames of one subchannel are handed up one at a time, in order: the
- * provider keeps send-after-send order (FI_ORDER_SAS is required), and what
- * arrives while a frame is being read waits behind it.
+ * Frames of one subchannel are handed up one at a time, in the order sent:
+ * messages are numbered within the sender's epoch (a provider may let a
+ * large message overtake small ones), and what arrives while a frame is
+ * being read waits behind it.
  *
- * A reset (ep_reset) ends the subchannel's sends at once: the registrations
- * of those the receiver may still read are closed first, so that a buffer
- * the caller takes back is never read afterwards; a read into this side
- * that was under way is given up and its sender told (NAK).
+ * A reset (ep_reset) starts a new epoch, which voids at the peer what it
+ * still has of the old one, and ends the subchannel's sends at once: the
+ * registrations the peer may still read through are closed first, so that
+ * a buffer the caller takes back is never read afterwards; a read into this
+ * side that was under way is given up and its sender told (NAK). IP
+ * providers get a watchdog: work that does not move for PX_RAIL_DETECT, on
+ * a path whose peer's kernel does not answer, fails the subchannel. BYE at
+ * close lets a peer still finishing drop what it would send us.
  *
  * ofi.c: providers, rails, addresses, endpoints, the interface;
  * ofi_xfer.c: buffers, registrations, sending;
