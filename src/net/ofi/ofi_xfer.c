@@ -447,7 +447,8 @@ void px_ofi_sop_free(px_ofi_sop_t *op, int close)
 }
 
 /* A large frame as an RTS naming its registered pieces; the receiver reads
- * them and answers FIN, which completes the send. */
+ * them and answers FIN, which completes the send. PX_ERR_BUSY: a piece
+ * could not be registered (the frame goes in messages instead). */
 static px_status_t px_ofi_send_rts(struct px_net_ep *ep, px_ofi_sop_t *op)
 {
     struct px_net_iface *s = ep->iface;
@@ -457,8 +458,11 @@ static px_status_t px_ofi_send_rts(struct px_net_ep *ep, px_ofi_sop_t *op)
         if (!op->iov[i].iov_len)
             continue;
         px_ofi_mr_t *m = px_ofi_mr_get(ep, op->iov[i].iov_base, op->iov[i].iov_len);
-        if (!m)
-            return PX_ERR_NO_MEMORY;
+        if (!m) {
+            while (op->nmr)
+                px_ofi_mr_put(op->mr[--op->nmr], 0);
+            return PX_ERR_BUSY;
+        }
         op->mr[op->nmr++] = m;
         uintptr_t a = (uintptr_t)op->iov[i].iov_base;
         seg[nseg++] = (px_ofi_seg_t){
@@ -514,9 +518,11 @@ px_status_t px_ofi_ep_send(struct px_net_ep *ep, const void *hdr, size_t hdr_len
         return PX_ERR_NO_MEMORY;
     if (s->rma && iovcnt <= PX_OFI_MAX_SEG) {
         px_status_t st = px_ofi_send_rts(ep, op);
-        if (st != PX_INPROGRESS)
-            px_ofi_sop_free(op, 0);
-        return st;
+        if (st != PX_ERR_BUSY) {
+            if (st != PX_INPROGRESS)
+                px_ofi_sop_free(op, 0);
+            return st;
+        }
     }
     /* in messages, copied: done once the last one is built */
     ep->pending += len;
