@@ -45,13 +45,14 @@ median() { sort -g | awk '{ a[NR] = $1 } END { print (NR ? a[int((NR + 1) / 2)] 
 
 # fi_pingpong SIZE -> "usec/xfer MB/s" (median of the runs by latency)
 pingpong() {
-    local size=$1 out=()
+    local size=$1 out=() iters=2000
+    [ "$size" -ge 65536 ] && iters=200
     for _ in $(seq "$reps"); do
-        ip netns exec node1 timeout 60 fi_pingpong -p "$prov" -e rdm -d rail0 -I 2000 -S "$size" \
-            >/dev/null 2>&1 &
+        ip netns exec node1 timeout 60 fi_pingpong -p "$prov" -e rdm -d rail0 -I "$iters" \
+            -S "$size" >/dev/null 2>&1 &
         local srv=$!
         sleep 0.5
-        out+=("$(ip netns exec node0 timeout 60 fi_pingpong -p "$prov" -e rdm -d rail0 -I 2000 \
+        out+=("$(ip netns exec node0 timeout 60 fi_pingpong -p "$prov" -e rdm -d rail0 -I "$iters" \
             -S "$size" "$peer" 2>/dev/null | awk '$1 ~ /^[0-9]/ { print $7, $6; exit }')")
         wait "$srv" || true
     done
