@@ -13,7 +13,8 @@ set -eu
 BASE_PKGS="build-essential cmake ninja-build gfortran pkg-config python3 python3-pytest python3-venv
 python3-dev python3-pip clang-format
 iproute2 nftables procps psmisc
-libpmix-dev libpmix2 libpmi2-0 slurmd slurmctld slurm-client munge"
+libpmix-dev libpmix2 libpmi2-0 slurmd slurmctld slurm-client munge
+libfabric-dev libfabric-bin"
 PEER_PKGS="openmpi-bin libopenmpi-dev mpich libmpich-dev autoconf automake libtool mptcpd"
 
 usage() {

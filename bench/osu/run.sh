@@ -13,6 +13,7 @@
 #                     or TCP forced between all ranks (over loopback on one node)
 #   --net udp         Plexus only: its datagram transport instead of TCP
 #   --net hybrid      Plexus only: datagrams, connections to busy peers (udp,tcp)
+#   --net ofi         Plexus only: libfabric (PX_NET=ofi; PX_OFI_PROVIDER via --env)
 #   --nodes A,B       emulated nodes of a pxfab fabric (tools/pxfab up --nodes 2
 #                     ...; docs/fabric.md); ranks run inside them and talk over
 #                     TCP on the rails
@@ -89,8 +90,8 @@ case "$mpi" in
     "") die "--mpi is required (mpich, openmpi or plexus)" ;;
     *) die "unknown MPI '$mpi' (mpich, openmpi or plexus)" ;;
 esac
-case "$net" in shm|tcp) ;; udp|hybrid) [ "$mpi" = plexus ] || die "--net $net: Plexus only" ;;
-    *) die "--net must be shm, tcp, udp or hybrid" ;; esac
+case "$net" in shm|tcp) ;; udp|hybrid|ofi) [ "$mpi" = plexus ] || die "--net $net: Plexus only" ;;
+    *) die "--net must be shm, tcp, udp, hybrid or ofi" ;; esac
 [[ "$np" =~ ^[1-9][0-9]*$ ]] || die "--np must be a positive integer"
 [[ "$timeout_s" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer"
 
@@ -158,7 +159,7 @@ if [ -z "$nodes" ]; then
             ;;
         plexus)
             cmd=("$PLEXUS_BUILD/bin/pxrun" -n "$np")
-            case "$net" in tcp|udp) cmd+=(--env PX_NET=$net) ;; hybrid) cmd+=(--env PX_NET=udp,tcp) ;;
+            case "$net" in tcp|udp|ofi) cmd+=(--env PX_NET=$net) ;; hybrid) cmd+=(--env PX_NET=udp,tcp) ;;
                 *) cmd+=(--env PX_NET=shm,tcp) ;; esac
             ;;
     esac
@@ -232,6 +233,7 @@ else
             pxnet=tcp
             [ "$net" = udp ] && pxnet=udp
             [ "$net" = hybrid ] && pxnet=udp,tcp
+            [ "$net" = ofi ] && pxnet=ofi
             [ "$local_tcp" -eq 1 ] || pxnet=shm,$pxnet
             launcher='ip netns exec {host}'
             [ "$pin" -eq 1 ] && launcher="$HERE/pin-exec.sh $nodes {host}"

@@ -146,20 +146,32 @@ static px_status_t px_chan_check_net(void)
     snprintf(buf, sizeof(buf), "%s", px_params.net);
     for (char *save, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
         if (!px_net_find(t)) {
-            px_error("chan",
-                     "PX_NET='%s': unknown transport '%s' (use %s, or a "
-                     "comma-separated combination)",
-                     px_params.net, t, names);
+            if (!strcmp(t, "ofi"))
+                px_error("chan",
+                         "PX_NET='%s': this Plexus was built without libfabric, so it has no ofi "
+                         "transport (install libfabric-dev and build again; use %s meanwhile)",
+                         px_params.net, names);
+            else
+                px_error("chan",
+                         "PX_NET='%s': unknown transport '%s' (use %s, or a "
+                         "comma-separated combination)",
+                         px_params.net, t, names);
             return PX_ERR_INVALID_PARAM;
         }
     return PX_OK;
 }
 
-/* The network transports: one rail, and with udp and tcp both, a second
- * for the connections of hybrid channels. */
-static px_status_t px_chan_open_rails(const px_boot_info_t *boot, int use_tcp, int use_udp)
+/* The network transports: one rail (ofi, udp or tcp), and with udp and tcp
+ * both, a second for the connections of hybrid channels. ofi is reliable
+ * like a connection: PX_CHANNELS calls its channel tcp. */
+static px_status_t px_chan_open_rails(const px_boot_info_t *boot, int use_tcp, int use_udp,
+                                      int use_ofi)
 {
-    px_status_t st = px_rail_init(boot, use_udp ? "udp" : "tcp", &px_chan_rail_rx_ops, &px_c.rail);
+    px_status_t st = px_rail_init(boot,
+                                  use_ofi   ? "ofi"
+                                  : use_udp ? "udp"
+                                            : "tcp",
+                                  &px_chan_rail_rx_ops, &px_c.rail);
     if (st != PX_OK)
         return st;
     px_c.rail_fd = px_rail_fd(px_c.rail);
@@ -248,7 +260,7 @@ px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up)
     px_status_t st;
     char err[256];
     int use_shm = px_net_enabled("shm"), use_tcp = px_net_enabled("tcp");
-    int use_udp = px_net_enabled("udp");
+    int use_udp = px_net_enabled("udp"), use_ofi = px_net_enabled("ofi");
 
     px_c.boot = *boot;
     px_c.up = up;
@@ -261,10 +273,17 @@ px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up)
     px_c.shm_ops = px_net_find("shm");
     if (!px_c.self_ops || !px_c.shm_ops || px_chan_check_net() != PX_OK)
         return PX_ERR_INVALID_PARAM;
-    if (!use_shm && !use_tcp && !use_udp && boot->size > 1) {
+    if (!use_shm && !use_tcp && !use_udp && !use_ofi && boot->size > 1) {
         px_error("chan",
-                 "PX_NET='%s' names no usable transport (use shm, tcp, udp or a "
+                 "PX_NET='%s' names no usable transport (use shm, tcp, udp, ofi or a "
                  "comma-separated combination)",
+                 px_params.net);
+        return PX_ERR_INVALID_PARAM;
+    }
+    if (use_ofi && (use_tcp || use_udp)) {
+        px_error("chan",
+                 "PX_NET='%s': ofi carries every network peer by itself; combine it with shm "
+                 "only (PX_NET=shm,ofi)",
                  px_params.net);
         return PX_ERR_INVALID_PARAM;
     }
@@ -291,8 +310,8 @@ px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up)
             px_c.shm_if = NULL;
         }
     }
-    if ((use_tcp || use_udp) && boot->size > 1 &&
-        (st = px_chan_open_rails(boot, use_tcp, use_udp)) != PX_OK)
+    if ((use_tcp || use_udp || use_ofi) && boot->size > 1 &&
+        (st = px_chan_open_rails(boot, use_tcp, use_udp, use_ofi)) != PX_OK)
         goto err;
     st = px_boot_machine_detect(boot);
     if (st != PX_OK)

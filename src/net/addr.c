@@ -1,5 +1,6 @@
 #include "addr.h"
 #include "../boot/boot.h"
+#include "../util/clock.h"
 #include "../util/log.h"
 #include "../util/param.h"
 
@@ -8,6 +9,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <ifaddrs.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,6 +361,16 @@ static int px_net_addr_route(const char *host, struct in_addr *out)
     return rc;
 }
 
+struct in_addr px_net_addr_boot(const px_boot_info_t *boot)
+{
+    struct in_addr a;
+    const char *bl = px_boot_local_addr();
+    if (!(bl && bl[0] && inet_pton(AF_INET, bl, &a) == 1) &&
+        px_net_addr_route(boot->boot_host, &a) < 0)
+        a.s_addr = htonl(INADDR_LOOPBACK);
+    return a;
+}
+
 /* A socket of `type` bound to local address i (listening when it is a
  * stream), its port recorded, in the epoll set. */
 static px_status_t px_net_addr_socket(px_net_addrs_t *a, int i, int type)
@@ -398,12 +410,8 @@ px_status_t px_net_addr_open(px_net_addrs_t *a, const char *net, int type,
     a->eps = calloc((size_t)boot->size * PX_NET_MAX_SUB, sizeof(*a->eps));
     if (!a->peers || !a->eps)
         goto err;
-    struct in_addr boot_addr;
-    const char *bl = px_boot_local_addr();
-    if (!(bl && bl[0] && inet_pton(AF_INET, bl, &boot_addr) == 1) &&
-        px_net_addr_route(boot->boot_host, &boot_addr) < 0)
-        boot_addr.s_addr = htonl(INADDR_LOOPBACK);
-    int n = px_net_addr_local(boot_addr, &a->explicit_rails, a->local, PX_NET_MAX_ADDR);
+    int n =
+        px_net_addr_local(px_net_addr_boot(boot), &a->explicit_rails, a->local, PX_NET_MAX_ADDR);
     if (n < 0) {
         st = (px_status_t)n;
         goto err;
@@ -504,4 +512,50 @@ px_status_t px_net_addr_ep_create(px_net_iface_t *iface, int rank, int sub, void
     *(void **)(void *)*slot = owner; /* the endpoint's first member */
     *ep_p = *slot;
     return PX_OK;
+}
+
+int px_net_addr_path_check(px_net_path_chk_t *chk, const char *ifname, struct in_addr local,
+                           const struct sockaddr_in *remote, uint64_t timeout_ns, const char *net,
+                           int rank)
+{
+    uint64_t now = px_time_ns();
+    if (chk->fd < 0) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return 0; /* out of descriptors: not known, try later */
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = local};
+        if ((ifname[0] &&
+             setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname)) < 0 &&
+             errno != EPERM) ||
+            bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+            (connect(fd, (const struct sockaddr *)remote, sizeof(*remote)) < 0 &&
+             errno != EINPROGRESS)) {
+            int e = errno;
+            close(fd);
+            return e == ECONNREFUSED ? 1 : -1;
+        }
+        chk->fd = fd;
+        chk->t0 = now;
+    }
+    struct pollfd pf = {.fd = chk->fd, .events = POLLOUT};
+    int err = 0;
+    socklen_t el = sizeof(err);
+    if (poll(&pf, 1, 0) == 0) {
+        if (now - chk->t0 < timeout_ns)
+            return 0;
+        err = ETIMEDOUT;
+    } else if (getsockopt(chk->fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0) {
+        err = errno;
+    }
+    px_net_addr_path_check_end(chk);
+    if (err && err != ECONNREFUSED)
+        px_debug(net, "path %s to rank %d: %s", inet_ntoa(remote->sin_addr), rank, strerror(err));
+    return !err || err == ECONNREFUSED ? 1 : -1;
+}
+
+void px_net_addr_path_check_end(px_net_path_chk_t *chk)
+{
+    if (chk->fd >= 0)
+        close(chk->fd);
+    chk->fd = -1;
 }

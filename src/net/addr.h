@@ -49,6 +49,10 @@ typedef struct px_net_addr_peer {
  * Returns the count, or a negative status with the reason logged. */
 int px_net_addr_local(struct in_addr boot_addr, int *explicit_p, px_net_addr_t *out, int max);
 
+/* The local address that reaches the launcher (loopback for a local job),
+ * as px_net_addr_local wants it. */
+struct in_addr px_net_addr_boot(const px_boot_info_t *boot);
+
 /* Serialises / parses the published list. Parsing validates every field. */
 int px_net_addr_format(const px_net_addr_t *a, int n, char *buf, size_t len);
 int px_net_addr_parse(const char *s, px_net_addr_t *out, int max);
@@ -59,6 +63,24 @@ int px_net_addr_parse(const char *s, px_net_addr_t *out, int max);
  * bootstrap network is shared, or 0. */
 int px_net_addr_pair(const px_net_addr_t *lo, int nlo, const px_net_addr_t *hi, int nhi,
                      int me_is_lo, int same_node, int max_paths, px_net_addr_peer_t *out);
+
+/* A path check of one subchannel (PX_NET_CAP_PATH_CHECK): a TCP connection
+ * attempt from `local`, out of interface `ifname` only (another route would
+ * answer for another path), to `remote`. The peer's kernel answers (a
+ * connection, or a refusal when nothing listens there) whatever its process
+ * is doing; a dead path answers nothing. Nothing is ever sent on the
+ * connection. `chk` holds the attempt under way between calls (fd -1: none).
+ * Returns 1 (the path works), 0 (not known yet: call again) or -1 (no
+ * answer within timeout_ns, or the network refuses). */
+typedef struct px_net_path_chk {
+    int fd;
+    uint64_t t0;
+} px_net_path_chk_t;
+int px_net_addr_path_check(px_net_path_chk_t *chk, const char *ifname, struct in_addr local,
+                           const struct sockaddr_in *remote, uint64_t timeout_ns, const char *net,
+                           int rank);
+/* Ends an attempt under way. */
+void px_net_addr_path_check_end(px_net_path_chk_t *chk);
 
 /* Makes the transport's endpoint of a subchannel, NULL when out of memory. */
 typedef px_net_ep_t *(*px_net_addr_ep_new_t)(px_net_iface_t *iface, int rank, int sub,

@@ -3,7 +3,14 @@
 #include <string.h>
 
 static const px_net_ops_t *const px_net_registry[] = {
-    &px_net_self_ops, &px_net_shm_ops, &px_net_tcp_ops, &px_net_udp_ops, NULL,
+    &px_net_self_ops,
+    &px_net_shm_ops,
+    &px_net_tcp_ops,
+    &px_net_udp_ops,
+#ifdef PX_HAVE_OFI
+    &px_net_ofi_ops,
+#endif
+    NULL,
 };
 
 const px_net_ops_t *const *px_net_all(void) { return px_net_registry; }

@@ -1,4 +1,5 @@
-/* Transports: self, shm, tcp, udp. One ops table each.
+/* Transports: self, shm, tcp, udp, ofi (libfabric, when built with it).
+ * One ops table each.
  *
  * A transport carries frames made of a small header (opaque bytes of the
  * layer above, copied by the transport) and a payload (an iovec the caller
@@ -18,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -218,6 +220,12 @@ extern const px_net_ops_t px_net_shm_ops;
 #define PX_SHM_EAGER_AUTO_LOW 16384
 extern const px_net_ops_t px_net_tcp_ops;
 extern const px_net_ops_t px_net_udp_ops;
+#ifdef PX_HAVE_OFI
+extern const px_net_ops_t px_net_ofi_ops;
+/* The libfabric providers and NICs this host offers, and the one PX_NET=ofi
+ * would use (pxinfo). */
+void px_net_ofi_print(FILE *f);
+#endif
 
 /* Registry: every transport, in preference order. */
 const px_net_ops_t *px_net_find(const char *name);

@@ -40,6 +40,20 @@ static inline void px_list_del(px_list_t *e)
     e->next = e->prev = e;
 }
 
+/* Moves every entry of `from` to the end of `to` (from is left empty):
+ * a queue detached before its entries' callbacks run, which may queue
+ * again. */
+static inline void px_list_splice_tail(px_list_t *to, px_list_t *from)
+{
+    if (px_list_empty(from))
+        return;
+    from->next->prev = to->prev;
+    to->prev->next = from->next;
+    from->prev->next = to;
+    to->prev = from->prev;
+    px_list_init(from);
+}
+
 #define px_list_for_each_safe(pos, tmp, head)                                                      \
     for (pos = (head)->next, tmp = pos->next; pos != (head); pos = tmp, tmp = pos->next)
 

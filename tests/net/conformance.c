@@ -912,6 +912,11 @@ static void phase_reset(void)
         }
     } else {
         EXPECT(conf_wait(PH_MARKER, 0), "markers not sent");
+        /* a provider that moves data only while polled (libfabric's ofi_rxm
+         * completes a send once queued) still holds them: poll on a while,
+         * as a process waiting in MPI would */
+        for (uint64_t t = px_time_ns(); px_time_ns() - t < CONF_QUIET_NS;)
+            conf_progress();
     }
     if (sender)
         EXPECT(tx_cb_errors == 0 && tx_errors == 0, "send errors %d, callbacks with an error %d",

@@ -21,12 +21,13 @@ static void usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: pxinfo [--params [--markdown]] [--coll] [--channels] [--rails] [--stats [JOB]] "
-        "[--version] [-h]\n"
+        "usage: pxinfo [--params [--markdown]] [--coll] [--channels] [--rails] [--ofi] "
+        "[--stats [JOB]] [--version] [-h]\n"
         "  (no option)  version, transports and the main settings\n"
         "  --coll       collective algorithms and the table that selects them\n"
         "  --channels   the PX_CHANNELS table that picks each message's channel\n"
         "  --rails      the rails and paths this host offers, the rail policy and its thresholds\n"
+        "  --ofi        the libfabric providers and NICs this host offers (PX_NET=ofi)\n"
         "  --stats      per-subchannel counters of running jobs started with PX_STATS=1\n"
         "               (JOB: a job id as in /dev/shm/plexus-<JOB>-*, default all)\n"
         "  --params     every parameter with its default and documentation\n"
@@ -143,6 +144,17 @@ static int print_stats(const char *job)
     return 0;
 }
 
+static int print_ofi(void)
+{
+#ifdef PX_HAVE_OFI
+    px_net_ofi_print(stdout);
+    return 0;
+#else
+    fprintf(stderr, "pxinfo: this Plexus was built without libfabric (libfabric-dev)\n");
+    return 1;
+#endif
+}
+
 static int print_channels(void)
 {
     px_chr_table_t t;
@@ -162,13 +174,15 @@ static int print_channels(void)
 
 int main(int argc, char **argv)
 {
-    int params = 0, markdown = 0, coll = 0, rails = 0, stats = 0, channels = 0;
+    int params = 0, markdown = 0, coll = 0, rails = 0, stats = 0, channels = 0, ofi = 0;
     const char *job = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--params"))
             params = 1;
         else if (!strcmp(argv[i], "--rails"))
             rails = 1;
+        else if (!strcmp(argv[i], "--ofi"))
+            ofi = 1;
         else if (!strcmp(argv[i], "--stats")) {
             stats = 1;
             if (i + 1 < argc && argv[i + 1][0] != '-')
@@ -209,6 +223,8 @@ int main(int argc, char **argv)
         return print_channels();
     if (rails)
         return print_rails();
+    if (ofi)
+        return print_ofi();
     if (stats)
         return print_stats(job);
     printf("Plexus %s (MPI 3.1, MPICH ABI)\n\nTransports:\n", PX_VERSION);
@@ -221,8 +237,13 @@ int main(int argc, char **argv)
             note = "available";
         else if (!strcmp((*t)->name, "self"))
             note = "available";
+        else if (!strcmp((*t)->name, "ofi"))
+            note = "libfabric, loaded when used (`pxinfo --ofi`)";
         printf("  %-6s %s\n", (*t)->name, note);
     }
+#ifndef PX_HAVE_OFI
+    printf("  %-6s not built (libfabric's headers were missing)\n", "ofi");
+#endif
     printf("\nSelected: PX_NET=%s (shm between ranks of a node, tcp between nodes)\n",
            px_params.net);
     if (px_params.shm_eager_limit == PX_PARAM_SIZE_AUTO)

@@ -77,11 +77,7 @@ void px_tcp_drop_queue(struct px_net_ep *ep, px_status_t why)
     px_list_t q, *e, *t;
     px_list_init(&q);
     /* detach first: a callback may queue new frames on this endpoint */
-    while (!px_list_empty(&ep->sendq)) {
-        e = ep->sendq.next;
-        px_list_del(e);
-        px_list_insert_tail(&q, e);
-    }
+    px_list_splice_tail(&q, &ep->sendq);
     ep->queued_bytes = 0;
     px_list_for_each_safe(e, t, &q) {
         px_tcp_sop_t *op = px_container_of(e, px_tcp_sop_t, link);

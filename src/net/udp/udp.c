@@ -32,7 +32,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -80,8 +79,7 @@ struct px_net_ep {
     uint16_t ra_hdr_len;
     int ra_active;
     /* a path check under way: a TCP connection attempt to the peer's port */
-    int chk_fd;
-    uint64_t chk_t0;
+    px_net_path_chk_t chk;
 };
 
 typedef struct px_udp_stats {
@@ -256,8 +254,7 @@ static void px_udp_iface_close(px_net_iface_t *s)
         px_udp_drop_queue(s, i, NULL);
     for (int i = 0; i < s->nranks * PX_UDP_MAX_SUB; i++)
         if (s->addr.eps[i]) {
-            if (s->addr.eps[i]->chk_fd >= 0)
-                close(s->addr.eps[i]->chk_fd);
+            px_net_addr_path_check_end(&s->addr.eps[i]->chk);
             free(s->addr.eps[i]->ra_buf);
             free(s->addr.eps[i]);
         }
@@ -299,7 +296,7 @@ static px_net_ep_t *px_udp_ep_new(px_net_iface_t *s, int rank, int sub,
         ep->sub = sub;
         ep->local = pair->local;
         ep->remote = pair->remote;
-        ep->chk_fd = -1;
+        ep->chk.fd = -1;
     }
     return ep;
 }
@@ -476,51 +473,13 @@ static void px_udp_ep_reset(px_net_ep_t *ep)
 
 static void px_udp_ep_rx_cancel(px_net_ep_t *ep) { (void)ep; /* frames arrive whole */ }
 
-/* A TCP connection attempt from the subchannel's local address to the
- * peer's datagram port: its kernel answers (a connection, or a refusal when
- * nothing listens there) whatever its process is doing; a dead path answers
- * nothing. Nothing is ever sent on the connection. */
+/* The path check of addr.c, to the peer's datagram port (where no TCP
+ * listener answers: a refusal says the path works). */
 static int px_udp_ep_path_check(px_net_ep_t *ep, uint64_t timeout_ns)
 {
-    struct px_net_iface *s = ep->iface;
-    uint64_t now = px_time_ns();
-    if (ep->chk_fd < 0) {
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        if (fd < 0)
-            return 0; /* out of descriptors: not known, try later */
-        /* out of this rail's interface only: another route would answer
-         * for another path */
-        const char *dev = s->addr.local[ep->local].ifname;
-        struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = s->addr.local[ep->local].addr};
-        if ((dev[0] &&
-             setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev)) < 0 &&
-             errno != EPERM) ||
-            bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-            (connect(fd, (struct sockaddr *)&ep->remote, sizeof(ep->remote)) < 0 &&
-             errno != EINPROGRESS)) {
-            int e = errno;
-            close(fd);
-            return e == ECONNREFUSED ? 1 : -1;
-        }
-        ep->chk_fd = fd;
-        ep->chk_t0 = now;
-    }
-    struct pollfd pf = {.fd = ep->chk_fd, .events = POLLOUT};
-    int err = 0;
-    socklen_t el = sizeof(err);
-    if (poll(&pf, 1, 0) == 0) {
-        if (now - ep->chk_t0 < timeout_ns)
-            return 0;
-        err = ETIMEDOUT;
-    } else if (getsockopt(ep->chk_fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0) {
-        err = errno;
-    }
-    close(ep->chk_fd);
-    ep->chk_fd = -1;
-    if (err && err != ECONNREFUSED)
-        px_debug("udp", "path %s to rank %d: %s", inet_ntoa(ep->remote.sin_addr), ep->rank,
-                 strerror(err));
-    return !err || err == ECONNREFUSED ? 1 : -1;
+    const px_net_addr_t *l = &ep->iface->addr.local[ep->local];
+    return px_net_addr_path_check(&ep->chk, l->ifname, l->addr, &ep->remote, timeout_ns, "udp",
+                                  ep->rank);
 }
 
 /* ---------- receiving ---------- */
