@@ -338,11 +338,13 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
         uint64_t rto = px_rail_sub_rto(s, detect);
         if (s->unacked && px_since(now, s->busy_since) > rto &&
             vc->last_ack_rx > s->busy_since + rto / 2) {
-            /* the peer answers on the others; unless the connection's
-             * kernel still hears from the peer's (a slow path, not a dead
-             * one), s is suspect */
+            /* the peer answers on the others; when the transport can
+             * tell, only once it says the path itself is silent (over TCP:
+             * the kernel has heard nothing from the peer's; a slow path,
+             * not a dead one, keeps being heard), s is suspect */
             if (s->state == PX_SUB_UP && vc->nsub > 1 &&
-                (r->lossy || px_rail_path_check(s, rto, 1) <= 0))
+                (r->lossy || !(r->attr.caps & PX_NET_CAP_PATH_CHECK) ||
+                 px_rail_path_check(s, rto, 1) < 0))
                 px_rail_sub_suspect(s, now, detect);
         } else if (s->unacked && px_since(now, s->busy_since) > rto && s->state == PX_SUB_UP &&
                    px_since(now, vc->evidence_ping) > rto) {
