@@ -346,8 +346,8 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
                 (r->lossy || !(r->attr.caps & PX_NET_CAP_PATH_CHECK) ||
                  px_rail_path_check(s, rto, 1) < 0))
                 px_rail_sub_suspect(s, now, detect);
-        } else if (s->unacked && px_since(now, s->busy_since) > rto && s->state == PX_SUB_UP &&
-                   px_since(now, vc->evidence_ping) > rto) {
+        } else if (!r->lossy && s->unacked && px_since(now, s->busy_since) > rto &&
+                   s->state == PX_SUB_UP && px_since(now, vc->evidence_ping) > rto) {
             /* overdue, and the others are quiet: ask on one of them
              * whether the peer answers at all (a busy one does not) */
             int o = -1;
