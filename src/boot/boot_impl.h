@@ -6,6 +6,10 @@
 #include "boot.h"
 #include "boot_wire.h"
 
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
 typedef struct px_boot_backend_ops {
     const char *name;
     /* Makes the puts in `pending` (wire form: u16 klen, u32 vlen, key,
@@ -19,6 +23,27 @@ typedef struct px_boot_backend_ops {
     px_status_t (*finalize)(void);
     void (*abort)(int code, const char *msg) __attribute__((noreturn));
 } px_boot_backend_ops_t;
+
+/* The bootstrap's state, one per process (boot.c), shared by the backends. */
+typedef struct px_boot_state {
+    int initialized;
+    const px_boot_backend_ops_t *ops;
+    px_boot_info_t info;
+    int *node_of;
+    uint8_t secret[PX_BOOT_SECRET_LEN];
+    char boot_host[80];
+    char boot_addr[96];
+    char local_addr[INET6_ADDRSTRLEN];
+    int kv_fd, ctl_fd; /* pxrun's two connections */
+    pthread_mutex_t ctl_lock;
+    atomic_int finalized;
+    px_boot_buf_t pending; /* puts since the last fence, wire form */
+    uint32_t npending;
+    struct px_boot_kv **buckets; /* the local store */
+    size_t nbuckets, nkv;
+} px_boot_state_t;
+
+extern px_boot_state_t px_boot;
 
 /* What a resource manager's backend found at its start. */
 typedef struct px_boot_rm_job {
@@ -36,6 +61,11 @@ typedef struct px_boot_rm_job {
  * PX_OK with *job and *ops filled, or an error already reported. */
 px_status_t px_boot_pmi2_open(px_boot_rm_job_t *job, const px_boot_backend_ops_t **ops_p);
 px_status_t px_boot_pmix_open(px_boot_rm_job_t *job, const px_boot_backend_ops_t **ops_p);
+
+/* Starts under pxrun, whose server listens at addr ("host:port"); the
+ * rest of the job's description comes from PX_RANK, PX_SIZE, PX_JOB_ID and
+ * PX_JOB_SECRET (boot_pxrun.c). */
+px_status_t px_boot_pxrun_init(const char *addr);
 
 /* Whether the backend's client library loads here: "" when it does, else
  * why not (for pxinfo). */
