@@ -101,8 +101,13 @@ class Run:
         return self.events[name] - self.t0
 
     def why(self):
-        tail = "\n".join(self.err.strip().splitlines()[-25:])
-        return f"rc={self.rc} result={self.result}\nstdout tail:\n" \
+        lines = self.err.strip().splitlines()
+        tail = "\n".join(lines[-25:])
+        # a job that hung says where each rank waits (pxrun --timeout asks
+        # for the ranks' state): that first, so it survives any cut
+        state = "\n".join(l for l in lines if " state] " in l)
+        state = f"ranks' state when ended:\n{state}\n" if state else ""
+        return f"rc={self.rc} result={self.result}\n{state}stdout tail:\n" \
                f"{self.out.strip()[-1500:]}\nstderr tail:\n{tail}"
 
 
