@@ -2,6 +2,7 @@
 #include "mpi_impl.h"
 #include "../util/clock.h"
 #include "../boot/machine.h"
+#include "../topo/topo.h"
 #include "tool/tool.h"
 
 #include <pthread.h>
@@ -66,6 +67,18 @@ static int px_mpi_init_common(const char *fn)
          * instead of the other ranks waiting for this one */
         char msg[1100];
         snprintf(msg, sizeof(msg), "%s: %s", fn, px_param_error());
+        fprintf(stderr, "Plexus: rank %d: %s\n", px_mpi_boot.rank, msg);
+        if (px_mpi_boot.singleton)
+            exit(1);
+        px_boot_abort(1, msg);
+    }
+    char topo_err[600] = "";
+    st = px_topo_job_init(&px_mpi_boot, topo_err, sizeof(topo_err));
+    if (st != PX_OK) {
+        /* a named description that cannot be used fails the job, on every
+         * rank alike, rather than leaving it flat unnoticed */
+        char msg[700];
+        snprintf(msg, sizeof(msg), "%s: %s", fn, topo_err[0] ? topo_err : px_status_string(st));
         fprintf(stderr, "Plexus: rank %d: %s\n", px_mpi_boot.rank, msg);
         if (px_mpi_boot.singleton)
             exit(1);
@@ -151,6 +164,7 @@ PX_PMPI(MPI_Finalize)(void)
     px_proto_finalize();
     px_mpi_comm_finalize();
     px_mpi_finalized = 1;
+    px_topo_job_finalize();
     px_boot_finalize();
     return MPI_SUCCESS;
 }

@@ -1,0 +1,103 @@
+/* The fabric model: hosts, switches, links with rates, routes between
+ * hosts, the switch clusters of the hosts, and the queries of the
+ * Topology Information Interface (network depth, switch cluster of a host
+ * at a depth, path and hops between two hosts, hosts sharing a link just
+ * above the leaf level, hosts per leaf switch).
+ *
+ * Loaded from pxfab's Plexus JSON, ibnetdiscover output or Slurm's
+ * topology.conf (the format is recognised from the text). Routes come from
+ * the forwarding tables of a description when it has them, otherwise they
+ * are computed: min-hop over up/down paths, equal-cost choices spread over
+ * the candidates by destination, as pxfab's emulated fabric routes.
+ *
+ * Hosts are numbered 0..n-1 in the order the description lists them. A
+ * hop is a switch on the path: two hosts on one switch are 1 hop apart,
+ * a host from itself 0. */
+#ifndef PX_TOPO_H
+#define PX_TOPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../util/px_status.h"
+
+struct px_boot_info;
+
+typedef struct px_topo px_topo_t;
+
+/* Loads a description from a file; on failure err says what and where. */
+px_status_t px_topo_load(const char *path, px_topo_t **topo_p, char *err, size_t errlen);
+/* The same from text in memory; `name` appears in error messages. */
+px_status_t px_topo_parse(const char *text, size_t len, const char *name, px_topo_t **topo_p,
+                          char *err, size_t errlen);
+void px_topo_free(px_topo_t *topo);
+/* Which format the text was read as: "plexus-json", "ibnetdiscover", "slurm". */
+const char *px_topo_format(const px_topo_t *topo);
+
+/* A compact form of the whole model (hosts, switches, links, forwarding
+ * tables) that px_topo_parse reads back: what rank 0 shares with the job.
+ * The caller frees *text_p. */
+px_status_t px_topo_serialize(const px_topo_t *topo, char **text_p, size_t *len_p);
+
+int px_topo_num_hosts(const px_topo_t *topo);
+const char *px_topo_host_name(const px_topo_t *topo, int host);
+/* Host index of a name, or -1. A name with a domain also matches the
+ * host of its first label ("node3.cluster" finds "node3"). */
+int px_topo_host_find(const px_topo_t *topo, const char *name);
+int px_topo_num_switches(const px_topo_t *topo);
+const char *px_topo_switch_name(const px_topo_t *topo, int sw);
+/* The switch a host's first port is cabled to (its leaf), or -1. */
+int px_topo_host_leaf(const px_topo_t *topo, int host);
+
+/* Hops from host a to host b over a's rail `rail` toward b's address
+ * `path` (LMC-style path index) on that rail; -1 when there is no route. */
+int px_topo_hops_rail(px_topo_t *topo, int a, int b, int rail, int path);
+static inline int px_topo_hops(px_topo_t *topo, int a, int b)
+{
+    return px_topo_hops_rail(topo, a, b, 0, 0);
+}
+/* The switches from a to b in order, at most max of them; returns the hop
+ * count (which may exceed max) or -1 without a route. */
+int px_topo_path(px_topo_t *topo, int a, int b, int rail, int path, int *switches, int max);
+/* The links a route crosses, from a to b, at most max; returns how many
+ * (switches + 1) or -1. A link is an index for px_topo_link_*. */
+int px_topo_path_links(px_topo_t *topo, int a, int b, int rail, int path, int *links, int max);
+int px_topo_num_links(const px_topo_t *topo);
+/* Rate of a link in bit/s (0: not given by the description). */
+uint64_t px_topo_link_rate(const px_topo_t *topo, int link);
+
+/* The hierarchical clustering of the hosts into switch clusters
+ * (agglomerative, complete linkage over hop counts: hosts of one leaf
+ * switch join first, then leaves joined by the next level, ...). Level 0
+ * is one cluster of all hosts; level depth() is every host on its own. */
+int px_topo_depth(px_topo_t *topo);
+/* Cluster of a host at a level: 0..px_topo_num_clusters(level)-1,
+ * numbered in the order of their first host. */
+int px_topo_cluster(px_topo_t *topo, int host, int level);
+int px_topo_num_clusters(px_topo_t *topo, int level);
+/* Distinct clusters at a level among a set of hosts. */
+int px_topo_num_clusters_of(px_topo_t *topo, int level, const int *hosts, int n);
+
+/* Of a set of hosts, which share a link just above the leaf level: a
+ * leaf-to-upper-switch link crossed in the same direction by the routes
+ * of two or more hosts of the set exchanging with each other. Sets
+ * shared[i] (when shared is not NULL) and returns how many share. */
+int px_topo_sharing(px_topo_t *topo, const int *hosts, int n, int *shared);
+/* Hosts of the set per distinct leaf switch among them. */
+double px_topo_hosts_per_leaf(px_topo_t *topo, const int *hosts, int n);
+
+/* ---- the job's view (PX_TOPO) ---------------------------------------- */
+
+/* Collective over the job, at MPI_Init: with PX_TOPO set, rank 0 loads the
+ * description and the job shares it through the bootstrap; each rank maps
+ * every rank's host name onto the fabric. Without PX_TOPO nothing happens
+ * and the job is flat. */
+px_status_t px_topo_job_init(const struct px_boot_info *boot, char *err, size_t errlen);
+void px_topo_job_finalize(void);
+/* The job's fabric, or NULL when flat. */
+px_topo_t *px_topo_job(void);
+/* Fabric host of a rank, or -1 (flat, or its host is not in the fabric). */
+int px_topo_job_host(int rank);
+/* Hops between the hosts of two ranks; -1 when unknown. */
+int px_topo_job_hops(int rank_a, int rank_b);
+
+#endif

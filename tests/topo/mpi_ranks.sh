@@ -1,0 +1,40 @@
+#!/bin/sh
+# An MPI job with PX_TOPO set, its ranks on the emulated hosts of
+# pxfab-fattree.json (named through pxrun --hosts; the launcher starts them
+# here): every rank must see the same, correct hop counts to its peers.
+# Then the same program without PX_TOPO (flat), and a PX_TOPO that names no
+# file (MPI_Init must fail, saying which).
+#   mpi_ranks.sh PXRUN TOPO_RANKS SAMPLE_DIR
+set -u
+pxrun=$1
+prog=$2
+dir=$3
+pass=0
+fail=0
+run() { # expected-exit regex pxrun-args...
+    want=$1
+    re=$2
+    shift 2
+    out=$(timeout 120 "$pxrun" --launcher 'env PXTEST_HOST={host}' "$@" 2>&1)
+    rc=$?
+    if { [ "$want" = 0 ] && [ $rc -eq 0 ]; } || { [ "$want" != 0 ] && [ $rc -ne 0 ]; }; then
+        if printf '%s\n' "$out" | grep -Eq "$re"; then
+            pass=$((pass + 1))
+            return
+        fi
+    fi
+    fail=$((fail + 1))
+    echo "FAIL (exit $rc, wanted $want, output /$re/): $*"
+    printf '%s\n' "$out" | tail -20
+}
+unset PX_TOPO
+export PX_TOPO="$dir/pxfab-fattree.json"
+run 0 "PASS topo_ranks np=5: hop counts agree" -n 5 --hosts node0:2,node1:1,node2:1,node3:1 "$prog"
+run 0 "PASS topo_ranks np=4: hop counts agree" -n 4 --hosts node3:1,node0:1,node2:2 "$prog"
+PX_TOPO="$dir/fattree.ibnet" run 1 "FAIL topo_ranks" -n 2 --hosts node0:1,node1:1 "$prog"
+PX_TOPO=/nonexistent/fabric.json run 1 "cannot open /nonexistent/fabric.json" \
+    -n 2 --hosts node0:1,node2:1 "$prog"
+unset PX_TOPO
+PXTEST_FLAT=1 run 0 "PASS topo_ranks np=3: flat" -n 3 --hosts node0:2,node2:1 "$prog"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

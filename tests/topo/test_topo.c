@@ -1,0 +1,269 @@
+/* The fabric model on the samples of this folder: parsing of each format,
+ * routes and hop counts, the switch clusters, the queries, the compact
+ * form the job shares, and the errors a bad description gives.
+ *   test_topo SAMPLE_DIR */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "px_unit.h"
+#include "topo/topo.h"
+
+static const char *dir;
+
+static px_topo_t *load(const char *name)
+{
+    char path[1024], err[512] = "";
+    px_topo_t *t = NULL;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (px_topo_load(path, &t, err, sizeof(err)) != PX_OK)
+        fprintf(stderr, "cannot load %s: %s\n", path, err);
+    return t;
+}
+
+static int H(px_topo_t *t, const char *name) { return px_topo_host_find(t, name); }
+
+static int hops(px_topo_t *t, const char *a, const char *b)
+{
+    return px_topo_hops(t, H(t, a), H(t, b));
+}
+
+/* "sw1 sw2 ..." of the route from a to b over path p */
+static const char *path_str(px_topo_t *t, const char *a, const char *b, int p)
+{
+    static char buf[512];
+    int sws[16], n = px_topo_path(t, H(t, a), H(t, b), 0, p, sws, 16);
+    buf[0] = '\0';
+    for (int i = 0; i < n && i < 16; i++)
+        snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", i ? " " : "",
+                 px_topo_switch_name(t, sws[i]));
+    return n < 0 ? "(none)" : buf;
+}
+
+static int set(px_topo_t *t, const char *names, int *out)
+{
+    char copy[512];
+    int n = 0;
+    snprintf(copy, sizeof(copy), "%s", names);
+    for (char *s = strtok(copy, " "); s; s = strtok(NULL, " "))
+        out[n++] = H(t, s);
+    return n;
+}
+
+static void test_slurm(void)
+{
+    px_topo_t *t = load("figure54.topology.conf");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    CHECK(!strcmp(px_topo_format(t), "slurm"));
+    CHECK(px_topo_num_hosts(t) == 8 && px_topo_num_switches(t) == 7);
+    CHECK(!strcmp(px_topo_host_name(t, 0), "cn01") && !strcmp(px_topo_host_name(t, 7), "cn08"));
+    CHECK(H(t, "cn05") == 4 && H(t, "cn05.cluster.example") == 4 && H(t, "cn9") == -1);
+    CHECK(hops(t, "cn01", "cn01") == 0);
+    CHECK(hops(t, "cn01", "cn02") == 1);
+    CHECK(hops(t, "cn01", "cn04") == 3);
+    CHECK(hops(t, "cn01", "cn08") == 5);
+    CHECK(hops(t, "cn08", "cn01") == 5);
+    CHECK(!strcmp(path_str(t, "cn02", "cn06", 0), "edge0 agg0 core agg1 edge2"));
+    int links[8];
+    CHECK(px_topo_path_links(t, H(t, "cn01"), H(t, "cn03"), 0, 0, links, 8) == 4);
+    CHECK(px_topo_link_rate(t, links[0]) == 10000000000ull);
+    CHECK(px_topo_link_rate(t, links[1]) == 40000000000ull);
+    /* Figure 5.4: two clusters at level 1, four at level 2 */
+    CHECK(px_topo_depth(t) == 3);
+    CHECK(px_topo_num_clusters(t, 0) == 1);
+    CHECK(px_topo_num_clusters(t, 1) == 2);
+    CHECK(px_topo_num_clusters(t, 2) == 4);
+    CHECK(px_topo_num_clusters(t, 3) == 8);
+    CHECK(px_topo_cluster(t, H(t, "cn04"), 1) == 0 && px_topo_cluster(t, H(t, "cn05"), 1) == 1);
+    CHECK(px_topo_cluster(t, H(t, "cn03"), 2) == 1 && px_topo_cluster(t, H(t, "cn04"), 2) == 1);
+    CHECK(px_topo_cluster(t, H(t, "cn07"), 2) == 3);
+    int s[8], n = set(t, "cn01 cn03 cn04", s);
+    CHECK(px_topo_num_clusters_of(t, 1, s, n) == 1 && px_topo_num_clusters_of(t, 2, s, n) == 2);
+    CHECK(px_topo_hosts_per_leaf(t, s, n) == 1.5);
+    px_topo_free(t);
+}
+
+static void test_uneven(void)
+{
+    px_topo_t *t = load("uneven.topology.conf");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    CHECK(hops(t, "x1", "a1") == 4 && hops(t, "a6", "a1") == 5 && hops(t, "x1", "a6") == 4);
+    /* complete linkage: leafx joins mid1's branch (4 hops) before leaf3,
+     * which is 5 hops from mid1's hosts */
+    CHECK(px_topo_depth(t) == 4);
+    CHECK(px_topo_num_clusters(t, 1) == 2);
+    CHECK(px_topo_cluster(t, H(t, "x2"), 1) == px_topo_cluster(t, H(t, "a1"), 1));
+    CHECK(px_topo_cluster(t, H(t, "a6"), 1) != px_topo_cluster(t, H(t, "a1"), 1));
+    CHECK(px_topo_cluster(t, H(t, "a4"), 2) == px_topo_cluster(t, H(t, "a1"), 2));
+    CHECK(px_topo_cluster(t, H(t, "a4"), 3) != px_topo_cluster(t, H(t, "a1"), 3));
+    CHECK(px_topo_cluster(t, H(t, "a6"), 2) != px_topo_cluster(t, H(t, "a7"), 2));
+    px_topo_free(t);
+}
+
+static void test_ibnet(void)
+{
+    px_topo_t *t = load("fattree.ibnet");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    CHECK(!strcmp(px_topo_format(t), "ibnetdiscover"));
+    CHECK(px_topo_num_hosts(t) == 10 && px_topo_num_switches(t) == 6 && px_topo_num_links(t) == 18);
+    CHECK(H(t, "node01") == 0 && H(t, "node10") == 9);
+    CHECK(hops(t, "node01", "node05") == 1 && hops(t, "node01", "node06") == 3);
+    /* destination-based spreading: node06 is host 5, 5 mod 4 spines */
+    CHECK(!strcmp(path_str(t, "node01", "node06", 0), "leaf-1 spine-2 leaf-2"));
+    CHECK(!strcmp(path_str(t, "node02", "node07", 0), "leaf-1 spine-3 leaf-2"));
+    CHECK(!strcmp(path_str(t, "node07", "node04", 0), "leaf-2 spine-4 leaf-1"));
+    CHECK(!strcmp(path_str(t, "node07", "node04", 1), "leaf-2 spine-1 leaf-1"));
+    int links[4];
+    CHECK(px_topo_path_links(t, 0, 5, 0, 0, links, 4) == 4);
+    CHECK(px_topo_link_rate(t, links[0]) == 40000000000ull); /* 4xQDR */
+    CHECK(px_topo_depth(t) == 2 && px_topo_num_clusters(t, 1) == 2);
+    int s[10], n;
+    n = set(t, "node01 node02 node06 node07", s);
+    CHECK(px_topo_sharing(t, s, n, NULL) == 4);
+    n = set(t, "node01 node06", s);
+    CHECK(px_topo_sharing(t, s, n, NULL) == 0);
+    int shared[3];
+    n = set(t, "node01 node02 node06", s);
+    CHECK(px_topo_sharing(t, s, n, shared) == 2);
+    CHECK(shared[0] && shared[1] && !shared[2]);
+    n = set(t, "node01 node02 node03", s);
+    CHECK(px_topo_sharing(t, s, n, NULL) == 0); /* one leaf: nothing crosses */
+    n = set(t, "node01 node02 node03 node06", s);
+    CHECK(px_topo_hosts_per_leaf(t, s, n) == 2.0);
+    px_topo_free(t);
+}
+
+/* Repeated switch descriptions, a host with two CAs on two planes, a
+ * description with spaces, and the compact form the job shares. */
+static void test_ibnet_inline(void)
+{
+    const char *text =
+        "Switch\t36 \"S-0002c9020046c588\"\t\t# \"Infiniscale-IV Mellanox Technologies\" base "
+        "port 0 lid 2 lmc 0\n"
+        "[1]\t\"H-0002c90300293e1e\"[1](2c90300293e1f) \t\t# \"gpu1 mlx4_0\" lid 6 4xFDR\n"
+        "[2]\t\"H-0002c90300293eba\"[1](2c90300293ebb) \t\t# \"gpu2 mlx4_0\" lid 8 4xFDR\n"
+        "\n"
+        "Switch\t36 \"S-0002c9020046c600\"\t\t# \"Infiniscale-IV Mellanox Technologies\" base "
+        "port 0 lid 3 lmc 0\n"
+        "[1]\t\"H-0002c90300293e20\"[1](2c90300293e21) \t\t# \"gpu1 mlx4_1\" lid 7 4xEDR\n"
+        "[2]\t\"H-0002c90300293ec0\"[1](2c90300293ec1) \t\t# \"gpu2 mlx4_1\" lid 9 4xEDR\n"
+        "\n"
+        "Ca\t1 \"H-0002c90300293e1e\"\t\t# \"gpu1 mlx4_0\"\n"
+        "[1](2c90300293e1f) \t\"S-0002c9020046c588\"[1]\t\t# lid 6 lmc 0 \"Infiniscale-IV "
+        "Mellanox Technologies\" lid 2 4xFDR\n";
+    char err[256];
+    px_topo_t *t = NULL;
+    CHECK(px_topo_parse(text, strlen(text), "inline", &t, err, sizeof(err)) == PX_OK);
+    if (!t)
+        return;
+    CHECK(px_topo_num_hosts(t) == 2 && px_topo_num_switches(t) == 2);
+    CHECK(!strcmp(px_topo_switch_name(t, 0), "S-0002c9020046c588"));
+    CHECK(px_topo_hops_rail(t, 0, 1, 0, 0) == 1 && px_topo_hops_rail(t, 0, 1, 1, 0) == 1);
+    int sws[2], links[2];
+    CHECK(px_topo_path(t, 0, 1, 1, 0, sws, 2) == 1 && sws[0] == 1);
+    CHECK(px_topo_path_links(t, 0, 1, 1, 0, links, 2) == 2);
+    CHECK(px_topo_link_rate(t, links[0]) == 100000000000ull); /* 4xEDR */
+    char *ser;
+    size_t len;
+    CHECK(px_topo_serialize(t, &ser, &len) == PX_OK);
+    px_topo_t *u = NULL;
+    CHECK(px_topo_parse(ser, len, "model", &u, err, sizeof(err)) == PX_OK);
+    if (u) {
+        CHECK(!strcmp(px_topo_format(u), "ibnetdiscover"));
+        CHECK(px_topo_num_hosts(u) == 2 && px_topo_num_links(u) == px_topo_num_links(t));
+        CHECK(px_topo_path(u, 0, 1, 1, 0, sws, 2) == 1 && sws[0] == 1);
+        CHECK(px_topo_link_rate(u, links[0]) == 100000000000ull);
+        px_topo_free(u);
+    }
+    free(ser);
+    px_topo_free(t);
+}
+
+static void test_pxfab_json(void)
+{
+    px_topo_t *t = load("pxfab-fattree.json");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    CHECK(!strcmp(px_topo_format(t), "plexus-json"));
+    CHECK(px_topo_num_hosts(t) == 4 && px_topo_num_switches(t) == 4 && px_topo_num_links(t) == 8);
+    /* pxfab's own tables: the path index moves to the other spine */
+    CHECK(!strcmp(path_str(t, "node0", "node2", 0), "leaf0 spine0 leaf1"));
+    CHECK(!strcmp(path_str(t, "node0", "node2", 1), "leaf0 spine1 leaf1"));
+    CHECK(!strcmp(path_str(t, "node0", "node3", 0), "leaf0 spine1 leaf1"));
+    CHECK(px_topo_hops_rail(t, 0, 2, 0, 2) == -1); /* two addresses per rail */
+    int links[4];
+    CHECK(px_topo_path_links(t, 0, 2, 0, 0, links, 4) == 4);
+    CHECK(px_topo_link_rate(t, links[0]) == 1000000000ull);
+    CHECK(px_topo_link_rate(t, links[1]) == 500000000ull);
+
+    /* without the tables, the computed routes are the same */
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/pxfab-fattree.json", dir);
+    FILE *f = fopen(path, "rb");
+    static char text[1 << 16];
+    size_t len = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[len] = '\0';
+    char *r = strstr(text, "\"routing\"");
+    CHECK(r != NULL);
+    if (r)
+        r[1] = 'x'; /* "xouting": no tables */
+    px_topo_t *c = NULL;
+    char err[256];
+    CHECK(px_topo_parse(text, len, "no-tables", &c, err, sizeof(err)) == PX_OK);
+    int same = c != NULL;
+    for (int a = 0; c && a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            for (int p = 0; p < 2; p++) {
+                int s1[4], s2[4];
+                int n1 = px_topo_path(t, a, b, 0, p, s1, 4),
+                    n2 = px_topo_path(c, a, b, 0, p, s2, 4);
+                same &= n1 == n2 && !memcmp(s1, s2, sizeof(int) * (size_t)(n1 > 0 ? n1 : 0));
+            }
+    CHECK(same);
+    px_topo_free(c);
+    px_topo_free(t);
+}
+
+static void test_errors(void)
+{
+    char err[256];
+    px_topo_t *t = NULL;
+    const char *bad_json = "{\"format\": \"plexus-topology\", \"nodes\": [";
+    CHECK(px_topo_parse(bad_json, strlen(bad_json), "bad.json", &t, err, sizeof(err)) != PX_OK);
+    CHECK(strstr(err, "bad.json") && strstr(err, "invalid JSON"));
+    const char *conf = "SwitchName=s0 Switches=s9\n";
+    CHECK(px_topo_parse(conf, strlen(conf), "t.conf", &t, err, sizeof(err)) != PX_OK);
+    CHECK(strstr(err, "t.conf:1") && strstr(err, "s9"));
+    const char *conf2 = "SwitchName=s0 Nodes=n[1-\n";
+    CHECK(px_topo_parse(conf2, strlen(conf2), "t.conf", &t, err, sizeof(err)) != PX_OK);
+    const char *conf3 = "Nodes=n1\n";
+    CHECK(px_topo_parse(conf3, strlen(conf3), "t.conf", &t, err, sizeof(err)) != PX_OK);
+    CHECK(strstr(err, "SwitchName") != NULL);
+    const char *ib = "Switch\t8 \"S-01\"\t# \"s\"\n[1] garbage\n";
+    CHECK(px_topo_parse(ib, strlen(ib), "ib.txt", &t, err, sizeof(err)) != PX_OK);
+    CHECK(strstr(err, "ib.txt:2") != NULL);
+    CHECK(px_topo_load("/nonexistent/fabric", &t, err, sizeof(err)) == PX_ERR_IO);
+    const char *empty = "# nothing\n";
+    CHECK(px_topo_parse(empty, strlen(empty), "e.conf", &t, err, sizeof(err)) != PX_OK);
+}
+
+int main(int argc, char **argv)
+{
+    dir = argc > 1 ? argv[1] : ".";
+    test_slurm();
+    test_uneven();
+    test_ibnet();
+    test_ibnet_inline();
+    test_pxfab_json();
+    test_errors();
+    return px_unit_report();
+}
