@@ -40,9 +40,11 @@ typedef void (*px_chan_send_cb_t)(void *arg, px_status_t status);
 
 /* ---------- active messages ---------- */
 
-#define PX_CHAN_AM_MAX 16
-#define PX_CHAN_HDR_MAX 64 /* largest header of an active message */
-#define PX_CHAN_AM_CTRL 15 /* the channel layer's own (hybrid connection agreement) */
+/* One table of ids for every layer above: the protocols' own and, from
+ * PX_AM_USER (proto_impl.h), those of the public interface (plexus/am.h). */
+#define PX_CHAN_AM_MAX 128
+#define PX_CHAN_HDR_MAX 64  /* largest header of an active message */
+#define PX_CHAN_AM_CTRL 127 /* the channel layer's own (hybrid connection agreement) */
 
 /* The header of a frame of id `am` from `peer` has arrived (hdr_len is at
  * least the length registered). Returns where its len payload bytes go

@@ -64,7 +64,6 @@ typedef struct px_chan_am {
 extern struct px_chan_state {
     px_boot_info_t boot;
     const px_chan_up_t *up;
-    px_chan_am_t am[PX_CHAN_AM_MAX];
     px_chan_t *peers;
     const px_net_ops_t *self_ops, *shm_ops;
     px_net_iface_t *self_if, *shm_if;
@@ -90,6 +89,9 @@ extern struct px_chan_state {
     uint64_t chr_hits[PX_CHR_MAX + 1]; /* the last one: no entry applied */
     int vc_car;                        /* what a peer's first rail is: PX_CAR_UDP or _TCP */
     size_t car_eager[PX_CAR_N], car_chunk[PX_CAR_N];
+    /* last: a frame reads one entry of it, and the fields that progress
+     * reads on every poll stay together before it */
+    px_chan_am_t am[PX_CHAN_AM_MAX];
 } px_c;
 
 /* chan.c */

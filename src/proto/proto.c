@@ -451,6 +451,10 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
 {
     px_status_t st;
 
+    /* a program that set up the active-message interface alone (without
+     * MPI) cannot start MPI over it: both would own the channels */
+    if (px_p.peers)
+        return PX_ERR_BUSY;
     px_p.boot = *boot;
     px_list_init(&px_p.posted);
     px_list_init(&px_p.unexp);
@@ -527,6 +531,7 @@ void px_proto_finalize(void)
     px_list_t *e, *t;
     px_chan_finalize();
     px_proto_rma_finalize();
+    px_proto_pub_finalize();
     if (px_p.unexp.next) {
         px_list_for_each_safe(e, t, &px_p.unexp) {
             px_proto_unexp_t *u = px_container_of(e, px_proto_unexp_t, link);

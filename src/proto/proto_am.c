@@ -14,7 +14,8 @@ const uint8_t px_am_hdr_len[PX_AM_MAX] = {
     [PX_AM_EAGER] = 16,    [PX_AM_RTS] = 40,      [PX_AM_CTS] = 40,     [PX_AM_DATA] = 32,
     [PX_AM_FIN] = 24,      [PX_AM_SYNC_ACK] = 24, [PX_AM_ZCTS] = 64,    [PX_AM_ZACK] = 32,
     [PX_AM_ZDATA] = 40,    [PX_AM_RMA_PUT] = 32,  [PX_AM_RMA_ACC] = 56, [PX_AM_RMA_GET] = 48,
-    [PX_AM_RMA_SYNC] = 32,
+    [PX_AM_RMA_SYNC] = 32, [PX_AM_PUB_ACK] = 32,  [PX_AM_PUB_PUT] = 40, [PX_AM_PUB_GET] = 48,
+    [PX_AM_PUB_GETR] = 32, [PX_AM_PUB_BAR] = 24,
 };
 
 /* The header as a px_am_hdr_t: the common 16-byte envelope always, the
@@ -457,6 +458,7 @@ void px_proto_am_register(void)
     px_chan_am_register(PX_AM_ZDATA, px_am_hdr_len[PX_AM_ZDATA], PX_CHAN_AM_STRIPED,
                         px_proto_am_zdata);
     px_proto_rma_register();
+    px_proto_pub_register();
 }
 
 /* ---------- completion (runs when a payload is in place) ---------- */
@@ -498,7 +500,9 @@ void px_proto_rx_done(int peer, void *ctx, size_t len)
             px_proto_complete(req);
         break;
     default:
-        if (ctx)
+        if (ctx && *(uint8_t *)ctx == PX_PUB_RX)
+            px_proto_pub_rx_done(peer, ctx, len);
+        else if (ctx)
             px_proto_rma_rx_done(peer, ctx, len);
         break;
     }
@@ -536,4 +540,5 @@ void px_proto_peer_failed_cb(int peer, px_status_t why)
              "communicator's error handler",
              peer, px_status_string(why));
     px_proto_fail_peer(peer, PX_ERR_PEER_UNREACHABLE);
+    px_proto_pub_peer_failed(peer);
 }

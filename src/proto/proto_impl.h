@@ -3,6 +3,8 @@
  *               set-up, state dump, counters
  *   proto_am.c  the active messages of the protocols (eager, rendezvous,
  *               completion notices, udp-zcopy) and matching
+ *   proto_rma.c one-sided communication for MPI windows
+ *   proto_pub.c the public active-message interface (include/plexus/am.h)
  * udp-zcopy's transfers themselves are the udp transport's (bulk
  * transfers), reached through the channel layer. */
 #ifndef PX_PROTO_IMPL_H
@@ -29,8 +31,18 @@ enum {
     PX_AM_RMA_ACC = 11,
     PX_AM_RMA_GET = 12,
     PX_AM_RMA_SYNC = 13,
-    PX_AM_MAX = 14
+    PX_AM_PUB_ACK = 14, /* the public interface's own (proto_pub.c) */
+    PX_AM_PUB_PUT = 15,
+    PX_AM_PUB_GET = 16,
+    PX_AM_PUB_GETR = 17,
+    PX_AM_PUB_BAR = 18,
+    PX_AM_MAX = 19
 };
+/* The public interface's handler ids (plexus/am.h) are the channel ids
+ * [PX_AM_USER, PX_AM_USER + PX_AM_USER_N): the same table, the same
+ * dispatch and the same sends as the protocols above. */
+#define PX_AM_USER 64
+#define PX_AM_USER_N 32
 #define PX_AM_FLAG_SYNC 1
 #define PX_AM_FLAG_ZCOPY 2 /* RTS: the sender asks for udp-zcopy */
 #define PX_AM_FLAG_RMA_ACK                                                                         \
@@ -46,7 +58,8 @@ typedef struct px_am_hdr {
 
 _Static_assert(offsetof(px_am_hdr_t, a) == 16, "the envelope is the first 16 bytes");
 _Static_assert(sizeof(px_am_hdr_t) <= PX_CHAN_HDR_MAX, "a header fits a channel's frame");
-_Static_assert(PX_AM_MAX <= PX_CHAN_AM_CTRL, "the protocols' ids are below the channel's own");
+_Static_assert(PX_AM_MAX <= PX_AM_USER && PX_AM_USER + PX_AM_USER_N <= PX_CHAN_AM_CTRL,
+               "the protocols' ids, then the public ones, below the channel's own");
 
 /* EAGER: a = sender's request (sync only). RTS: a = size, b = sender's
  * request, c = sender's buffer address; over network channels its payload
@@ -123,6 +136,14 @@ void px_proto_rma_finalize(void);
 extern uint64_t px_rma_queued;
 int px_proto_rma_pace(void);
 void px_proto_rma_data_acks(int peer, const px_am_hdr_t *h);
+
+/* proto_pub.c: registers the public ids' handlers; rx_done of its
+ * contexts (tagged 0, first byte PX_PUB_RX); a peer's operations fail */
+#define PX_PUB_RX 0x7e
+void px_proto_pub_register(void);
+void px_proto_pub_rx_done(int peer, void *ctx, size_t len);
+void px_proto_pub_peer_failed(int peer);
+void px_proto_pub_finalize(void);
 
 /* proto_am.c */
 void px_proto_am_register(void);
