@@ -59,13 +59,16 @@ pingpong() {
     printf '%s\n' "${out[@]}" | sort -g | awk '{ a[NR] = $0 } END { print (NR ? a[int((NR + 1) / 2)] : "nan nan") }'
 }
 
-# osu BENCH SIZE NET RAILS -> the median value at SIZE
+# osu MPI BENCH SIZE NET RAILS -> the median value at SIZE
 osu() {
-    local bench=$1 size=$2 net=$3 rails=$4 vals=()
+    local mpi=$1 bench=$2 size=$3 net=$4 rails=$5 vals=() args=()
+    if [ "$mpi" = plexus ]; then
+        args=(--osu-dir "$osu_dir" --env "PX_OFI_PROVIDER=$prov" --env "LD_LIBRARY_PATH=$BUILD/lib")
+    fi
     for _ in $(seq "$reps"); do
-        vals+=("$("$RUN" --mpi plexus --osu-dir "$osu_dir" --nodes node0,node1 --rails "$rails" \
-            --net "$net" --env "PX_OFI_PROVIDER=$prov" --env "LD_LIBRARY_PATH=$BUILD/lib" \
-            "pt2pt/$bench" -m "$size:$size" 2>/dev/null | awk -v s="$size" '$1 == s { print $2; exit }')")
+        vals+=("$("$RUN" --mpi "$mpi" "${args[@]}" --nodes node0,node1 --rails "$rails" \
+            --net "$net" "pt2pt/$bench" -m "$size:$size" 2>/dev/null |
+            awk -v s="$size" '$1 == s { print $2; exit }')")
     done
     printf '%s\n' "${vals[@]}" | median
 }
@@ -81,14 +84,19 @@ for what in lat bw; do
     label="fi_pingpong rail0 $([ "$what" = lat ] && echo "us/xfer" || echo "MB/s")"
     printf '%-30s %10s %10s %10s %10s\n' "$label" "${row[@]}"
 done
+# the runs of one rail set, Plexus's transports and then the peers over TCP
+peers=()
+for mpi in mpich openmpi; do
+    [ -x "$ROOT/bench/.cache/osu-$mpi/src/c/mpi/pt2pt/standard/osu_latency" ] && peers+=("$mpi")
+done
 for rails in rail0 rail0,rail1; do
-    for net in ofi tcp; do
-        lat=() bw=()
+    for run in plexus:ofi plexus:tcp "${peers[@]/%/:tcp}"; do
+        mpi=${run%%:*} net=${run##*:} lat=() bw=()
         for size in 8 4096 65536 1048576; do
-            lat+=("$(osu osu_latency "$size" "$net" "$rails")")
-            bw+=("$(osu osu_bw "$size" "$net" "$rails")")
+            lat+=("$(osu "$mpi" osu_latency "$size" "$net" "$rails")")
+            bw+=("$(osu "$mpi" osu_bw "$size" "$net" "$rails")")
         done
-        printf '%-30s %10s %10s %10s %10s\n' "osu_latency $net $rails us" "${lat[@]}"
-        printf '%-30s %10s %10s %10s %10s\n' "osu_bw $net $rails MB/s" "${bw[@]}"
+        printf '%-30s %10s %10s %10s %10s\n' "osu_latency $mpi/$net $rails us" "${lat[@]}"
+        printf '%-30s %10s %10s %10s %10s\n' "osu_bw $mpi/$net $rails MB/s" "${bw[@]}"
     done
 done
