@@ -147,6 +147,7 @@ void px_mpi_comm_release(px_mpi_comm_t *c)
     px_mpi_comm_release(c->local_comm);
     px_mpi_info_destroy(c->info);
     px_coll_shm_free(c->cshm);
+    px_coll_tclus_free(c->tclus);
     free(c);
 }
 

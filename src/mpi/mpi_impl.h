@@ -94,6 +94,8 @@ typedef struct px_mpi_comm {
     struct px_mpi_info *info;
     /* shared-memory collectives (src/mpi/coll/coll_shm.c), set at first use */
     struct px_coll_shm *cshm;
+    /* switch clusters from the fabric description (src/mpi/coll/coll_topo.c), set at first use */
+    struct px_coll_tclus *tclus;
 } px_mpi_comm_t;
 
 extern px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;
@@ -120,6 +122,7 @@ int px_mpi_comm_create_from_group(px_mpi_comm_t *parent, px_mpi_group_t *group, 
 int px_mpi_comm_alloc_ctx(px_mpi_comm_t *parent, uint32_t *ctx_p);
 void px_mpi_comm_release(px_mpi_comm_t *c);
 void px_coll_shm_free(struct px_coll_shm *m);
+void px_coll_tclus_free(struct px_coll_tclus *t);
 /* World rank of point-to-point peer r: a member of the remote group on an
  * inter-communicator, of the group otherwise. */
 static inline int px_mpi_comm_world_rank(const px_mpi_comm_t *c, int r)

@@ -3,12 +3,15 @@
 # pxfab-fattree.json (named through pxrun --hosts; the launcher starts them
 # here): every rank must see the same, correct hop counts to its peers.
 # Then the same program without PX_TOPO (flat), and a PX_TOPO that names no
-# file (MPI_Init must fail, saying which).
-#   mpi_ranks.sh PXRUN TOPO_RANKS SAMPLE_DIR
+# file (MPI_Init must fail, saying which). With TOPO_COLL: gathers and
+# scatters checked at 3 to 16 ranks, by the topology-aware algorithms under
+# PX_TOPO (the program checks they ran) and by the flat ones without.
+#   mpi_ranks.sh PXRUN TOPO_RANKS SAMPLE_DIR [TOPO_COLL]
 set -u
 pxrun=$1
 prog=$2
 dir=$3
+coll=${4:-}
 pass=0
 fail=0
 run() { # expected-exit regex pxrun-args...
@@ -36,5 +39,13 @@ PX_TOPO=/nonexistent/fabric.json run 1 "cannot open /nonexistent/fabric.json" \
     -n 2 --hosts node0:1,node2:1 "$prog"
 unset PX_TOPO
 PXTEST_FLAT=1 run 0 "PASS topo_ranks np=3: flat" -n 3 --hosts node0:2,node2:1 "$prog"
+if [ -n "$coll" ]; then
+    export PX_TOPO="$dir/pxfab-fattree.json" PXTEST_EXPECT_TOPO=1
+    run 0 "PASS topo_coll np=3" -n 3 --hosts node0:2,node2:1 "$coll"
+    run 0 "PASS topo_coll np=7" -n 7 --hosts node2:1,node0:3,node3:2,node1:1 "$coll"
+    run 0 "PASS topo_coll np=16" -n 16 --hosts node0:4,node1:4,node2:4,node3:4 "$coll"
+    unset PX_TOPO
+    PXTEST_EXPECT_TOPO=0 run 0 "PASS topo_coll np=7" -n 7 --hosts node2:1,node0:3,node3:2,node1:1 "$coll"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -161,6 +161,8 @@ enum {
     PX_COLL_F_COUNT_POF2 = 1u << 4, /* count >= largest power of two <= size */
     PX_COLL_F_SHM = 1u << 5,        /* shared-memory segment (coll_shm.c): blocking calls,
                                     ranks on one machine, data within PX_COLL_SHM_SIZE */
+    PX_COLL_F_TOPO = 1u << 7,       /* fabric description (PX_TOPO) puts the ranks in several
+                                    switch clusters, some of more than one rank */
     PX_COLL_F_CMA = 1u << 6,        /* with F_SHM: the segment only signals, each rank reads
                                     the others' buffers (process_vm_readv), any size */
 };
@@ -237,6 +239,12 @@ int px_coll_algo_count(void);
 const char *px_coll_algo_info(int i, const char **coll_p);
 void px_coll_algo_usage(int i, uint64_t *calls_p, uint64_t *bytes_p);
 
+/* ---------- switch clusters (coll_topo.c) ---------- */
+
+/* Whether c's ranks fall into several switch clusters, some of more than
+ * one rank (computed at the first call, the same on every rank). */
+int px_coll_tclus_usable(px_mpi_comm_t *c);
+
 /* ---------- node hierarchy (coll_hier.c) ---------- */
 
 typedef struct px_coll_hier {
@@ -297,9 +305,11 @@ PX_COLL_BUILDER(px_coll_allreduce_reduce_bcast);
 PX_COLL_BUILDER(px_coll_allreduce_smp);
 PX_COLL_BUILDER(px_coll_gather_binomial);
 PX_COLL_BUILDER(px_coll_gather_linear);
+PX_COLL_BUILDER(px_coll_gather_topo);
 PX_COLL_BUILDER(px_coll_gatherv_linear);
 PX_COLL_BUILDER(px_coll_scatter_binomial);
 PX_COLL_BUILDER(px_coll_scatter_linear);
+PX_COLL_BUILDER(px_coll_scatter_topo);
 PX_COLL_BUILDER(px_coll_scatterv_linear);
 /* Copies this rank's own block of an allgather into rbuf (unless in place). */
 int px_coll_allgather_own(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c);

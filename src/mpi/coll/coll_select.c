@@ -78,9 +78,13 @@ static const px_coll_algo_t px_coll_algos[] = {
      "all write shared slots, each combines them in rank order"},
     {PX_COLL_GATHER, "linear", px_coll_gather_linear, 0, "root receives from all at once"},
     {PX_COLL_GATHER, "binomial", px_coll_gather_binomial, 0, "binomial tree (small blocks)"},
+    {PX_COLL_GATHER, "topo", px_coll_gather_topo, PX_COLL_F_TOPO,
+     "through a leader per switch cluster (PX_TOPO): one message per cluster to the root"},
     {PX_COLL_GATHERV, "linear", px_coll_gatherv_linear, 0, "root receives from all at once"},
     {PX_COLL_SCATTER, "linear", px_coll_scatter_linear, 0, "root sends to all at once"},
     {PX_COLL_SCATTER, "binomial", px_coll_scatter_binomial, 0, "binomial tree (small blocks)"},
+    {PX_COLL_SCATTER, "topo", px_coll_scatter_topo, PX_COLL_F_TOPO,
+     "through a leader per switch cluster (PX_TOPO): one message per cluster from the root"},
     {PX_COLL_SCATTERV, "linear", px_coll_scatterv_linear, 0, "root sends to all at once"},
     {PX_COLL_ALLGATHER, "ring", px_coll_allgather_ring, 0, "n-1 neighbour steps (large)"},
     {PX_COLL_ALLGATHER, "recursive_doubling", px_coll_allgather_recursive_doubling, PX_COLL_F_POF2,
@@ -341,6 +345,8 @@ static int px_coll_applies(const px_coll_algo_t *al, const px_coll_args_t *a, px
     if ((al->flags & PX_COLL_F_COUNT_POF2) && a->count < px_coll_pof2_floor(n))
         return 0;
     if ((al->flags & PX_COLL_F_HIER) && !px_coll_hier_usable(c))
+        return 0;
+    if ((al->flags & PX_COLL_F_TOPO) && !px_coll_tclus_usable(c))
         return 0;
     if (al->flags & PX_COLL_F_SHM) {
         if (!px_select_top)

@@ -1,0 +1,242 @@
+/* Switch clusters of a communicator and the algorithms that use them.
+ *
+ * With a fabric description (PX_TOPO, src/topo), the ranks of a
+ * communicator fall into switch clusters: those whose hosts hang off one
+ * leaf switch. Traffic inside a cluster crosses one switch; traffic between
+ * clusters climbs to the spines, whose uplinks are shared and often
+ * over-subscribed. The two-level gather and scatter send one message per
+ * cluster across the spines, through a leader in each cluster, instead of
+ * one per rank.
+ *
+ * The clusters are computed at the first call that asks, on every rank from
+ * the same model (shared at MPI_Init) and the communicator's group, so they
+ * are the same everywhere without any communication. */
+#include "coll_impl.h"
+#include "../../topo/topo.h"
+
+#include <stdlib.h>
+
+typedef struct px_coll_tclus {
+    int state; /* 1 usable, -1 not (no description, one cluster, one rank each) */
+    int nclusters;
+    int *cluster_of; /* comm rank -> cluster, numbered by their lowest rank */
+    int *start;      /* cluster -> its first entry in members */
+    int *members;    /* comm ranks, by cluster, in rank order within each */
+} px_coll_tclus_t;
+
+static px_coll_tclus_t px_tclus_none = {.state = -1};
+
+void px_coll_tclus_free(struct px_coll_tclus *t)
+{
+    if (!t || t == &px_tclus_none)
+        return;
+    free(t->cluster_of);
+    free(t->start);
+    free(t->members);
+    free(t);
+}
+
+static px_coll_tclus_t *px_tclus_build(px_mpi_comm_t *c)
+{
+    px_topo_t *topo = px_topo_job();
+    int n = c->size;
+    if (!topo || c->is_inter || n < 3)
+        return &px_tclus_none;
+    px_coll_tclus_t *t = calloc(1, sizeof(*t));
+    int *leaf = malloc(sizeof(int) * (size_t)n), *seen = malloc(sizeof(int) * (size_t)n);
+    if (t) {
+        t->cluster_of = malloc(sizeof(int) * (size_t)n);
+        t->start = calloc((size_t)n + 1, sizeof(int));
+        t->members = malloc(sizeof(int) * (size_t)n);
+    }
+    if (!t || !leaf || !seen || !t->cluster_of || !t->start || !t->members) {
+        free(leaf);
+        free(seen);
+        px_coll_tclus_free(t);
+        return &px_tclus_none;
+    }
+    int k = 0;
+    for (int r = 0; r < n; r++) {
+        int host = px_topo_job_host(px_mpi_comm_world_rank(c, r));
+        leaf[r] = host >= 0 ? px_topo_host_leaf(topo, host) : -1;
+        int j = 0;
+        /* a rank whose host the description lacks is a cluster of its own */
+        while (leaf[r] >= 0 && j < k && leaf[seen[j]] != leaf[r])
+            j++;
+        if (leaf[r] < 0 || j == k)
+            seen[k++] = r;
+        t->cluster_of[r] = j;
+    }
+    t->nclusters = k;
+    for (int r = 0; r < n; r++)
+        t->start[t->cluster_of[r] + 1]++;
+    for (int j = 0; j < k; j++)
+        t->start[j + 1] += t->start[j];
+    int *fill = seen; /* reused: next free entry of each cluster */
+    for (int j = 0; j < k; j++)
+        fill[j] = t->start[j];
+    for (int r = 0; r < n; r++)
+        t->members[fill[t->cluster_of[r]]++] = r;
+    free(leaf);
+    free(seen);
+    /* one cluster, or one rank per cluster: nothing to gain over flat */
+    t->state = k > 1 && k < n ? 1 : -1;
+    return t;
+}
+
+static const px_coll_tclus_t *px_coll_tclus(px_mpi_comm_t *c)
+{
+    if (!c->tclus)
+        c->tclus = px_tclus_build(c);
+    return c->tclus;
+}
+
+int px_coll_tclus_usable(px_mpi_comm_t *c) { return px_coll_tclus(c)->state == 1; }
+
+/* Who speaks for cluster j: the root in its own, the lowest rank elsewhere. */
+static int px_tclus_leader(const px_coll_tclus_t *t, int j, int root)
+{
+    return t->cluster_of[root] == j ? root : t->members[t->start[j]];
+}
+
+static char *px_tclus_at(const void *buf, int rank, int count, MPI_Datatype dt)
+{
+    return (char *)buf + (MPI_Aint)rank * count * px_mpi_dt_get(dt)->extent;
+}
+
+/* Two-level gather: members send their block to their cluster's leader,
+ * which packs them in rank order and sends one message to the root; the
+ * root receives its own cluster's blocks directly. */
+PX_COLL_BUILDER(px_coll_gather_topo)
+{
+    const px_coll_tclus_t *t = px_coll_tclus(c);
+    int me = c->rank, root = a->root, mine = t->cluster_of[me];
+    int lead = px_tclus_leader(t, mine, root);
+    size_t blk = a->bytes;
+    if (me != lead) {
+        px_coll_sched_send(s, c, a->sbuf, a->scount, a->stype, lead);
+        px_coll_sched_round(s);
+        return MPI_SUCCESS;
+    }
+    int first = t->start[mine], cnt = t->start[mine + 1] - first;
+    if (me != root) {
+        char *tmp = px_coll_sched_alloc(s, (size_t)cnt * blk);
+        if (!tmp)
+            return MPI_ERR_NO_MEM;
+        for (int i = 0; i < cnt; i++) {
+            int r = t->members[first + i];
+            if (r == me)
+                px_coll_sched_pack(s, a->sbuf, a->scount, a->stype, tmp + (size_t)i * blk);
+            else
+                px_coll_sched_recv(s, c, tmp + (size_t)i * blk, (MPI_Aint)blk, MPI_BYTE, r);
+        }
+        px_coll_sched_round(s);
+        px_coll_sched_send(s, c, tmp, (MPI_Aint)((size_t)cnt * blk), MPI_BYTE, root);
+        px_coll_sched_round(s);
+        return MPI_SUCCESS;
+    }
+    /* the root: its cluster's members straight into place, every other
+     * cluster's blocks packed from its leader, then put in place */
+    char **tmp = px_coll_sched_alloc(s, sizeof(char *) * (size_t)t->nclusters);
+    if (!tmp)
+        return MPI_ERR_NO_MEM;
+    for (int j = 0; j < t->nclusters; j++) {
+        int n_j = t->start[j + 1] - t->start[j];
+        if (j == mine) {
+            for (int i = 0; i < n_j; i++) {
+                int r = t->members[t->start[j] + i];
+                if (r != me)
+                    px_coll_sched_recv(s, c, px_tclus_at(a->rbuf, r, a->rcount, a->rtype),
+                                       a->rcount, a->rtype, r);
+            }
+            continue;
+        }
+        if (!(tmp[j] = px_coll_sched_alloc(s, (size_t)n_j * blk)))
+            return MPI_ERR_NO_MEM;
+        px_coll_sched_recv(s, c, tmp[j], (MPI_Aint)((size_t)n_j * blk), MPI_BYTE,
+                           px_tclus_leader(t, j, root));
+    }
+    if (a->sbuf != MPI_IN_PLACE && blk) {
+        char *own = px_coll_sched_alloc(s, blk);
+        if (!own)
+            return MPI_ERR_NO_MEM;
+        px_coll_sched_pack(s, a->sbuf, a->scount, a->stype, own);
+        px_coll_sched_unpack(s, own, a->rcount, a->rtype,
+                             px_tclus_at(a->rbuf, me, a->rcount, a->rtype));
+    }
+    px_coll_sched_round(s);
+    for (int j = 0; j < t->nclusters; j++) {
+        if (j == mine)
+            continue;
+        for (int i = 0; i < t->start[j + 1] - t->start[j]; i++)
+            px_coll_sched_unpack(
+                s, tmp[j] + (size_t)i * blk, a->rcount, a->rtype,
+                px_tclus_at(a->rbuf, t->members[t->start[j] + i], a->rcount, a->rtype));
+    }
+    px_coll_sched_round(s);
+    return MPI_SUCCESS;
+}
+
+/* Two-level scatter: the root sends each other cluster's blocks, packed in
+ * rank order, to its leader, which hands them out; its own cluster's
+ * members get theirs directly. */
+PX_COLL_BUILDER(px_coll_scatter_topo)
+{
+    const px_coll_tclus_t *t = px_coll_tclus(c);
+    int me = c->rank, root = a->root, mine = t->cluster_of[me];
+    int lead = px_tclus_leader(t, mine, root);
+    size_t blk = a->bytes;
+    if (me != lead) {
+        px_coll_sched_recv(s, c, a->rbuf, a->rcount, a->rtype, lead);
+        px_coll_sched_round(s);
+        return MPI_SUCCESS;
+    }
+    int first = t->start[mine], cnt = t->start[mine + 1] - first;
+    if (me != root) {
+        char *tmp = px_coll_sched_alloc(s, (size_t)cnt * blk);
+        if (!tmp)
+            return MPI_ERR_NO_MEM;
+        px_coll_sched_recv(s, c, tmp, (MPI_Aint)((size_t)cnt * blk), MPI_BYTE, root);
+        px_coll_sched_round(s);
+        for (int i = 0; i < cnt; i++) {
+            int r = t->members[first + i];
+            if (r == me)
+                px_coll_sched_unpack(s, tmp + (size_t)i * blk, a->rcount, a->rtype, a->rbuf);
+            else
+                px_coll_sched_send(s, c, tmp + (size_t)i * blk, (MPI_Aint)blk, MPI_BYTE, r);
+        }
+        px_coll_sched_round(s);
+        return MPI_SUCCESS;
+    }
+    for (int j = 0; j < t->nclusters; j++) {
+        int n_j = t->start[j + 1] - t->start[j];
+        if (j == mine) {
+            for (int i = 0; i < n_j; i++) {
+                int r = t->members[t->start[j] + i];
+                if (r != me)
+                    px_coll_sched_send(s, c, px_tclus_at(a->sbuf, r, a->scount, a->stype),
+                                       a->scount, a->stype, r);
+            }
+            continue;
+        }
+        char *tmp = px_coll_sched_alloc(s, (size_t)n_j * blk);
+        if (!tmp)
+            return MPI_ERR_NO_MEM;
+        for (int i = 0; i < n_j; i++)
+            px_coll_sched_pack(
+                s, px_tclus_at(a->sbuf, t->members[t->start[j] + i], a->scount, a->stype),
+                a->scount, a->stype, tmp + (size_t)i * blk);
+        px_coll_sched_send(s, c, tmp, (MPI_Aint)((size_t)n_j * blk), MPI_BYTE,
+                           px_tclus_leader(t, j, root));
+    }
+    if (a->rbuf != MPI_IN_PLACE && blk) {
+        char *own = px_coll_sched_alloc(s, blk);
+        if (!own)
+            return MPI_ERR_NO_MEM;
+        px_coll_sched_pack(s, px_tclus_at(a->sbuf, me, a->scount, a->stype), a->scount, a->stype,
+                           own);
+        px_coll_sched_unpack(s, own, a->rcount, a->rtype, a->rbuf);
+    }
+    px_coll_sched_round(s);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,168 @@
+/* Gather and scatter, with every root, in place and not, with a strided
+ * receive or send type, blocking and nonblocking, on MPI_COMM_WORLD and on
+ * a communicator of every other rank; every block checked. Run with
+ * PX_TOPO and ranks on several emulated hosts (mpi_ranks.sh), the
+ * topology-aware algorithms are chosen; PXTEST_EXPECT_TOPO=1 makes the
+ * program check, through the tool interface, that they really ran (=0:
+ * that they did not). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define K 3 /* ints per rank's block */
+
+static int bad;
+
+static int val(int rank, int root, int i, int salt) { return rank * 1000 + root * 10 + i + salt; }
+
+static void check(const char *what, int got, int want, int me, int root)
+{
+    if (got != want && bad++ < 10)
+        fprintf(stderr, "rank %d: %s root %d: got %d, want %d\n", me, what, root, got, want);
+}
+
+/* A block of K ints spread with a stride of 2 (a vector type of extent 2K). */
+static MPI_Datatype strided(void)
+{
+    MPI_Datatype v, r;
+    MPI_Type_vector(K, 1, 2, MPI_INT, &v);
+    MPI_Type_create_resized(v, 0, (MPI_Aint)(2 * K * sizeof(int)), &r);
+    MPI_Type_free(&v);
+    MPI_Type_commit(&r);
+    return r;
+}
+
+static void gathers(MPI_Comm comm, int salt)
+{
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    int *all = malloc(sizeof(int) * (size_t)(2 * K * n)), mine[K];
+    MPI_Datatype st = strided();
+    for (int root = 0; root < n; root++)
+        for (int mode = 0; mode < 4; mode++) { /* plain, in place, strided receive, nonblocking */
+            for (int i = 0; i < K; i++)
+                mine[i] = val(me, root, i, salt + mode);
+            for (int i = 0; i < 2 * K * n; i++)
+                all[i] = -1;
+            if (mode == 1 && me == root)
+                for (int i = 0; i < K; i++)
+                    all[me * K + i] = mine[i];
+            const void *sb = mode == 1 && me == root ? MPI_IN_PLACE : mine;
+            if (mode == 2) {
+                MPI_Gather(sb, K, MPI_INT, all, 1, st, root, comm);
+            } else if (mode == 3) {
+                MPI_Request rq;
+                MPI_Igather(sb, K, MPI_INT, all, K, MPI_INT, root, comm, &rq);
+                MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Gather(sb, K, MPI_INT, all, K, MPI_INT, root, comm);
+            }
+            if (me != root)
+                continue;
+            for (int r = 0; r < n; r++)
+                for (int i = 0; i < K; i++)
+                    check("gather", mode == 2 ? all[r * 2 * K + 2 * i] : all[r * K + i],
+                          val(r, root, i, salt + mode), me, root);
+        }
+    MPI_Type_free(&st);
+    free(all);
+}
+
+static void scatters(MPI_Comm comm, int salt)
+{
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    int *all = malloc(sizeof(int) * (size_t)(2 * K * n)), mine[K];
+    MPI_Datatype st = strided();
+    for (int root = 0; root < n; root++)
+        for (int mode = 0; mode < 4; mode++) { /* plain, in place, strided send, nonblocking */
+            for (int r = 0; r < n; r++)
+                for (int i = 0; i < K; i++) {
+                    if (mode == 2) {
+                        all[r * 2 * K + 2 * i] = val(r, root, i, salt + mode);
+                        all[r * 2 * K + 2 * i + 1] = -2;
+                    } else {
+                        all[r * K + i] = val(r, root, i, salt + mode);
+                    }
+                }
+            for (int i = 0; i < K; i++)
+                mine[i] = -1;
+            void *rb = mode == 1 && me == root ? MPI_IN_PLACE : mine;
+            if (mode == 2) {
+                MPI_Scatter(all, 1, st, rb, K, MPI_INT, root, comm);
+            } else if (mode == 3) {
+                MPI_Request rq;
+                MPI_Iscatter(all, K, MPI_INT, rb, K, MPI_INT, root, comm, &rq);
+                MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Scatter(all, K, MPI_INT, rb, K, MPI_INT, root, comm);
+            }
+            for (int i = 0; i < K; i++)
+                check("scatter", mode == 1 && me == root ? all[me * K + i] : mine[i],
+                      val(me, root, i, salt + mode), me, root);
+        }
+    MPI_Type_free(&st);
+    free(all);
+}
+
+/* Counts the calls of one algorithm (pvar coll_<coll>_<algo>_calls) from
+ * now on: a handle starts at 0, and follows the variable once started. */
+static MPI_T_pvar_session ses;
+static MPI_T_pvar_handle count_calls(const char *pvar)
+{
+    int idx, count;
+    MPI_T_pvar_handle h = MPI_T_PVAR_HANDLE_NULL;
+    if (MPI_T_pvar_get_index(pvar, MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS &&
+        MPI_T_pvar_handle_alloc(ses, idx, NULL, &h, &count) == MPI_SUCCESS)
+        MPI_T_pvar_start(ses, h);
+    return h;
+}
+
+static unsigned long long calls(MPI_T_pvar_handle h)
+{
+    unsigned long long v = (unsigned long long)-1;
+    if (h != MPI_T_PVAR_HANDLE_NULL)
+        MPI_T_pvar_read(ses, h, &v);
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, provided;
+    MPI_Init(&argc, &argv);
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_T_pvar_session_create(&ses);
+    MPI_T_pvar_handle hg = count_calls("coll_gather_topo_calls");
+    MPI_T_pvar_handle hs = count_calls("coll_scatter_topo_calls");
+    gathers(MPI_COMM_WORLD, 0);
+    scatters(MPI_COMM_WORLD, 0);
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    gathers(half, 5);
+    scatters(half, 5);
+    MPI_Comm_free(&half);
+
+    const char *expect = getenv("PXTEST_EXPECT_TOPO");
+    if (expect) {
+        unsigned long long g = calls(hg), s = calls(hs);
+        int want = atoi(expect);
+        if ((want && (g == 0 || s == 0 || g == (unsigned long long)-1)) ||
+            (!want && (g != 0 || s != 0))) {
+            fprintf(stderr, "rank %d: topology-aware gather ran %llu times, scatter %llu (%s)\n",
+                    rank, g, s, want ? "expected some" : "expected none");
+            bad++;
+        }
+    }
+    int total;
+    MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s topo_coll np=%d\n", total ? "FAIL" : "PASS", size);
+    MPI_T_pvar_session_free(&ses);
+    MPI_T_finalize();
+    MPI_Finalize();
+    return total != 0;
+}
