@@ -1,13 +1,14 @@
-/* Gather and scatter, with every root, in place and not, with a strided
+/* Broadcast (every root, several sizes), gather and scatter, with every root, in place and not, with a strided
  * receive or send type, blocking and nonblocking, on MPI_COMM_WORLD and on
  * a communicator of every other rank; every block checked. Run with
  * PX_TOPO and ranks on several emulated hosts (mpi_ranks.sh), the
- * topology-aware algorithms are chosen; PXTEST_EXPECT_TOPO=1 makes the
- * program check, through the tool interface, that they really ran (=0:
- * that they did not). */
+ * topology-aware algorithms are chosen; PXTEST_EXPECT_TOPO (a list, e.g.
+ * "gather,scatter,bcast", or "none") makes the program check, through the
+ * tool interface, that those ran and the others did not. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define K 3 /* ints per rank's block */
 
@@ -107,6 +108,22 @@ static void scatters(MPI_Comm comm, int salt)
     free(all);
 }
 
+static void bcasts(MPI_Comm comm, int salt)
+{
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    static int buf[4096];
+    for (int root = 0; root < n; root++)
+        for (int len = 1; len <= 4096; len *= 16) {
+            for (int i = 0; i < len; i++)
+                buf[i] = me == root ? val(root, root, i, salt) : -1;
+            MPI_Bcast(buf, len, MPI_INT, root, comm);
+            for (int i = 0; i < len; i++)
+                check("bcast", buf[i], val(root, root, i, salt), me, root);
+        }
+}
+
 /* Counts the calls of one algorithm (pvar coll_<coll>_<algo>_calls) from
  * now on: a handle starts at 0, and follows the variable once started. */
 static MPI_T_pvar_session ses;
@@ -138,25 +155,34 @@ int main(int argc, char **argv)
     MPI_T_pvar_session_create(&ses);
     MPI_T_pvar_handle hg = count_calls("coll_gather_topo_calls");
     MPI_T_pvar_handle hs = count_calls("coll_scatter_topo_calls");
+    MPI_T_pvar_handle hb = count_calls("coll_bcast_topo_calls");
+    bcasts(MPI_COMM_WORLD, 0);
     gathers(MPI_COMM_WORLD, 0);
     scatters(MPI_COMM_WORLD, 0);
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    bcasts(half, 5);
     gathers(half, 5);
     scatters(half, 5);
     MPI_Comm_free(&half);
 
+    /* the broadcast runs among node leaders: counted on some ranks only */
+    unsigned long long mine[3] = {calls(hg), calls(hs), calls(hb)}, sum[3];
+    MPI_Allreduce(mine, sum, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    /* PXTEST_EXPECT_TOPO: the collectives whose topology-aware algorithm
+     * must have run, e.g. "gather,scatter"; the others must not have */
     const char *expect = getenv("PXTEST_EXPECT_TOPO");
-    if (expect) {
-        unsigned long long g = calls(hg), s = calls(hs);
-        int want = atoi(expect);
-        if ((want && (g == 0 || s == 0 || g == (unsigned long long)-1)) ||
-            (!want && (g != 0 || s != 0))) {
-            fprintf(stderr, "rank %d: topology-aware gather ran %llu times, scatter %llu (%s)\n",
-                    rank, g, s, want ? "expected some" : "expected none");
-            bad++;
+    static const char *const names[3] = {"gather", "scatter", "bcast"};
+    if (expect && rank == 0)
+        for (int i = 0; i < 3; i++) {
+            int want = strstr(expect, names[i]) != NULL;
+            if ((want && sum[i] == 0) || (!want && sum[i] != 0) ||
+                mine[i] == (unsigned long long)-1) {
+                fprintf(stderr, "topology-aware %s ran %llu times in all (%s)\n", names[i], sum[i],
+                        want ? "expected some" : "expected none");
+                bad++;
+            }
         }
-    }
     int total;
     MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)

@@ -295,6 +295,7 @@ PX_COLL_BUILDER(px_coll_bcast_knomial);
 PX_COLL_BUILDER(px_coll_bcast_scatter_ring);
 PX_COLL_BUILDER(px_coll_bcast_pipeline);
 PX_COLL_BUILDER(px_coll_bcast_smp);
+PX_COLL_BUILDER(px_coll_bcast_topo);
 PX_COLL_BUILDER(px_coll_reduce_binomial);
 PX_COLL_BUILDER(px_coll_reduce_ordered);
 PX_COLL_BUILDER(px_coll_reduce_rabenseifner);

@@ -22,6 +22,9 @@ typedef struct px_coll_tclus {
     int *cluster_of; /* comm rank -> cluster, numbered by their lowest rank */
     int *start;      /* cluster -> its first entry in members */
     int *members;    /* comm ranks, by cluster, in rank order within each */
+    int *host_of;    /* comm rank -> host in the model, -1 when unknown */
+    int *byhost;     /* members again, each host's ranks together (hosts in order of
+                      * their lowest rank) */
 } px_coll_tclus_t;
 
 static px_coll_tclus_t px_tclus_none = {.state = -1};
@@ -33,6 +36,8 @@ void px_coll_tclus_free(struct px_coll_tclus *t)
     free(t->cluster_of);
     free(t->start);
     free(t->members);
+    free(t->host_of);
+    free(t->byhost);
     free(t);
 }
 
@@ -48,8 +53,11 @@ static px_coll_tclus_t *px_tclus_build(px_mpi_comm_t *c)
         t->cluster_of = malloc(sizeof(int) * (size_t)n);
         t->start = calloc((size_t)n + 1, sizeof(int));
         t->members = malloc(sizeof(int) * (size_t)n);
+        t->host_of = malloc(sizeof(int) * (size_t)n);
+        t->byhost = malloc(sizeof(int) * (size_t)n);
     }
-    if (!t || !leaf || !seen || !t->cluster_of || !t->start || !t->members) {
+    if (!t || !leaf || !seen || !t->cluster_of || !t->start || !t->members || !t->host_of ||
+        !t->byhost) {
         free(leaf);
         free(seen);
         px_coll_tclus_free(t);
@@ -57,7 +65,7 @@ static px_coll_tclus_t *px_tclus_build(px_mpi_comm_t *c)
     }
     int k = 0;
     for (int r = 0; r < n; r++) {
-        int host = px_topo_job_host(px_mpi_comm_world_rank(c, r));
+        int host = t->host_of[r] = px_topo_job_host(px_mpi_comm_world_rank(c, r));
         leaf[r] = host >= 0 ? px_topo_host_leaf(topo, host) : -1;
         int j = 0;
         /* a rank whose host the description lacks is a cluster of its own */
@@ -77,6 +85,22 @@ static px_coll_tclus_t *px_tclus_build(px_mpi_comm_t *c)
         fill[j] = t->start[j];
     for (int r = 0; r < n; r++)
         t->members[fill[t->cluster_of[r]]++] = r;
+    /* within each cluster, each host's ranks together: a rank joins the
+     * first earlier rank of its host (members are in rank order) */
+    for (int j = 0; j < k; j++) {
+        int b = t->start[j], e = t->start[j + 1], o = b;
+        for (int i = b; i < e; i++) {
+            int r = t->members[i], h = t->host_of[r], q = b;
+            while (q < i && (h < 0 || t->host_of[t->members[q]] != h))
+                q++;
+            if (q < i)
+                continue; /* placed with the first of its host */
+            t->byhost[o++] = r;
+            for (int m = i + 1; m < e && h >= 0; m++)
+                if (t->host_of[t->members[m]] == h)
+                    t->byhost[o++] = t->members[m];
+        }
+    }
     free(leaf);
     free(seen);
     /* one cluster, or one rank per cluster: nothing to gain over flat */
@@ -237,6 +261,51 @@ PX_COLL_BUILDER(px_coll_scatter_topo)
                            own);
         px_coll_sched_unpack(s, own, a->rcount, a->rtype, a->rbuf);
     }
+    px_coll_sched_round(s);
+    return MPI_SUCCESS;
+}
+
+/* Broadcast down a binomial tree over the ranks renumbered by the fabric:
+ * the root and its host's other ranks, then the rest of its switch
+ * cluster, then the other clusters, each cluster's ranks together and each
+ * host's ranks together within it. The tree's first, widest steps split
+ * that order in halves, so the spines are crossed near the top of the tree,
+ * a few times, and the lower steps stay under one leaf switch, then on one
+ * host. (The node-aware broadcast, smp, runs it among the node leaders.) */
+PX_COLL_BUILDER(px_coll_bcast_topo)
+{
+    const px_coll_tclus_t *t = px_coll_tclus(c);
+    int n = c->size, root = a->root, rc = t->cluster_of[root], rh = t->host_of[root];
+    int *order = px_coll_sched_alloc(s, sizeof(int) * (size_t)n);
+    if (!order)
+        return MPI_ERR_NO_MEM;
+    int k = 0, vr = 0;
+    order[k++] = root;
+    for (int pass = 0; pass < 3; pass++) /* root's host, root's cluster, the others */
+        for (int j = 0; j < t->nclusters; j++) {
+            if ((j == rc) == (pass == 2))
+                continue;
+            for (int i = t->start[j]; i < t->start[j + 1]; i++) {
+                int r = t->byhost[i], mate = rh >= 0 && t->host_of[r] == rh;
+                if (r != root && (pass == 2 || mate == (pass == 0)))
+                    order[k++] = r;
+            }
+        }
+    for (int i = 0; i < n; i++)
+        if (order[i] == c->rank)
+            vr = i;
+    int mask = 1;
+    while (mask < n) {
+        if (vr & mask) {
+            px_coll_sched_recv(s, c, a->rbuf, (MPI_Aint)a->bytes, MPI_BYTE, order[vr - mask]);
+            px_coll_sched_round(s);
+            break;
+        }
+        mask <<= 1;
+    }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < n)
+            px_coll_sched_send(s, c, a->rbuf, (MPI_Aint)a->bytes, MPI_BYTE, order[vr + mask]);
     px_coll_sched_round(s);
     return MPI_SUCCESS;
 }
