@@ -29,7 +29,7 @@ extern "C" {
 /* The interface's version: a program compiled against MAJOR.MINOR runs on
  * a library of the same MAJOR and a MINOR at least as large. */
 #define PLEXUS_AM_VERSION_MAJOR 1
-#define PLEXUS_AM_VERSION_MINOR 0
+#define PLEXUS_AM_VERSION_MINOR 1
 #define PLEXUS_AM_VERSION ((PLEXUS_AM_VERSION_MAJOR << 16) | PLEXUS_AM_VERSION_MINOR)
 
 /* Handler ids are 0 .. PLEXUS_AM_HANDLERS_MAX - 1. */
@@ -119,6 +119,10 @@ int plexus_am_ep(int rank, plexus_am_ep_t *ep_p);
 int plexus_am_ep_rank(plexus_am_ep_t ep);
 /* The largest payload of one message to ep (put and get have no limit). */
 size_t plexus_am_max_data(plexus_am_ep_t ep);
+/* The channel that carries messages to ep now: "self", "shm", "tcp",
+ * "udp", "udp+tcp" (a hybrid channel once its connection is in use) or
+ * "ofi"; NULL for a bad endpoint. Since 1.1. */
+const char *plexus_am_ep_channel(plexus_am_ep_t ep);
 
 /* ---------- handlers ---------- */
 

@@ -255,6 +255,32 @@ static px_status_t px_chan_create(const px_boot_info_t *boot, int r)
     return PX_OK;
 }
 
+/* PX_PROGRESS_MODE=sleep: one epoll set over the shared-memory doorbell
+ * and the network's descriptors. Without a doorbell (no socket for it)
+ * shared memory must be polled, and the process never sleeps. */
+static px_status_t px_chan_sleep_setup(void)
+{
+    int fds[2] = {px_c.shm_if ? px_c.shm_ops->iface_fd(px_c.shm_if) : -1, !px_c.rail_peers ? -1
+                                                                          : px_c.epfd >= 0
+                                                                              ? px_c.epfd
+                                                                              : px_c.rail_fd};
+    if ((px_c.shm_if && fds[0] < 0) || (fds[0] < 0 && fds[1] < 0))
+        return PX_OK;
+    px_c.sleep_fd = epoll_create1(EPOLL_CLOEXEC);
+    for (int i = 0; i < 2 && px_c.sleep_fd >= 0; i++) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
+        if (fds[i] >= 0 && epoll_ctl(px_c.sleep_fd, EPOLL_CTL_ADD, fds[i], &ev)) {
+            close(px_c.sleep_fd);
+            px_c.sleep_fd = -1;
+        }
+    }
+    if (px_c.sleep_fd < 0) {
+        px_error("chan", "epoll for PX_PROGRESS_MODE=sleep: %s", strerror(errno));
+        return PX_ERR_IO;
+    }
+    return PX_OK;
+}
+
 px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up)
 {
     px_status_t st;
@@ -266,6 +292,7 @@ px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up)
     px_c.up = up;
     px_c.rail_fd = -1;
     px_c.epfd = -1;
+    px_c.sleep_fd = -1;
     px_c.finalizing = 0;
     px_chan_am_register(PX_CHAN_AM_CTRL, sizeof(px_chan_ctrl_hdr_t), 0, px_chan_ctrl_in);
     /* the transports on this node, from the registry like the network ones */
@@ -322,6 +349,8 @@ px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up)
             goto err;
     /* sleeping in epoll is only safe when no shared-memory ring needs polling */
     px_c.block_ok = px_c.rail_peers && !px_c.shm_if;
+    if (!strcmp(px_params.progress_mode, "sleep") && (st = px_chan_sleep_setup()) != PX_OK)
+        goto err;
     px_debug("chan", "ready: %d ranks, %s%s", boot->size, px_c.shm_if ? "shm " : "",
              px_c.rail ? px_rail_net_name(px_c.rail) : "");
     return PX_OK;
@@ -340,7 +369,9 @@ void px_chan_finalize(void)
         px_rail_finalize(px_c.rail_rc);
     if (px_c.epfd >= 0)
         close(px_c.epfd);
-    px_c.epfd = -1;
+    if (px_c.sleep_fd >= 0)
+        close(px_c.sleep_fd);
+    px_c.epfd = px_c.sleep_fd = -1;
     px_c.rail = px_c.rail_rc = NULL;
     if (px_c.shm_if)
         px_c.shm_ops->iface_close(px_c.shm_if);
@@ -399,6 +430,35 @@ int px_chan_wait_fd(void)
     if (!px_c.block_ok)
         return -1;
     return px_c.epfd >= 0 ? px_c.epfd : px_c.rail_fd;
+}
+
+int px_chan_sleep_arm(void)
+{
+    if (px_c.sleep_fd < 0 || px_chan_bulk_busy() ||
+        (px_c.shm_if && !px_c.shm_ops->iface_quiet(px_c.shm_if)))
+        return -1;
+    if (px_c.shm_if)
+        px_c.shm_ops->iface_sleep(px_c.shm_if, 1);
+    int n = px_chan_progress();
+    if (n)
+        px_chan_sleep_disarm();
+    return n;
+}
+
+void px_chan_sleep_wait(void)
+{
+    /* with network peers the rails' timers (acknowledgements,
+     * retransmission, heartbeats) want a poll every millisecond, as
+     * PX_PROGRESS_MODE=block gives them; shared memory has none, and the
+     * bound only guards against a wake-up that never comes */
+    struct epoll_event ev[2];
+    epoll_wait(px_c.sleep_fd, ev, 2, px_c.rail_peers ? 1 : 100);
+}
+
+void px_chan_sleep_disarm(void)
+{
+    if (px_c.shm_if)
+        px_c.shm_ops->iface_sleep(px_c.shm_if, 0);
 }
 
 /* ---------- flush ---------- */

@@ -161,6 +161,15 @@ int px_chan_progress(void);
 /* A descriptor to sleep on when every channel is a socket (no
  * shared-memory ring to poll), else -1. */
 int px_chan_wait_fd(void);
+/* PX_PROGRESS_MODE=sleep, around a sleep with the library's lock released.
+ * px_chan_sleep_arm asks the peers to signal this process, then polls once
+ * more: -1 when it must not sleep now (nothing to sleep on, transfers under
+ * way, sends waiting for ring space), else the events of that poll (when
+ * more than 0 it has disarmed: do not sleep). At 0, px_chan_sleep_wait
+ * sleeps until something arrives, then px_chan_sleep_disarm. */
+int px_chan_sleep_arm(void);
+void px_chan_sleep_wait(void);
+void px_chan_sleep_disarm(void);
 
 /* How far px_chan_flush waits. */
 enum {

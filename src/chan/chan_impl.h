@@ -81,6 +81,7 @@ extern struct px_chan_state {
     int rail_peers; /* some peer is reached over the network */
     int rail_fd;
     int block_ok; /* only sockets to watch: a waiter may sleep in the kernel */
+    int sleep_fd; /* PX_PROGRESS_MODE=sleep: every channel's descriptor, or -1 */
     int finalizing;
     unsigned tick;
     size_t shm_eager; /* PX_SHM_EAGER_LIMIT, 'auto' resolved */

@@ -189,6 +189,12 @@ typedef struct px_net_ops {
     /* Ends the transfer arg without an upcall; returns the bytes in place
      * (receiver) or acknowledged (sender) so far. Unknown arg: 0. */
     uint64_t (*ep_bulk_cancel)(px_net_ep_t *ep, void *arg);
+    /* A transport whose arrivals iface_fd does not show by itself (shared
+     * memory) and that PX_PROGRESS_MODE=sleep made signal it: on=1 before
+     * the engine sleeps on iface_fd asks the peers to signal it from then
+     * on (the engine polls once more after, for what came in between);
+     * on=0 after waking stops them and consumes the signals. */
+    void (*iface_sleep)(px_net_iface_t *iface, int on);
 } px_net_ops_t;
 
 /* What fills the member of an operation a transport does not have
@@ -198,12 +204,13 @@ px_status_t px_net_stub_ep_put(px_net_ep_t *ep, const void *local, uint64_t radd
 int px_net_stub_ep_path_check(px_net_ep_t *ep, uint64_t timeout_ns);
 /* One subchannel, its info zeroed (no rail, no label). */
 int px_net_stub_ep_subs(px_net_iface_t *iface, int rank, px_net_sub_info_t *info, int max);
-void px_net_stub_ep_reset(px_net_ep_t *ep);           /* does nothing */
-void px_net_stub_ep_rx_cancel(px_net_ep_t *ep);       /* does nothing */
-const char *px_net_stub_ep_describe(px_net_ep_t *ep); /* "" */
-int px_net_stub_iface_fd(px_net_iface_t *iface);      /* -1: nothing to block on */
-int px_net_stub_iface_quiet(px_net_iface_t *iface);   /* 0: always poll */
-int px_net_stub_ep_ready(px_net_ep_t *ep);            /* 1: nothing to set up */
+void px_net_stub_ep_reset(px_net_ep_t *ep);                  /* does nothing */
+void px_net_stub_ep_rx_cancel(px_net_ep_t *ep);              /* does nothing */
+const char *px_net_stub_ep_describe(px_net_ep_t *ep);        /* "" */
+int px_net_stub_iface_fd(px_net_iface_t *iface);             /* -1: nothing to block on */
+int px_net_stub_iface_quiet(px_net_iface_t *iface);          /* 0: always poll */
+void px_net_stub_iface_sleep(px_net_iface_t *iface, int on); /* does nothing */
+int px_net_stub_ep_ready(px_net_ep_t *ep);                   /* 1: nothing to set up */
 /* No bulk transfers: PX_ERR_UNSUPPORTED, and nothing to ack or cancel. */
 px_status_t px_net_stub_ep_bulk_recv(px_net_ep_t *ep, void *buf, size_t len, void *arg,
                                      px_net_bulk_offer_t *offer);

@@ -60,6 +60,12 @@ int px_net_stub_iface_quiet(px_net_iface_t *iface)
     return 0;
 }
 
+void px_net_stub_iface_sleep(px_net_iface_t *iface, int on)
+{
+    (void)iface;
+    (void)on;
+}
+
 int px_net_stub_ep_ready(px_net_ep_t *ep)
 {
     (void)ep;

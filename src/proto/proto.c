@@ -388,6 +388,25 @@ int px_proto_progress(void)
 
 void px_proto_set_progress_hook(int (*hook)(void)) { px_p.hook = hook; }
 
+/* PX_PROGRESS_MODE=sleep: a poll found nothing, so sleep in the kernel
+ * at once, with no spinning first: peers wake us on arrival. */
+static void px_proto_sleep(unsigned *idle)
+{
+    int n = px_chan_sleep_arm();
+    if (n > 0) {
+        *idle = 0;
+        return;
+    }
+    int depth = px_cs_release();
+    if (n < 0)
+        sched_yield();
+    else
+        px_chan_sleep_wait();
+    px_cs_reacquire(depth);
+    if (n == 0)
+        px_chan_sleep_disarm();
+}
+
 void px_proto_wait_step(unsigned *idle)
 {
     /* With MPI_THREAD_MULTIPLE, a waiting call lets other threads' calls
@@ -396,6 +415,10 @@ void px_proto_wait_step(unsigned *idle)
         *idle = 0;
     else
         ++*idle;
+    if (px_p.mode == PX_WAIT_SLEEP && *idle) {
+        px_proto_sleep(idle);
+        return;
+    }
     if (!*idle || *idle < px_p.spin_limit || px_p.mode == PX_WAIT_SPIN ||
         (px_p.mode == PX_WAIT_AUTO && !px_p.oversub)) {
         px_cs_yield();
@@ -487,6 +510,8 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         px_p.mode = PX_WAIT_YIELD;
     else if (!strcmp(px_params.progress_mode, "block"))
         px_p.mode = PX_WAIT_BLOCK;
+    else if (!strcmp(px_params.progress_mode, "sleep"))
+        px_p.mode = PX_WAIT_SLEEP;
     else
         px_p.mode = PX_WAIT_AUTO;
     px_debug("proto", "ready: %d ranks, oversubscribed=%d", boot->size, px_p.oversub);

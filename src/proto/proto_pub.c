@@ -433,6 +433,11 @@ size_t plexus_am_max_data(plexus_am_ep_t ep)
     return px_pub.users && px_pub_ep_ok(ep) ? px_chan_eager(ep->rank, NULL) : 0;
 }
 
+const char *plexus_am_ep_channel(plexus_am_ep_t ep)
+{
+    return px_pub.users && px_pub_ep_ok(ep) ? px_proto_channel_name(ep->rank) : NULL;
+}
+
 int plexus_am_register(unsigned id, plexus_am_handler_t handler, plexus_am_place_t place, void *arg)
 {
     PX_PUB_ENTER();

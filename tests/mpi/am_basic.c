@@ -457,7 +457,10 @@ int main(int argc, char **argv)
     for (int r = 0; r < np; r++) {
         REQUIRE(plexus_am_ep(r, &eps[r]) == PLEXUS_AM_OK, "endpoint %d", r);
         CHECK(plexus_am_ep_rank(eps[r]) == r, "endpoint's rank");
+        const char *ch = plexus_am_ep_channel(eps[r]);
+        CHECK(ch && (r == me) == !strcmp(ch, "self"), "rank %d's channel %s", r, ch ? ch : "NULL");
     }
+    CHECK(plexus_am_ep_channel(NULL) == NULL, "channel of no endpoint");
     CHECK(plexus_am_register(H_PING, on_ping, NULL, NULL) == PLEXUS_AM_OK, "register");
     CHECK(plexus_am_register(H_PONG, on_pong, NULL, NULL) == PLEXUS_AM_OK, "register");
     CHECK(plexus_am_register(H_IOV, on_iov, NULL, NULL) == PLEXUS_AM_OK, "register");

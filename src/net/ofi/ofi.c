@@ -190,7 +190,8 @@ static px_status_t px_ofi_rail_open(struct px_net_iface *s, px_ofi_rail_t *r, st
          * a waiting process sleeps in the kernel */
         struct fi_cq_attr cq = {.format = FI_CQ_FORMAT_DATA, .wait_obj = FI_WAIT_NONE};
         what = "completion queue";
-        if (!strcmp(px_params.progress_mode, "block")) {
+        if (!strcmp(px_params.progress_mode, "block") ||
+            !strcmp(px_params.progress_mode, "sleep")) {
             cq.wait_obj = FI_WAIT_FD;
             if (fi_cq_open(r->domain, &cq, &r->cq, NULL) == 0 &&
                 fi_control(&r->cq->fid, FI_GETWAIT, &r->wait_fd) != 0)
@@ -749,6 +750,7 @@ const px_net_ops_t px_net_ofi_ops = {
     .ep_bulk_send = px_net_stub_ep_bulk_send,
     .ep_bulk_acked = px_net_stub_ep_bulk_acked,
     .ep_bulk_cancel = px_net_stub_ep_bulk_cancel,
+    .iface_sleep = px_net_stub_iface_sleep,
 };
 
 /* ---------- for pxinfo ---------- */

@@ -171,4 +171,5 @@ const px_net_ops_t px_net_self_ops = {
     .ep_bulk_send = px_net_stub_ep_bulk_send,
     .ep_bulk_acked = px_net_stub_ep_bulk_acked,
     .ep_bulk_cancel = px_net_stub_ep_bulk_cancel,
+    .iface_sleep = px_net_stub_iface_sleep,
 };

@@ -4,7 +4,13 @@
  * buffer directly with process_vm_readv (ep_get); collectives may also
  * write a peer's buffer (ep_put, process_vm_writev). The segment is created
  * 0600 and unlinked as soon as every local rank has mapped it, so nothing is
- * left behind even if the job dies. */
+ * left behind even if the job dies.
+ *
+ * PX_PROGRESS_MODE=sleep: a process about to sleep raises its doorbell word
+ * in the segment; a sender that finds it raised lowers it and sends one
+ * datagram to the sleeper's abstract Unix socket (its iface_fd), which
+ * wakes its epoll. Senders look at the word only when some local rank runs
+ * in that mode, and make the system call only when the peer sleeps. */
 #include "../net.h"
 #include "../../util/list.h"
 #include "../../util/log.h"
@@ -17,8 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define PX_SHM_MAGIC 0x706c7873686d3031ull /* "plxshm01" */
@@ -42,7 +50,11 @@ typedef struct px_shm_seg_hdr {
     uint64_t magic;
     uint32_t local_size, slots;
     uint64_t cell_size;
-    _Atomic int32_t pids[]; /* local_size entries */
+    _Atomic uint32_t sleepers; /* some local rank may sleep: senders ring doorbells */
+    uint32_t pad;
+    /* local_size entries of each: pids, then the doorbells (1: asleep, a
+     * sender must wake it) */
+    _Atomic int32_t pids[];
 } px_shm_seg_hdr_t;
 
 /* A send that could not go out at once. */
@@ -74,6 +86,8 @@ struct px_net_ep {
     int rx_active;
     px_list_t sendq;
     px_list_t pending_link; /* on iface->pending when sendq is not empty */
+    int ring;               /* the peer may sleep: look at its doorbell after a send */
+    _Atomic uint32_t *bell; /* the peer's doorbell */
 };
 
 struct px_net_iface {
@@ -90,14 +104,39 @@ struct px_net_iface {
     int nactive;
     px_list_t pending;
     int cma_ok;
+    int ring;    /* some local rank may sleep (segment's sleepers) */
+    int bell_fd; /* sleeping here: bound socket peers signal, else -1 */
+    int tx_fd;   /* ringing others: unbound socket, else -1 */
+    uint64_t job_id;
+    int node_id;
 };
+
+static inline _Atomic uint32_t *px_shm_bells(struct px_net_iface *s)
+{
+    return (_Atomic uint32_t *)&((px_shm_seg_hdr_t *)s->base)->pids[s->L];
+}
+
+/* The abstract socket name of local rank l's doorbell. */
+static socklen_t px_shm_bell_addr(struct px_net_iface *s, int l, struct sockaddr_un *a)
+{
+    memset(a, 0, sizeof(*a));
+    a->sun_family = AF_UNIX;
+    int n = snprintf(a->sun_path + 1, sizeof(a->sun_path) - 1, "plexus-%016llx-n%d-l%d",
+                     (unsigned long long)s->job_id, s->node_id, l);
+    return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
+}
+
+/* Where the ring controls start: after the header, its pids and doorbells. */
+static inline size_t px_shm_ctl_off(int L)
+{
+    size_t off = sizeof(px_shm_seg_hdr_t) + 2 * sizeof(int32_t) * (size_t)L;
+    return (off + 63) & ~(size_t)63;
+}
 
 static inline px_shm_ring_ctl_t *px_shm_ring(struct px_net_iface *s, int from, int to)
 {
-    px_shm_seg_hdr_t *h = s->base;
-    size_t off = sizeof(*h) + sizeof(int32_t) * (size_t)s->L;
-    off = (off + 63) & ~(size_t)63;
-    return (px_shm_ring_ctl_t *)((char *)s->base + off) + (size_t)from * (size_t)s->L + (size_t)to;
+    return (px_shm_ring_ctl_t *)((char *)s->base + px_shm_ctl_off(s->L)) +
+           (size_t)from * (size_t)s->L + (size_t)to;
 }
 
 static inline char *px_shm_cells(struct px_net_iface *s, int from, int to)
@@ -150,11 +189,27 @@ static void px_shm_prefault(struct px_net_iface *s)
 
 static size_t px_shm_seg_size(int L, uint32_t slots, size_t cell)
 {
-    size_t off = sizeof(px_shm_seg_hdr_t) + sizeof(int32_t) * (size_t)L;
-    off = (off + 63) & ~(size_t)63;
+    size_t off = px_shm_ctl_off(L);
     off += sizeof(px_shm_ring_ctl_t) * (size_t)L * (size_t)L;
     off = (off + 4095) & ~(size_t)4095;
     return off + (size_t)L * (size_t)L * slots * cell;
+}
+
+/* This process sleeps when idle: the socket its peers wake it through.
+ * Failing, it still works, by polling (px_shm_iface_fd answers -1). */
+static px_status_t px_shm_bell_open(struct px_net_iface *s)
+{
+    struct sockaddr_un a;
+    socklen_t alen = px_shm_bell_addr(s, s->me, &a);
+    s->bell_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (s->bell_fd >= 0 && bind(s->bell_fd, (struct sockaddr *)&a, alen) == 0)
+        return PX_OK;
+    px_warn("shm", "no doorbell socket (%s): waiting processes poll instead of sleeping",
+            strerror(errno));
+    if (s->bell_fd >= 0)
+        close(s->bell_fd);
+    s->bell_fd = -1;
+    return PX_ERR_IO;
 }
 
 static px_status_t px_shm_iface_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx,
@@ -187,6 +242,9 @@ static px_status_t px_shm_iface_open(const px_boot_info_t *boot, const px_net_rx
     while (s->L > 16 && s->slots > 8 && (size_t)s->L * s->L * s->slots * s->cell > (1ul << 31))
         s->slots >>= 1;
     s->cma_ok = px_params.shm_cma;
+    s->bell_fd = s->tx_fd = -1;
+    s->job_id = boot->job_id;
+    s->node_id = boot->node_id;
     px_list_init(&s->pending);
     s->eps = calloc((size_t)s->L, sizeof(*s->eps));
     s->active = calloc((size_t)s->L, sizeof(*s->active));
@@ -238,6 +296,8 @@ static px_status_t px_shm_iface_open(const px_boot_info_t *boot, const px_net_rx
                     h->cell_size = s->cell;
                 }
                 atomic_store(&h->pids[s->me], (int32_t)getpid());
+                if (!strcmp(px_params.progress_mode, "sleep") && px_shm_bell_open(s) == PX_OK)
+                    atomic_store(&h->sleepers, 1);
                 px_shm_prefault(s);
             }
         }
@@ -251,6 +311,10 @@ static px_status_t px_shm_iface_open(const px_boot_info_t *boot, const px_net_rx
     }
     if (st != PX_OK)
         goto err_map;
+    if (s->L > 1 && atomic_load(&((px_shm_seg_hdr_t *)s->base)->sleepers)) {
+        s->tx_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        s->ring = s->tx_fd >= 0;
+    }
     *iface_p = s;
     return PX_OK;
 
@@ -260,6 +324,8 @@ err_fd:
         shm_unlink(name);
     }
 err_map:
+    if (s->bell_fd >= 0)
+        close(s->bell_fd);
     if (s->base)
         munmap(s->base, s->seg_size);
 err_free:
@@ -284,6 +350,10 @@ static void px_shm_iface_close(px_net_iface_t *s)
         }
         free(s->eps[i]);
     }
+    if (s->bell_fd >= 0)
+        close(s->bell_fd);
+    if (s->tx_fd >= 0)
+        close(s->tx_fd);
     if (s->base)
         munmap(s->base, s->seg_size);
     free(s->eps);
@@ -333,6 +403,8 @@ static px_status_t px_shm_ep_create(px_net_iface_t *s, int rank, int sub, void *
         ep->out_head = atomic_load_explicit(&ep->out->head, memory_order_relaxed);
         ep->in_tail = atomic_load_explicit(&ep->in->tail, memory_order_relaxed);
         ep->pid = atomic_load(&((px_shm_seg_hdr_t *)s->base)->pids[l]);
+        ep->ring = s->ring;
+        ep->bell = &px_shm_bells(s)[l];
         px_list_init(&ep->sendq);
         px_list_init(&ep->pending_link);
         s->eps[l] = ep;
@@ -358,10 +430,29 @@ static inline px_shm_cell_t *px_shm_out_cell(struct px_net_ep *ep)
     return (px_shm_cell_t *)(ep->out_cells + (ep->out_head & (s->slots - 1)) * s->cell);
 }
 
+/* The peer announced it sleeps: wake it, once (the first sender to lower
+ * the doorbell sends the datagram). The fence orders our head store before
+ * the doorbell load, as the sleeper's orders its doorbell store before its
+ * last poll: one of the two sees the other's. A full socket buffer already
+ * holds a wake-up. */
+static __attribute__((noinline)) void px_shm_wake(struct px_net_ep *ep)
+{
+    atomic_thread_fence(memory_order_seq_cst);
+    if (!atomic_load_explicit(ep->bell, memory_order_relaxed) ||
+        !atomic_exchange_explicit(ep->bell, 0, memory_order_relaxed))
+        return;
+    struct sockaddr_un a;
+    socklen_t alen = px_shm_bell_addr(ep->iface, ep->local, &a);
+    char b = 0;
+    (void)sendto(ep->iface->tx_fd, &b, 1, MSG_DONTWAIT, (struct sockaddr *)&a, alen);
+}
+
 static inline void px_shm_publish(struct px_net_ep *ep)
 {
     ep->out_head++;
     atomic_store_explicit(&ep->out->head, ep->out_head, memory_order_release);
+    if (__builtin_expect(ep->ring, 0))
+        px_shm_wake(ep);
 }
 
 /* Writes as many cells of op as the ring takes; returns 1 when all is out. */
@@ -613,6 +704,25 @@ static int px_shm_iface_progress(px_net_iface_t *s)
     return events;
 }
 
+static int px_shm_iface_fd(px_net_iface_t *s) { return s->bell_fd; }
+
+/* Sends waiting for ring space: the peer that frees it does not wake us. */
+static int px_shm_iface_quiet(px_net_iface_t *s) { return px_list_empty(&s->pending); }
+
+static void px_shm_iface_sleep(px_net_iface_t *s, int on)
+{
+    _Atomic uint32_t *bell = &px_shm_bells(s)[s->me];
+    if (on) {
+        atomic_store_explicit(bell, 1, memory_order_relaxed);
+        atomic_thread_fence(memory_order_seq_cst);
+        return;
+    }
+    atomic_store_explicit(bell, 0, memory_order_relaxed);
+    char b[16];
+    while (recv(s->bell_fd, b, sizeof(b), MSG_DONTWAIT) > 0)
+        ;
+}
+
 const px_net_ops_t px_net_shm_ops = {
     .size = sizeof(px_net_ops_t),
     .name = "shm",
@@ -629,13 +739,14 @@ const px_net_ops_t px_net_shm_ops = {
     .ep_reset = px_net_stub_ep_reset,
     .ep_rx_cancel = px_net_stub_ep_rx_cancel,
     .iface_progress = px_shm_iface_progress,
-    .iface_fd = px_net_stub_iface_fd,
+    .iface_fd = px_shm_iface_fd,
     .ep_path_check = px_net_stub_ep_path_check,
     .ep_describe = px_net_stub_ep_describe,
-    .iface_quiet = px_net_stub_iface_quiet,
+    .iface_quiet = px_shm_iface_quiet,
     .ep_ready = px_net_stub_ep_ready,
     .ep_bulk_recv = px_net_stub_ep_bulk_recv,
     .ep_bulk_send = px_net_stub_ep_bulk_send,
     .ep_bulk_acked = px_net_stub_ep_bulk_acked,
     .ep_bulk_cancel = px_net_stub_ep_bulk_cancel,
+    .iface_sleep = px_shm_iface_sleep,
 };

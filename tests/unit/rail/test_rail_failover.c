@@ -282,6 +282,7 @@ static const px_net_ops_t fake_ops = {
     .ep_bulk_send = px_net_stub_ep_bulk_send,
     .ep_bulk_acked = px_net_stub_ep_bulk_acked,
     .ep_bulk_cancel = px_net_stub_ep_bulk_cancel,
+    .iface_sleep = px_net_stub_iface_sleep,
 };
 
 const px_net_ops_t *px_net_find(const char *name)
