@@ -34,6 +34,7 @@ enum {
     PX_CHAN_F_WAITED = 1u << 1,  /* the caller waits for this send before anything else */
     PX_CHAN_F_RELEASE = 1u << 3, /* the caller waits for nothing else: done once written */
     PX_CHAN_F_HELD = 1u << 4,    /* the caller waits for the callback anyway: keep its buffer */
+    PX_CHAN_F_COLL = 1u << 5,    /* a collective's traffic (its own QoS lane) */
 };
 
 typedef void (*px_chan_send_cb_t)(void *arg, px_status_t status);

@@ -1,6 +1,7 @@
 /* Environment: init, finalize, abort, clocks, versions, memory. */
 #include "mpi_impl.h"
 #include "../util/clock.h"
+#include "../util/lanes.h"
 #include "../boot/machine.h"
 #include "../topo/topo.h"
 #include "tool/tool.h"
@@ -62,11 +63,14 @@ static int px_mpi_init_common(const char *fn)
     }
     snprintf(prefix, sizeof(prefix), "rank %d", px_mpi_boot.rank);
     px_log_set_prefix(prefix);
+    if (pst == PX_OK && px_lane_plan_init() != PX_OK)
+        pst = PX_ERR_INVALID_PARAM;
     if (pst != PX_OK) {
         /* through the launcher, so that the job ends now and says why,
          * instead of the other ranks waiting for this one */
         char msg[1100];
-        snprintf(msg, sizeof(msg), "%s: %s", fn, px_param_error());
+        snprintf(msg, sizeof(msg), "%s: %s", fn,
+                 *px_param_error() ? px_param_error() : px_lane_plan_error());
         fprintf(stderr, "Plexus: rank %d: %s\n", px_mpi_boot.rank, msg);
         if (px_mpi_boot.singleton)
             exit(1);

@@ -1,6 +1,7 @@
 #include "addr.h"
 #include "../boot/boot.h"
 #include "../util/clock.h"
+#include "../util/lanes.h"
 #include "../util/log.h"
 #include "../util/param.h"
 
@@ -277,6 +278,42 @@ int px_net_addr_pair(const px_net_addr_t *lo, int nlo, const px_net_addr_t *hi, 
     return 0;
 }
 
+/* Each address pair becomes px_lane_plan.n subchannels, lane-major (lane 0
+ * of every pair first, so one lane is the subchannels as they were), each
+ * with its lane's marks; pairs beyond PX_NET_MAX_SUB / lanes are left out. */
+static void px_net_addr_lanes(px_net_addr_peer_t *p, const char *net, int rank)
+{
+    int nl = px_lane_plan.n, np = p->n;
+    for (int i = 0; i < np; i++) {
+        p->pair[i].info.lane = 0;
+        p->pair[i].info.tos = px_lane_plan.tos[0];
+        p->pair[i].info.prio = px_lane_plan.prio[0];
+    }
+    if (nl <= 1)
+        return;
+    if (np * nl > PX_NET_MAX_SUB) {
+        static int warned;
+        if (!warned++)
+            px_warn(net,
+                    "%d address pairs to rank %d times PX_LANES=%d exceed %d subchannels: %d "
+                    "pairs used",
+                    np, rank, nl, PX_NET_MAX_SUB, PX_NET_MAX_SUB / nl);
+        np = PX_NET_MAX_SUB / nl;
+    }
+    for (int l = 1; l < nl; l++)
+        for (int i = 0; i < np; i++) {
+            px_net_addr_pair_t *q = &p->pair[l * np + i];
+            *q = p->pair[i];
+            q->info.lane = l;
+            q->info.tos = px_lane_plan.tos[l];
+            q->info.prio = px_lane_plan.prio[l];
+            size_t o = strlen(q->info.label);
+            if (o + 8 < sizeof(q->info.label))
+                snprintf(q->info.label + o, sizeof(q->info.label) - o, " lane%d", l);
+        }
+    p->n = np * nl;
+}
+
 /* Pairs this rank's addresses with those `rank` published under `net`. */
 static px_net_addr_peer_t *px_net_addr_peer_new(const char *net, const px_net_addr_t *local,
                                                 int nlocal, int explicit_rails, int me, int rank,
@@ -325,6 +362,7 @@ static px_net_addr_peer_t *px_net_addr_peer_new(const char *net, const px_net_ad
         px_error(net, "rank %d shares no network with this rank (its addresses: %s)", rank, val);
         return NULL;
     }
+    px_net_addr_lanes(p, net, rank);
     p = malloc(offsetof(px_net_addr_peer_t, pair) + (size_t)full.n * sizeof(full.pair[0]));
     if (!p) {
         *st_p = PX_ERR_NO_MEMORY;
@@ -339,6 +377,17 @@ static px_net_addr_peer_t *px_net_addr_peer_new(const char *net, const px_net_ad
         }
     *st_p = PX_OK;
     return p;
+}
+
+void px_net_addr_mark(int fd, const px_net_sub_info_t *info, const char *net)
+{
+    static int warned;
+    if (info->tos >= 0 && setsockopt(fd, IPPROTO_IP, IP_TOS, &info->tos, sizeof(info->tos)) < 0 &&
+        !warned++)
+        px_warn(net, "IP_TOS %d on %s: %s", info->tos, info->label, strerror(errno));
+    if (info->prio >= 0 &&
+        setsockopt(fd, SOL_SOCKET, SO_PRIORITY, &info->prio, sizeof(info->prio)) < 0 && !warned++)
+        px_warn(net, "SO_PRIORITY %d on %s: %s", info->prio, info->label, strerror(errno));
 }
 
 /* The local address that routes towards host (no packet is sent). */

@@ -82,6 +82,11 @@ int px_net_addr_path_check(px_net_path_chk_t *chk, const char *ifname, struct in
 /* Ends an attempt under way. */
 void px_net_addr_path_check_end(px_net_path_chk_t *chk);
 
+/* Gives a socket of subchannel `info` its lane's marks (IP_TOS, then
+ * SO_PRIORITY, which IP_TOS would otherwise overwrite); a mark the kernel
+ * refuses is logged once and the socket works unmarked. */
+void px_net_addr_mark(int fd, const px_net_sub_info_t *info, const char *net);
+
 /* Makes the transport's endpoint of a subchannel, NULL when out of memory. */
 typedef px_net_ep_t *(*px_net_addr_ep_new_t)(px_net_iface_t *iface, int rank, int sub,
                                              const px_net_addr_pair_t *pair);

@@ -111,6 +111,12 @@ typedef struct px_net_sub_info {
     uint32_t dgram_max;           /* datagram transports: largest payload per datagram */
     uint32_t frame_one;           /* datagram transports: largest frame (upper header and
                          * payload) that travels as one datagram */
+    /* QoS lanes (src/util/lanes.h): subchannels that share one address pair
+     * come in lanes, subchannel k = lane * pairs + pair, each its own
+     * connection (or datagram flow) with its own marks */
+    int lane;
+    int tos;  /* IP_TOS byte its packets carry, -1: unmarked */
+    int prio; /* SO_PRIORITY of its socket, -1: unset */
 } px_net_sub_info_t;
 
 #define PX_NET_MAX_SUB 16

@@ -26,8 +26,10 @@ int px_net_stub_ep_subs(px_net_iface_t *iface, int rank, px_net_sub_info_t *info
 {
     (void)iface;
     (void)rank;
-    if (max > 0)
+    if (max > 0) {
         memset(info, 0, sizeof(*info));
+        info->tos = info->prio = -1;
+    }
     return 1;
 }
 

@@ -34,6 +34,10 @@ static px_status_t px_rail_parse_params(px_rail_t *r)
     /* the values are checked with the parameter table; this catches a
      * policy the table lists and the registry lacks */
     char names[128];
+    if (px_lane_plan_init() != PX_OK) {
+        px_error("rail", "%s", px_lane_plan_error());
+        return PX_ERR_INVALID_PARAM;
+    }
     r->policy = px_rail_policy_find(px_params.rail_policy, names, sizeof(names));
     if (!r->policy) {
         px_error("rail", "PX_RAIL_POLICY=%s: no such policy here (%s)", px_params.rail_policy,
@@ -250,6 +254,12 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
         vc->rank = rank;
         vc->nsub = n;
         vc->nup = n;
+        /* lanes as the transport enumerates them (lane-major), else none */
+        vc->nlane = info[n - 1].lane + 1;
+        for (int i = 0; i < n; i++)
+            if (vc->nlane < 1 || n % vc->nlane || info[i].lane != i / (n / vc->nlane))
+                vc->nlane = 1;
+        vc->npair = n / vc->nlane;
         px_list_init(&vc->backlog);
         px_list_init(&vc->deferred);
         vc->cwnd = px_params.rail_cwnd_max;
@@ -272,7 +282,8 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
             }
             s->weight = px_rail_static_weight(r, &info[i]);
             s->est_mbs = s->weight;
-            total += s->weight;
+            if (i < vc->npair)
+                total += s->weight;
             st = r->ops->ep_create(r->iface, rank, i, s, &s->ep);
             if (st != PX_OK) {
                 free(vc->tx);
@@ -281,7 +292,7 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
             }
         }
         for (int i = 0; i < n; i++) {
-            vc->sub[i].weight = r->policy->even ? 1.0 / n : vc->sub[i].weight / total;
+            vc->sub[i].weight = r->policy->even ? 1.0 / vc->npair : vc->sub[i].weight / total;
             vc->sub[i].st->weight = vc->sub[i].weight;
         }
         px_rail_set_primary(vc);
@@ -365,6 +376,7 @@ int px_rail_vc_nsub(px_rail_vc_t *vc) { return vc->nsub; }
 double px_rail_vc_weight(px_rail_vc_t *vc, int i)
 {
     const px_rail_policy_ops_t *pol = vc->rail->policy;
+    i %= vc->npair; /* lanes show their pair's share */
     return pol->share ? pol->share(vc, i) : vc->sub[i].weight;
 }
 
@@ -442,6 +454,10 @@ const char *px_rail_net_name(px_rail_t *r) { return r->ops->name; }
 
 size_t px_rail_vc_chunk(px_rail_vc_t *vc, size_t chunk)
 {
+    /* class lanes: a bulk frame holds its lane briefly, so the frames of
+     * the other lanes go out between its frames */
+    if (vc->nlane > 1 && !px_lane_plan.distribute && chunk > px_params.lane_bulk_frame)
+        chunk = px_params.lane_bulk_frame;
     if (__builtin_expect(!vc->small_frames, 1))
         return chunk;
     size_t one = 0;

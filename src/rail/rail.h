@@ -30,6 +30,7 @@ enum {
                                    * (PX_RAIL_RELEASE) */
     PX_RAIL_F_HELD = 1u << 4,    /* the caller waits for the callback anyway (a rendezvous
                                    * head): its buffer is kept, not copied, whatever the size */
+    PX_RAIL_F_COLL = 1u << 5,    /* a collective's traffic: with lanes, the collective lane */
 };
 
 /* Upcalls to the layer above: like px_net_rx_ops_t, with the offset of a

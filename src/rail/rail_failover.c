@@ -26,17 +26,18 @@ static int px_rail_resplit(px_rail_vc_t *vc, px_rail_tx_t *x)
     size_t unit = px_params.rail_stripe_unit ? px_params.rail_stripe_unit : 1;
     size_t left = x->len;
     int big = -1;
-    for (int i = 0; i < vc->nsub; i++) {
+    for (int i = 0; i < vc->npair; i++) {
         size_t b = (size_t)(share[i] * (double)x->len);
         b -= b % unit;
-        bytes[i] = 0;
-        if (vc->sub[i].state != PX_SUB_UP || b < PX_RAIL_RESPLIT_MIN)
+        /* a pair's piece goes on its bulk lane, or another that works */
+        int si = vc->nlane > 1 ? px_rail_lane_sub(vc, i, PX_LANE_BULK) : i;
+        if (si < 0 || vc->sub[si].state != PX_SUB_UP || b < PX_RAIL_RESPLIT_MIN)
             continue; /* too small a share: the others take it */
-        bytes[i] = b < left ? b : left;
-        left -= bytes[i];
-        order[n++] = i;
-        if (big < 0 || share[i] > share[big])
-            big = i;
+        bytes[si] = b < left ? b : left;
+        left -= bytes[si];
+        order[n++] = si;
+        if (big < 0 || share[i] > share[big % vc->npair])
+            big = si;
     }
     if (n < 2 || vc->split_open + (uint32_t)n > PX_RAIL_SPLIT_MAX)
         return 0;
@@ -118,7 +119,7 @@ void px_rail_resend(px_rail_vc_t *vc)
             x->msg->resent = 1;
             si = px_rail_resplit(vc, x) ? -2 : px_rail_best(vc, PX_SUB_UP);
         } else {
-            si = px_rail_pick(vc, 0);
+            si = px_rail_pick(vc, 0, x->len);
         }
         if (si == -1)
             si = px_rail_best(vc, PX_SUB_SUSPECT);

@@ -213,22 +213,25 @@ void px_rail_sub_up(px_rail_sub_t *s)
     px_rail_set_state(s, PX_SUB_UP);
     s->up_since = now;
     s->down_silent = 0;
-    /* re-join with a fresh share: the mean of the others' */
-    double sum = 0;
-    int k = 0;
-    for (int i = 0; i < vc->nsub; i++)
-        if (i != s->idx && vc->sub[i].state != PX_SUB_DOWN) {
-            sum += vc->sub[i].weight;
-            k++;
-        }
-    s->weight = k ? sum / k : 1.0;
-    if (s->weight < px_params.rail_min_share)
-        s->weight = px_params.rail_min_share;
-    double total = 0;
-    for (int i = 0; i < vc->nsub; i++)
-        total += vc->sub[i].weight;
-    for (int i = 0; i < vc->nsub; i++)
-        vc->sub[i].weight /= total;
+    /* re-join with a fresh share: the mean of the others' (a lane's share
+     * is its pair's, held by lane 0) */
+    if (s->idx < vc->npair) {
+        double sum = 0;
+        int k = 0;
+        for (int i = 0; i < vc->npair; i++)
+            if (i != s->idx && vc->sub[i].state != PX_SUB_DOWN) {
+                sum += vc->sub[i].weight;
+                k++;
+            }
+        s->weight = k ? sum / k : 1.0;
+        if (s->weight < px_params.rail_min_share)
+            s->weight = px_params.rail_min_share;
+        double total = 0;
+        for (int i = 0; i < vc->npair; i++)
+            total += vc->sub[i].weight;
+        for (int i = 0; i < vc->npair; i++)
+            vc->sub[i].weight /= total;
+    }
     s->ew_bytes = s->ew_ns = 0;
     s->est_mbs = s->est_mbs > 0 ? s->est_mbs : 1;
     s->probing = 1;

@@ -18,6 +18,7 @@
 #include "rail.h"
 #include "../util/clock.h"
 #include "../util/iov.h"
+#include "../util/lanes.h"
 #include "../util/list.h"
 #include "../util/log.h"
 #include "../util/param.h"
@@ -321,6 +322,11 @@ struct px_rail_vc {
     px_rail_held_t *held; /* sorted by oseq */
     int norphan;
     px_rail_orphan_t orphan[PX_NET_MAX_SUB];
+    /* QoS lanes: sub[lane * npair + pair]. Policies stripe and weigh the
+     * npair address pairs (a rail's lanes share its bandwidth), whose
+     * striping state lives in lane 0; px_rail_lane_sub then picks the lane */
+    int npair, nlane;
+    unsigned lane_rr; /* the next lane of a class with several, or of distribute */
     int nsub;
     px_rail_sub_t sub[]; /* nsub of them */
 };
@@ -393,6 +399,24 @@ struct px_rail {
 static inline uint64_t px_since(uint64_t now, uint64_t t) { return now > t ? now - t : 0; }
 
 static inline int px_rail_usable(const px_rail_sub_t *s) { return s->state == PX_SUB_UP; }
+
+/* The subchannel that holds the striping state of s's address pair. */
+static inline px_rail_sub_t *px_rail_rep(px_rail_vc_t *vc, int si)
+{
+    return &vc->sub[si % vc->npair];
+}
+
+/* The lane class of a data frame (policy class). */
+static inline int px_rail_lane_class(unsigned flags, size_t len)
+{
+    if (flags & PX_RAIL_F_COLL)
+        return PX_LANE_COLL;
+    if (len <= px_params.lane_small)
+        return PX_LANE_SMALL;
+    if ((flags & PX_RAIL_F_STRIPE) || len >= px_params.lane_bulk_frame)
+        return PX_LANE_BULK;
+    return PX_LANE_MEDIUM;
+}
 
 /* vc has traffic: its timers run every tick until it is idle again. */
 static inline void px_rail_heat(px_rail_vc_t *vc)
@@ -539,7 +563,11 @@ void px_rail_stats_open(px_rail_t *r, const px_boot_info_t *boot);
 void px_rail_stats_close(px_rail_t *r);
 
 /* policy/policy.c */
-int px_rail_pick(px_rail_vc_t *vc, unsigned flags);
+int px_rail_pick(px_rail_vc_t *vc, unsigned flags, size_t len);
+/* The working lane of pair p for class c (policy class; distribute: the
+ * next lane), another working lane of the pair when those of c are not, or
+ * -1 when none works. */
+int px_rail_lane_sub(px_rail_vc_t *vc, int p, int c);
 int px_rail_stripes(px_rail_vc_t *vc, unsigned flags);
 int px_rail_split(px_rail_vc_t *vc, double *share);
 void px_rail_learn(px_rail_vc_t *vc, px_rail_msg_t *m);

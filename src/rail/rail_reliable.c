@@ -20,8 +20,11 @@ uint64_t px_rail_rx_bitmap(px_rail_vc_t *vc)
 void px_rail_send_ack(px_rail_vc_t *vc, int sack, uint32_t seq, uint64_t dur_ns, int pref)
 {
     /* the working subchannel with the least queued, so the ack is not stuck
-     * behind data; on a tie the one the frame came on */
+     * behind data; on a tie the one the frame came on, or with class lanes
+     * its pair's small-message lane */
     int best = -1;
+    if (vc->nlane > 1 && !px_lane_plan.distribute && pref >= 0)
+        pref = px_lane_plan.first[PX_LANE_SMALL] * vc->npair + pref % vc->npair;
     size_t least = (size_t)-1;
     for (int i = 0; i < vc->nsub; i++) {
         if (vc->sub[i].state != PX_SUB_UP && vc->nsub > 1)
@@ -136,7 +139,8 @@ void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t 
     px_rail_msg_t *m = x->msg;
     if (m) {
         vc->stripe_inflight -= x->len;
-        px_rail_sub_t *sub = &vc->sub[m->part[x->part].sub];
+        /* timed per address pair: its lanes share one link */
+        px_rail_sub_t *sub = px_rail_rep(vc, m->part[x->part].sub);
         if (x->resend || x->sub != m->part[x->part].sub) {
             m->resent = 1;
         } else {
@@ -156,14 +160,14 @@ void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t 
                 sub->ew_bytes = 0.9 * sub->ew_bytes + 0.1 * (double)x->len;
                 sub->ew_ns = 0.9 * sub->ew_ns + 0.1 * (double)t;
             }
-            sub->st->stripe_ns += t;
+            vc->sub[m->part[x->part].sub].st->stripe_ns += t;
         }
         if (++m->nacked == m->nparts + m->extra) {
             px_rail_learn(vc, m);
             for (int i = 0; i < vc->nsub; i++)
                 vc->sub[i].st->weight = px_rail_vc_weight(vc, i);
             for (int k = 0; k < m->nparts; k++)
-                vc->sub[m->part[k].sub].warm = 1;
+                px_rail_rep(vc, m->part[k].sub)->warm = 1;
         }
     }
     if (vc->rel_wait)
@@ -217,7 +221,7 @@ static void px_rail_retransmit(px_rail_vc_t *vc, px_rail_tx_t *x)
     int si = x->sub;
     vc->fr_retx++;
     if (si < 0 || vc->sub[si].state != PX_SUB_UP) {
-        si = px_rail_pick(vc, x->msg ? PX_RAIL_F_STRIPE : 0);
+        si = px_rail_pick(vc, x->msg ? PX_RAIL_F_STRIPE : 0, x->len);
         if (si < 0)
             return; /* nothing works: the partition logic takes over */
     }

@@ -357,7 +357,7 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
     x->seq = vc->tx_seq++;
     x->oseq = (x->hflags & PX_RAIL_H_UNORD) ? 0 : vc->tx_oseq++;
     vc->tx[x->seq & (vc->tx_cap - 1)] = x;
-    int si = px_rail_pick(vc, flags);
+    int si = px_rail_pick(vc, flags, len);
     if (si < 0) {
         x->resend = 1; /* sent when a subchannel comes back */
         px_rail_resend_mark(vc);
@@ -373,7 +373,7 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
 {
     double share[PX_NET_MAX_SUB];
     size_t bytes[PX_NET_MAX_SUB];
-    int n = vc->nsub, used = 0;
+    int n = vc->npair, used = 0;
     size_t unit = px_params.rail_stripe_unit ? px_params.rail_stripe_unit : 1;
 
     if (hdr_len + sizeof(px_rail_hdr_t) > PX_NET_HDR_MAX)
@@ -431,6 +431,10 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
     for (int i = 0; i < n && k < used; i++) {
         if (!bytes[i] && !(len == 0 && i == big))
             continue;
+        /* the pair's share goes on one of its lanes (itself without lanes) */
+        int si = i;
+        if (vc->nlane > 1 && (si = px_rail_lane_sub(vc, i, px_rail_lane_class(flags, len))) < 0)
+            si = i;
         px_rail_tx_t *x = px_rail_tx_get(vc);
         if (!x) {
             /* cannot happen often; the block fails as a whole */
@@ -442,7 +446,7 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
         x->msg = m;
         x->part = k;
         x->rel_ok = (flags & PX_RAIL_F_RELEASE) != 0;
-        m->part[k].sub = i;
+        m->part[k].sub = si;
         m->part[k].bytes = bytes[i];
         m->part[k].t_ns = 0;
         k++;
@@ -460,14 +464,14 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
         if (!vc->sub[i].warm)
             m->warm = 0;
         vc->stripe_inflight += bytes[i];
-        if (vc->sub[i].state == PX_SUB_DOWN) {
+        if (vc->sub[si].state == PX_SUB_DOWN) {
             x->resend = 1;
             px_rail_resend_mark(vc);
         } else {
-            vc->sub[i].st->stripes++;
-            vc->sub[i].st->stripe_bytes += bytes[i];
+            vc->sub[si].st->stripes++;
+            vc->sub[si].st->stripe_bytes += bytes[i];
             vc->sub[i].last_use_ns = now;
-            px_rail_xmit(vc, x, i);
+            px_rail_xmit(vc, x, si);
         }
         off += bytes[i];
     }
@@ -485,7 +489,7 @@ static px_status_t px_rail_enqueue(px_list_t *q, const void *hdr, size_t hdr_len
 static size_t px_rail_inflight_max(px_rail_vc_t *vc)
 {
     double rate = 0; /* bytes per ns */
-    for (int i = 0; i < vc->nsub; i++) {
+    for (int i = 0; i < vc->npair; i++) {
         px_rail_sub_t *s = &vc->sub[i];
         if (s->state == PX_SUB_DOWN)
             continue;
@@ -504,7 +508,7 @@ static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hd
                                     px_net_send_cb_t cb, void *arg)
 {
     size_t len;
-    if (vc->nsub > 1 && (flags & PX_RAIL_F_STRIPE) && !vc->rail->lossy &&
+    if (vc->npair > 1 && (flags & PX_RAIL_F_STRIPE) && !vc->rail->lossy &&
         (len = px_net_iov_len(iov, iovcnt)) >= px_params.rail_stripe_min && cb &&
         px_rail_stripes(vc, flags)) {
         /* Split late: a block waits while enough stripe bytes are in flight,
@@ -517,7 +521,8 @@ static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hd
     }
     if (vc->rail->ft)
         return px_rail_send_rec(vc, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
-    return px_rail_send_frame(vc, px_rail_pick(vc, flags), hdr, hdr_len, iov, iovcnt,
+    return px_rail_send_frame(vc, px_rail_pick(vc, flags, px_net_iov_len(iov, iovcnt)), hdr,
+                              hdr_len, iov, iovcnt,
                               (flags & PX_RAIL_F_STRIPE) ? PX_RAIL_H_UNORD : 0, cb, arg);
 }
 

@@ -108,15 +108,21 @@ void px_rail_print_stats(px_rail_t *r, int rank)
             px_rail_sub_stats_t *s = vc->sub[k].st;
             if (!s->frames_tx && !s->frames_rx)
                 continue;
+            char lane[64] = "";
+            if (vc->nlane > 1) {
+                lane[0] = ' ';
+                px_lane_describe(k / vc->npair, lane + 1, sizeof(lane) - 1);
+            }
             fprintf(stderr,
-                    "[plexus profile] rank %d -> %d sub %d (%s) policy %s weight %.3f frames tx "
+                    "[plexus profile] rank %d -> %d sub %d (%s) policy %s%s weight %.3f frames tx "
                     "%llu rx %llu bytes tx %llu rx %llu stripes %llu stripe_bytes %llu "
                     "mean_stripe_us %.1f acks tx %llu rx %llu state %s down %llu resent %llu "
                     "rtt_us %.1f rttvar_us %.1f\n",
-                    rank, i, k, vc->sub[k].info.label, r->policy->name, px_rail_vc_weight(vc, k),
-                    (unsigned long long)s->frames_tx, (unsigned long long)s->frames_rx,
-                    (unsigned long long)s->bytes_tx, (unsigned long long)s->bytes_rx,
-                    (unsigned long long)s->stripes, (unsigned long long)s->stripe_bytes,
+                    rank, i, k, vc->sub[k].info.label, r->policy->name, lane,
+                    px_rail_vc_weight(vc, k), (unsigned long long)s->frames_tx,
+                    (unsigned long long)s->frames_rx, (unsigned long long)s->bytes_tx,
+                    (unsigned long long)s->bytes_rx, (unsigned long long)s->stripes,
+                    (unsigned long long)s->stripe_bytes,
                     s->stripes ? (double)s->stripe_ns / (double)s->stripes / 1e3 : 0.0,
                     (unsigned long long)s->acks_tx, (unsigned long long)s->acks_rx,
                     px_rail_state_names[vc->sub[k].state], (unsigned long long)s->downs,

@@ -117,6 +117,7 @@ px_status_t px_tcp_connect(struct px_net_ep *ep)
     if (fd < 0)
         return PX_ERR_IO;
     px_tcp_set_opts(fd);
+    px_net_addr_mark(fd, &pr->info, "tcp");
     /* leave from this subchannel's own address, so the reply path is its own */
     if (bind(fd, (struct sockaddr *)&la, sizeof(la)) < 0 ||
         (connect(fd, (struct sockaddr *)&pr->remote, sizeof(pr->remote)) < 0 &&
@@ -184,6 +185,12 @@ static int px_tcp_hs_write(px_tcp_conn_t *c)
     return 0;
 }
 
+/* An incoming connection carries the marks of the lane its hello named. */
+static void px_tcp_mark_incoming(px_tcp_conn_t *c)
+{
+    px_net_addr_mark(c->fd, &c->iface->addr.peers[c->peer_rank]->pair[c->sub].info, "tcp");
+}
+
 /* Binds an incoming connection to its endpoint, resolving head-to-head
  * connects: the connection initiated by the lower rank wins. */
 static int px_tcp_bind_incoming(px_tcp_conn_t *c)
@@ -204,6 +211,7 @@ static int px_tcp_bind_incoming(px_tcp_conn_t *c)
             if (!px_params.rail_ft)
                 return -1;
             c->ep = ep;
+            px_tcp_mark_incoming(c);
             return 0;
         }
         if (s->me < c->peer_rank && ep->conn->initiator)
@@ -212,6 +220,7 @@ static int px_tcp_bind_incoming(px_tcp_conn_t *c)
     }
     c->ep = ep;
     ep->conn = c;
+    px_tcp_mark_incoming(c);
     return 0;
 }
 

@@ -80,6 +80,14 @@ struct px_net_ep {
     int ra_active;
     /* a path check under way: a TCP connection attempt to the peer's port */
     px_net_path_chk_t chk;
+    /* its lane's DSCP: one socket carries every lane of an address, so
+     * each datagram carries the mark (IP_TOS ancillary data); ctl_len 0:
+     * unmarked */
+    size_t ctl_len;
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
 };
 
 typedef struct px_udp_stats {
@@ -297,6 +305,14 @@ static px_net_ep_t *px_udp_ep_new(px_net_iface_t *s, int rank, int sub,
         ep->local = pair->local;
         ep->remote = pair->remote;
         ep->chk.fd = -1;
+        if (pair->info.tos >= 0) {
+            struct cmsghdr *cm = &ep->ctl.align;
+            cm->cmsg_level = IPPROTO_IP;
+            cm->cmsg_type = IP_TOS;
+            cm->cmsg_len = CMSG_LEN(sizeof(int));
+            memcpy(CMSG_DATA(cm), &pair->info.tos, sizeof(int));
+            ep->ctl_len = sizeof(ep->ctl.buf);
+        }
     }
     return ep;
 }
@@ -353,14 +369,27 @@ static void px_udp_queue(struct px_net_ep *ep, const struct msghdr *mh)
     px_udp_arm_out(s, ep->local, 1);
 }
 
+static inline void px_udp_mark(struct px_net_ep *ep, struct msghdr *mh)
+{
+    if (ep->ctl_len) {
+        mh->msg_control = ep->ctl.buf;
+        mh->msg_controllen = ep->ctl_len;
+    }
+}
+
 /* Writes the queued datagrams of socket i; returns how many. */
 static int px_udp_flush(struct px_net_iface *s, int i)
 {
     int n = 0;
     while (!px_list_empty(&s->txq[i])) {
         px_udp_qd_t *q = px_container_of(s->txq[i].next, px_udp_qd_t, link);
-        ssize_t w = sendto(s->addr.fd[i], q->data, q->len, 0, (struct sockaddr *)&q->ep->remote,
-                           sizeof(q->ep->remote));
+        struct iovec v = {q->data, q->len};
+        struct msghdr mh = {.msg_name = &q->ep->remote,
+                            .msg_namelen = sizeof(q->ep->remote),
+                            .msg_iov = &v,
+                            .msg_iovlen = 1};
+        px_udp_mark(q->ep, &mh);
+        ssize_t w = sendmsg(s->addr.fd[i], &mh, 0);
         if (w < 0 && (errno == EAGAIN || errno == ENOBUFS || errno == EINTR))
             break;
         /* written, or refused for good (the rail layer notices the loss) */
@@ -425,6 +454,7 @@ static px_status_t px_udp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
             mm[k].msg_hdr.msg_namelen = sizeof(ep->remote);
             mm[k].msg_hdr.msg_iov = fiov[k];
             mm[k].msg_hdr.msg_iovlen = (size_t)c + 1;
+            px_udp_mark(ep, &mm[k].msg_hdr);
             off += n;
             if (total == 0)
                 break;

@@ -7,7 +7,7 @@
 void px_rail_policy_adaptive_learn(px_rail_vc_t *vc, const double *rate, int nparts)
 {
     double a = px_params.rail_alpha, sum_rate = 0, sum_w = 0;
-    int n = vc->nsub;
+    int n = vc->npair;
     if (nparts < 2)
         return;
     for (int i = 0; i < n; i++)

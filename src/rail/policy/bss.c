@@ -6,7 +6,7 @@
 
 static int px_rail_bss_split(px_rail_vc_t *vc, double *share, int worst)
 {
-    int n = vc->nsub, order[PX_NET_MAX_SUB], m = 0, batch = px_params.rail_bss_batch;
+    int n = vc->npair, order[PX_NET_MAX_SUB], m = 0, batch = px_params.rail_bss_batch;
     uint64_t now = px_time_ns(), retry = (uint64_t)(px_params.rail_bss_retry * 1e9);
     for (int i = 0; i < n; i++) {
         share[i] = 0;
@@ -47,13 +47,13 @@ static void px_rail_bss_learn(px_rail_vc_t *vc, const double *rate, int nparts)
 {
     double a = px_params.rail_alpha;
     (void)nparts;
-    for (int i = 0; i < vc->nsub; i++)
+    for (int i = 0; i < vc->npair; i++)
         if (rate[i] >= 0) {
             px_rail_sub_t *c = &vc->sub[i];
             c->est_mbs = c->probing ? rate[i] : (1 - a) * c->est_mbs + a * rate[i];
             c->probing = 0;
         }
-    for (int i = 0; i < vc->nsub; i++)
+    for (int i = 0; i < vc->npair; i++)
         px_trace("rail", "rank %d sub %d: measured %.1f MB/s, estimate %.1f MB/s", vc->rank, i,
                  rate[i], vc->sub[i].est_mbs);
 }
@@ -61,7 +61,7 @@ static void px_rail_bss_learn(px_rail_vc_t *vc, const double *rate, int nparts)
 static double px_rail_bss_share(const px_rail_vc_t *vc, int sub)
 {
     double sum = 0;
-    for (int k = 0; k < vc->nsub; k++)
+    for (int k = 0; k < vc->npair; k++)
         sum += vc->sub[k].est_mbs;
     return sum > 0 ? vc->sub[sub].est_mbs / sum : 0;
 }

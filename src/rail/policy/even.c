@@ -4,9 +4,9 @@
 static int px_rail_even_split(px_rail_vc_t *vc, double *share, int worst)
 {
     int ok = 0;
-    for (int i = 0; i < vc->nsub; i++)
+    for (int i = 0; i < vc->npair; i++)
         ok += (share[i] = vc->sub[i].state > worst ? 0 : 1.0) > 0;
-    for (int i = 0; i < vc->nsub; i++)
+    for (int i = 0; i < vc->npair; i++)
         share[i] /= ok;
     return ok;
 }

@@ -33,21 +33,44 @@ int px_rail_policy_stripe_always(const px_rail_vc_t *vc, unsigned flags)
 
 int px_rail_policy_next_rr(px_rail_vc_t *vc)
 {
-    vc->rr = (vc->rr + 1) % vc->nsub;
+    vc->rr = (vc->rr + 1) % vc->npair;
     return vc->rr;
 }
 
 void px_rail_set_primary(px_rail_vc_t *vc)
 {
     int best = 0;
-    for (int i = 1; i < vc->nsub; i++)
+    for (int i = 1; i < vc->npair; i++)
         if (vc->sub[i].weight > vc->sub[best].weight * 1.001)
             best = i;
     vc->primary = best;
 }
 
-/* Subchannel of a frame that goes whole, or -1 when none works. */
-int px_rail_pick(px_rail_vc_t *vc, unsigned flags)
+int px_rail_lane_sub(px_rail_vc_t *vc, int p, int c)
+{
+    const px_lane_plan_t *lp = &px_lane_plan;
+    int first = 0, count = vc->nlane;
+    unsigned start = 0;
+    if (!lp->distribute) {
+        first = lp->first[c];
+        count = lp->count[c];
+    }
+    if (count > 1)
+        start = vc->lane_rr++;
+    for (int k = 0; k < count; k++) {
+        int si = (first + (int)((start + (unsigned)k) % (unsigned)count)) * vc->npair + p;
+        if (px_rail_usable(&vc->sub[si]))
+            return si;
+    }
+    for (int l = 0; l < vc->nlane; l++)
+        if (px_rail_usable(&vc->sub[l * vc->npair + p]))
+            return l * vc->npair + p;
+    return -1;
+}
+
+/* Subchannel of a frame of len bytes that goes whole, or -1 when none
+ * works: the policy picks the address pair, the lane policy its lane. */
+int px_rail_pick(px_rail_vc_t *vc, unsigned flags, size_t len)
 {
     const px_rail_policy_ops_t *pol = vc->rail->policy;
     int si;
@@ -58,6 +81,8 @@ int px_rail_pick(px_rail_vc_t *vc, unsigned flags)
     else if (vc->rail->lossy && (flags & PX_RAIL_F_STRIPE) && px_rail_stripes(vc, flags))
         pol = &px_rail_policy_wrr; /* frames are small: striping spreads whole ones by weight */
     si = pol->pick ? pol->pick(vc, flags) : vc->primary;
+    if (__builtin_expect(vc->nlane > 1, 0) && si >= 0 && !vc->single)
+        si = px_rail_lane_sub(vc, si, px_rail_lane_class(flags, len));
     if (si >= 0 && px_rail_usable(&vc->sub[si]))
         return si;
     si = px_rail_best(vc, PX_SUB_UP);
@@ -77,7 +102,7 @@ int px_rail_stripes(px_rail_vc_t *vc, unsigned flags)
 int px_rail_split(px_rail_vc_t *vc, double *share)
 {
     const px_rail_policy_ops_t *pol = vc->rail->policy;
-    int n = vc->nsub, worst = PX_SUB_UP, ok = 0;
+    int n = vc->npair, worst = PX_SUB_UP, ok = 0;
     for (int i = 0; i < n; i++)
         ok += px_rail_usable(&vc->sub[i]);
     if (!ok) { /* only suspects left: better than waiting */
@@ -107,13 +132,13 @@ void px_rail_learn(px_rail_vc_t *vc, px_rail_msg_t *m)
     double rate[PX_NET_MAX_SUB];
     if (!pol->learn || !m->warm || m->resent || m->nparts < 1)
         return;
-    for (int i = 0; i < vc->nsub; i++)
+    for (int i = 0; i < vc->npair; i++)
         rate[i] = -1;
     for (int k = 0; k < m->nparts; k++) {
-        px_rail_sub_t *sub = &vc->sub[m->part[k].sub];
+        px_rail_sub_t *sub = px_rail_rep(vc, m->part[k].sub);
         /* a ratio of averages: acknowledgements that arrive in bursts (a
          * short interval after a long one) do not skew it */
-        rate[m->part[k].sub] = sub->ew_bytes / (sub->ew_ns > 1000 ? sub->ew_ns : 1000) * 1e3;
+        rate[sub->idx] = sub->ew_bytes / (sub->ew_ns > 1000 ? sub->ew_ns : 1000) * 1e3;
     }
     pol->learn(vc, rate, m->nparts);
 }

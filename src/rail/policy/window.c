@@ -5,7 +5,7 @@ static int px_rail_window_pick(px_rail_vc_t *vc, unsigned flags)
 {
     (void)flags;
     if (vc->rr_left <= 0) {
-        vc->rr = (vc->rr + 1) % vc->nsub;
+        vc->rr = (vc->rr + 1) % vc->npair;
         vc->rr_left = px_params.rail_window;
     }
     vc->rr_left--;

@@ -7,7 +7,7 @@ static int px_rail_wrr_pick(px_rail_vc_t *vc, unsigned flags)
 {
     int best = -1;
     (void)flags;
-    for (int i = 0; i < vc->nsub; i++) {
+    for (int i = 0; i < vc->npair; i++) {
         if (!px_rail_usable(&vc->sub[i]))
             continue;
         vc->sub[i].wrr_cur += vc->sub[i].weight;

@@ -16,8 +16,15 @@
  * scribbles over its buffer, as a program may, and what is sent again after
  * the failure must still be the original bytes. Every scenario runs with
  * the release and without it (the sender told only on acknowledgement), and
- * with a point-to-point block, which is not released. */
+ * with a point-to-point block, which is not released.
+ *
+ * Then the same three subchannels as three QoS lanes of one address pair
+ * (PX_LANES=3): each class of frame takes its lane, ordered frames sent on
+ * different lanes are handed up in order whichever lane delivers first, and
+ * a lane that fails with a frame in flight, or half delivered, hands it to
+ * another lane with every byte delivered once. */
 #include "rail/rail.h"
+#include "util/lanes.h"
 #include "util/param.h"
 #include "px_unit.h"
 
@@ -64,6 +71,7 @@ static struct px_net_iface ifs[2];
 static px_net_ep_t *eps[2][NSUB]; /* eps[rank][sub]: rank's end towards the other */
 static link_t links[2][NSUB];     /* links[from][sub] */
 static int reset_keeps;           /* ep_reset leaves frames in flight (they arrive late) */
+static int lanes;                 /* the subchannels are the lanes of one address pair */
 
 static px_status_t f_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx, void *owner,
                           px_net_iface_t **iface_p)
@@ -97,9 +105,11 @@ static int f_subs(px_net_iface_t *iface, int rank, px_net_sub_info_t *info, int 
     (void)iface;
     (void)rank;
     for (int i = 0; i < NSUB && i < max; i++) {
-        info[i].rail = i;
+        info[i].rail = lanes ? 0 : i;
         info[i].path = 0;
         info[i].speed_mbs = 0;
+        info[i].lane = lanes ? i : 0;
+        info[i].tos = info[i].prio = -1;
         snprintf(info[i].label, sizeof(info[i].label), "fake%d", i);
     }
     return NSUB;
@@ -303,11 +313,19 @@ static px_status_t completion_st;
 static int prestage_steps; /* the block's payload copied meanwhile (px_rail_prestage) for
                             * this many progress passes before it is sent */
 
+/* Ordered frames whose header is "ord" and a number: the numbers in the
+ * order they were handed up. */
+static int order_log[256], norder;
+static char scratch[1u << 20];
+
 static void *up_begin(void *owner, const void *hdr, size_t hl, size_t off, size_t len, void **ctx)
 {
     (void)owner;
-    (void)hdr;
-    (void)hl;
+    if (hl >= 4 && !memcmp(hdr, "ord", 3)) {
+        order_log[norder++ & 255] = ((const unsigned char *)hdr)[3];
+        *ctx = (void *)(uintptr_t)LEN; /* counts no byte of the block */
+        return len <= sizeof(scratch) ? scratch : NULL;
+    }
     if (off + len > LEN)
         return NULL;
     *ctx = (void *)(uintptr_t)off;
@@ -462,14 +480,16 @@ static void send_with_sub1_held(int keep)
 
 static uint64_t data_frames(int r, int sub) { return px_rail_vc_stats(vc[r], sub)->frames_tx; }
 
-/* Fails sub 1 at the sender, as the transport would report it; nothing
+/* Fails sub s at the sender, as the transport would report it; nothing
  * comes back on it any more (what the sender had sent may still arrive). */
-static void fail_sub1(void)
+static void fail_sub(int s)
 {
-    drop_link(&links[1][1]);
-    links[1][1].lose = 1;
-    ifs[0].rx->ep_failed(eps[0][1]->owner, PX_ERR_LINK_DOWN);
+    drop_link(&links[1][s]);
+    links[1][s].lose = 1;
+    ifs[0].rx->ep_failed(eps[0][s]->owner, PX_ERR_LINK_DOWN);
 }
+
+static void fail_sub1(void) { fail_sub(1); }
 
 /* A: the stripe on sub 1 is lost with the link; it goes again in pieces
  * over subs 0 and 2. */
@@ -648,9 +668,137 @@ static void collective_frame(void)
     teardown();
 }
 
+/* ---------- lanes (PX_LANES=3, policy class: small, coll and medium, bulk) ---------- */
+
+static void lanes_setup(int distribute)
+{
+    lanes = 1;
+    px_lane_plan.distribute = distribute;
+    setup();
+    progress(1);
+    norder = 0;
+}
+
+static void lanes_teardown(void)
+{
+    teardown();
+    lanes = 0;
+}
+
+/* Ordered frame "ord<id>" of len bytes (copied: no completion to wait for). */
+static void send_ord(int id, size_t len, unsigned flags)
+{
+    char hdr[8] = {'o', 'r', 'd', (char)id};
+    struct iovec iov = {sendbuf, len};
+    px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, flags, NULL, NULL);
+    CHECK(st == PX_OK);
+}
+
+/* The one lane whose data frames grew by one since `before`, else -1. */
+static int sent_on(uint64_t *before)
+{
+    int lane = -1, n = 0;
+    for (int s = 0; s < NSUB; s++) {
+        uint64_t f = data_frames(0, s);
+        if (f != before[s]) {
+            lane = f == before[s] + 1 ? s : -2;
+            n++;
+        }
+        before[s] = f;
+    }
+    return n == 1 ? lane : -1;
+}
+
+static int handed_up_in_order(int n)
+{
+    int ok = norder == n;
+    for (int i = 0; i < n && ok; i++)
+        ok = order_log[i] == i;
+    if (!ok)
+        fprintf(stderr, "lanes: %d of %d ordered frames handed up, or out of order\n", norder, n);
+    return ok;
+}
+
+/* Each class of frame on its lane; rendezvous data cut for the bulk lane. */
+static void lane_classes(void)
+{
+    lanes_setup(0);
+    uint64_t before[NSUB] = {0};
+    CHECK(px_rail_vc_nsub(vc[0]) == 3);
+    send_ord(0, 100, 0);
+    CHECK(sent_on(before) == 0); /* small */
+    send_ord(1, 32768, 0);
+    CHECK(sent_on(before) == 1); /* medium */
+    send_ord(2, 100, PX_RAIL_F_COLL);
+    CHECK(sent_on(before) == 1); /* a collective's, with medium on three lanes */
+    send_ord(3, 512 * 1024, 0);
+    CHECK(sent_on(before) == 2); /* bulk */
+    struct iovec iov = {sendbuf, 100000};
+    static const char hdr[8] = "block";
+    CHECK(px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_STRIPE, sent_cb, NULL) ==
+          PX_INPROGRESS);
+    CHECK(sent_on(before) == 2); /* rendezvous data */
+    CHECK(px_rail_vc_chunk(vc[0], 1u << 20) == px_params.lane_bulk_frame);
+    progress(4);
+    CHECK(handed_up_in_order(4));
+    CHECK(completions == 1 && px_rail_vc_unacked(vc[0]) == 0);
+    lanes_teardown();
+}
+
+/* Ordered frames spread over the lanes (by class, or round-robin) are
+ * handed up in their order though the lane of the first delivers last. */
+static void lane_order(int distribute)
+{
+    static const size_t sizes[3] = {100, 32768, 300000};
+    lanes_setup(distribute);
+    links[0][0].hold = 1;
+    for (int i = 0; i < 30; i++)
+        send_ord(i, sizes[i % 3], 0);
+    for (int s = 0; s < NSUB; s++)
+        CHECK(data_frames(0, s) == 10);
+    progress(3);
+    CHECK(norder == 0); /* everything waits for frame 0 */
+    links[0][0].hold = 0;
+    progress(4);
+    CHECK(handed_up_in_order(30));
+    px_rail_ack_all(rail[1]);
+    progress(2);
+    CHECK(px_rail_vc_unacked(vc[0]) == 0);
+    lanes_teardown();
+}
+
+/* The bulk lane fails with a rendezvous frame on it, in flight or half
+ * delivered (then the connection dies at both ends): the frame goes again
+ * on another lane of the pair, every byte arrives once. */
+static void lane_failover(int partial)
+{
+    lanes_setup(0);
+    links[0][2].hold = 1;
+    uint64_t others = data_frames(0, 0) + data_frames(0, 1);
+    struct iovec iov = {sendbuf, LEN};
+    static const char hdr[8] = "block";
+    CHECK(px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_STRIPE, sent_cb, NULL) ==
+          PX_INPROGRESS);
+    CHECK(data_frames(0, 2) == 1);
+    progress(2);
+    if (partial) {
+        deliver_part(0, 2, 300000);
+        ifs[1].rx->ep_failed(eps[1][2]->owner, PX_ERR_LINK_DOWN);
+    }
+    fail_sub(2);
+    progress(6);
+    deliver_rest(0, 2);
+    progress(2);
+    CHECK(data_frames(0, 0) + data_frames(0, 1) == others + 1);
+    CHECK(px_rail_vc_stats(vc[0], 2)->resent_frames == 1);
+    check_exactly_once(partial ? "lane failed half-way" : "lane failed");
+    lanes_teardown();
+}
+
 int main(void)
 {
     setenv("PX_RAIL_POLICY", "even", 1);
+    setenv("PX_LANES", "3", 1); /* used where the transport reports lanes */
     if (!getenv("PX_LOG_LEVEL"))
         setenv("PX_LOG_LEVEL", "error", 1);
     px_param_init();
@@ -679,6 +827,15 @@ int main(void)
         small_stripe_whole();
         collective_frame();
     }
+    px_params.rail_release = rel;
+    release = coll = 0;
+    prestage_steps = 0;
+    CHECK(px_lane_plan_init() == PX_OK && px_lane_plan.n == 3);
+    lane_classes();
+    lane_order(0);
+    lane_order(1);
+    lane_failover(0);
+    lane_failover(1);
 
     free(orig);
     free(sendbuf);
