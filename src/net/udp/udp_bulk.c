@@ -190,7 +190,6 @@ px_status_t px_udp_bulk_recv(px_udp_bulk_t *b, void *owner, uint32_t local_ip, u
     x->token = token;
     x->arg = arg;
     b->nrx_busy++;
-    b->st.rx_transfers++;
     size_t win = px_params.udp_zcopy_window, room = x->rcvbuf / 2;
     if (room && win > room)
         win = room;
@@ -209,8 +208,12 @@ static void px_udp_bulk_rx_end(px_udp_bulk_t *b, px_udp_bulk_rx_t *x, px_status_
     x->busy = 0;
     x->arg = NULL;
     b->nrx_busy--;
-    if (st == PX_OK)
+    /* transfers counted once done: an offer the sender turns down (no
+     * socket free there) ends here cancelled, its data sent another way */
+    if (st == PX_OK) {
+        b->st.rx_transfers++;
         b->st.rx_bytes += x->len;
+    }
     b->rx->bulk_done(x->owner, arg, st);
 }
 
@@ -373,7 +376,6 @@ px_status_t px_udp_bulk_send(px_udp_bulk_t *b, void *owner, uint32_t local_ip, u
     x->cwnd = 4 * (size_t)x->dgram > 65536 ? 4 * (size_t)x->dgram : 65536;
     x->ssthresh = x->window;
     b->ntx_busy++;
-    b->st.tx_transfers++;
     px_udp_bulk_push(b, x);
     return PX_OK;
 }
@@ -383,8 +385,10 @@ static void px_udp_bulk_tx_end(px_udp_bulk_t *b, px_udp_bulk_tx_t *x, px_status_
     void *arg = x->arg;
     x->busy = 0;
     b->ntx_busy--;
-    if (st == PX_OK)
+    if (st == PX_OK) {
+        b->st.tx_transfers++;
         b->st.tx_bytes += x->len;
+    }
     b->rx->bulk_done(x->owner, arg, st);
 }
 
