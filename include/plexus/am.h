@@ -161,7 +161,9 @@ typedef struct plexus_am_rkey {
 
 int plexus_am_mem_register(void *base, size_t len, plexus_am_mem_t *mem_p);
 /* Put and get naming the region fail from then on; those under way must
- * have completed. */
+ * have completed. The handle is gone with the region: using it again, or
+ * deregistering it twice, is an error the library cannot detect (as with
+ * free). */
 int plexus_am_mem_deregister(plexus_am_mem_t mem);
 int plexus_am_mem_rkey(plexus_am_mem_t mem, plexus_am_rkey_t *rkey_p);
 
