@@ -8,97 +8,21 @@
  * MPI). Operations that must be told of completion live in a pool of
  * descriptors named on the wire by index and generation, as proto.c's
  * requests are, so that nothing is allocated per message once warm. */
-#include "proto_impl.h"
-#include "../util/cs.h"
+#include "proto_pub_impl.h"
 #include "../util/log.h"
 #include "../util/param.h"
 
-#include <plexus/am.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 _Static_assert(PLEXUS_AM_HANDLERS_MAX == PX_AM_USER_N, "the public ids are the channel's range");
 
-/* The wire header of a message to a public id: the program's header
- * follows the first 16 bytes, in the channel's header. */
-typedef struct px_pub_hdr {
-    uint8_t am, flags, hlen, pad;
-    uint32_t pad2;
-    uint64_t op; /* the sender's operation to acknowledge; 0: none */
-    char user[PLEXUS_AM_HDR_MAX];
-} px_pub_hdr_t;
-#define PX_PUB_HDR0 offsetof(px_pub_hdr_t, user)
-_Static_assert(sizeof(px_pub_hdr_t) <= PX_CHAN_HDR_MAX, "a public header fits a channel's");
-
-/* payloads up to this size are copied into the descriptors themselves */
-#define PX_PUB_INLINE 256
-
-struct plexus_am_ep {
-    int rank;
-};
-
-struct plexus_am_token {
-    int rank;
-};
-
-/* An operation whose completion is told (or whose payload is held). */
-typedef struct px_pub_op {
-    uint32_t idx, gen;
-    struct px_pub_op *next_free;
-    uint8_t busy, get;
-    int peer;
-    int status;     /* the first failure */
-    unsigned lpend; /* local events still to come (1 while issuing) */
-    unsigned rpend; /* acknowledgements still to come (1 while issuing) */
-    plexus_am_cmpl_t c;
-    char *dst; /* get: where the data goes */
-    size_t len, got;
-    void *bounce; /* a copy of a large payload (malloc) */
-    char inl[PX_PUB_INLINE];
-} px_pub_op_t;
-
-/* A frame whose payload is arriving: the context of rx_done. */
-enum { PX_PUB_RX_MSG, PX_PUB_RX_PUT, PX_PUB_RX_GETR };
-typedef struct px_pub_rx {
-    uint8_t rk; /* PX_PUB_RX, first: proto_am.c routes rx_done by it */
-    uint8_t kind, id, hlen, own;
-    uint64_t op; /* MSG, PUT: the sender's operation to acknowledge */
-    px_pub_op_t *getop;
-    void *data;
-    size_t len;
-    struct px_pub_rx *next_free;
-    char hdr[PLEXUS_AM_HDR_MAX];
-    char inl[PX_PUB_INLINE];
-} px_pub_rx_t;
-
-struct plexus_am_mem {
-    void *base;
-    size_t len;
-    uint32_t idx;
-};
-
-static struct {
-    int users;   /* plexus_am_init calls not yet finalized */
-    int owner;   /* this file set the job up (no MPI) */
-    int handler; /* depth of handlers running */
-    struct plexus_am_ep *eps;
-    struct {
-        plexus_am_handler_t fn;
-        plexus_am_place_t place;
-        void *arg;
-    } h[PX_AM_USER_N];
-    px_pub_op_t **ops, *free_ops;
-    uint32_t nops;
-    px_pub_rx_t *free_rx;
-    struct plexus_am_mem **mems;
-    uint32_t *mgens, nmems;
-    uint64_t bar_epoch, bar_released, bar_arrived[2];
-} px_pub;
+px_pub_state_t px_pub;
 
 /* ---------- codes ---------- */
 
-static int px_pub_err(px_status_t st)
+int px_pub_err(px_status_t st)
 {
     if (st >= 0)
         return PLEXUS_AM_OK;
@@ -154,7 +78,7 @@ int plexus_am_version(int *major_p, int *minor_p)
 
 /* ---------- operations ---------- */
 
-static px_pub_op_t *px_pub_op_get(int peer, const plexus_am_cmpl_t *c)
+px_pub_op_t *px_pub_op_get(int peer, const plexus_am_cmpl_t *c)
 {
     px_pub_op_t *op = px_pub.free_ops;
     if (op) {
@@ -183,7 +107,7 @@ static px_pub_op_t *px_pub_op_get(int peer, const plexus_am_cmpl_t *c)
     return op;
 }
 
-static void px_pub_op_put(px_pub_op_t *op)
+void px_pub_op_put(px_pub_op_t *op)
 {
     free(op->bounce);
     op->bounce = NULL;
@@ -193,12 +117,9 @@ static void px_pub_op_put(px_pub_op_t *op)
     px_pub.free_ops = op;
 }
 
-static uint64_t px_pub_op_id(const px_pub_op_t *op)
-{
-    return ((uint64_t)op->gen << 32) | (op->idx + 1);
-}
+uint64_t px_pub_op_id(const px_pub_op_t *op) { return ((uint64_t)op->gen << 32) | (op->idx + 1); }
 
-static px_pub_op_t *px_pub_op_lookup(uint64_t id)
+px_pub_op_t *px_pub_op_lookup(uint64_t id)
 {
     uint32_t i = (uint32_t)id - 1;
     if (!(uint32_t)id || i >= px_pub.nops)
@@ -218,7 +139,7 @@ static void px_pub_tell(plexus_am_counter_t *ctr, plexus_am_cb_t cb, void *arg, 
         cb(arg, st);
 }
 
-static void px_pub_fail(px_pub_op_t *op, int st)
+void px_pub_fail(px_pub_op_t *op, int st)
 {
     if (st && !op->status)
         op->status = st;
@@ -241,7 +162,7 @@ static void px_pub_dec(px_pub_op_t *op, int remote, int st)
 }
 
 /* A get is complete (data in place, or failed): both completions. */
-static void px_pub_get_done(px_pub_op_t *op, int st)
+void px_pub_get_done(px_pub_op_t *op, int st)
 {
     px_pub_fail(op, st);
     px_pub_tell(op->c.local, op->c.local_cb, op->c.arg, op->status);
@@ -251,16 +172,13 @@ static void px_pub_get_done(px_pub_op_t *op, int st)
 
 static void px_pub_sent(void *arg, px_status_t st) { px_pub_dec(arg, 0, px_pub_err(st)); }
 
-static int px_pub_wants_local(const plexus_am_cmpl_t *c) { return c && (c->local || c->local_cb); }
+int px_pub_wants_local(const plexus_am_cmpl_t *c) { return c && (c->local || c->local_cb); }
 
-static int px_pub_wants_remote(const plexus_am_cmpl_t *c)
-{
-    return c && (c->remote || c->remote_cb);
-}
+int px_pub_wants_remote(const plexus_am_cmpl_t *c) { return c && (c->remote || c->remote_cb); }
 
 /* One frame of op; its acknowledgement is counted when it asks for one. */
-static px_status_t px_pub_frame(px_pub_op_t *op, const void *hdr, size_t hdr_len,
-                                const struct iovec *iov, int iovcnt, int acked)
+px_status_t px_pub_frame(px_pub_op_t *op, const void *hdr, size_t hdr_len, const struct iovec *iov,
+                         int iovcnt, int acked)
 {
     px_status_t st = px_chan_send(op->peer, NULL, hdr, hdr_len, iov, iovcnt, 0, px_pub_sent, op);
     if (st == PX_INPROGRESS)
@@ -272,7 +190,7 @@ static px_status_t px_pub_frame(px_pub_op_t *op, const void *hdr, size_t hdr_len
 
 /* The caller has issued everything of op; st: the first frame's result.
  * A call that fails at once tells no completion. */
-static int px_pub_issued(px_pub_op_t *op, px_status_t st)
+int px_pub_issued(px_pub_op_t *op, px_status_t st)
 {
     if (st < 0 && op->lpend == 1 && op->rpend == 1) {
         px_pub_op_put(op);
@@ -285,19 +203,6 @@ static int px_pub_issued(px_pub_op_t *op, px_status_t st)
 }
 
 /* ---------- set-up ---------- */
-
-#define PX_PUB_ENTER()                                                                             \
-    int px_held_ = px_cs_enter();                                                                  \
-    if (!px_pub.users) {                                                                           \
-        px_cs_leave(&px_held_);                                                                    \
-        return PLEXUS_AM_ERR_NOT_INIT;                                                             \
-    }
-#define PX_PUB_RETURN(v)                                                                           \
-    do {                                                                                           \
-        int px_rv_ = (v);                                                                          \
-        px_cs_leave(&px_held_);                                                                    \
-        return px_rv_;                                                                             \
-    } while (0)
 
 /* A job of the interface alone: what MPI_Init does below MPI. */
 static int px_pub_setup(void)
@@ -396,13 +301,7 @@ void px_proto_pub_finalize(void)
         px_pub.free_rx = rx->next_free;
         free(rx);
     }
-    for (uint32_t i = 0; i < px_pub.nmems; i++)
-        free(px_pub.mems[i]);
-    free(px_pub.mems);
-    free(px_pub.mgens);
-    px_pub.mems = NULL;
-    px_pub.mgens = NULL;
-    px_pub.nmems = 0;
+    px_pub_rma_finalize();
     px_pub.bar_epoch = px_pub.bar_released = 0;
     px_pub.bar_arrived[0] = px_pub.bar_arrived[1] = 0;
 }
@@ -423,7 +322,7 @@ int plexus_am_ep(int rank, plexus_am_ep_t *ep_p)
 
 int plexus_am_ep_rank(plexus_am_ep_t ep) { return ep ? ep->rank : PLEXUS_AM_ERR_BAD_EP; }
 
-static int px_pub_ep_ok(plexus_am_ep_t ep)
+int px_pub_ep_ok(plexus_am_ep_t ep)
 {
     return ep && ep >= px_pub.eps && ep < px_pub.eps + px_p.boot.size;
 }
@@ -533,7 +432,7 @@ plexus_am_ep_t plexus_am_token_ep(const plexus_am_token_t *tok)
 
 /* ---------- arrival ---------- */
 
-static px_pub_rx_t *px_pub_rx_get(int kind)
+px_pub_rx_t *px_pub_rx_get(int kind)
 {
     px_pub_rx_t *rx = px_pub.free_rx;
     if (rx)
@@ -556,7 +455,7 @@ static void px_pub_rx_put(px_pub_rx_t *rx)
 }
 
 /* Tells the sender's operation op (if any) that its frame is handled. */
-static void px_pub_ack(int peer, uint64_t op, int st)
+void px_pub_ack(int peer, uint64_t op, int st)
 {
     if (op)
         px_proto_ctrl(peer, PX_AM_PUB_ACK, op, (uint64_t)(int64_t)st, 0);
@@ -667,239 +566,6 @@ static void *px_pub_am_ack(int peer, const void *hdr, size_t hdr_len, size_t off
     return NULL;
 }
 
-/* ---------- one-sided ---------- */
-
-int plexus_am_mem_register(void *base, size_t len, plexus_am_mem_t *mem_p)
-{
-    PX_PUB_ENTER();
-    if ((!base && len) || !mem_p)
-        PX_PUB_RETURN(PLEXUS_AM_ERR_INVALID);
-    uint32_t i = 0;
-    while (i < px_pub.nmems && px_pub.mems[i])
-        i++;
-    if (i == px_pub.nmems) {
-        uint32_t n = px_pub.nmems ? px_pub.nmems * 2 : 16;
-        struct plexus_am_mem **m = realloc(px_pub.mems, sizeof(*m) * n);
-        uint32_t *g = m ? realloc(px_pub.mgens, sizeof(*g) * n) : NULL;
-        if (m)
-            px_pub.mems = m;
-        if (!g)
-            PX_PUB_RETURN(PLEXUS_AM_ERR_NO_MEMORY);
-        px_pub.mgens = g;
-        for (uint32_t k = px_pub.nmems; k < n; k++) {
-            px_pub.mems[k] = NULL;
-            px_pub.mgens[k] = 1;
-        }
-        px_pub.nmems = n;
-    }
-    struct plexus_am_mem *mem = malloc(sizeof(*mem));
-    if (!mem)
-        PX_PUB_RETURN(PLEXUS_AM_ERR_NO_MEMORY);
-    *mem = (struct plexus_am_mem){base, len, i};
-    px_pub.mems[i] = mem;
-    *mem_p = mem;
-    PX_PUB_RETURN(PLEXUS_AM_OK);
-}
-
-int plexus_am_mem_deregister(plexus_am_mem_t mem)
-{
-    PX_PUB_ENTER();
-    if (!mem || mem->idx >= px_pub.nmems || px_pub.mems[mem->idx] != mem)
-        PX_PUB_RETURN(PLEXUS_AM_ERR_NOT_REGISTERED);
-    px_pub.mems[mem->idx] = NULL;
-    px_pub.mgens[mem->idx]++; /* keys naming it no longer match */
-    free(mem);
-    PX_PUB_RETURN(PLEXUS_AM_OK);
-}
-
-int plexus_am_mem_rkey(plexus_am_mem_t mem, plexus_am_rkey_t *rkey_p)
-{
-    PX_PUB_ENTER();
-    if (!mem || !rkey_p || mem->idx >= px_pub.nmems || px_pub.mems[mem->idx] != mem)
-        PX_PUB_RETURN(PLEXUS_AM_ERR_NOT_REGISTERED);
-    rkey_p->w[0] = ((uint64_t)px_pub.mgens[mem->idx] << 32) | mem->idx;
-    rkey_p->w[1] = (uint64_t)(uintptr_t)mem->base;
-    rkey_p->w[2] = mem->len;
-    PX_PUB_RETURN(PLEXUS_AM_OK);
-}
-
-/* The target's side: where [off, off + len) of the region of key is, or
- * NULL and the error in *st_p. */
-static char *px_pub_region(uint64_t key, uint64_t off, uint64_t len, int *st_p)
-{
-    uint32_t i = (uint32_t)key;
-    struct plexus_am_mem *m = i < px_pub.nmems ? px_pub.mems[i] : NULL;
-    if (!m || px_pub.mgens[i] != (uint32_t)(key >> 32)) {
-        *st_p = PLEXUS_AM_ERR_NOT_REGISTERED;
-        return NULL;
-    }
-    if (off > m->len || len > m->len - off) {
-        *st_p = PLEXUS_AM_ERR_RANGE;
-        return NULL;
-    }
-    return (char *)m->base + off;
-}
-
-/* The origin's side of a put or get: the checks it can make itself. */
-static int px_pub_rma_check(plexus_am_ep_t ep, const void *buf, size_t len,
-                            const plexus_am_rkey_t *rkey, uint64_t off)
-{
-    if (!px_pub_ep_ok(ep))
-        return PLEXUS_AM_ERR_BAD_EP;
-    if (!rkey || (!buf && len))
-        return PLEXUS_AM_ERR_INVALID;
-    if (off > rkey->w[2] || len > rkey->w[2] - off)
-        return PLEXUS_AM_ERR_RANGE;
-    if (px_chan_failed(ep->rank))
-        return PLEXUS_AM_ERR_PEER;
-    return PLEXUS_AM_OK;
-}
-
-int plexus_am_put(plexus_am_ep_t ep, const void *src, size_t len, const plexus_am_rkey_t *rkey,
-                  uint64_t off, const plexus_am_cmpl_t *cmpl)
-{
-    PX_PUB_ENTER();
-    int rc = px_pub_rma_check(ep, src, len, rkey, off);
-    if (rc != PLEXUS_AM_OK)
-        PX_PUB_RETURN(rc);
-    int peer = ep->rank, remote = px_pub_wants_remote(cmpl);
-    px_pub_op_t *op = px_pub_op_get(peer, cmpl);
-    if (!op)
-        PX_PUB_RETURN(PLEXUS_AM_ERR_NO_MEMORY);
-    if (!px_pub_wants_local(cmpl) && len) { /* as a send: nobody waits for the buffer */
-        char *b = len <= PX_PUB_INLINE ? op->inl : (op->bounce = malloc(len));
-        if (!b) {
-            px_pub_op_put(op);
-            PX_PUB_RETURN(PLEXUS_AM_ERR_NO_MEMORY);
-        }
-        memcpy(b, src, len);
-        src = b;
-    }
-    /* in frames a channel carries whole; an empty put still reaches the
-     * target, so that its remote completion says the region is valid */
-    size_t chunk = px_chan_eager(peer, NULL);
-    px_status_t first = PX_OK;
-    size_t at = 0;
-    do {
-        size_t n = len - at < chunk ? len - at : chunk;
-        px_am_hdr_t h = {.am = PX_AM_PUB_PUT,
-                         .a = remote ? px_pub_op_id(op) : 0,
-                         .b = rkey->w[0],
-                         .c = off + at};
-        struct iovec iov = {(char *)src + at, n};
-        px_status_t st =
-            px_pub_frame(op, &h, px_am_hdr_len[PX_AM_PUB_PUT], &iov, n ? 1 : 0, remote);
-        if (st < 0 && at == 0)
-            first = st;
-        else if (st < 0)
-            px_pub_fail(op, px_pub_err(st));
-        at += n;
-    } while (at < len && first == PX_OK);
-    PX_PUB_RETURN(px_pub_issued(op, first));
-}
-
-int plexus_am_get(plexus_am_ep_t ep, void *dst, size_t len, const plexus_am_rkey_t *rkey,
-                  uint64_t off, const plexus_am_cmpl_t *cmpl)
-{
-    PX_PUB_ENTER();
-    int rc = px_pub_rma_check(ep, dst, len, rkey, off);
-    if (rc != PLEXUS_AM_OK)
-        PX_PUB_RETURN(rc);
-    px_pub_op_t *op = px_pub_op_get(ep->rank, cmpl);
-    if (!op)
-        PX_PUB_RETURN(PLEXUS_AM_ERR_NO_MEMORY);
-    op->get = 1;
-    op->dst = dst;
-    op->len = len;
-    op->got = 0;
-    /* the target answers with the data, or with an acknowledgement that
-     * carries its error (also for an empty get) */
-    px_am_hdr_t h = {
-        .am = PX_AM_PUB_GET, .a = px_pub_op_id(op), .b = rkey->w[0], .c = off, .d = len};
-    px_status_t st =
-        px_chan_send(ep->rank, NULL, &h, px_am_hdr_len[PX_AM_PUB_GET], NULL, 0, 0, NULL, NULL);
-    if (st < 0) {
-        px_pub_op_put(op);
-        PX_PUB_RETURN(px_pub_err(st));
-    }
-    PX_PUB_RETURN(PLEXUS_AM_OK);
-}
-
-static void *px_pub_am_put(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
-                           void **ctx_p)
-{
-    px_am_hdr_t h;
-    int st = PLEXUS_AM_OK;
-    (void)off;
-    memcpy(&h, hdr, hdr_len < sizeof(h) ? hdr_len : sizeof(h));
-    char *dst = px_pub_region(h.b, h.c, len, &st);
-    if (!dst || !len) {
-        if (!dst && !h.a)
-            px_error("proto", "put from rank %d: %s", peer, plexus_am_strerror(st));
-        px_pub_ack(peer, h.a, st);
-        return NULL;
-    }
-    if (h.a) {
-        px_pub_rx_t *rx = px_pub_rx_get(PX_PUB_RX_PUT);
-        if (!rx) { /* the data still lands; only its acknowledgement is early */
-            px_pub_ack(peer, h.a, PLEXUS_AM_OK);
-        } else {
-            rx->op = h.a;
-            *ctx_p = rx;
-        }
-    }
-    return dst;
-}
-
-static void *px_pub_am_get(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
-                           void **ctx_p)
-{
-    px_am_hdr_t h;
-    int st = PLEXUS_AM_OK;
-    (void)off, (void)len, (void)ctx_p;
-    memcpy(&h, hdr, hdr_len < sizeof(h) ? hdr_len : sizeof(h));
-    char *src = px_pub_region(h.b, h.c, h.d, &st);
-    if (!src || !h.d) {
-        px_pub_ack(peer, h.a, st);
-        return NULL;
-    }
-    size_t chunk = px_chan_eager(peer, NULL);
-    for (uint64_t at = 0; at < h.d; at += chunk) {
-        size_t n = h.d - at < chunk ? (size_t)(h.d - at) : chunk;
-        px_am_hdr_t r = {.am = PX_AM_PUB_GETR, .a = h.a, .b = at};
-        struct iovec iov = {src + at, n};
-        px_status_t s =
-            px_chan_send(peer, NULL, &r, px_am_hdr_len[PX_AM_PUB_GETR], &iov, 1, 0, NULL, NULL);
-        if (s < 0) {
-            px_pub_ack(peer, h.a, px_pub_err(s));
-            break;
-        }
-    }
-    return NULL;
-}
-
-static void *px_pub_am_getr(int peer, const void *hdr, size_t hdr_len, size_t off, size_t len,
-                            void **ctx_p)
-{
-    px_am_hdr_t h;
-    (void)off;
-    memcpy(&h, hdr, hdr_len < sizeof(h) ? hdr_len : sizeof(h));
-    px_pub_op_t *op = px_pub_op_lookup(h.a);
-    if (!op || !op->get || op->peer != peer || h.b > op->len || len > op->len - h.b) {
-        px_error("proto", "invalid get answer from rank %d", peer);
-        return NULL;
-    }
-    px_pub_rx_t *rx = px_pub_rx_get(PX_PUB_RX_GETR);
-    if (!rx) {
-        px_pub_get_done(op, PLEXUS_AM_ERR_NO_MEMORY);
-        return NULL;
-    }
-    rx->getop = op;
-    rx->len = len;
-    *ctx_p = rx;
-    return op->dst + h.b;
-}
-
 /* ---------- progress ---------- */
 
 int plexus_am_progress(void)
@@ -974,9 +640,7 @@ int plexus_am_barrier(void)
 void px_proto_pub_register(void)
 {
     px_chan_am_register(PX_AM_PUB_ACK, px_am_hdr_len[PX_AM_PUB_ACK], 0, px_pub_am_ack);
-    px_chan_am_register(PX_AM_PUB_PUT, px_am_hdr_len[PX_AM_PUB_PUT], 0, px_pub_am_put);
-    px_chan_am_register(PX_AM_PUB_GET, px_am_hdr_len[PX_AM_PUB_GET], 0, px_pub_am_get);
-    px_chan_am_register(PX_AM_PUB_GETR, px_am_hdr_len[PX_AM_PUB_GETR], 0, px_pub_am_getr);
+    px_pub_rma_register();
     px_chan_am_register(PX_AM_PUB_BAR, px_am_hdr_len[PX_AM_PUB_BAR], 0, px_pub_am_bar);
     /* every public id is dispatched from the start, so that a message for
      * one without a handler is answered with an error, not dropped as

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Checks the symbols libmpi.so exports against the MPICH ABI's list.
+
+Every function of tests/abi/mpich4-symbols.txt must be defined and exported as
+MPI_<name> and PMPI_<name>, and every data object as MPI_<name>, except those
+named in the --missing file (functions not implemented yet, each listed with
+the reason). A name in that file that the library does export fails the check
+too, so the file always says what is really missing.
+
+  check_exports.py --lib build/lib/libmpi.so --list tests/abi/mpich4-symbols.txt \
+      [--missing tests/abi/missing.txt]
+"""
+import argparse
+import subprocess
+import sys
+
+
+def read_list(path):
+    """name -> kind ('function' or 'data'), in file order."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            line = line.split("#", 1)[0].split()
+            if line:
+                out[line[0]] = line[1] if len(line) > 1 else "function"
+    return out
+
+
+def exported(lib):
+    """Defined dynamic symbols of lib: name -> nm type letter."""
+    r = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True,
+                       check=True)
+    syms = {}
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if len(f) == 3:
+            syms[f[2]] = f[1]
+    return syms
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--list", required=True)
+    ap.add_argument("--missing")
+    a = ap.parse_args()
+    want = read_list(a.list)
+    missing_ok = {n: k for n, k in (read_list(a.missing) if a.missing else {}).items()
+                  if k != "constant"}  # constants: check_header.py's
+    syms = exported(a.lib)
+    errors = []
+    for name in missing_ok:
+        if name not in want:
+            errors.append(f"{a.missing}: {name} is not in {a.list}")
+    absent = []
+    for name, kind in want.items():
+        need = [name] if kind == "data" else [name, "P" + name]
+        if kind == "function":
+            lacks = [n for n in need if syms.get(n, "") not in ("T", "W")]
+        else:
+            lacks = [n for n in need if syms.get(n, "") not in ("B", "D", "V")]
+        if lacks and name not in missing_ok:
+            errors.append("not exported: " + ", ".join(lacks))
+        elif not lacks and name in missing_ok:
+            errors.append(f"{name} is exported now: remove it from {a.missing}")
+        if lacks:
+            absent.append(name)
+    nfun = sum(1 for k in want.values() if k == "function")
+    print(f"{len(want) - len(absent)} of {len(want)} symbols of the list exported "
+          f"({nfun} functions, each also as PMPI_); {len(absent)} declared missing")
+    for e in errors:
+        print("FAIL: " + e)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
