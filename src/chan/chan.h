@@ -35,7 +35,9 @@ enum {
     PX_CHAN_F_RELEASE = 1u << 3, /* the caller waits for nothing else: done once written */
     PX_CHAN_F_HELD = 1u << 4,    /* the caller waits for the callback anyway: keep its buffer */
     PX_CHAN_F_COLL = 1u << 5,    /* a collective's traffic (its own QoS lane) */
+    PX_CHAN_F_CLASS = 1u << 2,   /* the lane class is given, at PX_CHAN_F_CLASS_SHIFT */
 };
+#define PX_CHAN_F_CLASS_SHIFT 6 /* 2 bits: PX_LANE_SMALL .. PX_LANE_BULK */
 
 typedef void (*px_chan_send_cb_t)(void *arg, px_status_t status);
 

@@ -6,7 +6,9 @@ _Static_assert((unsigned)PX_CHAN_F_STRIPE == PX_RAIL_F_STRIPE &&
                    (unsigned)PX_CHAN_F_WAITED == PX_RAIL_F_WAITED &&
                    (unsigned)PX_CHAN_F_RELEASE == PX_RAIL_F_RELEASE &&
                    (unsigned)PX_CHAN_F_HELD == PX_RAIL_F_HELD &&
-                   (unsigned)PX_CHAN_F_COLL == PX_RAIL_F_COLL,
+                   (unsigned)PX_CHAN_F_COLL == PX_RAIL_F_COLL &&
+                   (unsigned)PX_CHAN_F_CLASS == PX_RAIL_F_CLASS &&
+                   PX_CHAN_F_CLASS_SHIFT == PX_RAIL_F_CLASS_SHIFT,
                "send hints pass to the rail layer unchanged");
 
 static inline int px_chr_proto_ok(const px_chr_rule_t *r, int rndv)

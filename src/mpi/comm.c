@@ -230,6 +230,7 @@ int px_mpi_intercomm_create_sub(px_mpi_comm_t *c, const px_mpi_group_t *g, MPI_C
 static int px_comm_dup_copy(px_mpi_comm_t *c, px_mpi_comm_t *nc, const char *fn)
 {
     if (c->info) { /* MPI 3.1: the duplicate carries the hints of the original */
+        nc->lane_mode = c->lane_mode;
         nc->info = px_mpi_info_copy(c->info);
         if (!nc->info) {
             px_mpi_comm_release(nc);

@@ -1,6 +1,8 @@
 /* Info objects: ordered (key, value) string pairs, the predefined read-only
  * MPI_INFO_ENV, and the hints of communicators (Comm_set_info/get_info). */
 #include "mpi_impl.h"
+#include "../util/lanes.h"
+#include "../util/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -430,8 +432,25 @@ PX_WEAK(MPI_Info_free)
 
 /* ---------- communicator hints ---------- */
 
-/* Plexus acts on no communicator hint yet, so every hint is kept as given
- * and Comm_get_info returns a copy of what was set. */
+/* Every hint is kept as given, and Comm_get_info returns a copy of what was
+ * set. The one Plexus acts on: plexus_lane_class = small, coll, medium or
+ * bulk sends every message of the communicator on that class's lane, or
+ * auto (the default) by its size (docs/lanes.md). Another value is
+ * ignored, with a warning. */
+static void px_comm_hints(px_mpi_comm_t *c)
+{
+    px_info_kv_t *e = c->info ? px_info_find(c->info, "plexus_lane_class", NULL) : NULL;
+    c->lane_mode = 0;
+    if (!e || strcmp(e->value, "auto") == 0)
+        return;
+    for (int k = 0; k < PX_LANE_NCLASS; k++)
+        if (strcmp(e->value, px_lane_class_name(k)) == 0) {
+            c->lane_mode = PX_PROTO_MODE_CLASS | (k << PX_PROTO_MODE_CLASS_SHIFT);
+            return;
+        }
+    px_warn("mpi", "plexus_lane_class=%s ignored: small, coll, medium, bulk or auto", e->value);
+}
+
 PX_PMPI(MPI_Comm_set_info)(MPI_Comm comm, MPI_Info info)
 {
     PX_CS_ENTER();
@@ -453,6 +472,7 @@ PX_PMPI(MPI_Comm_set_info)(MPI_Comm comm, MPI_Info info)
     } else {
         c->info = copy;
     }
+    px_comm_hints(c);
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Comm_set_info)
@@ -481,6 +501,7 @@ int px_mpi_info_set_comm(px_mpi_comm_t *c, MPI_Info info)
     if (info == MPI_INFO_NULL) {
         px_mpi_info_destroy(c->info);
         c->info = NULL;
+        c->lane_mode = 0;
         return MPI_SUCCESS;
     }
     px_mpi_info_t *in = px_info_get(info);
@@ -491,5 +512,6 @@ int px_mpi_info_set_comm(px_mpi_comm_t *c, MPI_Info info)
         return MPI_ERR_NO_MEM;
     px_mpi_info_destroy(c->info);
     c->info = copy;
+    px_comm_hints(c);
     return MPI_SUCCESS;
 }

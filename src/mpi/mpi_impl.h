@@ -92,6 +92,9 @@ typedef struct px_mpi_comm {
     struct px_mpi_comm *local_comm;
     /* hints from MPI_Comm_set_info (src/mpi/info.c), NULL when none */
     struct px_mpi_info *info;
+    /* PX_PROTO_MODE_CLASS and a lane class when the hints name one
+     * (plexus_lane_class), or'ed into every send's mode; else 0 */
+    int lane_mode;
     /* shared-memory collectives (src/mpi/coll/coll_shm.c), set at first use */
     struct px_coll_shm *cshm;
     /* switch clusters from the fabric description (src/mpi/coll/coll_topo.c), set at first use */

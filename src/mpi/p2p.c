@@ -65,7 +65,7 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
     }
     r->p.cb = NULL;
     /* collectives use the odd contexts (px_mpi_comm_t) */
-    int mode = r->mode | ((ctx & 1) ? PX_PROTO_MODE_COLL : 0);
+    int mode = r->mode | c->lane_mode | ((ctx & 1) ? PX_PROTO_MODE_COLL : 0);
     px_status_t st = px_proto_isend(&r->p, px_mpi_comm_world_rank(c, r->rank), ctx, c->rank, r->tag,
                                     ptr, nbytes, (px_proto_mode_t)mode);
     if (st != PX_OK)

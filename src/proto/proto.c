@@ -103,7 +103,11 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
     req->rflags =
         (uint8_t)(((mode & (PX_PROTO_MODE_BLOCKING | PX_PROTO_MODE_COLL)) ? PX_CHAN_F_WAITED : 0) |
                   ((mode & PX_PROTO_MODE_RELEASE) ? PX_CHAN_F_RELEASE : 0) |
-                  (coll ? PX_CHAN_F_COLL : 0));
+                  (coll ? PX_CHAN_F_COLL : 0) |
+                  ((mode & PX_PROTO_MODE_CLASS)
+                       ? PX_CHAN_F_CLASS |
+                             (((mode >> PX_PROTO_MODE_CLASS_SHIFT) & 3) << PX_CHAN_F_CLASS_SHIFT)
+                       : 0));
     mode = (px_proto_mode_t)(mode & 3);
     req->mode = (uint8_t)mode;
     req->done = 0;

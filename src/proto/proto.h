@@ -28,7 +28,11 @@ typedef enum {
                                     * its caller waits for the send too */
     PX_PROTO_MODE_RELEASE = 0x20,  /* or'ed in by a collective's round that only sends: over a
                                     * connection the send is done once written (rail release) */
+    PX_PROTO_MODE_CLASS = 0x100,   /* or'ed in with a lane class (PX_LANE_*) at
+                                    * PX_PROTO_MODE_CLASS_SHIFT: every frame of the message takes
+                                    * that class's lane whatever its size (a communicator's hint) */
 } px_proto_mode_t;
+#define PX_PROTO_MODE_CLASS_SHIFT 9
 
 enum {
     PX_PROTO_REQ_SEND = 1,

@@ -31,7 +31,10 @@ enum {
     PX_RAIL_F_HELD = 1u << 4,    /* the caller waits for the callback anyway (a rendezvous
                                    * head): its buffer is kept, not copied, whatever the size */
     PX_RAIL_F_COLL = 1u << 5,    /* a collective's traffic: with lanes, the collective lane */
+    PX_RAIL_F_CLASS = 1u << 2,   /* the lane class is given (bits PX_RAIL_F_CLASS_SHIFT, 2 bits:
+                                  * PX_LANE_*), whatever the frame's size: a communicator's hint */
 };
+#define PX_RAIL_F_CLASS_SHIFT 6
 
 /* Upcalls to the layer above: like px_net_rx_ops_t, with the offset of a
  * stripe inside its frame's payload and the length in rx_done (stripes of

@@ -409,6 +409,8 @@ static inline px_rail_sub_t *px_rail_rep(px_rail_vc_t *vc, int si)
 /* The lane class of a data frame (policy class). */
 static inline int px_rail_lane_class(unsigned flags, size_t len)
 {
+    if (flags & PX_RAIL_F_CLASS)
+        return (int)((flags >> PX_RAIL_F_CLASS_SHIFT) & 3);
     if (flags & PX_RAIL_F_COLL)
         return PX_LANE_COLL;
     if (len <= px_params.lane_small)

@@ -80,6 +80,10 @@ void px_rail_counters_add(const px_rail_t *r, uint64_t *c)
                 c[PX_CTR_rail_down_time] += px_since(now, sub->down_since);
             c[PX_CTR_rail_subchannels]++;
             c[PX_CTR_rail_subchannels_up + sub->state]++;
+            if (vc->nlane > 1) {
+                int lane = k / vc->npair;
+                c[PX_CTR_rail_lane0_bytes_sent + (lane < 3 ? lane : 3)] += s->bytes_tx;
+            }
         }
         if (vc->part_since)
             c[PX_CTR_rail_partition_time] += px_since(now, vc->part_since);
