@@ -1413,6 +1413,8 @@ int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) PLEXUS_API;
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) PLEXUS_API;
 int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status) PLEXUS_API;
 int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status) PLEXUS_API;
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status) PLEXUS_API;
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status) PLEXUS_API;
 
 /* MPI-1 routines removed in MPI-3.0, still declared for programs written against MPI-1/2 */
 int MPI_Address(void *location, MPI_Aint *address) PLEXUS_API;
@@ -2536,6 +2538,8 @@ int PMPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status) PLEXUS_API;
 int PMPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status) PLEXUS_API;
 int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status) PLEXUS_API;
 int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status) PLEXUS_API;
+int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status) PLEXUS_API;
+int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status) PLEXUS_API;
 
 /* MPI-1 routines removed in MPI-3.0, still declared for programs written against MPI-1/2 */
 int PMPI_Address(void *location, MPI_Aint *address) PLEXUS_API;

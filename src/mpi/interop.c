@@ -27,6 +27,33 @@ PX_WEAK(MPI_Status_f2c)
 _Static_assert(sizeof(MPI_Status) == sizeof(MPI_Fint) * MPI_F_STATUS_SIZE,
                "MPI_Status is MPI_F_STATUS_SIZE Fortran integers");
 
+_Static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Fint) * MPI_F_STATUS_SIZE,
+               "TYPE(MPI_Status) is MPI_F_STATUS_SIZE Fortran integers");
+
+/* The Fortran 2008 status (MPI-4.0 section 19.3.5) has the same five
+ * integers in the same order as the C and the Fortran INTEGER ones. */
+static int px_status_copy(const void *from, void *to, const char *fn)
+{
+    if (!from || !to || from == MPI_STATUS_IGNORE || to == MPI_STATUS_IGNORE ||
+        from == MPI_F08_STATUS_IGNORE || to == MPI_F08_STATUS_IGNORE)
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "null or ignored status");
+    memcpy(to, from, sizeof(MPI_Fint) * MPI_F_STATUS_SIZE);
+    return MPI_SUCCESS;
+}
+
+#define PX_STATUS_CONV(name, from_t, to_t)                                                         \
+    PX_PMPI(name)(const from_t *from, to_t *to)                                                    \
+    {                                                                                              \
+        PX_CS_ENTER();                                                                             \
+        return px_status_copy(from, to, #name);                                                    \
+    }                                                                                              \
+    PX_WEAK(name)
+
+PX_STATUS_CONV(MPI_Status_c2f08, MPI_Status, MPI_F08_status)
+PX_STATUS_CONV(MPI_Status_f082c, MPI_F08_status, MPI_Status)
+PX_STATUS_CONV(MPI_Status_f082f, MPI_F08_status, MPI_Fint)
+PX_STATUS_CONV(MPI_Status_f2f08, MPI_Fint, MPI_F08_status)
+
 /* Sized types by precision and decimal exponent range, as
  * selected_real_kind and selected_int_kind choose them with gfortran
  * (MPI_UNDEFINED: not constrained). */

@@ -3,7 +3,8 @@
  * and reduction entry points, MPI_Type_size_c / MPI_Get_count_c on a type
  * of more than 2 GB, the large-count constructors and their contents,
  * persistent neighbourhood collectives on a periodic ring, generalized
- * requests, f90 types, MPI_Status_c2f/f2c and MPI_Info_create_env. */
+ * requests, f90 types, MPI_Status_c2f/f2c and the mpi_f08 status
+ * conversions, and MPI_Info_create_env. */
 #include "px_test.h"
 
 #include <limits.h>
@@ -344,6 +345,24 @@ static void grequests(void)
     MPI_Status_f2c(f, &back);
     MPI_Get_count(&back, MPI_INT, &n);
     PX_CHECK(n == 6 && back.MPI_TAG == 42, "status c2f/f2c %d %d", n, back.MPI_TAG);
+    /* through TYPE(MPI_Status) of mpi_f08, both ways */
+    MPI_F08_status f08, f08b;
+    MPI_Fint f2[MPI_F_STATUS_SIZE];
+    MPI_Status back2;
+    PX_CHECK(MPI_Status_c2f08(&st, &f08) == MPI_SUCCESS && f08.MPI_TAG == 42 &&
+                 f08.MPI_SOURCE == st.MPI_SOURCE,
+             "status c2f08: tag %d", f08.MPI_TAG);
+    MPI_Status_f082f(&f08, f2);
+    MPI_Status_f2f08(f2, &f08b);
+    MPI_Status_f082c(&f08b, &back2);
+    MPI_Get_count(&back2, MPI_INT, &n);
+    PX_CHECK(n == 6 && back2.MPI_TAG == 42 && f2[MPI_F_TAG] == 42,
+             "status c2f08/f082f/f2f08/f082c %d %d", n, back2.MPI_TAG);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int ec = MPI_Status_f082c(&f08, MPI_STATUS_IGNORE), cls = -1;
+    MPI_Error_class(ec, &cls);
+    PX_CHECK(cls == MPI_ERR_ARG, "MPI_Status_f082c to MPI_STATUS_IGNORE: class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 static void info_env(int argc, char **argv)
