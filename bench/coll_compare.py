@@ -47,8 +47,8 @@ def sizes(out):
     return r
 
 
-def argv_for(mpi, bench, np, nodes, args, ppn=1):
-    a = [RUN_SH, "--mpi", mpi, "--np", str(np), "--timeout", "600"]
+def argv_for(mpi, bench, np, nodes, args, ppn=1, timeout=600):
+    a = [RUN_SH, "--mpi", mpi, "--np", str(np), "--timeout", str(timeout)]
     if nodes:
         names = ",".join("node%d" % i for i in range(nodes))
         a += ["--nodes", names, "--rails", "rail0", "--mgmt", "pxf-mgmt"]

@@ -75,6 +75,7 @@ def main():
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--iters", type=int, default=200)
     p.add_argument("--background", action="store_true")
+    p.add_argument("--timeout", type=int, default=300, help="seconds per run before it is killed")
     p.add_argument("--mpis", default="plexus-topo,plexus-flat,mpich,openmpi")
     p.add_argument("--json", default=os.path.join(RESULTS, "topo_coll-%s.json" %
                                                   time.strftime("%Y%m%d-%H%M%S")))
@@ -89,13 +90,19 @@ def main():
     os.makedirs(RESULTS, exist_ok=True)
     pxfab("export", "--format", "plexus-json", "-o", topo)
     runs = []
+    meta = vars(a) | {"np": np_, "nodes": nodes, "date": time.strftime("%Y-%m-%d")}
+
+    def save():  # after every run, so that an interrupted sweep keeps what it has
+        with open(a.json, "w") as f:
+            json.dump({"meta": meta, "runs": runs}, f, indent=1)
+
     try:
         for bench in a.benches.split(","):
             for rep in range(a.reps):
                 for who in a.mpis.split(","):
                     mpi = who.split("-")[0]
                     args = ["-m", a.sizes, "-i", str(a.iters), "-x", "20"]
-                    argv = argv_for(mpi, bench, np_, nodes, args, a.ppn)
+                    argv = argv_for(mpi, bench, np_, nodes, args, a.ppn, a.timeout)
                     if who == "plexus-topo":
                         argv[1:1] = ["--env", "PX_TOPO=" + topo]
                     bg = background(nodes, 600) if a.background else None
@@ -114,12 +121,11 @@ def main():
                                  "latency_us": res})
                     print(f"{bench} {who} rep {rep}: rc {r.returncode}, {len(res)} sizes, "
                           f"uplinks {up / 1e6:.1f} MB", file=sys.stderr)
+                    save()
     finally:
         subprocess.run(PXFAB + ["down"], env=FAB_ENV, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
-    meta = vars(a) | {"np": np_, "nodes": nodes, "date": time.strftime("%Y-%m-%d")}
-    with open(a.json, "w") as f:
-        json.dump({"meta": meta, "runs": runs}, f, indent=1)
+    save()
     whos = a.mpis.split(",")
     for bench in a.benches.split(","):
         print(f"\n### {bench}: {np_} ranks on {nodes} nodes ({a.leaves} leaves, "
