@@ -757,6 +757,15 @@ def stats(link_names=None):
         ends = link_ends(fab, link)
         a = end_stats(ends[0][0], ends[0][1], cache)
         b = end_stats(ends[1][0], ends[1][1], cache)
+        if getattr(link, "classes", None) and a.get("present") and b.get("present"):
+            # the QoS lanes' classes: what each end sent through each (1:10 takes the rest)
+            ca, cb = K.tc_class_stats(ends[0][0], ends[0][1]), K.tc_class_stats(ends[1][0], ends[1][1])
+            a["classes"] = [{"dscp": c["dscp"], "weight": c["weight"],
+                             "a_to_b": ca.get(f"1:{c['minor']}", {}),
+                             "b_to_a": cb.get(f"1:{c['minor']}", {})}
+                            for c in link.classes]
+            a["classes"].append({"dscp": "other", "weight": 1,
+                                 "a_to_b": ca.get("1:10", {}), "b_to_a": cb.get("1:10", {})})
         rec = {"kind": link.kind, "a": a, "b": b,
                "state": "down" if link.name in faults["down"] else "up",
                "loss_percent": faults["loss"].get(link.name, 0),
@@ -767,6 +776,8 @@ def stats(link_names=None):
                           "drops": b.get("qdisc_drops", 0) + a.get("loss_drops", 0)}}
         if not isinstance(link, D.MgmtLink):
             rec["rate_bps"] = faults["rate"].get(link.name, link.rate)
+        if "classes" in a:
+            rec["classes"] = a.pop("classes")
         out["links"][link.name] = rec
     return out
 

@@ -71,6 +71,23 @@ def tc_json(ns, *args):
         return []
 
 
+def tc_class_stats(ns, dev):
+    """Bytes, packets and drops sent through each HTB class of dev's egress,
+    by class id ("1:20"). tc has no JSON for classes here: its text is read."""
+    base = ["tc"] + (["-n", ns] if ns else [])
+    p = run(base + ["-s", "class", "show", "dev", dev], check=False)
+    out, cur = {}, None
+    for line in p.stdout.splitlines() if p.returncode == 0 else []:
+        f = line.split()
+        if len(f) >= 3 and f[0] == "class":
+            cur = f[2]
+        elif cur and len(f) >= 6 and f[0] == "Sent" and f[2] == "bytes":
+            drops = f[5].rstrip(",") if f[4] == "(dropped" else "0"
+            out[cur] = {"bytes": int(f[1]), "packets": int(f[3]), "drops": int(drops)}
+            cur = None
+    return out
+
+
 def nft(ns, script):
     if ns is None:
         raise KernelError("pxfab never installs nftables rules in the root namespace")
