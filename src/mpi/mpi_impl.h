@@ -275,7 +275,18 @@ int px_mpi_irecv_nohandle(px_mpi_req_t **req_p, void *buf, int count, MPI_Dataty
 
 /* ---------- errors ---------- */
 
+/* px_mpi_initialized and px_mpi_finalized are the world model's
+ * (MPI_Initialized, MPI_Finalized); px_mpi_rt_up says the runtime under it
+ * (bootstrap, channels, MPI_COMM_WORLD's internals) is up, for the world
+ * model, for a session, or both (init.c). */
 extern int px_mpi_initialized, px_mpi_finalized;
+extern int px_mpi_rt_up, px_mpi_rt_gone;
+/* One more user of the runtime (MPI_Init or MPI_Session_init): the first
+ * brings it up. MPI_ERR_OTHER when it was torn down already. */
+int px_mpi_rt_acquire(const char *fn);
+/* One user less: the last one tears the runtime down (a barrier over every
+ * process of the job first). */
+void px_mpi_rt_release(void);
 /* attr.c: a new communicator gets the attributes whose copy callback says
  * so (an error code when one fails); a freed one's are deleted, newest
  * first. */
@@ -318,12 +329,13 @@ int px_mpi_error_at(MPI_Errhandler eh, void *obj, int errclass, const char *fn, 
 int px_mpi_error_call(MPI_Errhandler eh, void *obj, int code, const char *fn, const char *msg);
 /* Also sets MPI_ERR_OTHER style codes for users (MPI_Add_error_class). */
 
+/* The runtime is up: MPI_Init was called, or a session is open. */
 #define PX_CHECK_INIT(fn)                                                                          \
     do {                                                                                           \
-        if (__builtin_expect(!px_mpi_initialized || px_mpi_finalized, 0))                          \
+        if (__builtin_expect(!px_mpi_rt_up, 0))                                                    \
             return px_mpi_error(NULL, MPI_ERR_OTHER, fn,                                           \
-                                px_mpi_finalized ? "called after MPI_Finalize"                     \
-                                                 : "called before MPI_Init");                      \
+                                px_mpi_rt_gone ? "called after MPI_Finalize"                       \
+                                               : "called before MPI_Init or MPI_Session_init");    \
     } while (0)
 
 #define PX_GET_COMM(var, handle, fn)                                                               \
