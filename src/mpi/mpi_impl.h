@@ -99,6 +99,12 @@ typedef struct px_mpi_comm {
 } px_mpi_comm_t;
 
 extern px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;
+/* The process set mpi://WORLD as the sessions see it: an internal
+ * intra-communicator over every process of the job with its own context
+ * ids, which exists whenever the runtime is up (also without MPI_Init), on
+ * which the members of a group agree on the context id of a communicator
+ * made from the group (comm.c). */
+extern px_mpi_comm_t *px_mpi_comm_sworld;
 
 /* The node (from the launcher) of rank `rank` of intra-communicator c. */
 int px_mpi_comm_node_of(const px_mpi_comm_t *c, int rank);
@@ -140,6 +146,20 @@ static inline int px_mpi_comm_peer_size(const px_mpi_comm_t *c)
  * threads of a member agree on ids for other communicators meanwhile. */
 typedef int (*px_mpi_ctx_max_fn)(void *arg, int *val);
 int px_mpi_comm_agree_ctx(uint32_t n, px_mpi_ctx_max_fn max, void *arg, uint32_t *ctx_p);
+/* Fresh context ids (n of them) agreed by the members of g only, over
+ * px_mpi_comm_sworld, on a tag derived from stringtag (MPI_Comm_create_from_group,
+ * MPI_Intercomm_create_from_groups); salt keeps the two calls apart. */
+int px_mpi_group_agree_ctx(const px_mpi_group_t *g, uint32_t n, const char *stringtag, int salt,
+                           uint32_t *ctx_p);
+/* The checks both share: the handler for the new communicator (*eh_p; its
+ * errors go there, MPI_ERRHANDLER_NULL is MPI_ERRORS_ARE_FATAL), the string
+ * tag, info and output argument. MPI_SUCCESS, or the error reported. */
+int px_mpi_from_group_check(MPI_Errhandler errhandler, const char *stringtag, MPI_Info info,
+                            const void *out, MPI_Errhandler *eh_p, const char *fn);
+/* ... and the end they share: nc gets the handler and a copy of info's
+ * hints, the program its handle (nc is freed if that fails). */
+int px_mpi_from_group_finish(px_mpi_comm_t *nc, MPI_Errhandler eh, MPI_Info info, MPI_Comm *out,
+                             const char *fn);
 /* Inter-communicators (src/mpi/intercomm.c). */
 int px_mpi_intercomm_dup(px_mpi_comm_t *c, px_mpi_comm_t **newc_p, const char *fn);
 int px_mpi_intercomm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm, const char *fn);
