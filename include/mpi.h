@@ -1609,6 +1609,26 @@ int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
     const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
     MPI_Comm comm, MPI_Request *request) PLEXUS_API;
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info) PLEXUS_API;
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) PLEXUS_API;
+int MPI_Session_finalize(MPI_Session *session) PLEXUS_API;
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) PLEXUS_API;
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+    char *pset_name) PLEXUS_API;
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name,
+    MPI_Info *info) PLEXUS_API;
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used) PLEXUS_API;
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+    MPI_Errhandler *errhandler) PLEXUS_API;
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) PLEXUS_API;
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) PLEXUS_API;
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode) PLEXUS_API;
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name,
+    MPI_Group *newgroup) PLEXUS_API;
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+    MPI_Errhandler errhandler, MPI_Comm *newcomm) PLEXUS_API;
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+    MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info,
+    MPI_Errhandler errhandler, MPI_Comm *newintercomm) PLEXUS_API;
 int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
     MPI_Comm comm, MPI_Request *request) PLEXUS_API;
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
@@ -2734,6 +2754,26 @@ int PMPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[]
     const MPI_Count recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
     MPI_Comm comm, MPI_Request *request) PLEXUS_API;
 int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info) PLEXUS_API;
+int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session) PLEXUS_API;
+int PMPI_Session_finalize(MPI_Session *session) PLEXUS_API;
+int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names) PLEXUS_API;
+int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+    char *pset_name) PLEXUS_API;
+int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name,
+    MPI_Info *info) PLEXUS_API;
+int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used) PLEXUS_API;
+int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+    MPI_Errhandler *errhandler) PLEXUS_API;
+int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler) PLEXUS_API;
+int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler) PLEXUS_API;
+int PMPI_Session_call_errhandler(MPI_Session session, int errorcode) PLEXUS_API;
+int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name,
+    MPI_Group *newgroup) PLEXUS_API;
+int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+    MPI_Errhandler errhandler, MPI_Comm *newcomm) PLEXUS_API;
+int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+    MPI_Group remote_group, int remote_leader, const char *stringtag, MPI_Info info,
+    MPI_Errhandler errhandler, MPI_Comm *newintercomm) PLEXUS_API;
 int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
     MPI_Comm comm, MPI_Request *request) PLEXUS_API;
 int PMPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,

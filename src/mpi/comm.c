@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;
+px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self, *px_mpi_comm_sworld;
 px_htab_t px_mpi_comm_tab;
-static uint32_t px_next_ctx = 4; /* 0/1 world, 2/3 self */
+static uint32_t px_next_ctx = 6; /* 0/1 world, 2/3 self, 4/5 the sessions' world */
 static const px_boot_info_t *px_comm_boot;
 #define PX_COMM_BUILTIN 0x44000000u
 #define PX_COMM_DYN 0x84000000u
@@ -132,6 +132,16 @@ int px_mpi_comm_init_world(const px_boot_info_t *boot)
     strcpy(px_mpi_comm_self->name, "MPI_COMM_SELF");
     px_mpi_comm_world->local_rank = boot->local_rank;
     px_mpi_comm_world->local_size = boot->local_size;
+    /* the same processes on contexts of their own, for the sessions: the
+     * program never sees its handle */
+    gw->refs++;
+    px_mpi_comm_sworld = px_comm_new(gw, 4, PX_COMM_DYN);
+    if (!px_mpi_comm_sworld)
+        return MPI_ERR_NO_MEM;
+    strcpy(px_mpi_comm_sworld->name, "mpi://WORLD");
+    px_mpi_comm_sworld->errh = MPI_ERRORS_RETURN;
+    px_mpi_comm_sworld->local_rank = boot->local_rank;
+    px_mpi_comm_sworld->local_size = boot->local_size;
     return MPI_SUCCESS;
 }
 
@@ -719,6 +729,97 @@ PX_PMPI(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Comm_create_group)
+
+/* A tag for the agreement of MPI_Comm_create_from_group (salt 0) or
+ * MPI_Intercomm_create_from_groups (salt 1) on the sessions' world: a hash
+ * of the string tag (FNV-1a), so that concurrent creations over groups
+ * that overlap stay apart; its own range above every other internal tag. */
+static int px_stringtag_tag(const char *stringtag, int salt)
+{
+    uint32_t h = 2166136261u ^ (uint32_t)salt;
+    for (const unsigned char *p = (const unsigned char *)stringtag; *p; p++) {
+        h ^= *p;
+        h *= 16777619u;
+    }
+    return (int)(0x70000000u | (h & 0x0fffffffu));
+}
+
+int px_mpi_group_agree_ctx(const px_mpi_group_t *g, uint32_t n, const char *stringtag, int salt,
+                           uint32_t *ctx_p)
+{
+    px_group_max_t gm = {px_mpi_comm_sworld, g, px_stringtag_tag(stringtag, salt)};
+    return px_mpi_comm_agree_ctx(n, px_ctx_max_group, &gm, ctx_p);
+}
+
+int px_mpi_from_group_check(MPI_Errhandler errhandler, const char *stringtag, MPI_Info info,
+                            const void *out, MPI_Errhandler *eh_p, const char *fn)
+{
+    if (errhandler != MPI_ERRHANDLER_NULL && !px_mpi_errh_valid(errhandler))
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "invalid error handler");
+    MPI_Errhandler eh = errhandler == MPI_ERRHANDLER_NULL ? MPI_ERRORS_ARE_FATAL : errhandler;
+    *eh_p = eh;
+    if (!out || !stringtag)
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_ARG, fn, "null argument");
+    if (strlen(stringtag) >= MPI_MAX_STRINGTAG_LEN)
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_ARG, fn,
+                                "string tag longer than MPI_MAX_STRINGTAG_LEN");
+    if (info != MPI_INFO_NULL && !px_mpi_info_valid(info))
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_INFO, fn, "invalid info object");
+    return MPI_SUCCESS;
+}
+
+int px_mpi_from_group_finish(px_mpi_comm_t *nc, MPI_Errhandler eh, MPI_Info info, MPI_Comm *out,
+                             const char *fn)
+{
+    int rc;
+    nc->errh = eh;
+    if (info != MPI_INFO_NULL && (rc = px_mpi_info_set_comm(nc, info)) != MPI_SUCCESS) {
+        px_mpi_comm_release(nc);
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, rc, fn, "cannot copy the info hints");
+    }
+    *out = nc->handle;
+    return MPI_SUCCESS;
+}
+
+/* MPI-4.0 7.4.2: collective over the group only; no parent communicator.
+ * Errors before the communicator exists go to the handler given for it. */
+PX_PMPI(MPI_Comm_create_from_group)
+(MPI_Group group, const char *stringtag, MPI_Info info, MPI_Errhandler errhandler,
+ MPI_Comm *newcomm)
+{
+    PX_CS_ENTER();
+    static const char fn[] = "MPI_Comm_create_from_group";
+    PX_CHECK_INIT(fn);
+    MPI_Errhandler eh;
+    int rc = px_mpi_from_group_check(errhandler, stringtag, info, newcomm, &eh, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    px_mpi_group_t *g = px_mpi_group_get(group);
+    if (!g)
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_GROUP, fn, "invalid group");
+    if (g->rank == MPI_UNDEFINED)
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_GROUP, fn,
+                                "the calling process is not a member of the group");
+    uint32_t ctx;
+    rc = px_mpi_group_agree_ctx(g, 2, stringtag, 0, &ctx);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, rc, fn,
+                                rc == MPI_ERR_INTERN ? "context ids exhausted"
+                                                     : "communication failed");
+    px_mpi_group_t *ng = px_mpi_group_new(g->size);
+    if (!ng)
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    memcpy(ng->world, g->world, sizeof(int) * (size_t)g->size);
+    ng->rank = g->rank;
+    px_mpi_comm_t *nc;
+    rc = px_mpi_comm_create_from_group(NULL, ng, ctx, &nc);
+    if (rc != MPI_SUCCESS) {
+        px_mpi_group_release(ng);
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, rc, fn, "out of memory");
+    }
+    return px_mpi_from_group_finish(nc, eh, info, newcomm, fn);
+}
+PX_WEAK(MPI_Comm_create_from_group)
 
 /* MPI_Comm_idup: the context id is agreed on in the background, as
  * px_mpi_comm_agree_ctx does it (proposals, then checks, again above the

@@ -156,7 +156,7 @@ static int px_mpi_error_raise(MPI_Errhandler eh, void *obj, int errclass, const 
     fprintf(stderr, "Plexus fatal error on rank %d: %s\n",
             px_mpi_comm_world ? px_mpi_comm_world->rank : 0, line);
     fflush(stderr);
-    if (px_mpi_initialized && !px_mpi_finalized)
+    if (px_mpi_rt_up)
         px_boot_abort(errclass ? (errclass & 0xff ? errclass & 0xff : 1) : 1, line);
     exit(1);
 }

@@ -45,16 +45,17 @@ int px_mpi_comm_init_world(const px_boot_info_t *boot); /* comm.c */
 void px_mpi_comm_finalize(void);
 void px_mpi_bsend_finalize(void);
 
-static int px_mpi_init_common(const char *fn)
+/* The runtime under the world model and the sessions: brought up by its
+ * first user, torn down when the last one finalizes. Set up once per
+ * process: the bootstrap cannot be joined again once left. */
+int px_mpi_rt_up, px_mpi_rt_gone;
+static int px_mpi_rt_users;
+
+static void px_mpi_rt_start(const char *fn)
 {
     px_status_t st;
     char prefix[32];
 
-    if (px_mpi_initialized)
-        return px_mpi_error(NULL, MPI_ERR_OTHER, fn, "MPI is already initialized");
-    if (px_mpi_finalized)
-        return px_mpi_error(NULL, MPI_ERR_OTHER, fn,
-                            "MPI cannot be initialized again after MPI_Finalize");
     px_status_t pst = px_param_init();
     st = px_boot_init(&px_mpi_boot);
     if (st != PX_OK) {
@@ -99,8 +100,7 @@ static int px_mpi_init_common(const char *fn)
     px_mpi_dt_init();
     if (px_mpi_comm_init_world(&px_mpi_boot) != MPI_SUCCESS)
         px_boot_abort(1, "cannot create MPI_COMM_WORLD");
-    px_mpi_main_thread = pthread_self();
-    px_mpi_initialized = 1;
+    px_mpi_rt_up = 1;
     px_boot_spread();
     if (px_params.async_progress) {
         /* the progress thread and the program's calls take turns under
@@ -109,6 +109,55 @@ static int px_mpi_init_common(const char *fn)
         if (px_proto_async_start() != PX_OK)
             px_boot_abort(1, "cannot start the progress thread (PX_ASYNC_PROGRESS)");
     }
+}
+
+int px_mpi_rt_acquire(const char *fn)
+{
+    if (px_mpi_rt_gone)
+        return MPI_ERR_OTHER;
+    if (px_mpi_rt_users++ == 0)
+        px_mpi_rt_start(fn);
+    return MPI_SUCCESS;
+}
+
+void px_mpi_rt_release(void)
+{
+    if (px_mpi_rt_users <= 0 || --px_mpi_rt_users > 0)
+        return;
+    /* files the program left open, on any communicator */
+    px_mpi_io_finalize();
+    /* everything sent has reached its peer (acknowledged: a rail failing
+     * now still cannot lose it) */
+    px_proto_flush(PX_FLUSH_ACKED);
+    /* everyone has sent everything before anyone closes a connection */
+    px_mpi_coll_barrier(px_mpi_comm_world);
+    /* the barrier's own last messages may still be queued (a small send
+     * completes once its data is copied, not when it is on the wire); over
+     * a connection their acknowledgements are not waited for, the peer may
+     * have left; over datagrams the peers wait for each other's last word */
+    px_proto_flush(PX_FLUSH_LAST);
+    px_mpi_tool_finalize();
+    if (px_params.profile)
+        px_proto_print_stats();
+    px_proto_async_stop();
+    px_proto_finalize();
+    px_mpi_comm_finalize();
+    px_mpi_rt_up = 0;
+    px_mpi_rt_gone = 1;
+    px_topo_job_finalize();
+    px_boot_finalize();
+}
+
+static int px_mpi_init_common(const char *fn)
+{
+    if (px_mpi_initialized)
+        return px_mpi_error(NULL, MPI_ERR_OTHER, fn, "MPI is already initialized");
+    if (px_mpi_finalized || px_mpi_rt_gone)
+        return px_mpi_error(NULL, MPI_ERR_OTHER, fn,
+                            "MPI cannot be initialized again after it was finalized");
+    px_mpi_rt_acquire(fn);
+    px_mpi_main_thread = pthread_self();
+    px_mpi_initialized = 1;
     return MPI_SUCCESS;
 }
 
@@ -144,32 +193,18 @@ PX_WEAK(MPI_Init_thread)
 PX_PMPI(MPI_Finalize)(void)
 {
     PX_CS_ENTER();
-    PX_CHECK_INIT("MPI_Finalize");
+    if (!px_mpi_initialized || px_mpi_finalized)
+        return px_mpi_error(NULL, MPI_ERR_OTHER, "MPI_Finalize",
+                            px_mpi_finalized ? "called after MPI_Finalize"
+                                             : "called before MPI_Init");
     /* MPI_COMM_SELF's attributes go first, as if it were freed: their
      * delete callbacks run in the reverse order of setting and may still
      * call MPI (MPI-3.1 8.7.1) */
     px_mpi_attr_delete_all(px_mpi_comm_self);
-    px_mpi_io_finalize();
     px_mpi_bsend_finalize();
-    /* everything sent has reached its peer (acknowledged: a rail failing
-     * now still cannot lose it) */
-    px_proto_flush(PX_FLUSH_ACKED);
-    /* everyone has sent everything before anyone closes a connection */
-    px_mpi_coll_barrier(px_mpi_comm_world);
-    /* the barrier's own last messages may still be queued (a small send
-     * completes once its data is copied, not when it is on the wire); over
-     * a connection their acknowledgements are not waited for, the peer may
-     * have left; over datagrams the peers wait for each other's last word */
-    px_proto_flush(PX_FLUSH_LAST);
-    px_mpi_tool_finalize();
-    if (px_params.profile)
-        px_proto_print_stats();
-    px_proto_async_stop();
-    px_proto_finalize();
-    px_mpi_comm_finalize();
     px_mpi_finalized = 1;
-    px_topo_job_finalize();
-    px_boot_finalize();
+    /* the runtime stays up while a session is open */
+    px_mpi_rt_release();
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Finalize)
@@ -198,7 +233,7 @@ PX_PMPI(MPI_Abort)(MPI_Comm comm, int errorcode)
     char msg[128];
     snprintf(msg, sizeof(msg), "MPI_Abort(comm=0x%x, errorcode=%d) called", (unsigned)comm,
              errorcode);
-    if (!px_mpi_initialized || px_mpi_finalized) {
+    if (!px_mpi_rt_up) {
         fprintf(stderr, "Plexus: %s\n", msg);
         exit(errorcode ? errorcode : 1);
     }

@@ -262,6 +262,73 @@ PX_PMPI(MPI_Intercomm_create)
 }
 PX_WEAK(MPI_Intercomm_create)
 
+/* MPI-4.0 7.6.2: collective over both groups, which every member names
+ * (they must be disjoint); no peer communicator: the members of both agree
+ * on the context ids over the sessions' world (comm.c). The side whose
+ * leader has the lower world rank comes first in the agreement's group and
+ * in a merge where both pass the same `high`. Errors before the
+ * inter-communicator exists go to the handler given for it. */
+PX_PMPI(MPI_Intercomm_create_from_groups)
+(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader,
+ const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    PX_CS_ENTER();
+    static const char fn[] = "MPI_Intercomm_create_from_groups";
+    PX_CHECK_INIT(fn);
+    MPI_Errhandler eh;
+    int rc = px_mpi_from_group_check(errhandler, stringtag, info, newintercomm, &eh, fn);
+    if (rc != MPI_SUCCESS)
+        return rc;
+    px_mpi_group_t *lg = px_mpi_group_get(local_group), *rg = px_mpi_group_get(remote_group);
+    if (!lg || !rg)
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_GROUP, fn, "invalid group");
+    if (lg->rank == MPI_UNDEFINED)
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_GROUP, fn,
+                                "the calling process is not a member of the local group");
+    if (local_leader < 0 || local_leader >= lg->size || remote_leader < 0 ||
+        remote_leader >= rg->size)
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_RANK, fn,
+                                "invalid leader (local %d of %d, remote %d of %d)", local_leader,
+                                lg->size, remote_leader, rg->size);
+    for (int i = 0; i < rg->size; i++)
+        for (int j = 0; j < lg->size; j++)
+            if (rg->world[i] == lg->world[j])
+                return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_GROUP, fn,
+                                        "the local and remote groups overlap");
+    int low = lg->world[local_leader] < rg->world[remote_leader];
+    const px_mpi_group_t *a = low ? lg : rg, *b = low ? rg : lg;
+    px_mpi_group_t *u = px_mpi_group_new(lg->size + rg->size);
+    px_mpi_group_t *nl = px_mpi_group_new(lg->size), *nr = px_mpi_group_new(rg->size);
+    if (!u || !nl || !nr) {
+        px_mpi_group_release(u);
+        px_mpi_group_release(nl);
+        px_mpi_group_release(nr);
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
+    memcpy(u->world, a->world, sizeof(int) * (size_t)a->size);
+    memcpy(u->world + a->size, b->world, sizeof(int) * (size_t)b->size);
+    u->rank = low ? lg->rank : rg->size + lg->rank;
+    memcpy(nl->world, lg->world, sizeof(int) * (size_t)lg->size);
+    nl->rank = lg->rank;
+    memcpy(nr->world, rg->world, sizeof(int) * (size_t)rg->size);
+    uint32_t ctx;
+    rc = px_mpi_group_agree_ctx(u, 4, stringtag, 1, &ctx);
+    px_mpi_group_release(u);
+    if (rc != MPI_SUCCESS) {
+        px_mpi_group_release(nl);
+        px_mpi_group_release(nr);
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, rc, fn,
+                                rc == MPI_ERR_INTERN ? "context ids exhausted"
+                                                     : "communication failed");
+    }
+    px_mpi_comm_t *nc;
+    rc = px_inter_build(NULL, nl, nr, ctx, low, &nc);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error_obj(eh, MPI_COMM_NULL, rc, fn, "out of memory");
+    return px_mpi_from_group_finish(nc, eh, info, newintercomm, fn);
+}
+PX_WEAK(MPI_Intercomm_create_from_groups)
+
 PX_PMPI(MPI_Intercomm_merge)(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     PX_CS_ENTER();

@@ -102,6 +102,12 @@ typedef struct px_mpi_comm {
 } px_mpi_comm_t;
 
 extern px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;
+/* The process set mpi://WORLD as the sessions see it: an internal
+ * intra-communicator over every process of the job with its own context
+ * ids, which exists whenever the runtime is up (also without MPI_Init), on
+ * which the members of a group agree on the context id of a communicator
+ * made from the group (comm.c). */
+extern px_mpi_comm_t *px_mpi_comm_sworld;
 
 /* The node (from the launcher) of rank `rank` of intra-communicator c. */
 int px_mpi_comm_node_of(const px_mpi_comm_t *c, int rank);
@@ -143,6 +149,20 @@ static inline int px_mpi_comm_peer_size(const px_mpi_comm_t *c)
  * threads of a member agree on ids for other communicators meanwhile. */
 typedef int (*px_mpi_ctx_max_fn)(void *arg, int *val);
 int px_mpi_comm_agree_ctx(uint32_t n, px_mpi_ctx_max_fn max, void *arg, uint32_t *ctx_p);
+/* Fresh context ids (n of them) agreed by the members of g only, over
+ * px_mpi_comm_sworld, on a tag derived from stringtag (MPI_Comm_create_from_group,
+ * MPI_Intercomm_create_from_groups); salt keeps the two calls apart. */
+int px_mpi_group_agree_ctx(const px_mpi_group_t *g, uint32_t n, const char *stringtag, int salt,
+                           uint32_t *ctx_p);
+/* The checks both share: the handler for the new communicator (*eh_p; its
+ * errors go there, MPI_ERRHANDLER_NULL is MPI_ERRORS_ARE_FATAL), the string
+ * tag, info and output argument. MPI_SUCCESS, or the error reported. */
+int px_mpi_from_group_check(MPI_Errhandler errhandler, const char *stringtag, MPI_Info info,
+                            const void *out, MPI_Errhandler *eh_p, const char *fn);
+/* ... and the end they share: nc gets the handler and a copy of info's
+ * hints, the program its handle (nc is freed if that fails). */
+int px_mpi_from_group_finish(px_mpi_comm_t *nc, MPI_Errhandler eh, MPI_Info info, MPI_Comm *out,
+                             const char *fn);
 /* Inter-communicators (src/mpi/intercomm.c). */
 int px_mpi_intercomm_dup(px_mpi_comm_t *c, px_mpi_comm_t **newc_p, const char *fn);
 int px_mpi_intercomm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm, const char *fn);
@@ -278,7 +298,18 @@ int px_mpi_irecv_nohandle(px_mpi_req_t **req_p, void *buf, int count, MPI_Dataty
 
 /* ---------- errors ---------- */
 
+/* px_mpi_initialized and px_mpi_finalized are the world model's
+ * (MPI_Initialized, MPI_Finalized); px_mpi_rt_up says the runtime under it
+ * (bootstrap, channels, MPI_COMM_WORLD's internals) is up, for the world
+ * model, for a session, or both (init.c). */
 extern int px_mpi_initialized, px_mpi_finalized;
+extern int px_mpi_rt_up, px_mpi_rt_gone;
+/* One more user of the runtime (MPI_Init or MPI_Session_init): the first
+ * brings it up. MPI_ERR_OTHER when it was torn down already. */
+int px_mpi_rt_acquire(const char *fn);
+/* One user less: the last one tears the runtime down (a barrier over every
+ * process of the job first). */
+void px_mpi_rt_release(void);
 /* attr.c: a new communicator gets the attributes whose copy callback says
  * so (an error code when one fails); a freed one's are deleted, newest
  * first. */
@@ -321,12 +352,13 @@ int px_mpi_error_at(MPI_Errhandler eh, void *obj, int errclass, const char *fn, 
 int px_mpi_error_call(MPI_Errhandler eh, void *obj, int code, const char *fn, const char *msg);
 /* Also sets MPI_ERR_OTHER style codes for users (MPI_Add_error_class). */
 
+/* The runtime is up: MPI_Init was called, or a session is open. */
 #define PX_CHECK_INIT(fn)                                                                          \
     do {                                                                                           \
-        if (__builtin_expect(!px_mpi_initialized || px_mpi_finalized, 0))                          \
+        if (__builtin_expect(!px_mpi_rt_up, 0))                                                    \
             return px_mpi_error(NULL, MPI_ERR_OTHER, fn,                                           \
-                                px_mpi_finalized ? "called after MPI_Finalize"                     \
-                                                 : "called before MPI_Init");                      \
+                                px_mpi_rt_gone ? "called after MPI_Finalize"                       \
+                                               : "called before MPI_Init or MPI_Session_init");    \
     } while (0)
 
 #define PX_GET_COMM(var, handle, fn)                                                               \

@@ -6,7 +6,9 @@
  * - MPI_Register_datarep: a representation whose conversions store each
  *   int XOR a mask; the file holds the masked ints, reads give the
  *   originals, and the program's read, write and extent functions were
- *   called; registering a name twice (or a predefined one) is refused. */
+ *   called; registering a name twice (or a predefined one) is refused;
+ * - MPI_Register_datarep_c: the same with another mask, whose large-count
+ *   conversions are the ones called. */
 #include "io_test.h"
 
 #include <stdint.h>
@@ -49,6 +51,59 @@ static int xor_extent(MPI_Datatype dt, MPI_Aint *extent, void *extra)
     *extent = size;
     calls_extent++;
     return MPI_SUCCESS;
+}
+
+/* The large-count conversions (MPI_Register_datarep_c): another mask. */
+#define MASK_C 0x0f0f0f0f
+static int calls_read_c, calls_write_c;
+
+static int xor_write_c(void *userbuf, MPI_Datatype dt, MPI_Count count, void *filebuf,
+                       MPI_Offset position, void *extra)
+{
+    PX_CHECK(dt == MPI_INT && extra == &calls_write_c, "write_c conversion given another type");
+    const int *u = (const int *)userbuf + position;
+    int *f = filebuf;
+    for (MPI_Count i = 0; i < count; i++)
+        f[i] = u[i] ^ MASK_C;
+    calls_write_c++;
+    return MPI_SUCCESS;
+}
+
+static int xor_read_c(void *userbuf, MPI_Datatype dt, MPI_Count count, void *filebuf,
+                      MPI_Offset position, void *extra)
+{
+    PX_CHECK(dt == MPI_INT && extra == &calls_write_c, "read_c conversion given another type");
+    int *u = (int *)userbuf + position;
+    const int *f = filebuf;
+    for (MPI_Count i = 0; i < count; i++)
+        u[i] = f[i] ^ MASK_C;
+    calls_read_c++;
+    return MPI_SUCCESS;
+}
+
+/* Through the view of representation rep at xd (set by the caller): the
+ * ints written are read back as they were, the conversions of the
+ * representation (counted at writes, reads) were called, and the file
+ * holds them XOR mask, as a native view shows. */
+static void xor_roundtrip(MPI_File fh, MPI_Offset xd, const char *rep, const int *iv, int mask,
+                          const int *writes, const int *reads)
+{
+    int ir[N], w0 = *writes, r0 = *reads;
+    MPI_Status st;
+    PX_MPI(MPI_File_write_at(fh, 0, iv, N, MPI_INT, &st));
+    PX_CHECK(*writes > w0, "%s: the write conversion was not called", rep);
+    memset(ir, 0, sizeof(ir));
+    PX_MPI(MPI_File_read_at(fh, 0, ir, N, MPI_INT, &st));
+    PX_CHECK(*reads > r0, "%s: the read conversion was not called", rep);
+    PX_CHECK(io_count(&st, MPI_INT) == N && !memcmp(ir, iv, sizeof(ir)), "%s: read back differs",
+             rep);
+    PX_MPI(MPI_File_set_view(fh, xd, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    PX_MPI(MPI_File_read_at(fh, 0, ir, N, MPI_INT, &st));
+    for (int i = 0; i < N; i++)
+        if (ir[i] != (iv[i] ^ mask)) {
+            PX_CHECK(0, "%s: int %d in the file is %x, want %x", rep, i, ir[i], iv[i] ^ mask);
+            break;
+        }
 }
 
 static void be_bytes(unsigned char *out, const void *v, int n)
@@ -152,23 +207,23 @@ int main(int argc, char **argv)
     int ext_calls = calls_extent;
     PX_MPI(MPI_File_get_type_extent(fh, MPI_INT, &ext));
     PX_CHECK(ext == 4 && calls_extent > ext_calls, "type extent %ld through px-xor", (long)ext);
-    PX_MPI(MPI_File_write_at(fh, 0, iv, N, MPI_INT, &st));
-    PX_CHECK(calls_write > 0, "the write conversion was not called");
-    memset(ir, 0, sizeof(ir));
-    PX_MPI(MPI_File_read_at(fh, 0, ir, N, MPI_INT, &st));
-    PX_CHECK(calls_read > 0, "the read conversion was not called");
-    PX_CHECK(io_count(&st, MPI_INT) == N && !memcmp(ir, iv, sizeof(iv)),
-             "px-xor read back differs");
-    PX_MPI(MPI_File_set_view(fh, xd, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
-    PX_MPI(MPI_File_read_at(fh, 0, ir, N, MPI_INT, &st));
-    for (int i = 0; i < N; i++)
-        if (ir[i] != (iv[i] ^ MASK)) {
-            PX_CHECK(0, "int %d in the file is %x, want %x", i, ir[i], iv[i] ^ MASK);
-            break;
-        }
+    xor_roundtrip(fh, xd, "px-xor", iv, MASK, &calls_write, &calls_read);
+
+    /* the same through the large-count registration: its conversions, not
+     * the int ones, are called */
+    PX_MPI(MPI_Register_datarep_c("px-xor-c", xor_read_c, xor_write_c, xor_extent, &calls_write_c));
+    EXPECT_CLASS(MPI_Register_datarep_c("px-xor", xor_read_c, xor_write_c, xor_extent, NULL),
+                 MPI_ERR_DUP_DATAREP);
+    EXPECT_CLASS(MPI_Register_datarep_c("px-no-extent", xor_read_c, xor_write_c, NULL, NULL),
+                 MPI_ERR_ARG);
+    int int_reads = calls_read, int_writes = calls_write;
+    PX_MPI(MPI_File_set_view(fh, xd, MPI_INT, MPI_INT, "px-xor-c", MPI_INFO_NULL));
+    xor_roundtrip(fh, xd, "px-xor-c", iv, MASK_C, &calls_write_c, &calls_read_c);
+    PX_CHECK(calls_read == int_reads && calls_write == int_writes,
+             "the int conversions were called for px-xor-c");
     PX_MPI(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);
     if (me == 0)
         MPI_File_delete(path, MPI_INFO_NULL);
-    return px_test_finish("external32 and a registered representation, %d items", N);
+    return px_test_finish("external32 and registered representations (int and _c), %d items", N);
 }

@@ -22,12 +22,7 @@ static inline void io_path(char *out, size_t n, const char *tag)
 }
 
 /* The error class of a call's result is cls. */
-#define EXPECT_CLASS(call, cls)                                                                    \
-    do {                                                                                           \
-        int rc_ = (call), c_ = -1;                                                                 \
-        MPI_Error_class(rc_, &c_);                                                                 \
-        PX_CHECK(c_ == (cls), "%s: class %d, want %d (%s)", #call, c_, cls, #cls);                 \
-    } while (0)
+#define EXPECT_CLASS PX_EXPECT_CLASS
 
 /* Bytes a status says were transferred. */
 static inline int io_count(MPI_Status *st, MPI_Datatype dt)

@@ -71,6 +71,14 @@ static inline void px_test_fail_(const char *file, int line, const char *expr, c
         }                                                                                          \
     } while (0)
 
+/* The error class of a call's result is cls (the call returns errors). */
+#define PX_EXPECT_CLASS(call, cls)                                                                 \
+    do {                                                                                           \
+        int px_rc_ = (call), px_c_ = -1;                                                           \
+        MPI_Error_class(px_rc_, &px_c_);                                                           \
+        PX_CHECK(px_c_ == (cls), "%s: class %d, want %d (%s)", #call, px_c_, cls, #cls);           \
+    } while (0)
+
 /* Call after MPI_Init / MPI_Init_thread. */
 static inline void px_test_begin(const char *name)
 {

@@ -37,12 +37,7 @@ static void user_op(void *in, void *inout, int *len, MPI_Datatype *dt)
     (void)in, (void)inout, (void)len, (void)dt;
 }
 
-#define EXPECT(call, cls)                                                                          \
-    do {                                                                                           \
-        int rc_ = (call), c_ = -1;                                                                 \
-        MPI_Error_class(rc_, &c_);                                                                 \
-        PX_CHECK(c_ == (cls), "%s: class %d, want %d (%s)", #call, c_, cls, #cls);                 \
-    } while (0)
+#define EXPECT PX_EXPECT_CLASS
 
 int main(int argc, char **argv)
 {

@@ -65,6 +65,8 @@ typedef struct px_io_hints {
 typedef struct px_io_datarep {
     char name[MPI_MAX_DATAREP_STRING];
     MPI_Datarep_conversion_function *read_fn, *write_fn;
+    /* MPI_Register_datarep_c's: called with MPI_Count counts instead */
+    MPI_Datarep_conversion_function_c *read_fn_c, *write_fn_c;
     MPI_Datarep_extent_function *extent_fn;
     void *extra;
     struct px_io_datarep *next;

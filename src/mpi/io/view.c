@@ -38,13 +38,15 @@ static int px_io_rep_builtin(const char *name)
     return -1;
 }
 
-PX_PMPI(MPI_Register_datarep)
-(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
- MPI_Datarep_conversion_function *write_conversion_fn,
- MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+/* One registration, of the int conversions (r, w) or the large-count
+ * ones (rc, wc). */
+static int px_io_datarep_add(const char *datarep, MPI_Datarep_conversion_function *r,
+                             MPI_Datarep_conversion_function *w,
+                             MPI_Datarep_conversion_function_c *rc,
+                             MPI_Datarep_conversion_function_c *wc,
+                             MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state,
+                             const char *fn)
 {
-    PX_CS_ENTER();
-    const char *fn = "MPI_Register_datarep";
     PX_CHECK_INIT(fn);
     if (!datarep || !*datarep || strlen(datarep) >= MPI_MAX_DATAREP_STRING)
         return px_io_error(NULL, MPI_ERR_ARG, fn, "invalid data representation name");
@@ -56,15 +58,38 @@ PX_PMPI(MPI_Register_datarep)
     if (!d)
         return px_io_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
     snprintf(d->name, sizeof(d->name), "%s", datarep);
-    d->read_fn = read_conversion_fn;
-    d->write_fn = write_conversion_fn;
+    d->read_fn = r;
+    d->write_fn = w;
+    d->read_fn_c = rc;
+    d->write_fn_c = wc;
     d->extent_fn = dtype_file_extent_fn;
     d->extra = extra_state;
     d->next = px_io_dreps;
     px_io_dreps = d;
     return MPI_SUCCESS;
 }
+
+PX_PMPI(MPI_Register_datarep)
+(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+ MPI_Datarep_conversion_function *write_conversion_fn,
+ MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    PX_CS_ENTER();
+    return px_io_datarep_add(datarep, read_conversion_fn, write_conversion_fn, NULL, NULL,
+                             dtype_file_extent_fn, extra_state, "MPI_Register_datarep");
+}
 PX_WEAK(MPI_Register_datarep)
+
+PX_PMPI(MPI_Register_datarep_c)
+(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
+ MPI_Datarep_conversion_function_c *write_conversion_fn,
+ MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
+{
+    PX_CS_ENTER();
+    return px_io_datarep_add(datarep, NULL, NULL, read_conversion_fn, write_conversion_fn,
+                             dtype_file_extent_fn, extra_state, "MPI_Register_datarep_c");
+}
+PX_WEAK(MPI_Register_datarep_c)
 
 /* How a predefined element travels in external32 when it keeps its native
  * size: 0 copied, 1 byte-swapped, 2 byte-swapped by halves (complex);
@@ -565,8 +590,10 @@ int px_io_stream_out(px_io_file_t *f, const void *buf, int count, MPI_Datatype d
         *stream_p = s;
         return MPI_SUCCESS;
     }
-    if (f->view.rep == PX_IO_REP_USER && f->view.urep->write_fn) {
-        int rc = f->view.urep->write_fn((void *)buf, dt, count, s, 0, f->view.urep->extra);
+    const px_io_datarep_t *u = f->view.rep == PX_IO_REP_USER ? f->view.urep : NULL;
+    if (u && (u->write_fn || u->write_fn_c)) {
+        int rc = u->write_fn ? u->write_fn((void *)buf, dt, count, s, 0, u->extra)
+                             : u->write_fn_c((void *)buf, dt, (MPI_Count)count, s, 0, u->extra);
         if (rc != MPI_SUCCESS) {
             free(s);
             *own_p = 0;
@@ -593,11 +620,13 @@ int px_io_stream_in(px_io_file_t *f, char *stream, int own, MPI_Aint got, void *
     if (!own)
         return rc;
     px_mpi_dt_t *d = px_mpi_dt_get(dt);
-    if (f->view.rep == PX_IO_REP_USER && f->view.urep->read_fn) {
+    const px_io_datarep_t *u = f->view.rep == PX_IO_REP_USER ? f->view.urep : NULL;
+    if (u && (u->read_fn || u->read_fn_c)) {
         /* whole items only: a conversion function knows no partial ones */
         int items = d->size ? (int)(got / d->size) : count;
-        int urc = items ? f->view.urep->read_fn(buf, dt, items, stream, 0, f->view.urep->extra)
-                        : MPI_SUCCESS;
+        int urc = !items       ? MPI_SUCCESS
+                  : u->read_fn ? u->read_fn(buf, dt, items, stream, 0, u->extra)
+                               : u->read_fn_c(buf, dt, (MPI_Count)items, stream, 0, u->extra);
         if (urc != MPI_SUCCESS)
             rc = px_io_error(f, MPI_ERR_CONVERSION, fn,
                              "%s: the read conversion of \"%s\" failed (%d)", f->name,

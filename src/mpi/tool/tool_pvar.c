@@ -169,7 +169,7 @@ static px_t_link_t *px_t_sessions;
 /* The communicator of a bound handle, or NULL when it is gone. */
 static px_mpi_comm_t *px_t_handle_comm(const struct MPIR_T_pvar_handle_s *h)
 {
-    if (!px_mpi_initialized || px_mpi_finalized)
+    if (!px_mpi_rt_up)
         return NULL;
     px_mpi_comm_t *c = px_mpi_comm_get(h->comm);
     return c && c->ctx == h->ctx ? c : NULL;
@@ -341,7 +341,7 @@ PX_PMPI(MPI_T_pvar_handle_alloc)
     h->count = 1;
     if (v->bind == MPI_T_BIND_MPI_COMM) {
         px_mpi_comm_t *c = NULL;
-        if (obj_handle && px_mpi_initialized && !px_mpi_finalized)
+        if (obj_handle && px_mpi_rt_up)
             c = px_mpi_comm_get(*(const MPI_Comm *)obj_handle);
         if (!c) {
             free(h);
