@@ -1134,6 +1134,16 @@ int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
                   MPI_Comm comm, MPI_Request *request) PLEXUS_API;
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+/* Partitioned communication (MPI-4.0 chapter 4) */
+int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+    int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+    int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int MPI_Pready(int partition, MPI_Request request) PLEXUS_API;
+int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request) PLEXUS_API;
+int MPI_Pready_list(int length, int array_of_partitions[],
+    MPI_Request request) PLEXUS_API;
+int MPI_Parrived(MPI_Request request, int partition, int *flag) PLEXUS_API;
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys) PLEXUS_API;
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key) PLEXUS_API;
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo) PLEXUS_API;
@@ -2279,6 +2289,16 @@ int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, in
                    int recvtag, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
 int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                            int source, int recvtag, MPI_Comm comm, MPI_Request *request) PLEXUS_API;
+/* Partitioned communication (MPI-4.0 chapter 4) */
+int PMPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+    int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+    int source, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request) PLEXUS_API;
+int PMPI_Pready(int partition, MPI_Request request) PLEXUS_API;
+int PMPI_Pready_range(int partition_low, int partition_high, MPI_Request request) PLEXUS_API;
+int PMPI_Pready_list(int length, int array_of_partitions[],
+    MPI_Request request) PLEXUS_API;
+int PMPI_Parrived(MPI_Request request, int partition, int *flag) PLEXUS_API;
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys) PLEXUS_API;
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key) PLEXUS_API;
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo) PLEXUS_API;

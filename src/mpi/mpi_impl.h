@@ -218,7 +218,8 @@ enum {
     PX_MPI_REQ_DONE, /* completes at once (PROC_NULL, buffered) */
     PX_MPI_REQ_COLL, /* nonblocking collective schedule */
     PX_MPI_REQ_GREQ,
-    PX_MPI_REQ_RMA, /* request-based one-sided operation (rma/rma_ops.c) */
+    PX_MPI_REQ_RMA,  /* request-based one-sided operation (rma/rma_ops.c) */
+    PX_MPI_REQ_PART, /* partitioned send or receive (part.c) */
 };
 
 typedef struct px_mpi_req px_mpi_req_t;
@@ -274,6 +275,8 @@ typedef struct px_mpi_req_group {
 int px_mpi_req_group_poll(px_mpi_req_t *r);
 /* coll_persist.c: MPI_Start of a persistent collective. */
 int px_mpi_pcoll_start(px_mpi_req_t *r);
+/* part.c: MPI_Start of a partitioned request. */
+int px_mpi_part_start(px_mpi_req_t *r);
 px_mpi_req_t *px_mpi_req_new(int kind);
 px_mpi_req_t *px_mpi_req_new_internal(int kind);
 void px_mpi_req_free(px_mpi_req_t *r);

@@ -799,6 +799,8 @@ static int px_start_one(MPI_Request *request, const char *fn)
     int rc;
     if (r->kind == PX_MPI_REQ_COLL) {
         rc = px_mpi_pcoll_start(r);
+    } else if (r->kind == PX_MPI_REQ_PART) {
+        rc = px_mpi_part_start(r);
     } else if (r->kind == PX_MPI_REQ_RECV) {
         rc = px_recv_start(r, r->comm->ctx);
     } else if (r->bsend) {

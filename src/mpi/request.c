@@ -602,6 +602,9 @@ PX_PMPI(MPI_Request_free)(MPI_Request *request)
         *request = MPI_REQUEST_NULL;
         return MPI_SUCCESS;
     }
+    if (r->kind == PX_MPI_REQ_PART && !px_req_inactive(r) && !px_mpi_req_is_done(r))
+        return px_mpi_error(r->comm, MPI_ERR_REQUEST, "MPI_Request_free",
+                            "the partitioned request is active: complete it first");
     if (px_req_inactive(r) || px_mpi_req_is_done(r) || r->kind == PX_MPI_REQ_COLL) {
         if (!px_req_inactive(r) && r->kind == PX_MPI_REQ_COLL)
             px_mpi_req_wait(r);
