@@ -110,6 +110,8 @@ int px_mpi_comm_agree_ctx(uint32_t n, px_mpi_ctx_max_fn max, void *arg, uint32_t
     }
 }
 
+const px_boot_info_t *px_mpi_boot_info(void) { return px_comm_boot; }
+
 int px_mpi_comm_init_world(const px_boot_info_t *boot)
 {
     px_comm_boot = boot;

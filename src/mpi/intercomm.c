@@ -135,6 +135,12 @@ static int px_inter_build(px_mpi_comm_t *parent, px_mpi_group_t *lg, px_mpi_grou
     return MPI_SUCCESS;
 }
 
+int px_mpi_intercomm_build(px_mpi_comm_t *parent, px_mpi_group_t *lg, px_mpi_group_t *rg,
+                           uint32_t ctx, int low, px_mpi_comm_t **newc_p)
+{
+    return px_inter_build(parent, lg, rg, ctx, low, newc_p);
+}
+
 int px_mpi_intercomm_dup(px_mpi_comm_t *c, px_mpi_comm_t **newc_p, const char *fn)
 {
     uint32_t ctx;

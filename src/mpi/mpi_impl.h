@@ -166,6 +166,13 @@ int px_mpi_from_group_finish(px_mpi_comm_t *nc, MPI_Errhandler eh, MPI_Info info
 /* Inter-communicators (src/mpi/intercomm.c). */
 int px_mpi_intercomm_dup(px_mpi_comm_t *c, px_mpi_comm_t **newc_p, const char *fn);
 int px_mpi_intercomm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm, const char *fn);
+/* Inter-communicator over the local group lg and remote group rg (one
+ * reference of each taken over), contexts ctx .. ctx + 3 agreed by both
+ * groups; low: this side first in a merge where both pass the same high. */
+int px_mpi_intercomm_build(px_mpi_comm_t *parent, px_mpi_group_t *lg, px_mpi_group_t *rg,
+                           uint32_t ctx, int low, px_mpi_comm_t **newc_p);
+/* The job this process belongs to (set at MPI_Init). */
+const px_boot_info_t *px_mpi_boot_info(void);
 
 /* ---------- info objects (src/mpi/info.c) ---------- */
 
