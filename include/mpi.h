@@ -32,8 +32,8 @@ extern "C" {
 /* ------------------------------------------------------------------------- */
 
 /* Plexus implements MPI-3.1. */
-#define MPI_VERSION    3
-#define MPI_SUBVERSION 1
+#define MPI_VERSION    4
+#define MPI_SUBVERSION 0
 
 #define PLEXUS_VERSION       "0.1.0"
 #define PLEXUS_VERSION_MAJOR 0

@@ -306,9 +306,8 @@ PX_PMPI(MPI_Get_library_version)(char *version, int *resultlen)
 {
     if (!version || !resultlen)
         return MPI_ERR_ARG;
-    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                     "Plexus %s (MPI %d.%d; transports: self, shm, tcp; MPICH ABI)", PX_VERSION,
-                     MPI_VERSION, MPI_SUBVERSION);
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "Plexus %s (MPI %d.%d; MPICH ABI)",
+                     PX_VERSION, MPI_VERSION, MPI_SUBVERSION);
     *resultlen = n;
     return MPI_SUCCESS;
 }
