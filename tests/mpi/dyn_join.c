@@ -40,7 +40,8 @@ static int my_addrs(uint32_t *a)
     return n;
 }
 
-/* A connection to one of the n addresses at port, each tried for 2 s. */
+/* A connection to one of the n addresses at port, each tried for 8 s (a
+ * lost SYN is sent again after 1 and 3 s). */
 static int connect_any(const uint32_t *a, int n, int port)
 {
     for (int k = 0; k < n; k++) {
@@ -52,7 +53,7 @@ static int connect_any(const uint32_t *a, int n, int port)
         if (fd < 0)
             continue;
         if ((connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 ||
-             (errno == EINPROGRESS && poll(&p, 1, 2000) == 1 &&
+             (errno == EINPROGRESS && poll(&p, 1, 8000) == 1 &&
               getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 && err == 0)) &&
             fcntl(fd, F_SETFL, 0) == 0)
             return fd;
