@@ -12,6 +12,11 @@ data of a rank on another node):
               (-c -s 256 -b 64k -t 64k --mpiio.useStridedDatatype --mpiio.useFileView;
               not -C: with it, IOR skips the read call on some ranks only, so
               the collective calls no longer match)
+  strided-cb  the same with two-phase collective buffering forced on
+              (hints romio_cb_write=enable, romio_cb_read=enable, through
+              IOR_HINT__MPI__ variables; Open MPI's OMPIO ignores them and
+              aggregates anyway): the aggregation traffic, for the
+              multi-rail gain between emulated nodes
 
 Placements: ranks on this machine (--np, default 4,8), and on emulated
 nodes of a pxfab fabric (--nodes, default 2,4; two ranks per node, two rails
@@ -54,6 +59,10 @@ CASES = {
     "strided": ("strided collective, 256 x 64 KB", ["-c", "-s", "256", "-b", "64k", "-t", "64k",
                                                     "--mpiio.useStridedDatatype",
                                                     "--mpiio.useFileView"]),
+    "strided-cb": ("strided collective, 256 x 64 KB, two-phase forced",
+                   ["-c", "-s", "256", "-b", "64k", "-t", "64k", "--mpiio.useStridedDatatype",
+                    "--mpiio.useFileView"],
+                   ["IOR_HINT__MPI__romio_cb_write=enable", "IOR_HINT__MPI__romio_cb_read=enable"]),
 }
 
 
@@ -66,6 +75,8 @@ def command(mpi, np, case, path, nodes=None, rails="rail0,rail1", timeout=300):
     if nodes:
         a += ["--nodes", ",".join("node%d" % i for i in range(nodes)), "--mgmt", "pxf-mgmt",
               "--rails", rails]
+    for e in CASES[case][2] if len(CASES[case]) > 2 else []:
+        a += ["--env", e]
     return a + [ior_bin(mpi), "-a", "MPIIO", "-w", "-r", "-e", "-i", "3",
                 "-o", path] + CASES[case][1]
 

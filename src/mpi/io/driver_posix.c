@@ -111,6 +111,12 @@ static int px_posix_get_size(int h, off_t *size_p)
     return 0;
 }
 
+static int64_t px_posix_block_size(int h)
+{
+    struct stat st;
+    return fstat(h, &st) ? 0 : (int64_t)st.st_blksize;
+}
+
 static int px_posix_preallocate(int h, off_t size)
 {
     if (size <= 0)
@@ -184,6 +190,7 @@ const px_io_driver_t px_io_driver_posix = {
     .fsync = px_posix_fsync,
     .set_size = px_posix_set_size,
     .get_size = px_posix_get_size,
+    .block_size = px_posix_block_size,
     .preallocate = px_posix_preallocate,
     .lock = px_posix_lock,
     .unlock = px_posix_unlock,

@@ -435,7 +435,8 @@ PX_PMPI(MPI_File_open)
         int32_t pad;
         uint64_t id;
         int64_t size;
-    } root = {0, 0, 0, 0};
+        int64_t blksize;
+    } root = {0, 0, 0, 0, 0};
     if (fc->rank == 0) {
         static unsigned seq;
         err = px_io_fd_open(f, 1, perm);
@@ -444,6 +445,8 @@ PX_PMPI(MPI_File_open)
         off_t sz = 0;
         if (!err && (amode & MPI_MODE_APPEND) && f->drv->get_size(f->fd, &sz) == 0)
             root.size = sz;
+        if (!err)
+            root.blksize = f->drv->block_size(f->fd);
     }
     rc = px_mpi_coll_bcast(&root, (int)sizeof(root), MPI_BYTE, 0, fc);
     if (rc == MPI_SUCCESS && fc->rank != 0 && !root.err)
@@ -463,6 +466,11 @@ PX_PMPI(MPI_File_open)
         px_io_file_free(f);
         return px_io_error(NULL, rc, fn, "%s: cannot agree with the other processes", filename);
     }
+    /* file domains aligned to the file system's block unless the hints
+     * say otherwise (rank 0's file, as for every hint) */
+    if (!f->hints.block_size_set && !f->hints.striping_unit && root.blksize >= 512 &&
+        root.blksize <= (64 << 20))
+        f->hints.cb_block_size = root.blksize;
     f->shfp_path = px_io_shfp_name(f->path, root.id);
     rc = px_io_view_set(f, 0, MPI_BYTE, MPI_BYTE, "native", fn);
     if (rc == MPI_SUCCESS && !f->shfp_path)

@@ -8,12 +8,16 @@
 #include <limits.h>
 #include <stdlib.h>
 
+uint64_t px_mpi_io_stats[PX_IO_STAT_N];
+
 /* What every process tells the others at the start of a collective
  * access. */
 typedef struct {
     int64_t err;    /* MPI error class of this process's arguments, 0 if fine */
     int64_t lo, hi; /* the file range it touches (lo == hi: none) */
     int64_t sorted; /* its pieces do not overlap and go forwards */
+    int64_t pieces; /* how many contiguous pieces, of how many bytes */
+    int64_t bytes;
 } px_io_range_t;
 
 /* A piece's share of one aggregator's window in one round. */
@@ -373,6 +377,8 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
                 }
             }
         }
+        for (MPI_Aint k = 0; k < ne; k++)
+            px_mpi_io_stats[PX_IO_STAT_AGG_BYTES] += (uint64_t)ent[k].len;
         if (write) {
             if (me >= 0 && io_rc == MPI_SUCCESS)
                 io_rc = px_io_agg_write(f, ent, ne, fn);
@@ -500,8 +506,10 @@ int px_io_coll(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Dataty
                  px_io_stream_in_buf(f, buf, count, dt, bytes, &stream, &own) != MPI_SUCCESS)
             rc = px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
     }
-    px_io_range_t me = {rc == MPI_SUCCESS ? 0 : px_mpi_error_class_of(rc), 0, 0, 1}, *all;
+    px_io_range_t me = {rc == MPI_SUCCESS ? 0 : px_mpi_error_class_of(rc), 0, 0, 1, 0, 0}, *all;
     if (rc == MPI_SUCCESS && n) {
+        me.pieces = n;
+        me.bytes = bytes;
         me.lo = p[0].off;
         me.hi = p[0].off + p[0].len;
         for (MPI_Aint i = 1; i < n; i++) {
@@ -514,11 +522,14 @@ int px_io_coll(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Dataty
     all = malloc(sizeof(*all) * (size_t)f->comm->size);
     int crc = all ? px_mpi_coll_allgather_bytes(&me, all, sizeof(me), f->comm) : MPI_ERR_NO_MEM;
     int other = 0, sorted = 1, data = 0;
+    int64_t pieces = 0, total = 0;
     for (int r = 0; crc == MPI_SUCCESS && r < f->comm->size; r++) {
         if (all[r].err && !other)
             other = (int)all[r].err;
         sorted &= all[r].sorted != 0;
         data |= all[r].lo < all[r].hi;
+        pieces += all[r].pieces;
+        total += all[r].bytes;
     }
     if (crc != MPI_SUCCESS) {
         if (rc == MPI_SUCCESS)
@@ -529,15 +540,23 @@ int px_io_coll(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Dataty
     } else if (data) {
         if (!write && n)
             rc = px_io_trim_eof(f, p, &n, &bytes, fn);
+        /* automatic: two-phase when the ranges interleave in pieces
+         * smaller than a block of the file system on average, which the
+         * aggregators then write or read as whole blocks; pieces of a block
+         * or more gain nothing from the detour and each process does its
+         * own (cb_block_size: the file system's block unless set) */
         int mode = write ? f->hints.cb_write : f->hints.cb_read;
+        int mixed = px_io_interleaved(all, f->comm->size);
+        int small = pieces && total / pieces < f->hints.cb_block_size;
         int two = !f->atomic && sorted && mode != PX_IO_DISABLE && f->naggr > 0 &&
-                  (mode == PX_IO_ENABLE || px_io_interleaved(all, f->comm->size));
+                  (mode == PX_IO_ENABLE || (mixed && small));
         int rc2;
+        px_mpi_io_stats[two ? PX_IO_STAT_TWO_PHASE : PX_IO_STAT_DIRECT]++;
         if (two) {
             rc2 = px_io_two_phase(f, p, n, stream, write, all, fn);
             *got_p = rc2 == MPI_SUCCESS ? bytes : 0;
         } else {
-            rc2 = px_io_pieces_rw(f, p, n, stream, write, got_p, fn);
+            rc2 = px_io_pieces_rw(f, p, n, stream, write, mixed, got_p, fn);
         }
         if (rc == MPI_SUCCESS)
             rc = rc2;

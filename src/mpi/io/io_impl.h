@@ -30,6 +30,8 @@ typedef struct px_io_driver {
     int (*fsync)(int h);
     int (*set_size)(int h, off_t size);
     int (*get_size)(int h, off_t *size_p);
+    /* the file system's preferred block for this file (0: unknown) */
+    int64_t (*block_size)(int h);
     int (*preallocate)(int h, off_t size);
     /* byte-range locks, waiting for conflicting ones; len 0: to the end */
     int (*lock)(int h, off_t off, off_t len, int exclusive);
@@ -177,10 +179,11 @@ void px_io_datarep_finalize(void);
 int px_io_access(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype dt, int write,
                  MPI_Aint *got_p, const char *fn);
 /* Reads or writes pieces to/from a contiguous stream (data sieving,
- * locks in atomic mode); *got_p: bytes of the stream read before the end
- * of the file. */
+ * locks in atomic mode); crowded: other processes write between the
+ * pieces at the same time (a collective access), so writes are not
+ * sieved. *got_p: bytes of the stream read before the end of the file. */
 int px_io_pieces_rw(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, char *stream, int write,
-                    MPI_Aint *got_p, const char *fn);
+                    int crowded, MPI_Aint *got_p, const char *fn);
 /* The shared file pointer: fetch-and-add of `add` etypes (seek when set). */
 int px_io_shfp_fetch_add(px_io_file_t *f, MPI_Offset add, int set, MPI_Offset *old_p,
                          const char *fn);

@@ -151,7 +151,7 @@ static int px_io_sieve(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, char
 }
 
 int px_io_pieces_rw(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, char *stream, int write,
-                    MPI_Aint *got_p, const char *fn)
+                    int crowded, MPI_Aint *got_p, const char *fn)
 {
     *got_p = 0;
     if (!n)
@@ -171,9 +171,12 @@ int px_io_pieces_rw(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, char *s
             return px_io_sys_error(f, err, "lock", fn);
     }
     int mode = write ? f->hints.ds_write : f->hints.ds_read;
-    /* automatic: sieve when the pieces fill a good part of what is read */
+    /* automatic: sieve when the pieces fill a good part of what is read,
+     * and for writes only when no other process is known to be writing
+     * between them right now (its read-modify-write would wait for
+     * theirs, range lock after range lock) */
     int sieve = n > 1 && mode != PX_IO_DISABLE && (!write || f->can_read) &&
-                (mode == PX_IO_ENABLE || data * 4 >= hi - lo);
+                (mode == PX_IO_ENABLE || (data * 4 >= hi - lo && !(write && crowded)));
     int rc = sieve ? px_io_sieve(f, p, n, stream, write,
                                  write ? f->hints.ind_wr_buffer_size : f->hints.ind_rd_buffer_size,
                                  f->atomic, got_p, fn)
@@ -200,7 +203,7 @@ int px_io_access(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Data
     if (write) {
         rc = px_io_stream_out(f, buf, count, dt, &stream, &own, fn);
         if (rc == MPI_SUCCESS) {
-            rc = px_io_pieces_rw(f, p, n, stream, 1, got_p, fn);
+            rc = px_io_pieces_rw(f, p, n, stream, 1, 0, got_p, fn);
             if (own)
                 free(stream);
         }
@@ -209,7 +212,7 @@ int px_io_access(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Data
         if (rc != MPI_SUCCESS) {
             rc = px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
         } else {
-            rc = px_io_pieces_rw(f, p, n, stream, 0, got_p, fn);
+            rc = px_io_pieces_rw(f, p, n, stream, 0, 0, got_p, fn);
             int rc2 =
                 px_io_stream_in(f, stream, own, rc == MPI_SUCCESS ? *got_p : 0, buf, count, dt, fn);
             if (rc == MPI_SUCCESS)

@@ -40,6 +40,7 @@ static const struct {
     {"net.udp", "UDP datagrams made reliable by the rail layer (src/net/udp)"},
     {"progress", "How a waiting process polls, and where each process runs"},
     {"mpi.coll", "Collective algorithms and their selection (src/mpi/coll)"},
+    {"mpi.io", "MPI-IO: how collective file accesses went (src/mpi/io)"},
 };
 #define PX_T_NKNOWN ((int)(sizeof(px_t_cat_known) / sizeof(px_t_cat_known[0])))
 

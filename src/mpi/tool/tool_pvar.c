@@ -24,6 +24,7 @@ enum {
     PX_T_PV_COMM_POSTED, /* its posted receives */
     PX_T_PV_COLL_CALLS,  /* algorithm <arg> of the registry */
     PX_T_PV_COLL_BYTES,
+    PX_T_PV_IO, /* px_mpi_io_stats[arg] */
 };
 
 typedef struct px_t_pvar {
@@ -90,7 +91,7 @@ static px_t_pvar_t *px_t_pvar_add(const char *category, int kind, int arg, int c
 void px_t_pvar_setup(void)
 {
     int nalg = px_coll_algo_count();
-    px_t_pvars = calloc((size_t)(PX_CTR_N + 4 + 2 * nalg), sizeof(*px_t_pvars));
+    px_t_pvars = calloc((size_t)(PX_CTR_N + 4 + 2 * nalg + PX_IO_STAT_N), sizeof(*px_t_pvars));
     if (!px_t_pvars)
         return;
     for (int i = 0; i < PX_CTR_N; i++) {
@@ -140,6 +141,25 @@ void px_t_pvar_setup(void)
                               "and persistent (counted at init) ones, the library's own, and "
                               "the parts of node-aware and composite algorithms";
         }
+    }
+    static const struct {
+        const char *name, *desc;
+    } io_vars[PX_IO_STAT_N] = {
+        [PX_IO_STAT_TWO_PHASE] = {"io_coll_two_phase",
+                                  "Collective file accesses of this process that went through "
+                                  "two-phase collective buffering (docs/io.md)"},
+        [PX_IO_STAT_DIRECT] = {"io_coll_direct",
+                               "Collective file accesses in which each process did its own "
+                               "access (ranges apart, or pieces of a file-system block or more)"},
+        [PX_IO_STAT_AGG_BYTES] = {"io_aggregated_bytes",
+                                  "Bytes this process wrote or read for others as an aggregator "
+                                  "of two-phase collective buffering (its own included)"},
+    };
+    for (int i = 0; i < PX_IO_STAT_N; i++) {
+        px_t_pvar_t *v =
+            px_t_pvar_add("mpi.io", PX_T_PV_IO, i, MPI_T_PVAR_CLASS_COUNTER, MPI_T_BIND_NO_OBJECT);
+        snprintf(v->name, sizeof(v->name), "%s", io_vars[i].name);
+        v->desc = io_vars[i].desc;
     }
 }
 
@@ -216,6 +236,9 @@ static int px_t_pvar_now(const struct MPIR_T_pvar_handle_s *h, uint64_t *out)
         out[0] = v->kind == PX_T_PV_COLL_CALLS ? calls : bytes;
         break;
     }
+    case PX_T_PV_IO:
+        out[0] = px_mpi_io_stats[v->arg];
+        break;
     }
     return MPI_SUCCESS;
 }
