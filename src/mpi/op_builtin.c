@@ -15,7 +15,7 @@
  * ("very cheap") only vectorises loops needing no scalar epilogue, which
  * excludes all of them; the dynamic model weighs the epilogue instead. */
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("vect-cost-model=dynamic")
+#pragma GCC optimize("vect-cost-model=dynamic", "align-loops=32")
 #endif
 
 /* Fortran REAL*16 / COMPLEX*32 are IEEE binary128 with gfortran. Without
@@ -155,10 +155,21 @@ PX_OPI_CHECK(MPI_NO_OP, PX_OPI_NO_OP)
 
 typedef void (*px_op_fn_t)(const void *restrict in, void *restrict inout, MPI_Aint n);
 
+/* On x86-64 each loop is also built for AVX2 (twice the width of the
+ * baseline's SSE2), and the loader picks the version the CPU runs. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define PX_OP_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef PX_OP_CLONES
+#define PX_OP_CLONES
+#endif
+
 /* b[i] = a[i] op b[i]; the variadic tail is the loop body over a (in) and
  * b (inout), variadic so that it may contain commas. */
 #define PX_OP_LOOP(fname, T, ...)                                                                  \
-    static void fname(const void *restrict in_, void *restrict io_, MPI_Aint n)                    \
+    PX_OP_CLONES static void fname(const void *restrict in_, void *restrict io_, MPI_Aint n)       \
     {                                                                                              \
         const T *restrict a = (const T *)in_;                                                      \
         T *restrict b = (T *)io_;                                                                  \
