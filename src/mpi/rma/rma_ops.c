@@ -132,8 +132,10 @@ static int px_rma_req(px_mpi_win_t *w, px_rma_op_t *op, MPI_Request *request, co
 /* The target's side of an operation: PX_RMA_PROC_NULL, an error class
  * (reported), or MPI_SUCCESS with its type and where the window's
  * displacement 0 lies at the target. */
-static int px_rma_check(px_mpi_win_t *w, int target, MPI_Aint disp, int count, MPI_Datatype dt,
-                        px_mpi_dt_t **d_p, uint64_t *base_p, const char *fn)
+static inline __attribute__((always_inline)) int px_rma_check(px_mpi_win_t *w, int target,
+                                                              MPI_Aint disp, int count,
+                                                              MPI_Datatype dt, px_mpi_dt_t **d_p,
+                                                              uint64_t *base_p, const char *fn)
 {
     if (target == MPI_PROC_NULL)
         return PX_RMA_PROC_NULL;
@@ -284,8 +286,8 @@ static int px_rma_putget(int get, const void *oaddr, int ocount, MPI_Datatype od
 {
     PX_CS_ENTER();
     PX_GET_WIN(w, win, fn);
-    px_mpi_dt_t *td, *od = px_mpi_dt_get(odt);
-    uint64_t base;
+    px_mpi_dt_t *td = NULL, *od = px_mpi_dt_get(odt);
+    uint64_t base = 0;
     if (request)
         *request = MPI_REQUEST_NULL;
     if (ocount < 0)
@@ -309,6 +311,16 @@ static int px_rma_putget(int get, const void *oaddr, int ocount, MPI_Datatype od
         return px_mpi_win_error(w, MPI_ERR_ARG, fn,
                                 "origin (%zu bytes) and target (%zu bytes) do not match", n,
                                 (size_t)tcount * (size_t)td->size);
+    if (w->direct && !request && od->contig && td->contig) {
+        /* a window of this machine, both sides contiguous: one copy */
+        char *p = px_rma_part(w, target) + base + td->true_lb;
+        char *o = (char *)oaddr + od->true_lb;
+        if (get)
+            memcpy(o, p, n);
+        else
+            memcpy(p, o, n);
+        return MPI_SUCCESS;
+    }
     px_rma_xfer_t x = {.w = w, .target = target, .base = base};
     px_rma_op_t *op = NULL;
     void *packed = NULL;
@@ -435,8 +447,8 @@ static int px_rma_acc(const void *oaddr, int ocount, MPI_Datatype odt, void *rad
         return px_mpi_win_error(w, MPI_ERR_OP, fn,
                                 "only predefined operations%s apply in one-sided accumulates",
                                 fetch ? "" : " other than MPI_NO_OP");
-    px_mpi_dt_t *td, *od = NULL, *rd = NULL;
-    uint64_t base;
+    px_mpi_dt_t *td = NULL, *od = NULL, *rd = NULL;
+    uint64_t base = 0;
     if (op != MPI_NO_OP) {
         od = px_mpi_dt_get(odt);
         if (ocount < 0)
@@ -598,8 +610,8 @@ PX_PMPI(MPI_Compare_and_swap)
     if (!b || !b->size || px_mpi_op_builtin_check(MPI_BAND, datatype) != MPI_SUCCESS)
         return px_mpi_win_error(w, MPI_ERR_TYPE, fn,
                                 "compare-and-swap needs a predefined integer or byte type");
-    px_mpi_dt_t *td;
-    uint64_t base;
+    px_mpi_dt_t *td = NULL;
+    uint64_t base = 0;
     int rc = px_rma_check(w, target_rank, target_disp, 1, datatype, &td, &base, fn);
     if (rc == PX_RMA_PROC_NULL)
         return MPI_SUCCESS;
