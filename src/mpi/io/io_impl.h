@@ -1,5 +1,5 @@
 /* MPI-IO (MPI-3.1 chapter 13) in the MPI layer: file objects and hints
- * (file.c), views and data representations (view.c), independent access
+ * (file.c), views (view.c), data representations (datarep.c), independent access
  * with data sieving, atomic mode and shared file pointers (io_indep.c),
  * collective buffering (io_coll.c), and the file-system drivers behind
  * them (driver_posix.c). See docs/io.md. */
@@ -161,6 +161,13 @@ MPI_Offset px_io_view_eof(const px_io_view_t *v, MPI_Offset size);
 /* Checks a memory datatype for an access on f's view; its size. */
 int px_io_check_buf(px_io_file_t *f, const void *buf, int count, MPI_Datatype dt, const char *fn,
                     MPI_Aint *bytes_p);
+
+/* datarep.c */
+int px_io_rep_builtin(const char *name); /* PX_IO_REP_*, or -1 */
+const px_io_datarep_t *px_io_datarep_find(const char *name);
+/* Whether every element of t has the same size in v's representation as
+ * in memory (what views and conversions assume here). */
+int px_io_rep_sizes_ok(const px_io_view_t *v, MPI_Datatype t);
 /* Data of an access in the file representation, contiguous: *own is set
  * when *stream_p was allocated (free it). */
 int px_io_stream_out(px_io_file_t *f, const void *buf, int count, MPI_Datatype dt, char **stream_p,
