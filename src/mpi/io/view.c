@@ -1,5 +1,5 @@
-/* File views (displacement, etype, filetype) flattened to blocks, and the
- * file ranges of an access. */
+/* File views (displacement, etype, filetype) flattened to blocks in the
+ * file representation, and the file ranges of an access. */
 #include "io_impl.h"
 #include "../dtype_engine.h"
 
@@ -42,21 +42,20 @@ static int px_io_type_usable(MPI_Datatype t)
  * what the standard asks of a filetype: displacements non-negative and
  * non-decreasing, and for a file one may write, no byte twice (within a
  * copy or across copies). */
-static int px_io_view_blocks(px_io_view_t *v, MPI_Datatype t, int writable, const char **why)
+static int px_io_view_blocks(px_io_view_t *v, const px_dt_run_t *runs, MPI_Aint nruns,
+                             MPI_Aint extent, int writable, const char **why)
 {
-    px_dt_view_t dv;
-    if (px_dt_view_of(t, &dv) != MPI_SUCCESS)
-        return MPI_ERR_TYPE;
     MPI_Aint n = 0;
-    v->boff = malloc(sizeof(MPI_Aint) * (size_t)(dv.nruns + 1));
-    v->blen = malloc(sizeof(MPI_Aint) * (size_t)(dv.nruns + 1));
-    v->bpre = malloc(sizeof(MPI_Aint) * (size_t)(dv.nruns + 1));
+    v->boff = malloc(sizeof(MPI_Aint) * (size_t)(nruns + 1));
+    v->blen = malloc(sizeof(MPI_Aint) * (size_t)(nruns + 1));
+    v->bpre = malloc(sizeof(MPI_Aint) * (size_t)(nruns + 1));
     if (!v->boff || !v->blen || !v->bpre)
         return MPI_ERR_NO_MEM;
     MPI_Aint pre = 0;
-    for (MPI_Aint i = 0; i < dv.nruns; i++) {
-        MPI_Aint off = dv.runs[i].off,
-                 len = dv.runs[i].n * px_mpi_dtype_builtin(dv.runs[i].basic)->size;
+    for (MPI_Aint i = 0; i < nruns; i++) {
+        MPI_Aint off = runs[i].off,
+                 len = runs[i].n * (v->resized ? px_io_rep_basic_size(v, runs[i].basic)
+                                               : px_mpi_dtype_builtin(runs[i].basic)->size);
         if (!len)
             continue;
         if (off < 0) {
@@ -82,12 +81,226 @@ static int px_io_view_blocks(px_io_view_t *v, MPI_Datatype t, int writable, cons
         pre += len;
     }
     v->nblks = n;
-    if (n && v->boff[0] + dv.extent < v->boff[n - 1] + (writable ? v->blen[n - 1] : 0)) {
+    if (n && v->boff[0] + extent < v->boff[n - 1] + (writable ? v->blen[n - 1] : 0)) {
         *why = "copies of the filetype overlap (its extent is too small)";
         return MPI_ERR_TYPE;
     }
-    v->contig = n == 1 && v->boff[0] == 0 && v->blen[0] == dv.extent;
+    v->contig = n == 1 && v->boff[0] == 0 && v->blen[0] == extent;
     return MPI_SUCCESS;
+}
+
+/* ---------- filetypes in the file representation ---------- */
+
+/* In a representation where some types have another size than in memory
+ * (external32's long, a program's representation) the file holds each
+ * element at its size there. As MPI-3.1 13.5.1 says, displacements a
+ * constructor counts in elements of a type (contiguous, vector, indexed,
+ * subarray) are scaled to that type's extent in the file, and byte
+ * displacements (hvector, hindexed, struct, resized) are taken as they
+ * are; the file adds no alignment padding. */
+typedef struct px_io_fmap {
+    const px_io_view_t *v;
+    px_dt_run_t *runs; /* file offsets */
+    MPI_Aint n, cap;
+    int rc;
+    MPI_Datatype memo; /* the last type whose bounds were asked */
+    MPI_Aint memo_lb, memo_ext;
+} px_io_fmap_t;
+
+/* Called for each block of a type: count copies of old at file
+ * displacement disp. */
+typedef void px_io_fblk_fn(px_io_fmap_t *m, MPI_Aint disp, MPI_Aint count, MPI_Datatype old,
+                           void *arg);
+
+static void px_io_fbounds(px_io_fmap_t *m, MPI_Datatype t, MPI_Aint *lb, MPI_Aint *ext);
+
+static void px_io_fsubarray(px_io_fmap_t *m, const int *in, MPI_Datatype old, MPI_Aint e,
+                            px_io_fblk_fn *fn, void *arg)
+{
+    int nd = in[0], c = in[1 + 3 * nd] == MPI_ORDER_C;
+    const int *size = in + 1, *sub = in + 1 + nd, *start = in + 1 + 2 * nd;
+    int fast = c ? nd - 1 : 0, idx[32] = {0};
+    MPI_Aint stride[32];
+    if (nd > 32) {
+        m->rc = MPI_ERR_UNSUPPORTED_DATAREP;
+        return;
+    }
+    for (int k = 0; k < nd; k++)
+        if (sub[k] <= 0)
+            return;
+    MPI_Aint s = 1;
+    for (int k = 0; k < nd; k++) {
+        int d = c ? nd - 1 - k : k; /* fastest first */
+        stride[d] = s;
+        s *= size[d];
+    }
+    for (;;) {
+        MPI_Aint lin = 0;
+        for (int k = 0; k < nd; k++)
+            lin += (start[k] + idx[k]) * stride[k];
+        fn(m, lin * e, sub[fast], old, arg);
+        int k = 1; /* the next index, slower dimensions last */
+        for (; k < nd; k++) {
+            int d = c ? nd - 1 - k : k;
+            if (++idx[d] < sub[d])
+                break;
+            idx[d] = 0;
+        }
+        if (k >= nd)
+            return;
+    }
+}
+
+/* Calls fn for each block of derived type o in type-map order. */
+static void px_io_fblocks(px_io_fmap_t *m, px_dt_obj_t *o, px_io_fblk_fn *fn, void *arg)
+{
+    const int *in = o->ints;
+    const MPI_Aint *a = o->aints;
+    MPI_Datatype *t = o->types;
+    MPI_Aint lb, e = 0;
+    if (o->nc) { /* a large-count constructor */
+        m->rc = MPI_ERR_UNSUPPORTED_DATAREP;
+        return;
+    }
+    if (o->combiner != MPI_COMBINER_STRUCT && o->nt)
+        px_io_fbounds(m, t[0], &lb, &e);
+    switch (o->combiner) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED:
+        fn(m, 0, 1, t[0], arg);
+        break;
+    case MPI_COMBINER_CONTIGUOUS:
+        fn(m, 0, in[0], t[0], arg);
+        break;
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR:
+        for (MPI_Aint i = 0; i < in[0]; i++)
+            fn(m, i * (o->combiner == MPI_COMBINER_VECTOR ? in[2] * e : a[0]), in[1], t[0], arg);
+        break;
+    case MPI_COMBINER_INDEXED:
+        for (int i = 0; i < in[0]; i++)
+            fn(m, in[1 + in[0] + i] * e, in[1 + i], t[0], arg);
+        break;
+    case MPI_COMBINER_HINDEXED:
+        for (int i = 0; i < in[0]; i++)
+            fn(m, a[i], in[1 + i], t[0], arg);
+        break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+        for (int i = 0; i < in[0]; i++)
+            fn(m, in[2 + i] * e, in[1], t[0], arg);
+        break;
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        for (int i = 0; i < in[0]; i++)
+            fn(m, a[i], in[1], t[0], arg);
+        break;
+    case MPI_COMBINER_STRUCT:
+        for (int i = 0; i < in[0]; i++)
+            fn(m, a[i], in[1 + i], t[i], arg);
+        break;
+    case MPI_COMBINER_SUBARRAY:
+        px_io_fsubarray(m, in, t[0], e, fn, arg);
+        break;
+    default: /* darray, Fortran 90 parameterized types, ... */
+        m->rc = MPI_ERR_UNSUPPORTED_DATAREP;
+    }
+}
+
+static void px_io_fbounds_blk(px_io_fmap_t *m, MPI_Aint disp, MPI_Aint count, MPI_Datatype old,
+                              void *arg)
+{
+    MPI_Aint *b = arg, lb, ext;
+    if (count <= 0)
+        return;
+    px_io_fbounds(m, old, &lb, &ext);
+    if (b[2] || disp + lb < b[0])
+        b[0] = disp + lb;
+    if (b[2] || disp + lb + count * ext > b[1])
+        b[1] = disp + lb + count * ext;
+    b[2] = 0;
+}
+
+/* The lower bound and extent of t in the file. */
+static void px_io_fbounds(px_io_fmap_t *m, MPI_Datatype t, MPI_Aint *lb, MPI_Aint *ext)
+{
+    px_dt_obj_t *o = px_dt_obj(px_mpi_dt_get(t));
+    if (t == m->memo) {
+        *lb = m->memo_lb;
+        *ext = m->memo_ext;
+        return;
+    }
+    MPI_Aint b[3] = {0, 0, 1}; /* lower bound, upper bound, none yet */
+    if (!o) {
+        b[1] = px_io_rep_size(m->v, t, NULL);
+        if (b[1] < 0)
+            m->rc = MPI_ERR_CONVERSION;
+    } else if (o->combiner == MPI_COMBINER_RESIZED) {
+        b[0] = o->aints[0];
+        b[1] = o->aints[0] + o->aints[1];
+    } else if (o->combiner == MPI_COMBINER_SUBARRAY && !o->nc) {
+        MPI_Aint olb, e = 0, n = 1;
+        px_io_fbounds(m, o->types[0], &olb, &e);
+        for (int k = 0; k < o->ints[0]; k++)
+            n *= o->ints[1 + k];
+        b[1] = n * e;
+    } else {
+        px_io_fblocks(m, o, px_io_fbounds_blk, b);
+    }
+    *lb = b[0];
+    *ext = b[1] - b[0];
+    m->memo = t;
+    m->memo_lb = *lb;
+    m->memo_ext = *ext;
+}
+
+static void px_io_fmap_add(px_io_fmap_t *m, MPI_Aint off, MPI_Datatype basic)
+{
+    if (m->n) {
+        px_dt_run_t *l = &m->runs[m->n - 1];
+        if (l->basic == basic && l->off + l->n * px_io_rep_basic_size(m->v, basic) == off) {
+            l->n++;
+            return;
+        }
+    }
+    if (m->n == m->cap) {
+        MPI_Aint cap = m->cap ? 2 * m->cap : 64;
+        px_dt_run_t *r = realloc(m->runs, sizeof(*r) * (size_t)cap);
+        if (!r) {
+            m->rc = MPI_ERR_NO_MEM;
+            return;
+        }
+        m->runs = r;
+        m->cap = cap;
+    }
+    m->runs[m->n++] = (px_dt_run_t){off, 1, basic};
+}
+
+static void px_io_fput(px_io_fmap_t *m, MPI_Datatype t, MPI_Aint count, MPI_Aint disp);
+
+static void px_io_fput_blk(px_io_fmap_t *m, MPI_Aint disp, MPI_Aint count, MPI_Datatype old,
+                           void *arg)
+{
+    px_io_fput(m, old, count, *(MPI_Aint *)arg + disp);
+}
+
+/* Appends the file type map of count copies of t at disp. */
+static void px_io_fput(px_io_fmap_t *m, MPI_Datatype t, MPI_Aint count, MPI_Aint disp)
+{
+    MPI_Aint lb, ext;
+    px_io_fbounds(m, t, &lb, &ext);
+    px_dt_obj_t *o = px_dt_obj(px_mpi_dt_get(t));
+    px_dt_view_t dv;
+    for (MPI_Aint c = 0; c < count && m->rc == MPI_SUCCESS; c++) {
+        MPI_Aint at = disp + c * ext;
+        if (o) {
+            px_io_fblocks(m, o, px_io_fput_blk, &at);
+            continue;
+        }
+        px_dt_view_of(t, &dv); /* a pair's two elements, packed */
+        for (MPI_Aint i = 0; i < dv.nruns; i++) {
+            px_io_fmap_add(m, at, dv.runs[i].basic);
+            at += px_io_rep_basic_size(m->v, dv.runs[i].basic);
+        }
+    }
 }
 
 int px_io_view_set(px_io_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
@@ -122,23 +335,57 @@ int px_io_view_set(px_io_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
                                "%s: unknown data representation \"%s\"", f->name, datarep);
         v.rep = PX_IO_REP_USER;
     }
-    if (!px_io_rep_sizes_ok(&v, etype) || !px_io_rep_sizes_ok(&v, filetype))
-        return px_io_error(f, MPI_ERR_UNSUPPORTED_DATAREP, fn,
-                           "%s: \"%s\" with types whose size differs from the native one is "
-                           "not supported",
+    int eres = 0, fres = 0;
+    MPI_Aint esize = px_io_rep_size(&v, etype, &eres), fsize = px_io_rep_size(&v, filetype, &fres);
+    if (esize < 0 || fsize < 0)
+        return px_io_error(f, MPI_ERR_CONVERSION, fn, "%s: the extent function of \"%s\" failed",
                            f->name, datarep);
+    if (esize <= 0 || fsize % esize)
+        return px_io_error(f, MPI_ERR_ARG, fn,
+                           "%s: in \"%s\" the filetype (%ld bytes) is not made of etypes (%ld "
+                           "bytes)",
+                           f->name, datarep, (long)fsize, (long)esize);
+    /* a layout in the representation's sizes when they differ */
+    v.resized = eres || fres;
+    px_io_fmap_t m = {.v = &v, .memo = MPI_DATATYPE_NULL};
+    MPI_Aint lb = 0, extent = ft->extent;
+    px_dt_view_t dv;
     const char *why = "";
-    int rc = px_io_view_blocks(&v, filetype, !(f->amode & MPI_MODE_RDONLY), &why);
+    int rc = MPI_SUCCESS;
+    if (v.resized) {
+        px_io_fbounds(&m, filetype, &lb, &extent);
+        px_io_fput(&m, filetype, 1, 0);
+        rc = m.rc;
+        why = rc == MPI_ERR_CONVERSION ? "an extent function failed"
+                                       : "a filetype built with darray, a Fortran 90 "
+                                         "parameterized type or a large-count constructor";
+        if (rc == MPI_SUCCESS && extent <= 0) {
+            rc = MPI_ERR_TYPE;
+            why = "the filetype's extent in the file is not positive";
+        }
+    } else if (px_dt_view_of(filetype, &dv) != MPI_SUCCESS) {
+        rc = MPI_ERR_TYPE;
+    } else {
+        m.runs = (px_dt_run_t *)dv.runs;
+        m.n = dv.nruns;
+    }
+    if (rc == MPI_SUCCESS)
+        rc = px_io_view_blocks(&v, m.runs, m.n, extent, !(f->amode & MPI_MODE_RDONLY), &why);
+    if (v.resized)
+        free(m.runs);
     if (rc != MPI_SUCCESS) {
         px_io_view_free(&v);
+        if (rc == MPI_ERR_UNSUPPORTED_DATAREP)
+            return px_io_error(f, rc, fn, "%s: \"%s\" changes type sizes: %s is not supported",
+                               f->name, datarep, why);
         return px_io_error(f, rc, fn, "%s: %s", f->name,
                            rc == MPI_ERR_NO_MEM ? "out of memory" : why);
     }
     snprintf(v.datarep, sizeof(v.datarep), "%s", datarep);
     v.disp = disp;
-    v.esize = e->size;
-    v.ft_size = ft->size;
-    v.ft_extent = ft->extent;
+    v.esize = esize;
+    v.ft_size = fsize;
+    v.ft_extent = extent;
     /* the view keeps copies: the program may free its types */
     if (px_io_type_copy(etype, &v.etype) != MPI_SUCCESS ||
         px_io_type_copy(filetype, &v.filetype) != MPI_SUCCESS) {
@@ -364,13 +611,19 @@ PX_PMPI(MPI_File_get_type_extent)(MPI_File fh, MPI_Datatype datatype, MPI_Aint *
     px_dt_obj_t *o = px_dt_obj(d);
     if (!d || (o && o->user_freed))
         return px_io_error(f, MPI_ERR_TYPE, fn, "invalid datatype");
-    MPI_Aint ext = d->extent;
-    if (f->view.rep == PX_IO_REP_USER && px_mpi_dtype_is_builtin(datatype)) {
-        if (f->view.urep->extent_fn(datatype, &ext, f->view.urep->extra) != MPI_SUCCESS)
-            return px_io_error(f, MPI_ERR_CONVERSION, fn,
-                               "%s: the extent function of \"%s\" "
-                               "failed",
-                               f->name, f->view.datarep);
+    /* a type whose sizes the representation changes is laid out in the
+     * file as a filetype would be */
+    MPI_Aint ext = d->extent, lb;
+    int resized = 0;
+    if (px_io_rep_size(&f->view, datatype, &resized) < 0)
+        return px_io_error(f, MPI_ERR_CONVERSION, fn, "%s: the extent function of \"%s\" failed",
+                           f->name, f->view.datarep);
+    if (resized) {
+        px_io_fmap_t m = {.v = &f->view, .memo = MPI_DATATYPE_NULL};
+        px_io_fbounds(&m, datatype, &lb, &ext);
+        if (m.rc != MPI_SUCCESS)
+            return px_io_error(f, m.rc, fn, "%s: no extent in \"%s\" for this datatype", f->name,
+                               f->view.datarep);
     }
     *extent = ext;
     return MPI_SUCCESS;
@@ -390,15 +643,23 @@ int px_io_check_buf(px_io_file_t *f, const void *buf, int count, MPI_Datatype dt
     MPI_Aint bytes = (MPI_Aint)count * d->size;
     if (bytes && !buf)
         return px_io_error(f, MPI_ERR_BUFFER, fn, "null buffer");
+    int resized = 0;
+    MPI_Aint size = px_io_rep_size(&f->view, dt, &resized);
+    if (size < 0)
+        return px_io_error(f, MPI_ERR_CONVERSION, fn, "%s: the extent function of \"%s\" failed",
+                           f->name, f->view.datarep);
+    const px_io_datarep_t *u = f->view.urep;
+    if (resized && f->view.rep == PX_IO_REP_USER &&
+        !(u->read_fn || u->read_fn_c || u->write_fn || u->write_fn_c))
+        return px_io_error(f, MPI_ERR_UNSUPPORTED_DATAREP, fn,
+                           "%s: \"%s\" changes type sizes but has no conversion functions", f->name,
+                           f->view.datarep);
+    bytes = (MPI_Aint)count * size;
     if (bytes % f->view.esize)
         return px_io_error(f, MPI_ERR_IO, fn,
-                           "%s: %ld bytes of data are not a whole number of etypes (%ld bytes)",
+                           "%s: %ld bytes of data in the file are not a whole number of etypes "
+                           "(%ld bytes)",
                            f->name, (long)bytes, (long)f->view.esize);
-    if (!px_io_rep_sizes_ok(&f->view, dt))
-        return px_io_error(f, MPI_ERR_UNSUPPORTED_DATAREP, fn,
-                           "%s: \"%s\" with types whose size differs from the native one is "
-                           "not supported",
-                           f->name, f->view.datarep);
     *bytes_p = bytes;
     return MPI_SUCCESS;
 }
