@@ -17,8 +17,10 @@
  *   view) and read back as they were, also into a strided memory type;
  *   MPI_File_get_type_extent gives the external32 sizes; a long or
  *   unsigned long past 32 bits is MPI_ERR_CONVERSION (in a collective
- *   write on every rank, when one rank's is); binary128 values a long
- *   double cannot hold are rounded to nearest even when read;
+ *   write on every rank, when one rank's is), and so is a wchar past 16
+ *   bits; wchars are 2 bytes and unsigned longs 4 (read back without
+ *   sign extension); binary128 values a long double cannot hold are
+ *   rounded to nearest even when read;
  * - a view of etype MPI_LONG and a filetype of every np-th long, in
  *   external32 and in a registered representation whose extent function
  *   gives 4 bytes for a long: the file holds 4-byte longs where the view
@@ -337,6 +339,42 @@ static void x32_rounding(MPI_File fh, MPI_Offset base)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* wchar (2 bytes in external32) and unsigned long (4 bytes, not sign
+ * extended when read back); a wchar past 16 bits is MPI_ERR_CONVERSION. */
+static void x32_wchar_ulong(MPI_File fh, MPI_Offset base)
+{
+    enum { W = 4 };
+    const wchar_t wv[W] = {0x41, 0x3b1, 0xffff, (wchar_t)(0x100 + px_test_rank)};
+    const unsigned long uv[W] = {0, 1, 0xfffffff0UL, 0x80000000UL + (unsigned long)px_test_rank};
+    wchar_t wr[W];
+    unsigned long ur[W];
+    unsigned char raw[W * 6], want[4];
+    MPI_Offset at = base + px_test_rank * (MPI_Offset)sizeof(raw);
+    MPI_Status st;
+    PX_MPI(MPI_File_set_view(fh, at, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL));
+    PX_MPI(MPI_File_write_at_all(fh, 0, wv, W, MPI_WCHAR, &st));
+    PX_MPI(MPI_File_write_at(fh, 2 * W, uv, W, MPI_UNSIGNED_LONG, &st));
+    wchar_t big = 0x10000;
+    EXPECT_CLASS(MPI_File_write_at(fh, 0, &big, 1, MPI_WCHAR, &st), MPI_ERR_CONVERSION);
+    PX_MPI(MPI_File_read_at_all(fh, 0, wr, W, MPI_WCHAR, &st));
+    PX_CHECK(io_count(&st, MPI_WCHAR) == W, "read %d wchars", io_count(&st, MPI_WCHAR));
+    PX_MPI(MPI_File_read_at(fh, 2 * W, ur, W, MPI_UNSIGNED_LONG, &st));
+    PX_CHECK(!memcmp(wr, wv, sizeof(wr)) && !memcmp(ur, uv, sizeof(ur)),
+             "wchars or unsigned longs read back differ");
+    PX_MPI(MPI_File_set_view(fh, at, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    PX_MPI(MPI_File_read_at(fh, 0, raw, (int)sizeof(raw), MPI_BYTE, &st));
+    for (int i = 0; i < W; i++) {
+        uint16_t w = (uint16_t)wv[i];
+        uint32_t u = (uint32_t)uv[i];
+        be_bytes(want, &w, 2);
+        PX_CHECK(!memcmp(raw + 2 * i, want, 2), "wchar %d in the file: %02x%02x", i, raw[2 * i],
+                 raw[2 * i + 1]);
+        be_bytes(want, &u, 4);
+        PX_CHECK(!memcmp(raw + 2 * W + 4 * i, want, 4), "unsigned long %d in the file", i);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* The longs of a region where item i of rank r is at i * np + r, 4 bytes
  * each, as a native view shows them: big-endian (be) or as the program's
  * representation stores them (native int32 XOR mask). */
@@ -612,6 +650,7 @@ int main(int argc, char **argv)
     strided_longs(fh, x32s + np * K * 4, "px-long4", 0, MASK4, &calls_write4, &calls_read4);
     x32_layouts(fh);
     x32_rounding(fh, x32s + 2 * np * K * 4);
+    x32_wchar_ulong(fh, x32s + 2 * np * K * 4 + 96);
     PX_MPI(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);
     if (me == 0)
