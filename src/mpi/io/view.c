@@ -252,12 +252,13 @@ static void px_io_fbounds(px_io_fmap_t *m, MPI_Datatype t, MPI_Aint *lb, MPI_Ain
     m->memo_ext = *ext;
 }
 
-static void px_io_fmap_add(px_io_fmap_t *m, MPI_Aint off, MPI_Datatype basic)
+/* Appends n elements of basic type `basic` at file offset off. */
+static void px_io_fmap_add(px_io_fmap_t *m, MPI_Aint off, MPI_Aint n, MPI_Datatype basic)
 {
     if (m->n) {
         px_dt_run_t *l = &m->runs[m->n - 1];
         if (l->basic == basic && l->off + l->n * px_io_rep_basic_size(m->v, basic) == off) {
-            l->n++;
+            l->n += n;
             return;
         }
     }
@@ -271,7 +272,7 @@ static void px_io_fmap_add(px_io_fmap_t *m, MPI_Aint off, MPI_Datatype basic)
         m->runs = r;
         m->cap = cap;
     }
-    m->runs[m->n++] = (px_dt_run_t){off, 1, basic};
+    m->runs[m->n++] = (px_dt_run_t){off, n, basic};
 }
 
 static void px_io_fput(px_io_fmap_t *m, MPI_Datatype t, MPI_Aint count, MPI_Aint disp);
@@ -289,15 +290,19 @@ static void px_io_fput(px_io_fmap_t *m, MPI_Datatype t, MPI_Aint count, MPI_Aint
     px_io_fbounds(m, t, &lb, &ext);
     px_dt_obj_t *o = px_dt_obj(px_mpi_dt_get(t));
     px_dt_view_t dv;
+    px_dt_view_of(t, &dv);
+    if (!o && dv.nruns == 1 && count > 0) { /* one basic type: one run */
+        px_io_fmap_add(m, disp, count, t);
+        return;
+    }
     for (MPI_Aint c = 0; c < count && m->rc == MPI_SUCCESS; c++) {
         MPI_Aint at = disp + c * ext;
         if (o) {
             px_io_fblocks(m, o, px_io_fput_blk, &at);
             continue;
         }
-        px_dt_view_of(t, &dv); /* a pair's two elements, packed */
-        for (MPI_Aint i = 0; i < dv.nruns; i++) {
-            px_io_fmap_add(m, at, dv.runs[i].basic);
+        for (MPI_Aint i = 0; i < dv.nruns; i++) { /* a pair's two elements, packed */
+            px_io_fmap_add(m, at, 1, dv.runs[i].basic);
             at += px_io_rep_basic_size(m->v, dv.runs[i].basic);
         }
     }
