@@ -497,7 +497,7 @@ int px_io_coll(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Dataty
     int own = 0;
     *got_p = 0;
     if (rc == MPI_SUCCESS) {
-        bytes = (MPI_Aint)count * px_mpi_dt_get(dt)->size;
+        bytes = px_io_file_bytes(&f->view, dt, count);
         if (bytes && px_io_view_pieces(&f->view, off, bytes, &p, &n) != MPI_SUCCESS)
             rc = px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
         if (rc == MPI_SUCCESS && write)
@@ -571,6 +571,7 @@ int px_io_coll(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Dataty
     } else if (own) {
         free(stream);
     }
+    *got_p = px_io_map_bytes(&f->view, dt, *got_p, 0);
     return rc;
 }
 
@@ -590,7 +591,7 @@ static int px_io_coll_call(MPI_File fh, MPI_Offset off, int ptr, void *buf, int 
     rc = px_io_coll(f, ptr ? f->fp : off, buf, count, dt, write, rc, &got, fn);
     if (rc == MPI_SUCCESS) {
         if (ptr)
-            f->fp += got / f->view.esize;
+            f->fp += px_io_map_bytes(&f->view, dt, got, 1) / f->view.esize;
         px_io_status_set(status, got);
     }
     return rc;
@@ -604,7 +605,7 @@ static int px_io_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dt, int
     PX_GET_FILE(f, fh, fn);
     px_mpi_comm_t *c = f->comm;
     int rc = px_io_check_data(f, write, 1, 0, 0, buf, count, dt, fn);
-    MPI_Aint bytes = rc == MPI_SUCCESS ? (MPI_Aint)count * px_mpi_dt_get(dt)->size : 0;
+    MPI_Aint bytes = rc == MPI_SUCCESS ? px_io_file_bytes(&f->view, dt, count) : 0;
     if (rc == MPI_SUCCESS && f->split)
         rc = px_io_error(f, MPI_ERR_IO, fn, "%s: a split collective access is under way", f->name);
     int64_t mine = rc == MPI_SUCCESS ? bytes / f->view.esize : 0;

@@ -1,5 +1,5 @@
 /* MPI-IO (MPI-3.1 chapter 13) in the MPI layer: file objects and hints
- * (file.c), views and data representations (view.c), independent access
+ * (file.c), views (view.c), data representations (datarep.c), independent access
  * with data sieving, atomic mode and shared file pointers (io_indep.c),
  * collective buffering (io_coll.c), and the file-system drivers behind
  * them (driver_posix.c). See docs/io.md. */
@@ -81,6 +81,8 @@ enum { PX_IO_REP_NATIVE, PX_IO_REP_EXTERNAL32, PX_IO_REP_USER };
 typedef struct px_io_view {
     MPI_Offset disp;
     MPI_Datatype etype, filetype; /* retained */
+    /* sizes and offsets in the file representation: an etype's size, the
+     * filetype's size and extent, its blocks (native ones unless resized) */
     MPI_Aint esize;
     MPI_Aint ft_size, ft_extent;
     MPI_Aint nblks;
@@ -88,6 +90,7 @@ typedef struct px_io_view {
     MPI_Aint *bpre;        /* data bytes before each block */
     int contig;            /* one block filling the extent: the file is a byte stream */
     int rep;               /* PX_IO_REP_* */
+    int resized;           /* etype or filetype holds types whose size differs in rep */
     const px_io_datarep_t *urep;
     char datarep[MPI_MAX_DATAREP_STRING];
 } px_io_view_t;
@@ -160,22 +163,39 @@ int px_io_view_pieces(const px_io_view_t *v, MPI_Offset off, MPI_Offset nbytes, 
 MPI_Offset px_io_view_byte_offset(const px_io_view_t *v, MPI_Offset off);
 /* The view offset (etypes) of the first etype at or past byte `size`. */
 MPI_Offset px_io_view_eof(const px_io_view_t *v, MPI_Offset size);
-/* Checks a memory datatype for an access on f's view; its size. */
+/* Checks a memory datatype for an access on f's view; the size of its
+ * data in the file. */
 int px_io_check_buf(px_io_file_t *f, const void *buf, int count, MPI_Datatype dt, const char *fn,
                     MPI_Aint *bytes_p);
+
+/* datarep.c */
+int px_io_rep_builtin(const char *name); /* PX_IO_REP_*, or -1 */
+const px_io_datarep_t *px_io_datarep_find(const char *name);
+/* The size of basic (predefined, not a pair) type b in v's representation;
+ * -1 when the program's extent function fails. */
+MPI_Aint px_io_rep_basic_size(const px_io_view_t *v, MPI_Datatype b);
+/* The size of t's data in v's representation (-1 as above); *resized
+ * (may be NULL) set when it differs from the native size. */
+MPI_Aint px_io_rep_size(const px_io_view_t *v, MPI_Datatype t, int *resized);
+/* The file bytes of count items of t (their data, packed). */
+MPI_Aint px_io_file_bytes(const px_io_view_t *v, MPI_Datatype t, MPI_Aint count);
+/* The bytes the whole basic elements in `bytes` of a packed stream of t
+ * take on the other side: in the file (to_file) or in memory. */
+MPI_Aint px_io_map_bytes(const px_io_view_t *v, MPI_Datatype t, MPI_Aint bytes, int to_file);
 /* Data of an access in the file representation, contiguous: *own is set
  * when *stream_p was allocated (free it). */
 int px_io_stream_out(px_io_file_t *f, const void *buf, int count, MPI_Datatype dt, char **stream_p,
                      int *own_p, const char *fn);
-/* A buffer to read into (the user's when it can be), and back: `got` bytes
- * read are converted and unpacked into buf. */
+/* A buffer of `bytes` (file bytes) to read into (the user's when it can
+ * be), and back: `got` bytes read are converted and unpacked into buf. */
 int px_io_stream_in_buf(px_io_file_t *f, void *buf, int count, MPI_Datatype dt, MPI_Aint bytes,
                         char **stream_p, int *own_p);
 int px_io_stream_in(px_io_file_t *f, char *stream, int own, MPI_Aint got, void *buf, int count,
                     MPI_Datatype dt, const char *fn);
 void px_io_datarep_finalize(void);
 
-/* io_indep.c: independent access of nbytes at view offset off. */
+/* io_indep.c: independent access of count dt at view offset off; *got_p:
+ * the bytes of memory data done. */
 int px_io_access(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype dt, int write,
                  MPI_Aint *got_p, const char *fn);
 /* Reads or writes pieces to/from a contiguous stream (data sieving,

@@ -189,8 +189,7 @@ int px_io_pieces_rw(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, char *s
 int px_io_access(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Datatype dt, int write,
                  MPI_Aint *got_p, const char *fn)
 {
-    px_mpi_dt_t *d = px_mpi_dt_get(dt);
-    MPI_Aint bytes = (MPI_Aint)count * d->size;
+    MPI_Aint bytes = px_io_file_bytes(&f->view, dt, count);
     *got_p = 0;
     if (!bytes)
         return MPI_SUCCESS;
@@ -220,6 +219,7 @@ int px_io_access(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Data
         }
     }
     free(p);
+    *got_p = px_io_map_bytes(&f->view, dt, *got_p, 0);
     return rc;
 }
 
@@ -236,7 +236,7 @@ static int px_io_indep(MPI_File fh, MPI_Offset off, int ptr, void *buf, int coun
         return rc;
     rc = px_io_access(f, ptr ? f->fp : off, buf, count, dt, write, got_p, fn);
     if (ptr)
-        f->fp += *got_p / f->view.esize;
+        f->fp += px_io_map_bytes(&f->view, dt, *got_p, 1) / f->view.esize;
     return rc;
 }
 
@@ -452,7 +452,7 @@ static int px_io_shared(MPI_File fh, void *buf, int count, MPI_Datatype dt, int 
     int rc = px_io_check_data(f, write, 1, 0, 0, buf, count, dt, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    MPI_Aint bytes = (MPI_Aint)count * px_mpi_dt_get(dt)->size;
+    MPI_Aint bytes = px_io_file_bytes(&f->view, dt, count);
     MPI_Offset at;
     rc = px_io_shfp_fetch_add(f, bytes / f->view.esize, 0, &at, fn);
     if (rc != MPI_SUCCESS)

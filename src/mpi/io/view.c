@@ -1,165 +1,10 @@
-/* File views (displacement, etype, filetype) flattened to blocks, the
- * file ranges of an access, and data representations: native and
- * internal (the same), external32 (big-endian) and the program's own
- * (MPI_Register_datarep). */
+/* File views (displacement, etype, filetype) flattened to blocks in the
+ * file representation, and the file ranges of an access. */
 #include "io_impl.h"
 #include "../dtype_engine.h"
 
 #include <stdlib.h>
 #include <strings.h>
-
-/* ---------- data representations ---------- */
-
-static px_io_datarep_t *px_io_dreps;
-
-void px_io_datarep_finalize(void)
-{
-    while (px_io_dreps) {
-        px_io_datarep_t *d = px_io_dreps;
-        px_io_dreps = d->next;
-        free(d);
-    }
-}
-
-static const px_io_datarep_t *px_io_datarep_find(const char *name)
-{
-    for (px_io_datarep_t *d = px_io_dreps; d; d = d->next)
-        if (!strcmp(d->name, name))
-            return d;
-    return NULL;
-}
-
-static int px_io_rep_builtin(const char *name)
-{
-    if (!strcasecmp(name, "native") || !strcasecmp(name, "internal"))
-        return PX_IO_REP_NATIVE;
-    if (!strcasecmp(name, "external32"))
-        return PX_IO_REP_EXTERNAL32;
-    return -1;
-}
-
-/* One registration, of the int conversions (r, w) or the large-count
- * ones (rc, wc). */
-static int px_io_datarep_add(const char *datarep, MPI_Datarep_conversion_function *r,
-                             MPI_Datarep_conversion_function *w,
-                             MPI_Datarep_conversion_function_c *rc,
-                             MPI_Datarep_conversion_function_c *wc,
-                             MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state,
-                             const char *fn)
-{
-    PX_CHECK_INIT(fn);
-    if (!datarep || !*datarep || strlen(datarep) >= MPI_MAX_DATAREP_STRING)
-        return px_io_error(NULL, MPI_ERR_ARG, fn, "invalid data representation name");
-    if (!dtype_file_extent_fn)
-        return px_io_error(NULL, MPI_ERR_ARG, fn, "%s: no extent function", datarep);
-    if (px_io_rep_builtin(datarep) >= 0 || px_io_datarep_find(datarep))
-        return px_io_error(NULL, MPI_ERR_DUP_DATAREP, fn, "%s: already defined", datarep);
-    px_io_datarep_t *d = calloc(1, sizeof(*d));
-    if (!d)
-        return px_io_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    snprintf(d->name, sizeof(d->name), "%s", datarep);
-    d->read_fn = r;
-    d->write_fn = w;
-    d->read_fn_c = rc;
-    d->write_fn_c = wc;
-    d->extent_fn = dtype_file_extent_fn;
-    d->extra = extra_state;
-    d->next = px_io_dreps;
-    px_io_dreps = d;
-    return MPI_SUCCESS;
-}
-
-PX_PMPI(MPI_Register_datarep)
-(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
- MPI_Datarep_conversion_function *write_conversion_fn,
- MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
-{
-    PX_CS_ENTER();
-    return px_io_datarep_add(datarep, read_conversion_fn, write_conversion_fn, NULL, NULL,
-                             dtype_file_extent_fn, extra_state, "MPI_Register_datarep");
-}
-PX_WEAK(MPI_Register_datarep)
-
-PX_PMPI(MPI_Register_datarep_c)
-(const char *datarep, MPI_Datarep_conversion_function_c *read_conversion_fn,
- MPI_Datarep_conversion_function_c *write_conversion_fn,
- MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
-{
-    PX_CS_ENTER();
-    return px_io_datarep_add(datarep, NULL, NULL, read_conversion_fn, write_conversion_fn,
-                             dtype_file_extent_fn, extra_state, "MPI_Register_datarep_c");
-}
-PX_WEAK(MPI_Register_datarep_c)
-
-/* How a predefined element travels in external32 when it keeps its native
- * size: 0 copied, 1 byte-swapped, 2 byte-swapped by halves (complex);
- * -1: its external32 size differs (not supported yet). */
-static int px_io_x32_mode(MPI_Datatype t)
-{
-    const px_dtype_builtin_t *b = px_mpi_dtype_builtin(t);
-    if (!b || t == MPI_LONG || t == MPI_UNSIGNED_LONG || t == MPI_WCHAR || t == MPI_LONG_DOUBLE ||
-        t == MPI_C_LONG_DOUBLE_COMPLEX || t == MPI_CXX_LONG_DOUBLE_COMPLEX)
-        return -1;
-    if (b->size <= 1)
-        return 0;
-    return b->kind == PX_DTK_COMPLEX ? 2 : 1;
-}
-
-/* Whether every element of t has the same size in the representation as
- * in memory (what views and conversions assume here). */
-static int px_io_rep_sizes_ok(const px_io_view_t *v, MPI_Datatype t)
-{
-    px_dt_view_t dv;
-    if (v->rep == PX_IO_REP_NATIVE || px_dt_view_of(t, &dv) != MPI_SUCCESS)
-        return 1;
-    for (MPI_Aint i = 0; i < dv.nruns; i++) {
-        MPI_Datatype b = dv.runs[i].basic;
-        if (v->rep == PX_IO_REP_EXTERNAL32 && px_io_x32_mode(b) < 0)
-            return 0;
-        if (v->rep == PX_IO_REP_USER) {
-            MPI_Aint ext = 0;
-            if (v->urep->extent_fn(b, &ext, v->urep->extra) != MPI_SUCCESS ||
-                ext != px_mpi_dtype_builtin(b)->size)
-                return 0;
-        }
-    }
-    return 1;
-}
-
-static void px_io_swap(unsigned char *p, MPI_Aint n)
-{
-    for (MPI_Aint i = 0; i < n / 2; i++) {
-        unsigned char t = p[i];
-        p[i] = p[n - 1 - i];
-        p[n - 1 - i] = t;
-    }
-}
-
-/* Converts `bytes` of packed items of t between native and external32 in
- * place (the same operation both ways: sizes are equal). */
-static void px_io_x32_convert(MPI_Datatype t, char *buf, MPI_Aint bytes)
-{
-    px_dt_view_t dv;
-    if (px_dt_view_of(t, &dv) != MPI_SUCCESS || !dv.size)
-        return;
-    MPI_Aint pos = 0;
-    while (pos < bytes)
-        for (MPI_Aint i = 0; i < dv.nruns && pos < bytes; i++) {
-            const px_dt_run_t *r = &dv.runs[i];
-            int mode = px_io_x32_mode(r->basic);
-            MPI_Aint es = px_mpi_dtype_builtin(r->basic)->size;
-            for (MPI_Aint j = 0; j < r->n && pos + es <= bytes; j++, pos += es) {
-                if (mode == 1)
-                    px_io_swap((unsigned char *)buf + pos, es);
-                else if (mode == 2) {
-                    px_io_swap((unsigned char *)buf + pos, es / 2);
-                    px_io_swap((unsigned char *)buf + pos + es / 2, es / 2);
-                }
-            }
-            if (r->n && pos + es > bytes)
-                return; /* a partial element at the end stays as it is */
-        }
-}
 
 /* ---------- views ---------- */
 
@@ -197,21 +42,20 @@ static int px_io_type_usable(MPI_Datatype t)
  * what the standard asks of a filetype: displacements non-negative and
  * non-decreasing, and for a file one may write, no byte twice (within a
  * copy or across copies). */
-static int px_io_view_blocks(px_io_view_t *v, MPI_Datatype t, int writable, const char **why)
+static int px_io_view_blocks(px_io_view_t *v, const px_dt_run_t *runs, MPI_Aint nruns,
+                             MPI_Aint extent, int writable, const char **why)
 {
-    px_dt_view_t dv;
-    if (px_dt_view_of(t, &dv) != MPI_SUCCESS)
-        return MPI_ERR_TYPE;
     MPI_Aint n = 0;
-    v->boff = malloc(sizeof(MPI_Aint) * (size_t)(dv.nruns + 1));
-    v->blen = malloc(sizeof(MPI_Aint) * (size_t)(dv.nruns + 1));
-    v->bpre = malloc(sizeof(MPI_Aint) * (size_t)(dv.nruns + 1));
+    v->boff = malloc(sizeof(MPI_Aint) * (size_t)(nruns + 1));
+    v->blen = malloc(sizeof(MPI_Aint) * (size_t)(nruns + 1));
+    v->bpre = malloc(sizeof(MPI_Aint) * (size_t)(nruns + 1));
     if (!v->boff || !v->blen || !v->bpre)
         return MPI_ERR_NO_MEM;
     MPI_Aint pre = 0;
-    for (MPI_Aint i = 0; i < dv.nruns; i++) {
-        MPI_Aint off = dv.runs[i].off,
-                 len = dv.runs[i].n * px_mpi_dtype_builtin(dv.runs[i].basic)->size;
+    for (MPI_Aint i = 0; i < nruns; i++) {
+        MPI_Aint off = runs[i].off,
+                 len = runs[i].n * (v->resized ? px_io_rep_basic_size(v, runs[i].basic)
+                                               : px_mpi_dtype_builtin(runs[i].basic)->size);
         if (!len)
             continue;
         if (off < 0) {
@@ -237,12 +81,231 @@ static int px_io_view_blocks(px_io_view_t *v, MPI_Datatype t, int writable, cons
         pre += len;
     }
     v->nblks = n;
-    if (n && v->boff[0] + dv.extent < v->boff[n - 1] + (writable ? v->blen[n - 1] : 0)) {
+    if (n && v->boff[0] + extent < v->boff[n - 1] + (writable ? v->blen[n - 1] : 0)) {
         *why = "copies of the filetype overlap (its extent is too small)";
         return MPI_ERR_TYPE;
     }
-    v->contig = n == 1 && v->boff[0] == 0 && v->blen[0] == dv.extent;
+    v->contig = n == 1 && v->boff[0] == 0 && v->blen[0] == extent;
     return MPI_SUCCESS;
+}
+
+/* ---------- filetypes in the file representation ---------- */
+
+/* In a representation where some types have another size than in memory
+ * (external32's long, a program's representation) the file holds each
+ * element at its size there. As MPI-3.1 13.5.1 says, displacements a
+ * constructor counts in elements of a type (contiguous, vector, indexed,
+ * subarray) are scaled to that type's extent in the file, and byte
+ * displacements (hvector, hindexed, struct, resized) are taken as they
+ * are; the file adds no alignment padding. */
+typedef struct px_io_fmap {
+    const px_io_view_t *v;
+    px_dt_run_t *runs; /* file offsets */
+    MPI_Aint n, cap;
+    int rc;
+    MPI_Datatype memo; /* the last type whose bounds were asked */
+    MPI_Aint memo_lb, memo_ext;
+} px_io_fmap_t;
+
+/* Called for each block of a type: count copies of old at file
+ * displacement disp. */
+typedef void px_io_fblk_fn(px_io_fmap_t *m, MPI_Aint disp, MPI_Aint count, MPI_Datatype old,
+                           void *arg);
+
+static void px_io_fbounds(px_io_fmap_t *m, MPI_Datatype t, MPI_Aint *lb, MPI_Aint *ext);
+
+static void px_io_fsubarray(px_io_fmap_t *m, const int *in, MPI_Datatype old, MPI_Aint e,
+                            px_io_fblk_fn *fn, void *arg)
+{
+    int nd = in[0], c = in[1 + 3 * nd] == MPI_ORDER_C;
+    const int *size = in + 1, *sub = in + 1 + nd, *start = in + 1 + 2 * nd;
+    int fast = c ? nd - 1 : 0, idx[32] = {0};
+    MPI_Aint stride[32];
+    if (nd > 32) {
+        m->rc = MPI_ERR_UNSUPPORTED_DATAREP;
+        return;
+    }
+    for (int k = 0; k < nd; k++)
+        if (sub[k] <= 0)
+            return;
+    MPI_Aint s = 1;
+    for (int k = 0; k < nd; k++) {
+        int d = c ? nd - 1 - k : k; /* fastest first */
+        stride[d] = s;
+        s *= size[d];
+    }
+    for (;;) {
+        MPI_Aint lin = 0;
+        for (int k = 0; k < nd; k++)
+            lin += (start[k] + idx[k]) * stride[k];
+        fn(m, lin * e, sub[fast], old, arg);
+        int k = 1; /* the next index, slower dimensions last */
+        for (; k < nd; k++) {
+            int d = c ? nd - 1 - k : k;
+            if (++idx[d] < sub[d])
+                break;
+            idx[d] = 0;
+        }
+        if (k >= nd)
+            return;
+    }
+}
+
+/* Calls fn for each block of derived type o in type-map order. */
+static void px_io_fblocks(px_io_fmap_t *m, px_dt_obj_t *o, px_io_fblk_fn *fn, void *arg)
+{
+    const int *in = o->ints;
+    const MPI_Aint *a = o->aints;
+    MPI_Datatype *t = o->types;
+    MPI_Aint lb, e = 0;
+    if (o->nc) { /* a large-count constructor */
+        m->rc = MPI_ERR_UNSUPPORTED_DATAREP;
+        return;
+    }
+    if (o->combiner != MPI_COMBINER_STRUCT && o->nt)
+        px_io_fbounds(m, t[0], &lb, &e);
+    switch (o->combiner) {
+    case MPI_COMBINER_DUP:
+    case MPI_COMBINER_RESIZED:
+        fn(m, 0, 1, t[0], arg);
+        break;
+    case MPI_COMBINER_CONTIGUOUS:
+        fn(m, 0, in[0], t[0], arg);
+        break;
+    case MPI_COMBINER_VECTOR:
+    case MPI_COMBINER_HVECTOR:
+        for (MPI_Aint i = 0; i < in[0]; i++)
+            fn(m, i * (o->combiner == MPI_COMBINER_VECTOR ? in[2] * e : a[0]), in[1], t[0], arg);
+        break;
+    case MPI_COMBINER_INDEXED:
+        for (int i = 0; i < in[0]; i++)
+            fn(m, in[1 + in[0] + i] * e, in[1 + i], t[0], arg);
+        break;
+    case MPI_COMBINER_HINDEXED:
+        for (int i = 0; i < in[0]; i++)
+            fn(m, a[i], in[1 + i], t[0], arg);
+        break;
+    case MPI_COMBINER_INDEXED_BLOCK:
+        for (int i = 0; i < in[0]; i++)
+            fn(m, in[2 + i] * e, in[1], t[0], arg);
+        break;
+    case MPI_COMBINER_HINDEXED_BLOCK:
+        for (int i = 0; i < in[0]; i++)
+            fn(m, a[i], in[1], t[0], arg);
+        break;
+    case MPI_COMBINER_STRUCT:
+        for (int i = 0; i < in[0]; i++)
+            fn(m, a[i], in[1 + i], t[i], arg);
+        break;
+    case MPI_COMBINER_SUBARRAY:
+        px_io_fsubarray(m, in, t[0], e, fn, arg);
+        break;
+    default: /* darray, Fortran 90 parameterized types, ... */
+        m->rc = MPI_ERR_UNSUPPORTED_DATAREP;
+    }
+}
+
+static void px_io_fbounds_blk(px_io_fmap_t *m, MPI_Aint disp, MPI_Aint count, MPI_Datatype old,
+                              void *arg)
+{
+    MPI_Aint *b = arg, lb, ext;
+    if (count <= 0)
+        return;
+    px_io_fbounds(m, old, &lb, &ext);
+    if (b[2] || disp + lb < b[0])
+        b[0] = disp + lb;
+    if (b[2] || disp + lb + count * ext > b[1])
+        b[1] = disp + lb + count * ext;
+    b[2] = 0;
+}
+
+/* The lower bound and extent of t in the file. */
+static void px_io_fbounds(px_io_fmap_t *m, MPI_Datatype t, MPI_Aint *lb, MPI_Aint *ext)
+{
+    px_dt_obj_t *o = px_dt_obj(px_mpi_dt_get(t));
+    if (t == m->memo) {
+        *lb = m->memo_lb;
+        *ext = m->memo_ext;
+        return;
+    }
+    MPI_Aint b[3] = {0, 0, 1}; /* lower bound, upper bound, none yet */
+    if (!o) {
+        b[1] = px_io_rep_size(m->v, t, NULL);
+        if (b[1] < 0)
+            m->rc = MPI_ERR_CONVERSION;
+    } else if (o->combiner == MPI_COMBINER_RESIZED) {
+        b[0] = o->aints[0];
+        b[1] = o->aints[0] + o->aints[1];
+    } else if (o->combiner == MPI_COMBINER_SUBARRAY && !o->nc) {
+        MPI_Aint olb, e = 0, n = 1;
+        px_io_fbounds(m, o->types[0], &olb, &e);
+        for (int k = 0; k < o->ints[0]; k++)
+            n *= o->ints[1 + k];
+        b[1] = n * e;
+    } else {
+        px_io_fblocks(m, o, px_io_fbounds_blk, b);
+    }
+    *lb = b[0];
+    *ext = b[1] - b[0];
+    m->memo = t;
+    m->memo_lb = *lb;
+    m->memo_ext = *ext;
+}
+
+/* Appends n elements of basic type `basic` at file offset off. */
+static void px_io_fmap_add(px_io_fmap_t *m, MPI_Aint off, MPI_Aint n, MPI_Datatype basic)
+{
+    if (m->n) {
+        px_dt_run_t *l = &m->runs[m->n - 1];
+        if (l->basic == basic && l->off + l->n * px_io_rep_basic_size(m->v, basic) == off) {
+            l->n += n;
+            return;
+        }
+    }
+    if (m->n == m->cap) {
+        MPI_Aint cap = m->cap ? 2 * m->cap : 64;
+        px_dt_run_t *r = realloc(m->runs, sizeof(*r) * (size_t)cap);
+        if (!r) {
+            m->rc = MPI_ERR_NO_MEM;
+            return;
+        }
+        m->runs = r;
+        m->cap = cap;
+    }
+    m->runs[m->n++] = (px_dt_run_t){off, n, basic};
+}
+
+static void px_io_fput(px_io_fmap_t *m, MPI_Datatype t, MPI_Aint count, MPI_Aint disp);
+
+static void px_io_fput_blk(px_io_fmap_t *m, MPI_Aint disp, MPI_Aint count, MPI_Datatype old,
+                           void *arg)
+{
+    px_io_fput(m, old, count, *(MPI_Aint *)arg + disp);
+}
+
+/* Appends the file type map of count copies of t at disp. */
+static void px_io_fput(px_io_fmap_t *m, MPI_Datatype t, MPI_Aint count, MPI_Aint disp)
+{
+    MPI_Aint lb, ext;
+    px_io_fbounds(m, t, &lb, &ext);
+    px_dt_obj_t *o = px_dt_obj(px_mpi_dt_get(t));
+    px_dt_view_t dv;
+    px_dt_view_of(t, &dv);
+    if (!o && dv.nruns == 1 && count > 0) { /* one basic type: one run */
+        px_io_fmap_add(m, disp, count, t);
+        return;
+    }
+    for (MPI_Aint c = 0; c < count && m->rc == MPI_SUCCESS; c++) {
+        MPI_Aint at = disp + c * ext;
+        if (o) {
+            px_io_fblocks(m, o, px_io_fput_blk, &at);
+            continue;
+        }
+        for (MPI_Aint i = 0; i < dv.nruns; i++) { /* a pair's two elements, packed */
+            px_io_fmap_add(m, at, 1, dv.runs[i].basic);
+            at += px_io_rep_basic_size(m->v, dv.runs[i].basic);
+        }
+    }
 }
 
 int px_io_view_set(px_io_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
@@ -277,23 +340,57 @@ int px_io_view_set(px_io_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
                                "%s: unknown data representation \"%s\"", f->name, datarep);
         v.rep = PX_IO_REP_USER;
     }
-    if (!px_io_rep_sizes_ok(&v, etype) || !px_io_rep_sizes_ok(&v, filetype))
-        return px_io_error(f, MPI_ERR_UNSUPPORTED_DATAREP, fn,
-                           "%s: \"%s\" with types whose size differs from the native one is "
-                           "not supported",
+    int eres = 0, fres = 0;
+    MPI_Aint esize = px_io_rep_size(&v, etype, &eres), fsize = px_io_rep_size(&v, filetype, &fres);
+    if (esize < 0 || fsize < 0)
+        return px_io_error(f, MPI_ERR_CONVERSION, fn, "%s: the extent function of \"%s\" failed",
                            f->name, datarep);
+    if (esize <= 0 || fsize % esize)
+        return px_io_error(f, MPI_ERR_ARG, fn,
+                           "%s: in \"%s\" the filetype (%ld bytes) is not made of etypes (%ld "
+                           "bytes)",
+                           f->name, datarep, (long)fsize, (long)esize);
+    /* a layout in the representation's sizes when they differ */
+    v.resized = eres || fres;
+    px_io_fmap_t m = {.v = &v, .memo = MPI_DATATYPE_NULL};
+    MPI_Aint lb = 0, extent = ft->extent;
+    px_dt_view_t dv;
     const char *why = "";
-    int rc = px_io_view_blocks(&v, filetype, !(f->amode & MPI_MODE_RDONLY), &why);
+    int rc = MPI_SUCCESS;
+    if (v.resized) {
+        px_io_fbounds(&m, filetype, &lb, &extent);
+        px_io_fput(&m, filetype, 1, 0);
+        rc = m.rc;
+        why = rc == MPI_ERR_CONVERSION ? "an extent function failed"
+                                       : "a filetype built with darray, a Fortran 90 "
+                                         "parameterized type or a large-count constructor";
+        if (rc == MPI_SUCCESS && extent <= 0) {
+            rc = MPI_ERR_TYPE;
+            why = "the filetype's extent in the file is not positive";
+        }
+    } else if (px_dt_view_of(filetype, &dv) != MPI_SUCCESS) {
+        rc = MPI_ERR_TYPE;
+    } else {
+        m.runs = (px_dt_run_t *)dv.runs;
+        m.n = dv.nruns;
+    }
+    if (rc == MPI_SUCCESS)
+        rc = px_io_view_blocks(&v, m.runs, m.n, extent, !(f->amode & MPI_MODE_RDONLY), &why);
+    if (v.resized)
+        free(m.runs);
     if (rc != MPI_SUCCESS) {
         px_io_view_free(&v);
+        if (rc == MPI_ERR_UNSUPPORTED_DATAREP)
+            return px_io_error(f, rc, fn, "%s: \"%s\" changes type sizes: %s is not supported",
+                               f->name, datarep, why);
         return px_io_error(f, rc, fn, "%s: %s", f->name,
                            rc == MPI_ERR_NO_MEM ? "out of memory" : why);
     }
     snprintf(v.datarep, sizeof(v.datarep), "%s", datarep);
     v.disp = disp;
-    v.esize = e->size;
-    v.ft_size = ft->size;
-    v.ft_extent = ft->extent;
+    v.esize = esize;
+    v.ft_size = fsize;
+    v.ft_extent = extent;
     /* the view keeps copies: the program may free its types */
     if (px_io_type_copy(etype, &v.etype) != MPI_SUCCESS ||
         px_io_type_copy(filetype, &v.filetype) != MPI_SUCCESS) {
@@ -519,13 +616,19 @@ PX_PMPI(MPI_File_get_type_extent)(MPI_File fh, MPI_Datatype datatype, MPI_Aint *
     px_dt_obj_t *o = px_dt_obj(d);
     if (!d || (o && o->user_freed))
         return px_io_error(f, MPI_ERR_TYPE, fn, "invalid datatype");
-    MPI_Aint ext = d->extent;
-    if (f->view.rep == PX_IO_REP_USER && px_mpi_dtype_is_builtin(datatype)) {
-        if (f->view.urep->extent_fn(datatype, &ext, f->view.urep->extra) != MPI_SUCCESS)
-            return px_io_error(f, MPI_ERR_CONVERSION, fn,
-                               "%s: the extent function of \"%s\" "
-                               "failed",
-                               f->name, f->view.datarep);
+    /* a type whose sizes the representation changes is laid out in the
+     * file as a filetype would be */
+    MPI_Aint ext = d->extent, lb;
+    int resized = 0;
+    if (px_io_rep_size(&f->view, datatype, &resized) < 0)
+        return px_io_error(f, MPI_ERR_CONVERSION, fn, "%s: the extent function of \"%s\" failed",
+                           f->name, f->view.datarep);
+    if (resized) {
+        px_io_fmap_t m = {.v = &f->view, .memo = MPI_DATATYPE_NULL};
+        px_io_fbounds(&m, datatype, &lb, &ext);
+        if (m.rc != MPI_SUCCESS)
+            return px_io_error(f, m.rc, fn, "%s: no extent in \"%s\" for this datatype", f->name,
+                               f->view.datarep);
     }
     *extent = ext;
     return MPI_SUCCESS;
@@ -545,98 +648,23 @@ int px_io_check_buf(px_io_file_t *f, const void *buf, int count, MPI_Datatype dt
     MPI_Aint bytes = (MPI_Aint)count * d->size;
     if (bytes && !buf)
         return px_io_error(f, MPI_ERR_BUFFER, fn, "null buffer");
+    int resized = 0;
+    MPI_Aint size = px_io_rep_size(&f->view, dt, &resized);
+    if (size < 0)
+        return px_io_error(f, MPI_ERR_CONVERSION, fn, "%s: the extent function of \"%s\" failed",
+                           f->name, f->view.datarep);
+    const px_io_datarep_t *u = f->view.urep;
+    if (resized && f->view.rep == PX_IO_REP_USER &&
+        !(u->read_fn || u->read_fn_c || u->write_fn || u->write_fn_c))
+        return px_io_error(f, MPI_ERR_UNSUPPORTED_DATAREP, fn,
+                           "%s: \"%s\" changes type sizes but has no conversion functions", f->name,
+                           f->view.datarep);
+    bytes = (MPI_Aint)count * size;
     if (bytes % f->view.esize)
         return px_io_error(f, MPI_ERR_IO, fn,
-                           "%s: %ld bytes of data are not a whole number of etypes (%ld bytes)",
+                           "%s: %ld bytes of data in the file are not a whole number of etypes "
+                           "(%ld bytes)",
                            f->name, (long)bytes, (long)f->view.esize);
-    if (!px_io_rep_sizes_ok(&f->view, dt))
-        return px_io_error(f, MPI_ERR_UNSUPPORTED_DATAREP, fn,
-                           "%s: \"%s\" with types whose size differs from the native one is "
-                           "not supported",
-                           f->name, f->view.datarep);
     *bytes_p = bytes;
     return MPI_SUCCESS;
-}
-
-/* The user's buffer itself when its data is contiguous and native, else
- * a new one of `bytes` (*own_p set). */
-int px_io_stream_in_buf(px_io_file_t *f, void *buf, int count, MPI_Datatype dt, MPI_Aint bytes,
-                        char **stream_p, int *own_p)
-{
-    (void)count;
-    px_mpi_dt_t *d = px_mpi_dt_get(dt);
-    *own_p = 0;
-    if (f->view.rep == PX_IO_REP_NATIVE && d->contig) {
-        *stream_p = (char *)buf + d->true_lb;
-        return MPI_SUCCESS;
-    }
-    char *s = malloc(bytes ? (size_t)bytes : 1);
-    if (!s)
-        return MPI_ERR_NO_MEM;
-    *stream_p = s;
-    *own_p = 1;
-    return MPI_SUCCESS;
-}
-
-int px_io_stream_out(px_io_file_t *f, const void *buf, int count, MPI_Datatype dt, char **stream_p,
-                     int *own_p, const char *fn)
-{
-    px_mpi_dt_t *d = px_mpi_dt_get(dt);
-    MPI_Aint bytes = (MPI_Aint)count * d->size;
-    char *s;
-    if (px_io_stream_in_buf(f, (void *)buf, count, dt, bytes, &s, own_p) != MPI_SUCCESS)
-        return px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
-    if (!*own_p) {
-        *stream_p = s;
-        return MPI_SUCCESS;
-    }
-    const px_io_datarep_t *u = f->view.rep == PX_IO_REP_USER ? f->view.urep : NULL;
-    if (u && (u->write_fn || u->write_fn_c)) {
-        int rc = u->write_fn ? u->write_fn((void *)buf, dt, count, s, 0, u->extra)
-                             : u->write_fn_c((void *)buf, dt, (MPI_Count)count, s, 0, u->extra);
-        if (rc != MPI_SUCCESS) {
-            free(s);
-            *own_p = 0;
-            return px_io_error(f, MPI_ERR_CONVERSION, fn,
-                               "%s: the write conversion of \"%s\" failed (%d)", f->name,
-                               f->view.datarep, rc);
-        }
-    } else {
-        if (bytes && d->contig)
-            memcpy(s, (const char *)buf + d->true_lb, (size_t)bytes);
-        else if (bytes)
-            d->pack(d, count, buf, s);
-        if (f->view.rep == PX_IO_REP_EXTERNAL32)
-            px_io_x32_convert(dt, s, bytes);
-    }
-    *stream_p = s;
-    return MPI_SUCCESS;
-}
-
-int px_io_stream_in(px_io_file_t *f, char *stream, int own, MPI_Aint got, void *buf, int count,
-                    MPI_Datatype dt, const char *fn)
-{
-    int rc = MPI_SUCCESS;
-    if (!own)
-        return rc;
-    px_mpi_dt_t *d = px_mpi_dt_get(dt);
-    const px_io_datarep_t *u = f->view.rep == PX_IO_REP_USER ? f->view.urep : NULL;
-    if (u && (u->read_fn || u->read_fn_c)) {
-        /* whole items only: a conversion function knows no partial ones */
-        int items = d->size ? (int)(got / d->size) : count;
-        int urc = !items       ? MPI_SUCCESS
-                  : u->read_fn ? u->read_fn(buf, dt, items, stream, 0, u->extra)
-                               : u->read_fn_c(buf, dt, (MPI_Count)items, stream, 0, u->extra);
-        if (urc != MPI_SUCCESS)
-            rc = px_io_error(f, MPI_ERR_CONVERSION, fn,
-                             "%s: the read conversion of \"%s\" failed (%d)", f->name,
-                             f->view.datarep, urc);
-    } else {
-        if (f->view.rep == PX_IO_REP_EXTERNAL32)
-            px_io_x32_convert(dt, stream, got);
-        if (got)
-            px_mpi_dt_unpack_bytes(d, got, stream, buf);
-    }
-    free(stream);
-    return rc;
 }
