@@ -5,8 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static px_htab_t px_file_tab;
@@ -76,7 +78,7 @@ static const px_io_hints_t px_io_hints_default = {
     .ind_rd_buffer_size = 4 << 20,
     .ind_wr_buffer_size = 512 << 10,
     .cb_nodes = 0,
-    .cb_per_node = 1,
+    .cb_config = "*:1",
     .cb_read = PX_IO_AUTO,
     .cb_write = PX_IO_AUTO,
     .ds_read = PX_IO_AUTO,
@@ -101,6 +103,48 @@ static void px_io_hint_mode(const char *v, int32_t *out)
         *out = PX_IO_DISABLE;
     else if (!strcmp(v, "automatic"))
         *out = PX_IO_AUTO;
+}
+
+/* How many aggregators cb_config_list ("host:N,host:*,*:N", ROMIO's form;
+ * a name alone means one) allows on the node named `host`, which has n
+ * processes: the first entry naming it, else the first "*" entry, else 0.
+ * -1 when the list is malformed. */
+static int px_io_config_count(const char *list, const char *host, int n)
+{
+    int named = -1, any = -1;
+    for (const char *e = list; *e;) {
+        const char *end = strchr(e, ','), *colon;
+        size_t len = end ? (size_t)(end - e) : strlen(e);
+        char ent[256];
+        if (!len || len >= sizeof(ent))
+            return -1;
+        memcpy(ent, e, len);
+        ent[len] = 0;
+        int cnt = 1;
+        colon = strrchr(ent, ':');
+        if (colon) {
+            char *stop;
+            long x = strtol(colon + 1, &stop, 10);
+            if (!strcmp(colon + 1, "*"))
+                cnt = n;
+            else if (colon[1] && !*stop && x >= 0 && x <= INT32_MAX)
+                cnt = (int)x;
+            else
+                return -1;
+            ent[colon - ent] = 0;
+        }
+        if (!ent[0])
+            return -1;
+        if (!strcmp(ent, "*")) {
+            if (any < 0)
+                any = cnt;
+        } else if (named < 0 && !strcmp(ent, host)) {
+            named = cnt;
+        }
+        e += len + (end ? 1 : 0);
+    }
+    int cnt = named >= 0 ? named : any >= 0 ? any : 0;
+    return cnt < n ? cnt : n;
 }
 
 static void px_io_hints_parse(px_io_hints_t *h, MPI_Info info)
@@ -142,48 +186,73 @@ static void px_io_hints_parse(px_io_hints_t *h, MPI_Info info)
         px_io_hint_mode(v, &h->ds_read);
     if (PX_IO_GET("romio_ds_write"))
         px_io_hint_mode(v, &h->ds_write);
-    if (PX_IO_GET("cb_config_list")) {
-        /* "*:N" or "*:*" (any number of aggregators per node); host lists
-         * are not read yet */
-        if (!strcmp(v, "*:*"))
-            h->cb_per_node = 0;
-        else if (!strncmp(v, "*:", 2) && px_io_hint_size(v + 2, &x))
-            h->cb_per_node = (int32_t)x;
-        else if (!strcmp(v, "*"))
-            h->cb_per_node = 1;
-    }
+    if (PX_IO_GET("cb_config_list") && strlen(v) < sizeof(h->cb_config) &&
+        px_io_config_count(v, "", 0) >= 0)
+        snprintf(h->cb_config, sizeof(h->cb_config), "%s", v);
 #undef PX_IO_GET
 }
 
 /* The aggregators: the k-th process of every node in turn, for k below
- * the cb_config_list's number per node, the first cb_nodes of them. */
+ * the number cb_config_list allows on that node (nodes named by
+ * MPI_Get_processor_name), the first cb_nodes of them. Collective. */
 static int px_io_pick_aggregators(px_io_file_t *f)
 {
     px_mpi_comm_t *c = f->comm;
     int n = c->size;
     int *node = malloc(sizeof(int) * (size_t)n), *seen = malloc(sizeof(int) * (size_t)n);
-    int *list = malloc(sizeof(int) * (size_t)n);
-    if (!node || !seen || !list) {
+    int *list = malloc(sizeof(int) * (size_t)n), *allow = malloc(sizeof(int) * (size_t)n);
+    int *procs = calloc((size_t)n, sizeof(int));
+    char *names = NULL;
+    /* host names are exchanged only when the list names hosts */
+    int by_name = strspn(f->hints.cb_config, "*:0123456789,") != strlen(f->hints.cb_config);
+    if (by_name)
+        names = malloc((size_t)n * MPI_MAX_PROCESSOR_NAME);
+    int rc = !node || !seen || !list || !allow || !procs || (by_name && !names) ? MPI_ERR_NO_MEM
+                                                                                : MPI_SUCCESS;
+    if (by_name) {
+        /* all or none exchange (one may have run out of memory) */
+        int bad = rc != MPI_SUCCESS, worst = 1;
+        int rc2 = px_mpi_coll_allreduce(&bad, &worst, 1, MPI_INT, MPI_MAX, c);
+        char me[MPI_MAX_PROCESSOR_NAME] = "";
+        int len = 0;
+        PMPI_Get_processor_name(me, &len);
+        if (rc2 == MPI_SUCCESS && !worst)
+            rc2 = px_mpi_coll_allgather_bytes(me, names, MPI_MAX_PROCESSOR_NAME, c);
+        if (rc == MPI_SUCCESS)
+            rc = rc2 != MPI_SUCCESS ? rc2 : worst ? MPI_ERR_NO_MEM : MPI_SUCCESS;
+    }
+    if (rc != MPI_SUCCESS) {
         free(node);
         free(seen);
         free(list);
-        return MPI_ERR_NO_MEM;
+        free(allow);
+        free(procs);
+        free(names);
+        return rc;
     }
     int nnodes = 0;
     for (int r = 0; r < n; r++) {
         int id = px_mpi_comm_node_of(c, r), j;
         for (j = 0; j < nnodes && seen[j] != id; j++) {
         }
-        if (j == nnodes)
+        if (j == nnodes) {
+            /* a node's name: its first process's */
+            allow[nnodes] = r;
             seen[nnodes++] = id;
+        }
         node[r] = j; /* nodes numbered by first appearance */
+        procs[j]++;
     }
-    int per = f->hints.cb_per_node > 0 ? f->hints.cb_per_node : n, cnt = 0;
-    for (int k = 0; k < per && cnt < n; k++) {
+    for (int j = 0; j < nnodes; j++)
+        allow[j] = px_io_config_count(
+            f->hints.cb_config, by_name ? names + (size_t)allow[j] * MPI_MAX_PROCESSOR_NAME : "",
+            procs[j]);
+    int cnt = 0;
+    for (int k = 0; cnt < n; k++) {
         int added = 0;
         for (int j = 0; j < nnodes; j++) {
             int seen_k = 0;
-            for (int r = 0; r < n; r++)
+            for (int r = 0; r < n && k < allow[j]; r++)
                 if (node[r] == j && seen_k++ == k) {
                     list[cnt++] = r;
                     added = 1;
@@ -199,6 +268,9 @@ static int px_io_pick_aggregators(px_io_file_t *f)
     f->aggr = list;
     free(node);
     free(seen);
+    free(allow);
+    free(procs);
+    free(names);
     return MPI_SUCCESS;
 }
 
@@ -682,11 +754,7 @@ PX_PMPI(MPI_File_get_info)(MPI_File fh, MPI_Info *info_used)
     PMPI_Info_set(ni, "romio_ds_write", px_io_mode_name(h->ds_write));
     PX_IO_SET_NUM("ind_rd_buffer_size", h->ind_rd_buffer_size);
     PX_IO_SET_NUM("ind_wr_buffer_size", h->ind_wr_buffer_size);
-    if (h->cb_per_node > 0)
-        snprintf(v, sizeof(v), "*:%d", h->cb_per_node);
-    else
-        snprintf(v, sizeof(v), "*:*");
-    PMPI_Info_set(ni, "cb_config_list", v);
+    PMPI_Info_set(ni, "cb_config_list", h->cb_config);
     if (h->striping_unit)
         PX_IO_SET_NUM("striping_unit", h->striping_unit);
     if (h->striping_factor)

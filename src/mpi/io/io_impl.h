@@ -57,7 +57,7 @@ typedef struct px_io_hints {
     int64_t striping_unit;
     int32_t striping_factor;
     int32_t cb_nodes;                             /* aggregators asked for (0: one per node) */
-    int32_t cb_per_node;                          /* cb_config_list "*:N"; 0 for "*:*" */
+    char cb_config[256];                          /* cb_config_list, checked ("*:1") */
     int32_t cb_read, cb_write, ds_read, ds_write; /* PX_IO_* */
     int32_t block_size_set;
 } px_io_hints_t;
