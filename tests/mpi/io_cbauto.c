@@ -9,7 +9,9 @@
  *  - pieces of a block or more with cb_block_size raised above them (as on
  *    a file system with large blocks): two-phase again;
  *  - collective buffering disabled: never two-phase;
- *  - ranges apart: each process its own access.
+ *  - ranges apart: each process its own access;
+ *  - a range of many cb_buffer_size: every process of the node aggregates
+ *    its share, unless cb_nodes or cb_config_list say otherwise.
  * In every case each rank reads back another rank's part, collectively and
  * independently, and checks every byte. cb_block_size defaults to the
  * block size the file system reports for the file (st_blksize). Also
@@ -64,7 +66,7 @@ static int first_bad(const unsigned char *b, size_t len, int piece, int apart, M
  * reads back rank (r+1)'s part collectively and independently. Returns
  * the change of the three variables at this rank. */
 static void one_case(const char *what, int piece, int pieces, int apart, const char *cb,
-                     const char *blk, const char *config, unsigned long long d[3])
+                     const char *blk, const char *config, const char *cbs, unsigned long long d[3])
 {
     int np = px_test_size, me = px_test_rank, other = (me + 1) % np;
     char path[512];
@@ -77,6 +79,8 @@ static void one_case(const char *what, int piece, int pieces, int apart, const c
     }
     if (blk)
         MPI_Info_set(info, "cb_block_size", blk);
+    if (cbs)
+        MPI_Info_set(info, "cb_buffer_size", cbs);
     if (config) {
         MPI_Info_set(info, "cb_config_list", config);
         MPI_Info_set(info, "cb_nodes", "64");
@@ -168,7 +172,7 @@ int main(int argc, char **argv)
     char big[32];
     snprintf(big, sizeof(big), "%d", large * 4);
 
-    one_case("small", small, 64, 0, NULL, NULL, NULL, d);
+    one_case("small", small, 64, 0, NULL, NULL, NULL, NULL, d);
     if (np > 1) {
         PX_CHECK(d[0] == 2 && d[1] == 0,
                  "pieces of %d bytes interleaved: %llu two-phase, %llu "
@@ -183,40 +187,48 @@ int main(int argc, char **argv)
         PX_CHECK(d[0] == 0 && d[1] == 2, "one process: %llu two-phase, %llu direct", d[0], d[1]);
     }
 
-    one_case("large", large, 8, 0, NULL, NULL, NULL, d);
+    one_case("large", large, 8, 0, NULL, NULL, NULL, NULL, d);
     PX_CHECK(d[0] == 0 && d[1] == 2 && d[2] == 0,
              "pieces of %d bytes interleaved: %llu two-phase, %llu direct, %llu aggregated; "
              "want 0, 2, 0",
              large, d[0], d[1], d[2]);
 
-    one_case("large-bigblock", large, 8, 0, NULL, big, NULL, d);
+    one_case("large-bigblock", large, 8, 0, NULL, big, NULL, NULL, d);
     PX_CHECK(np == 1 || (d[0] == 2 && d[1] == 0),
              "pieces of %d bytes with cb_block_size %s: %llu two-phase, %llu direct", large, big,
              d[0], d[1]);
 
-    one_case("small-disabled", small, 64, 0, "disable", NULL, NULL, d);
+    one_case("small-disabled", small, 64, 0, "disable", NULL, NULL, NULL, d);
     PX_CHECK(d[0] == 0 && d[1] == 2, "collective buffering disabled: %llu two-phase, %llu direct",
              d[0], d[1]);
 
-    one_case("small-enabled", small, 64, 0, "enable", NULL, NULL, d);
+    one_case("small-enabled", small, 64, 0, "enable", NULL, NULL, NULL, d);
     PX_CHECK(d[0] == 2 && d[1] == 0, "collective buffering enabled: %llu two-phase, %llu direct",
              d[0], d[1]);
 
-    one_case("apart", small, 64, 1, NULL, NULL, NULL, d);
+    one_case("apart", small, 64, 1, NULL, NULL, NULL, NULL, d);
     PX_CHECK(d[0] == 0 && d[1] == 2, "ranges apart: %llu two-phase, %llu direct", d[0], d[1]);
+
+    /* no cb_nodes nor cb_config_list: an access of many cb_buffer_size
+     * (4 KB here) spreads over every process of the node */
+    one_case("sized", small, 64, 0, "enable", NULL, NULL, "4096", d);
+    PX_CHECK(d[0] == 2 && d[2] == 2ull * (unsigned long long)small * 64,
+             "cb_buffer_size 4096: %llu two-phase accesses, %llu bytes aggregated, want 2 and %llu "
+             "(every process its share)",
+             d[0], d[2], 2ull * (unsigned long long)small * 64);
 
     /* cb_config_list naming this host: every process of it aggregates */
     char host[MPI_MAX_PROCESSOR_NAME + 8], list[2 * MPI_MAX_PROCESSOR_NAME + 32];
     int hl = 0;
     MPI_Get_processor_name(host, &hl);
     snprintf(list, sizeof(list), "elsewhere:1,%s:*,*:1", host);
-    one_case("hostlist", small, 64, 0, "enable", NULL, list, d);
+    one_case("hostlist", small, 64, 0, "enable", NULL, list, NULL, d);
     PX_CHECK(d[0] == 2 && d[2] == 2ull * (unsigned long long)small * 64,
              "cb_config_list %s: %llu two-phase accesses, %llu bytes aggregated, want 2 and %llu "
              "(every process its share)",
              list, d[0], d[2], 2ull * (unsigned long long)small * 64);
     /* a list that names only another host: no aggregator, never two-phase */
-    one_case("otherhost", small, 64, 0, "enable", NULL, "elsewhere:4", d);
+    one_case("otherhost", small, 64, 0, "enable", NULL, "elsewhere:4", NULL, d);
     PX_CHECK(d[0] == 0 && d[1] == 2, "cb_config_list elsewhere:4: %llu two-phase, %llu direct",
              d[0], d[1]);
 

@@ -382,7 +382,7 @@ static void check_longs4(MPI_File fh, MPI_Offset base, long (*val)(int, int), in
                          const char *what)
 {
     int np = px_test_size;
-    unsigned char raw[4 * K * 4], want[4];
+    unsigned char raw[4 * K * 16], want[4]; /* up to 16 ranks */
     MPI_Status st;
     PX_MPI(MPI_File_set_view(fh, base, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
     PX_MPI(MPI_File_read_at(fh, 0, raw, 4 * K * np, MPI_BYTE, &st));
@@ -538,6 +538,7 @@ int main(int argc, char **argv)
 {
     px_test_init(&argc, &argv, "io_datarep");
     int me = px_test_rank, np = px_test_size;
+    PX_REQUIRE(np <= 16, "at most 16 ranks (check_longs4's buffer)");
     char path[512];
     io_path(path, sizeof(path), "dat");
     MPI_File fh;

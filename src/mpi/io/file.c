@@ -187,8 +187,10 @@ static void px_io_hints_parse(px_io_hints_t *h, MPI_Info info)
     if (PX_IO_GET("romio_ds_write"))
         px_io_hint_mode(v, &h->ds_write);
     if (PX_IO_GET("cb_config_list") && strlen(v) < sizeof(h->cb_config) &&
-        px_io_config_count(v, "", 0) >= 0)
+        px_io_config_count(v, "", 0) >= 0) {
         snprintf(h->cb_config, sizeof(h->cb_config), "%s", v);
+        h->config_set = 1;
+    }
 #undef PX_IO_GET
 }
 
@@ -243,10 +245,15 @@ static int px_io_pick_aggregators(px_io_file_t *f)
         node[r] = j; /* nodes numbered by first appearance */
         procs[j]++;
     }
+    /* without cb_nodes and cb_config_list every process may aggregate, in
+     * that order, for large accesses; naggr is the usual one per node */
+    int sized = !f->hints.cb_nodes && !f->hints.config_set;
     for (int j = 0; j < nnodes; j++)
-        allow[j] = px_io_config_count(
-            f->hints.cb_config, by_name ? names + (size_t)allow[j] * MPI_MAX_PROCESSOR_NAME : "",
-            procs[j]);
+        allow[j] =
+            sized ? procs[j]
+                  : px_io_config_count(
+                        f->hints.cb_config,
+                        by_name ? names + (size_t)allow[j] * MPI_MAX_PROCESSOR_NAME : "", procs[j]);
     int cnt = 0;
     for (int k = 0; cnt < n; k++) {
         int added = 0;
@@ -264,6 +271,7 @@ static int px_io_pick_aggregators(px_io_file_t *f)
     }
     int want = f->hints.cb_nodes > 0 ? f->hints.cb_nodes : nnodes;
     f->naggr = want < cnt ? want : cnt;
+    f->naggr_max = sized ? cnt : f->naggr;
     free(f->aggr);
     f->aggr = list;
     free(node);

@@ -210,9 +210,6 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
 {
     px_mpi_comm_t *c = f->comm;
     int P = c->size, A = f->naggr, me = -1;
-    for (int i = 0; i < A; i++)
-        if (f->aggr[i] == c->rank)
-            me = i;
     int64_t gmin = INT64_MAX, gmax = 0;
     for (int r = 0; r < P; r++)
         if (all[r].lo < all[r].hi) {
@@ -222,6 +219,17 @@ static int px_io_two_phase(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, 
                 gmax = all[r].hi;
         }
     int64_t align = f->hints.cb_block_size, cbs = f->hints.cb_buffer_size;
+    /* unless the hints fix them: one aggregator per cb_buffer_size of the
+     * range, so that a large access is spread over the nodes' processes
+     * (and cores) in one or few rounds instead of many rounds of one
+     * process per node */
+    if (f->naggr_max > A && gmax > gmin) {
+        int64_t want = (gmax - gmin + cbs - 1) / cbs;
+        A = want < A ? A : want > f->naggr_max ? f->naggr_max : (int)want;
+    }
+    for (int i = 0; i < A; i++)
+        if (f->aggr[i] == c->rank)
+            me = i;
     int64_t base = gmin - gmin % align;
     int64_t dlen = (gmax - base + A - 1) / A;
     dlen = (dlen + align - 1) / align * align;

@@ -60,6 +60,7 @@ typedef struct px_io_hints {
     char cb_config[256];                          /* cb_config_list, checked ("*:1") */
     int32_t cb_read, cb_write, ds_read, ds_write; /* PX_IO_* */
     int32_t block_size_set;
+    int32_t config_set; /* cb_config_list given */
 } px_io_hints_t;
 
 /* ---------- data representations ---------- */
@@ -117,6 +118,8 @@ typedef struct px_io_file {
     px_io_hints_t hints;
     int *aggr; /* ranks of f->comm that aggregate, naggr of them */
     int naggr;
+    int naggr_max; /* with neither cb_nodes nor cb_config_list given, a large
+                    * access may use up to this many of aggr (io_coll.c) */
     px_io_view_t view;
     MPI_Offset fp;   /* individual file pointer, in etypes of the view */
     char *shfp_path; /* the shared file pointer's file */
