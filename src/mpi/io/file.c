@@ -188,7 +188,7 @@ static void px_io_hints_parse(px_io_hints_t *h, MPI_Info info)
         px_io_hint_mode(v, &h->ds_write);
     if (PX_IO_GET("cb_config_list") && strlen(v) < sizeof(h->cb_config) &&
         px_io_config_count(v, "", 0) >= 0) {
-        snprintf(h->cb_config, sizeof(h->cb_config), "%s", v);
+        memcpy(h->cb_config, v, strlen(v) + 1); /* fits: checked above */
         h->config_set = 1;
     }
 #undef PX_IO_GET
