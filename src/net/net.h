@@ -155,6 +155,12 @@ typedef struct px_net_ops {
      * callbacks run with an error) without reporting ep_failed; the next
      * ep_send connects afresh (PX_NET_CAP_RESET). */
     void (*ep_reset)(px_net_ep_t *ep);
+    /* Takes back every queued send whose first byte is not yet
+     * written and that has a callback (the callback runs with
+     * PX_ERR_CANCELED); the connection stays. Frames the layer above sends
+     * again elsewhere then do not wait behind a stalled connection.
+     * px_net_stub_ep_withdraw where sends are never held back. */
+    void (*ep_withdraw)(px_net_ep_t *ep);
     /* Discards the rest of the payload of the frame being received (rx_done
      * still runs); the layer above got the same frame another way
      * (PX_NET_CAP_RESET). */
@@ -211,6 +217,7 @@ int px_net_stub_ep_path_check(px_net_ep_t *ep, uint64_t timeout_ns);
 /* One subchannel, its info zeroed (no rail, no label). */
 int px_net_stub_ep_subs(px_net_iface_t *iface, int rank, px_net_sub_info_t *info, int max);
 void px_net_stub_ep_reset(px_net_ep_t *ep);                  /* does nothing */
+void px_net_stub_ep_withdraw(px_net_ep_t *ep);               /* does nothing */
 void px_net_stub_ep_rx_cancel(px_net_ep_t *ep);              /* does nothing */
 const char *px_net_stub_ep_describe(px_net_ep_t *ep);        /* "" */
 int px_net_stub_iface_fd(px_net_iface_t *iface);             /* -1: nothing to block on */

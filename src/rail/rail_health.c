@@ -87,8 +87,8 @@ static void px_rail_vc_fail(px_rail_vc_t *vc, px_status_t why)
 }
 
 /* Marks every unacknowledged frame s carries to go again elsewhere;
- * returns how many. */
-static uint32_t px_rail_sub_mark_resend(px_rail_sub_t *s)
+ * returns how many, and adds their bytes to *bytes. */
+static uint32_t px_rail_sub_mark_resend(px_rail_sub_t *s, uint64_t *bytes)
 {
     px_rail_vc_t *vc = s->vc;
     uint32_t moved = 0;
@@ -97,24 +97,63 @@ static uint32_t px_rail_sub_mark_resend(px_rail_sub_t *s)
         if (x && x->seq == q && x->sub == s->idx && !x->acked && !x->resend) {
             x->resend = 1;
             moved++;
+            *bytes += x->len;
         }
     }
     return moved;
 }
 
+/* What a peer's suspect subchannels may send again on the others: a
+ * floor, and an eighth of what was sent to it. A path that is only slow
+ * (its acknowledgements late, not lost) thus costs at most that in bytes
+ * sent twice, however often it turns suspect, while a path that fails
+ * soon after a false alarm still has its frames moved at once. */
+#define PX_RAIL_MOVE_FLOOR (16u << 20)
+
+static int px_rail_move_allowed(const px_rail_vc_t *vc)
+{
+    uint64_t sent = 0;
+    for (int k = 0; k < vc->nsub; k++)
+        sent += vc->sub[k].st->bytes_tx;
+    return vc->moved_bytes <= PX_RAIL_MOVE_FLOOR + sent / 8;
+}
+
+/* s is suspect: its unacknowledged frames go again on the others at once
+ * (the receiver keeps one copy of each, whichever arrives first; those
+ * still queued in the transport follow once written, or once it gives
+ * up). Connections only: over datagrams the rail layer's own
+ * retransmission already sends a lost frame again. Only to a subchannel
+ * that is up, and within the peer's budget (px_rail_move_allowed); a move
+ * that has to wait is tried again at the next tick. Moves, and those
+ * after which the path answered, are counted. */
+static void px_rail_sub_move(px_rail_sub_t *s)
+{
+    px_rail_vc_t *vc = s->vc;
+    int others = 0;
+    for (int k = 0; k < vc->nsub; k++)
+        others += k != s->idx && vc->sub[k].state == PX_SUB_UP;
+    if (vc->rail->lossy || !others || !px_rail_move_allowed(vc))
+        return;
+    uint64_t bytes = 0;
+    uint32_t moved = px_rail_sub_mark_resend(s, &bytes);
+    vc->moved_bytes += bytes;
+    s->unacked = 0;
+    s->moved = 1;
+    s->st->moves++;
+    px_info("rail", "subchannel %s to rank %d: %u frame(s) go again on the others", s->info.label,
+            vc->rank, moved);
+    /* those the transport has not begun to write go now, not after it */
+    vc->rail->ops->ep_withdraw(s->ep);
+    px_rail_resend_mark(vc);
+}
+
 /* Acknowledgements on s are overdue while the peer acknowledges what the
- * others carry. Its frames go again on the others at once (the receiver
- * keeps one copy of each, whichever arrives first; those still queued in
- * the transport follow once written, or once it gives up), and a ping asks
- * whether it still works: its answer brings it back, and DOWN needs firmer
- * evidence (the transport's error, the peer's report, or PX_RAIL_DETECT of
- * silence). The connection stays: a path that is only slow delivers what
- * it holds. Connections only: over datagrams the rail layer's own
- * retransmission already sends a lost frame again. At most one move per subchannel per PX_RAIL_DETECT, and only
- * to a subchannel that is up, so a slow path costs at most that in frames
- * sent twice; moves, and those after which the path answered, are
- * counted. */
-static void px_rail_sub_suspect(px_rail_sub_t *s, uint64_t now, uint64_t detect)
+ * others carry: new traffic avoids it, its frames move (px_rail_sub_move),
+ * and a ping asks whether it still works: its answer brings it back, and
+ * DOWN needs firmer evidence (the transport's error, the peer's report, or
+ * PX_RAIL_DETECT of silence). The connection stays: a path that is only
+ * slow delivers what it holds. */
+static void px_rail_sub_suspect(px_rail_sub_t *s, uint64_t now)
 {
     px_rail_vc_t *vc = s->vc;
     px_info("rail", "subchannel %s to rank %d suspect: %u frame(s) unacknowledged for %.0f ms",
@@ -122,20 +161,7 @@ static void px_rail_sub_suspect(px_rail_sub_t *s, uint64_t now, uint64_t detect)
     px_rail_set_state(s, PX_SUB_SUSPECT);
     s->st->suspects++;
     px_rail_send_ctl(vc, s->idx, PX_RAIL_PING, 0, 0, 0);
-    int others = 0;
-    for (int k = 0; k < vc->nsub; k++)
-        others += k != s->idx && vc->sub[k].state == PX_SUB_UP;
-    /* datagrams: the rail layer's own retransmissions cover a lost frame */
-    if (vc->rail->lossy || !others || (s->moved_at && px_since(now, s->moved_at) < detect))
-        return;
-    uint32_t moved = px_rail_sub_mark_resend(s);
-    s->unacked = 0;
-    s->moved = 1;
-    s->moved_at = now;
-    s->st->moves++;
-    px_info("rail", "subchannel %s to rank %d: %u frame(s) go again on the others", s->info.label,
-            vc->rank, moved);
-    px_rail_resend_mark(vc);
+    px_rail_sub_move(s);
 }
 
 /* s answered: a suspect one is in use again. */
@@ -168,7 +194,8 @@ void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
     }
     if (s->state == PX_SUB_DOWN)
         return;
-    uint32_t moved = px_rail_sub_mark_resend(s);
+    uint64_t bytes = 0;
+    uint32_t moved = px_rail_sub_mark_resend(s, &bytes);
     px_rail_set_state(s, PX_SUB_DOWN);
     s->moved = 0;
     px_rail_bulk_sub_down(s);
@@ -288,6 +315,18 @@ int px_rail_vc_idle(const px_rail_vc_t *vc)
     return 1;
 }
 
+/* When the peer last showed, other than on subchannel i, that it runs:
+ * an acknowledgement that made progress, or (connections) a ping answered
+ * on another subchannel that is up. */
+static uint64_t px_rail_heard_elsewhere(const px_rail_vc_t *vc, int i)
+{
+    uint64_t heard = vc->last_ack_rx;
+    for (int k = 0; k < vc->nsub; k++)
+        if (k != i && vc->sub[k].state == PX_SUB_UP && vc->sub[k].pong_ns > heard)
+            heard = vc->sub[k].pong_ns;
+    return heard;
+}
+
 /* How long s may go without an acknowledgement while it has frames out:
  * the measured round trip and four deviations, at least PX_RAIL_RTO_MIN
  * (a quarter of PX_RAIL_DETECT before there is a measure), at most
@@ -339,8 +378,8 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
          * that acknowledges nothing is just busy; only the transport's own
          * timeout (TCP_USER_TIMEOUT) or an error makes a subchannel DOWN. */
         uint64_t rto = px_rail_sub_rto(s, detect);
-        if (s->unacked && px_since(now, s->busy_since) > rto &&
-            vc->last_ack_rx > s->busy_since + rto / 2) {
+        uint64_t heard = px_rail_heard_elsewhere(vc, i);
+        if (s->unacked && px_since(now, s->busy_since) > rto && heard > s->busy_since + rto / 2) {
             /* the peer answers on the others; when the transport can
              * tell, only once it says the path itself is silent (over TCP:
              * the kernel has heard nothing from the peer's; a slow path,
@@ -348,18 +387,22 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
             if (s->state == PX_SUB_UP && vc->nsub > 1 &&
                 (r->lossy || !(r->attr.caps & PX_NET_CAP_PATH_CHECK) ||
                  px_rail_path_check(s, rto, 1) < 0))
-                px_rail_sub_suspect(s, now, detect);
+                px_rail_sub_suspect(s, now);
+            else if (s->state == PX_SUB_SUSPECT && !s->moved)
+                px_rail_sub_move(s);
         } else if (!r->lossy && s->unacked && px_since(now, s->busy_since) > rto &&
-                   s->state == PX_SUB_UP && px_since(now, vc->evidence_ping) > rto) {
-            /* overdue, and the others are quiet: ask on one of them
-             * whether the peer answers at all (a busy one does not) */
-            int o = -1;
-            for (int k = 0; k < vc->nsub; k++)
-                if (k != i && vc->sub[k].state == PX_SUB_UP && !vc->sub[k].unacked)
-                    o = k;
-            if (o >= 0) {
-                vc->evidence_ping = now;
-                px_rail_send_ctl(vc, o, PX_RAIL_PING, 0, 0, 0);
+                   s->state == PX_SUB_UP) {
+            /* overdue, and the others are quiet: ask on each of them
+             * whether the peer answers at all (a busy one does not), at
+             * most once per round-trip timeout. The others may owe
+             * acknowledgements too: frames that arrived after a lost one
+             * wait for it before they are acknowledged. */
+            for (int k = 0; k < vc->nsub; k++) {
+                px_rail_sub_t *o = &vc->sub[k];
+                if (k != i && o->state == PX_SUB_UP && px_since(now, o->asked_ns) > rto) {
+                    o->asked_ns = now;
+                    px_rail_send_ctl(vc, k, PX_RAIL_PING, 0, 0, 0);
+                }
             }
         } else if (s->state == PX_SUB_SUSPECT && !s->moved) {
             px_rail_set_state(s, PX_SUB_UP);
@@ -388,7 +431,7 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
          * acknowledging the others: the path is dead even if the transport
          * has not noticed yet (its retransmission timer may be long) */
         if (s->state == PX_SUB_SUSPECT && px_since(now, s->busy_since) > detect &&
-            vc->last_ack_rx > s->busy_since + detect / 2) {
+            heard > s->busy_since + detect / 2) {
             px_rail_sub_down(s, PX_ERR_TIMEOUT);
             continue;
         }

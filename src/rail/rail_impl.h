@@ -256,11 +256,13 @@ typedef struct px_rail_sub {
     /* lossy transports: when the peer's kernel last said the path works,
      * and a path check under way */
     uint64_t path_ok_ns;
+    /* connections: when a ping last asked on it whether the peer answers
+     * at all, and when the peer last answered one */
+    uint64_t asked_ns, pong_ns;
     int path_checking;
     int down_silent;         /* it went down for silence: a path check brings it back */
     int moved;               /* suspect, its frames moved to the others: back up only when
                               * it answers a ping */
-    uint64_t moved_at;       /* when its frames last moved (one move per PX_RAIL_DETECT) */
     double probe_gap;        /* seconds */
     px_rail_sub_stats_t *st; /* in the job's stats segment (PX_STATS) or st_own */
     px_rail_sub_stats_t st_own;
@@ -293,10 +295,10 @@ struct px_rail_vc {
     int bulk_rr;         /* where the next bulk transfer looks for a subchannel */
     uint64_t part_since; /* every subchannel down since */
     uint64_t last_activity;
-    uint64_t last_ack_rx;   /* when an acknowledgement last made progress (or a subchannel
+    uint64_t last_ack_rx; /* when an acknowledgement last made progress (or a subchannel
                            * with nothing outstanding answered a ping) */
-    uint64_t evidence_ping; /* when a ping last asked whether the peer answers at all */
-    uint64_t last_rx;       /* when the peer last sent anything */
+    uint64_t moved_bytes; /* bytes its suspect subchannels sent again on the others */
+    uint64_t last_rx;     /* when the peer last sent anything */
     /* lossy transports: congestion window over unacknowledged bytes */
     size_t inflight, cwnd;
     /* ... frames sent and sent again since the last look at the loss rate;

@@ -143,8 +143,11 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
     case PX_RAIL_PONG:
         /* the peer answers: what another subchannel still owes is late
          * on that path, not because the peer is busy */
-        if (!s->unacked && !r->lossy)
-            vc->last_ack_rx = px_time_ns();
+        if (!r->lossy) {
+            s->pong_ns = px_time_ns();
+            if (!s->unacked)
+                vc->last_ack_rx = s->pong_ns;
+        }
         px_rail_sub_alive(s);
         return NULL;
     case PX_RAIL_DONE:

@@ -48,7 +48,7 @@
 /* clang-format off */
 #define CONF_OPS(X) \
     X(iface_open) X(iface_close) X(iface_query) X(iface_reachable) X(ep_create) X(ep_subs) \
-    X(ep_send) X(ep_get) X(ep_put) X(ep_pending) X(ep_reset) X(ep_rx_cancel) \
+    X(ep_send) X(ep_get) X(ep_put) X(ep_pending) X(ep_reset) X(ep_withdraw) X(ep_rx_cancel) \
     X(iface_progress) X(iface_fd) X(ep_path_check) X(ep_describe) X(iface_quiet) X(ep_ready) \
     X(ep_bulk_recv) X(ep_bulk_send) X(ep_bulk_acked) X(ep_bulk_cancel) X(iface_sleep)
 /* clang-format on */
@@ -863,11 +863,31 @@ static void phase_reset(void)
                 EXPECT(st == PX_OK || st == PX_INPROGRESS, "send %d: %s", n, px_status_name(st));
                 n++;
             }
-            int queued = tx_outstanding - before, errs = tx_cb_errors, failed = failed_calls;
             if (!lossy)
-                EXPECT(ops->ep_pending(conns[0].ep) > 0 && queued > 0,
+                EXPECT(ops->ep_pending(conns[0].ep) > 0 && tx_outstanding > before,
                        "nothing queued after %d sends of %zu bytes to a rank that does not read", n,
                        big);
+            if (!lossy && ops->ep_withdraw != px_net_stub_ep_withdraw) {
+                /* two more wait whole behind the one being written: both
+                 * come back, with their callbacks, and the connection
+                 * stays */
+                for (int k = 0; k < 2; k++)
+                    EXPECT(conf_send(&conns[0], PH_RESET, big, 0) == PX_INPROGRESS,
+                           "send behind a full connection did not queue");
+                int out = tx_outstanding, e0 = tx_cb_errors, f0 = failed_calls;
+                size_t pend = ops->ep_pending(conns[0].ep);
+                ops->ep_withdraw(conns[0].ep);
+                int back = tx_cb_errors - e0;
+                EXPECT(back >= 2 && tx_outstanding == out - back,
+                       "ep_withdraw ended %d of %d queued sends", back, out - before);
+                EXPECT(ops->ep_pending(conns[0].ep) + 2 * big <= pend,
+                       "%zu bytes pending after ep_withdraw (%zu before)",
+                       ops->ep_pending(conns[0].ep), pend);
+                EXPECT(failed_calls == f0 && ops->ep_ready(conns[0].ep),
+                       "ep_withdraw closed the connection");
+                tx_cb_errors = e0;
+            }
+            int queued = tx_outstanding - before, errs = tx_cb_errors, failed = failed_calls;
             ops->ep_reset(conns[0].ep);
             EXPECT(tx_outstanding == before, "%d queued sends still pending after ep_reset",
                    tx_outstanding - before);

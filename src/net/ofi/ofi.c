@@ -739,6 +739,7 @@ const px_net_ops_t px_net_ofi_ops = {
     .ep_put = px_net_stub_ep_put,
     .ep_pending = px_ofi_ep_pending,
     .ep_reset = px_ofi_ep_reset,
+    .ep_withdraw = px_net_stub_ep_withdraw,
     .ep_rx_cancel = px_ofi_ep_rx_cancel,
     .iface_progress = px_ofi_iface_progress,
     .iface_fd = px_ofi_iface_fd,

@@ -394,6 +394,32 @@ static void px_tcp_ep_reset(px_net_ep_t *ep)
     ep->next_attempt = 0;
 }
 
+static void px_tcp_ep_withdraw(px_net_ep_t *ep)
+{
+    px_list_t q, *e, *t;
+    px_list_init(&q);
+    /* detach first: a callback may queue new frames on this endpoint */
+    px_list_for_each_safe(e, t, &ep->sendq) {
+        px_tcp_sop_t *op = px_container_of(e, px_tcp_sop_t, link);
+        if (!op->cb || op->idx || op->iov[0].iov_base != op->fh)
+            continue; /* a copy, or begun: it must go whole */
+        size_t left = 0;
+        for (int i = 0; i < op->iovcnt; i++)
+            left += op->iov[i].iov_len;
+        ep->queued_bytes -= left;
+        px_list_del(e);
+        px_list_insert_tail(&q, e);
+    }
+    px_list_for_each_safe(e, t, &q) {
+        px_tcp_sop_t *op = px_container_of(e, px_tcp_sop_t, link);
+        px_list_del(e);
+        op->cb(op->arg, PX_ERR_CANCELED);
+        free(op);
+    }
+    if (ep->conn && ep->conn->state == PX_TCP_ESTABLISHED)
+        px_tcp_arm_out(ep->conn, !px_list_empty(&ep->sendq));
+}
+
 static const char *px_tcp_ep_describe(px_net_ep_t *ep)
 {
     if (!ep->conn)
@@ -654,6 +680,7 @@ const px_net_ops_t px_net_tcp_ops = {
     .ep_put = px_net_stub_ep_put,
     .ep_pending = px_tcp_ep_pending,
     .ep_reset = px_tcp_ep_reset,
+    .ep_withdraw = px_tcp_ep_withdraw,
     .ep_rx_cancel = px_tcp_ep_rx_cancel,
     .iface_progress = px_tcp_iface_progress,
     .iface_fd = px_net_addr_iface_fd,

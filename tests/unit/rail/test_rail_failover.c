@@ -281,6 +281,7 @@ static const px_net_ops_t fake_ops = {
     .ep_put = px_net_stub_ep_put,
     .ep_pending = f_pending,
     .ep_reset = f_reset,
+    .ep_withdraw = px_net_stub_ep_withdraw,
     .ep_rx_cancel = f_cancel,
     .iface_progress = f_progress,
     .iface_fd = f_fd,
