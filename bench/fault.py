@@ -24,11 +24,13 @@ times here are this script's):
         table shows how much each library sent over each spine
   blackhole  every packet of node0:rail1 dropped for good, 3 s in, the link
         up (a cable pulled where no carrier loss shows: only timeouts tell)
+  down5 node0:rail1 down 5 s (3 s to 8 s), then up
 
 Libraries (--mpis): mpich (UCX over tcp on rail0,rail1), openmpi (ob1 + TCP
 BTL on rail0,rail1), mptcp (Open MPI on rail0 only, its sockets made MPTCP by
 mptcpize, with a subflow endpoint on rail1 in each node; on the fat-tree on
-rail0's path-1 address), plexus (pxrun, the build in --plexus-build). On the
+rail0's path-1 address), plexus (pxrun, the build in --plexus-build, over
+TCP), plexus-udp (the same over Plexus's reliable datagrams, PX_NET=udp). On the
 fat-tree the peers are given rail0, the node's one interface. Peers are launched through bench/osu/run.sh as in
 bench/multirail.py.
 
@@ -69,12 +71,13 @@ SRC = os.path.join(ROOT, "tests", "mpi", "ft_stream.c")
 MPTCP_LIB = "/usr/lib/x86_64-linux-gnu/mptcpize/libmptcpwrap.so.0"
 CC = {"mpich": "mpicc.mpich", "openmpi": "mpicc.openmpi", "mptcp": "mpicc.openmpi"}
 LABEL = {"mpich": "MPICH/UCX", "openmpi": "Open MPI (ob1/tcp)", "mptcp": "Open MPI over MPTCP",
-         "plexus": "Plexus"}
+         "plexus": "Plexus", "plexus-udp": "Plexus (datagrams)"}
+PLEXUS = {"plexus": "tcp", "plexus-udp": "udp"}
 NODE_ADDR = {"node0": 1, "node1": 2}
 
 # bytes each scenario streams; its faults, times and fabric are the shared ones
 BYTES = {"base": "3g", "1": "3g", "2": "4g", "3": "4g", "4": "1g", "5": "2g", "6": "4g", "7": "2g",
-         "blackhole": "3g"}
+         "blackhole": "3g", "down5": "3g"}
 SCENARIOS = {sc: scenarios.scenario(sc) for sc in BYTES}
 PEER_LOST_RE = re.compile(r"rank \d+.*\bunreachable\b|\bunreachable\b.*rank \d+", re.I)
 HARD_LIMIT_SLACK = 60   # seconds on top of the scenario's outage and expected run
@@ -85,7 +88,7 @@ def log(msg):
 
 
 def build(mpi, plexus_build):
-    if mpi == "plexus":
+    if mpi in PLEXUS:
         return os.path.join(plexus_build, "tests", "mpi", "ft_stream")
     os.makedirs(CACHE, exist_ok=True)
     exe = os.path.join(CACHE, "ft_stream-" + ("openmpi" if mpi == "mptcp" else mpi))
@@ -96,10 +99,10 @@ def build(mpi, plexus_build):
 
 
 def command(mpi, exe, args, plexus_build, fabric="rails"):
-    if mpi == "plexus":
+    if mpi in PLEXUS:
         a = [os.path.join(plexus_build, "bin", "pxrun"), "--hosts", "node0:1,node1:1",
              "--launcher", "ip netns exec {host}", "--bootstrap-iface", "pxf-mgmt",
-             "--timeout", "600", "--env", "PX_NET=tcp"]
+             "--timeout", "600", "--env", "PX_NET=" + PLEXUS[mpi]]
         return a + [exe] + args
     if mpi == "mptcp":
         return multirail.osu("openmpi", exe, args, rails="rail0", env=["LD_PRELOAD=" + MPTCP_LIB])
@@ -396,25 +399,28 @@ def run_one(sc, fab, m, exe, plexus_build, reap=True):
 
 def run_scenario(sc, fab, mpis, exes, plexus_build, lines, results, reps=1):
     rows = []
-    stalls = []
+    stalls = {}
     for m in mpis:
         res = run_one(sc, fab, m, exes[m], plexus_build)
         rows.append({k: v for k, v in res.items() if k != "raw"})
         results.append(res)
-        if m == "plexus":
-            stalls.append(res["max_stall_s"])
+        if m in PLEXUS:
+            stalls[m] = [res["max_stall_s"]]
     # Plexus again, for the spread of its stall (the peers' outcomes, hangs
     # included, do not vary from run to run)
-    for _ in range(reps - 1 if "plexus" in mpis else 0):
-        res = run_one(sc, fab, "plexus", exes["plexus"], plexus_build)
-        results.append(dict(res, repeat=True))
-        stalls.append(res["max_stall_s"])
+    for m in stalls:
+        for _ in range(reps - 1):
+            res = run_one(sc, fab, m, exes[m], plexus_build)
+            results.append(dict(res, repeat=True))
+            stalls[m].append(res["max_stall_s"])
     t = table(sc, rows)
-    if len(stalls) > 1:
-        ok = sorted(x for x in stalls if x is not None)
-        t += ["", "Plexus over %d runs: max stall median %s s, worst %s s%s." % (
-            len(stalls), fmt(ok[len(ok) // 2]) if ok else "–", fmt(ok[-1]) if ok else "–",
-            "" if len(ok) == len(stalls) else " (%d runs without a figure)" % (len(stalls) - len(ok)))]
+    for m, runs in stalls.items():
+        if len(runs) < 2:
+            continue
+        ok = sorted(x for x in runs if x is not None)
+        t += ["", "%s over %d runs: max stall median %s s, worst %s s%s." % (
+            LABEL[m], len(runs), fmt(ok[len(ok) // 2]) if ok else "–", fmt(ok[-1]) if ok else "–",
+            "" if len(ok) == len(runs) else " (%d runs without a figure)" % (len(runs) - len(ok)))]
     print("\n".join(t), flush=True)
     lines += t
 

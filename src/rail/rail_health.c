@@ -159,6 +159,7 @@ static void px_rail_sub_suspect(px_rail_sub_t *s, uint64_t now)
     px_info("rail", "subchannel %s to rank %d suspect: %u frame(s) unacknowledged for %.0f ms",
             s->info.label, vc->rank, s->unacked, (double)px_since(now, s->busy_since) / 1e6);
     px_rail_set_state(s, PX_SUB_SUSPECT);
+    s->held = 1;
     s->st->suspects++;
     px_rail_send_ctl(vc, s->idx, PX_RAIL_PING, 0, 0, 0);
     px_rail_sub_move(s);
@@ -169,6 +170,7 @@ void px_rail_sub_alive(px_rail_sub_t *s)
 {
     if (s->state != PX_SUB_SUSPECT || s->unacked)
         return;
+    s->held = 0;
     if (s->moved) {
         s->moved = 0;
         s->st->moves_spurious++;
@@ -197,7 +199,7 @@ void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
     uint64_t bytes = 0;
     uint32_t moved = px_rail_sub_mark_resend(s, &bytes);
     px_rail_set_state(s, PX_SUB_DOWN);
-    s->moved = 0;
+    s->moved = s->held = 0;
     px_rail_bulk_sub_down(s);
     s->st->downs++;
     s->down_since = now;
@@ -404,7 +406,7 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
                     px_rail_send_ctl(vc, k, PX_RAIL_PING, 0, 0, 0);
                 }
             }
-        } else if (s->state == PX_SUB_SUSPECT && !s->moved) {
+        } else if (s->state == PX_SUB_SUSPECT && !s->held) {
             px_rail_set_state(s, PX_SUB_UP);
         }
         /* datagrams have no transport timeout (TCP_USER_TIMEOUT): when the

@@ -261,8 +261,9 @@ typedef struct px_rail_sub {
     uint64_t asked_ns, pong_ns;
     int path_checking;
     int down_silent;         /* it went down for silence: a path check brings it back */
-    int moved;               /* suspect, its frames moved to the others: back up only when
-                              * it answers a ping */
+    int moved;               /* suspect, its frames moved to the others */
+    int held;                /* suspect until it answers (a ping or an acknowledgement of
+                              * its own), whatever else happens meanwhile */
     double probe_gap;        /* seconds */
     px_rail_sub_stats_t *st; /* in the job's stats segment (PX_STATS) or st_own */
     px_rail_sub_stats_t st_own;

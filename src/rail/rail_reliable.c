@@ -216,10 +216,22 @@ static uint64_t px_rail_rto(px_rail_t *r, const px_rail_sub_t *s)
 
 /* Sends record x again (lost, or its acknowledgement was): on its own
  * subchannel while that works, else on the best other. */
-static void px_rail_retransmit(px_rail_vc_t *vc, px_rail_tx_t *x)
+/* Sends x again: on the subchannel it went on if that is up, else (or
+ * when `elsewhere`, and another is up: its path may have died) on
+ * another. */
+static void px_rail_retransmit(px_rail_vc_t *vc, px_rail_tx_t *x, int elsewhere)
 {
     int si = x->sub;
     vc->fr_retx++;
+    if (elsewhere && si >= 0) {
+        int o = -1;
+        for (int i = 0; i < vc->nsub; i++)
+            if (i != si && vc->sub[i].state == PX_SUB_UP &&
+                (o < 0 || vc->sub[i].weight > vc->sub[o].weight))
+                o = i;
+        if (o >= 0)
+            si = o;
+    }
     if (si < 0 || vc->sub[si].state != PX_SUB_UP) {
         si = px_rail_pick(vc, x->msg ? PX_RAIL_F_STRIPE : 0, x->len);
         if (si < 0)
@@ -243,8 +255,10 @@ static void px_rail_cwnd_cut(px_rail_vc_t *vc, uint64_t now, uint64_t gap)
         vc->cwnd = 4 * r->frame_max;
 }
 
-/* Lossy transports: frames unacknowledged past their timeout go again, with
- * the timeout doubled per try; a timeout halves the congestion window. Only
+/* Lossy transports: frames unacknowledged past their timeout go again, on
+ * another subchannel when one is up (a path that went silent then costs one
+ * timeout, not a detection), with the timeout doubled per try; a timeout
+ * halves the congestion window. Only
  * frames the acknowledgement bitmap can speak of (the cumulative point and
  * the PX_RAIL_SACK_SPAN after it): one further on may have arrived long ago
  * and wait for a hole below to be filled; it is looked at once the
@@ -273,7 +287,7 @@ void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now)
                  "frame %u (%zu bytes) to rank %d: no acknowledgement after %.1f ms, "
                  "sending it again (try %d)",
                  x->seq, x->len, vc->rank, (double)rto / 1e6, x->tries);
-        px_rail_retransmit(vc, x);
+        px_rail_retransmit(vc, x, 1);
     }
     if (cut)
         px_rail_cwnd_cut(vc, now, r->rto_min);
@@ -312,7 +326,7 @@ void px_rail_bitmap_in(px_rail_vc_t *vc, uint32_t ack, uint64_t bits)
         const px_rail_sub_t *s = &vc->sub[x->sub];
         if ((int32_t)(s->acked_order - x->order) > 0) {
             vc->rail->retx_fast++;
-            px_rail_retransmit(vc, x);
+            px_rail_retransmit(vc, x, 0);
             px_rail_cwnd_cut(vc, now, (uint64_t)s->srtt);
         }
     }

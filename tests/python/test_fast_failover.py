@@ -1,13 +1,18 @@
 """Failover without waiting for the transport's timeout (root): two emulated
 nodes joined by two 1 Gbit/s rails, a checksummed stream of 1 KB to 4 MB
-messages from node0 to node1 over TCP, and one rail failing 3 s in:
+messages from node0 to node1 over TCP and over datagrams, and one rail
+failing 3 s in:
 
   - taken down for good: node0's kernel reports the lost link (rtnetlink),
     its subchannels go DOWN at once and node1 hears of it over rail0;
+  - taken down for 5 s: the same, and once it is back it carries traffic
+    again without a stall;
   - every packet dropped with the link up (a cable pulled where no carrier
     loss shows): rail1's acknowledgements are overdue while rail0's arrive,
     so rail1 becomes suspect and its frames go again on rail0 at once, long
-    before the connection's timeout (PX_RAIL_DETECT) declares it DOWN.
+    before the connection's timeout (PX_RAIL_DETECT) declares it DOWN; over
+    datagrams, a frame whose acknowledgement is overdue goes again on the
+    other rail at once.
 
 Before either, the stall after the fault was PX_RAIL_DETECT and more
 (0.7 s); the bound here leaves room for a loaded two-core machine. A stream
@@ -53,26 +58,40 @@ def counters(err):
     return tot
 
 
-def stream(key=None, seconds=8):
+def stream(key=None, seconds=8, net="tcp"):
     args = ["--seconds", seconds, "--mode", "pairs"] + SIZES
     if key:
         args += ["--fault-at", 3]
-    env = {"PX_NET": "tcp", "PX_PROFILE": "1", "PX_LOG_LEVEL": "info"}
+    if key == "down5":  # back up at 8 s: the stall bound covers its return too
+        args[1] = 11
+        args += ["--fault-end", 8]
+    env = {"PX_NET": net, "PX_PROFILE": "1", "PX_LOG_LEVEL": "info"}
     return ft_stream(PAIR, args, env=env, plan=plan(key, at=3) if key else ())
 
 
-def test_no_fault_moves_nothing(fast_rails):
-    r = stream()
+@pytest.mark.parametrize("net", ["tcp", "udp"])
+def test_no_fault_moves_nothing(fast_rails, net):
+    r = stream(net=net)
     assert_correct(r)
     suspect, moved, _, down = counters(r.err)
     assert moved == 0 and down == 0, f"suspect {suspect} moved {moved} down {down}: {r.why()}"
 
 
-@pytest.mark.parametrize("key,evidence", [("1", "lost its link"),
-                                          ("blackhole", "go again on the others")])
-def test_rail_failure_stall(fast_rails, key, evidence):
-    r = stream(key)
+# what each fault must leave in the log: the link event (down for 5 s: its
+# return), or (blackhole)
+# the early move; over datagrams a frame whose acknowledgement is overdue
+# goes again on the other rail at once and the silent one is suspect
+EVIDENCE = {("1", "tcp"): "lost its link", ("1", "udp"): "lost its link",
+            ("down5", "tcp"): "recovered", ("down5", "udp"): "recovered",
+            ("blackhole", "tcp"): "go again on the others", ("blackhole", "udp"): "suspect"}
+
+
+@pytest.mark.parametrize("net", ["tcp", "udp"])
+@pytest.mark.parametrize("key", ["1", "down5", "blackhole"])
+def test_rail_failure_stall(fast_rails, key, net):
+    r = stream(key, net=net)
     assert_correct(r)
+    evidence = EVIDENCE[key, net]
     assert evidence in r.err, f"'{evidence}' not logged: {r.why()}"
     stall = r.result["stall_after_fault_s"]
     assert stall <= FAST_STALL_S, f"stalled {stall} s after the fault: {r.why()}"

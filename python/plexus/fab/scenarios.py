@@ -112,7 +112,7 @@ def _blackhole(at=3):
 _BUILD = {
     "base": _base, "1": _rail_down, "2": _rail_down_up, "3": _rail_flap, "4": _rail_loss,
     "5": _all_down_up, "6": _partition, "7": _spine_down, "loss-all": _loss_all, "silent": _silent,
-    "blackhole": _blackhole,
+    "blackhole": _blackhole, "down5": lambda **k: _rail_down_up(**dict({"end": 8}, **k)),
 }
 KEYS = tuple(_BUILD)
 
