@@ -6,6 +6,7 @@
 program f08_p2p
     use mpi_f08
     implicit none
+    character(len=*), parameter :: prog = 'f08_p2p'
     integer :: rank, nprocs, peer, i, n, idx, outcount, ierr
     integer :: ibuf(10), jbuf(10), big(20), idxs(4)
     double precision :: d(12), e(12)
@@ -129,18 +130,10 @@ program f08_p2p
                    all(e(2:12:2) == -1), 'partial count in a section')
     end if
 
-    if (rank == 0) write (*, '(A,I0,A)') 'PASS f08_p2p np=', nprocs, ':'
+    if (rank == 0) write (*, '(A,A,A,I0,A)') 'PASS ', prog, ' np=', nprocs, ':'
     call MPI_Finalize()
 
 contains
 
-    subroutine check(ok, what)
-        logical, intent(in) :: ok
-        character(len=*), intent(in) :: what
-        if (.not. ok) then
-            write (*, '(A,A)') 'FAIL f08_p2p: ', what
-            call MPI_Abort(MPI_COMM_WORLD, 1)
-            stop 1
-        end if
-    end subroutine check
+    include 'f08_check.inc'
 end program f08_p2p
