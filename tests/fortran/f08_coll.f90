@@ -124,6 +124,17 @@ program f08_coll
     if (rank /= 0) call check(m(1, 1) == 1 .and. m(4, 1) == 4 .and. m(1, 6) == 21 .and. &
                               m(4, 6) == 24 .and. sum(m) == 50, 'ibcast of a 2-d strided section')
 
+    ! A nonblocking gatherv into a strided section (counts and displacements
+    ! count its elements).
+    gat = -1
+    cnts = 1
+    displs = (/ (nprocs - 1 - i, i = 0, nprocs - 1) /)
+    call MPI_Igatherv(rank + 50, 1, MPI_INTEGER, gat(1:3 * nprocs:3), cnts, displs, MPI_INTEGER, &
+                      0, MPI_COMM_WORLD, req)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
+    if (rank == 0) call check(gat(1) == 50 + nprocs - 1 .and. gat(3 * nprocs - 2) == 50 .and. &
+                              gat(2) == -1 .and. gat(3) == -1, 'igatherv into a section')
+
     if (rank == 0) write (*, '(A,A,A,I0,A)') 'PASS ', prog, ' np=', nprocs, ':'
     call MPI_Finalize()
 

@@ -49,8 +49,8 @@ program f08_errors
     call MPI_Error_class(ierr, cls)
     call check(cls == MPI_ERR_TYPE, 'invalid datatype handle')
 
-    ! A nonblocking reduction of a strided section: both buffers share one
-    ! datatype, which cannot follow the section, so MPI_ERR_BUFFER.
+    ! A nonblocking reduction of a strided section: the operation would apply
+    ! to a datatype following the section, so MPI_ERR_BUFFER.
     call MPI_Iallreduce(x(1:8:2), y(1:4), 4, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, req, ierr)
     call MPI_Error_class(ierr, cls)
     call check(cls == MPI_ERR_BUFFER, &

@@ -1,8 +1,9 @@
 ! use mpi_f08: one-sided communication and MPI-IO. MPI_Win_allocate (the
 ! base as TYPE(C_PTR)), MPI_Win_create on an array, put/get/accumulate in
-! fence epochs, lock/unlock, MPI_Rput of a strided section, window
-! attributes; MPI_File_open, write_at/read_at, a strided section written
-! with iwrite_at, set_view, get_size, collective write_at_all, close, delete.
+! fence epochs, lock/unlock, MPI_Rput and MPI_Raccumulate of strided
+! sections, window attributes; MPI_File_open, write_at/read_at, a strided
+! section written with iwrite_at, set_view, get_size, collective
+! write_at_all, close, delete.
 ! px-np: 2 3 4
 program f08_rma_io
     use mpi_f08
@@ -68,6 +69,25 @@ program f08_rma_io
     call check(wmem(5) == left * 100 + 1 .and. wmem(6) == left * 100 + 3 .and. &
                wmem(8) == left * 100 + 7, 'rput of a section')
     call MPI_Win_unlock(rank, win)
+    ! Raccumulate of a strided section: MPI_SUM applies to its integers.
+    call MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win)
+    wmem = 0
+    call MPI_Win_unlock(rank, win)
+    call MPI_Barrier(MPI_COMM_WORLD)
+    buf = 1
+    buf(2:n:2) = rank + 1
+    call MPI_Win_lock_all(0, win)
+    call MPI_Raccumulate(buf(2:n:2), n / 2, MPI_INTEGER, 0, 0_MPI_ADDRESS_KIND, n / 2, &
+                         MPI_INTEGER, MPI_SUM, win, req)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
+    call MPI_Win_unlock_all(win)
+    call MPI_Barrier(MPI_COMM_WORLD)
+    if (rank == 0) then
+        call MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win)
+        call check(all(wmem(1:n / 2) == nprocs * (nprocs + 1) / 2) .and. &
+                   all(wmem(n / 2 + 1:n) == 0), 'raccumulate of a section')
+        call MPI_Win_unlock(0, win)
+    end if
     call MPI_Win_free(win)
     call check(win == MPI_WIN_NULL, 'win_free')
 

@@ -22,9 +22,11 @@ CFI_cdesc_t descriptors (ISO_Fortran_binding.h).
 Choice buffers that are non-contiguous array sections are handled in
 px_f08.c: a blocking routine works on a contiguous copy; a nonblocking,
 persistent, one-sided or split-collective routine gets a derived datatype
-built from the section's strides when the buffer has a count and datatype of
-its own, and fails with MPI_ERR_BUFFER otherwise (e.g. MPI_Ireduce, whose two
-buffers share one datatype).
+built from the section's strides in place of its (count, datatype) (or, for
+counts and displacements of a v-collective, a datatype whose extent is the
+stride of a 1-d section), and fails with MPI_ERR_BUFFER where no datatype can
+describe the section (classify_buffers: a datatype per process, a byte
+count, partitions, the reduction of a collective).
 
 `list` writes which routines got an mpi_f08 binding and why the others did not.
 """
@@ -156,44 +158,53 @@ class Unsupported(Exception):
 
 def classify_buffers(name, params):
     """For each choice buffer: ("pair", count arg, datatype arg) when it has a
-    count and datatype of its own, ("shared", ...) when the pair also
-    describes another buffer, ("count1", None, datatype) when one element of
-    datatype, else ("other", None, None)."""
+    count and datatype of its own, ("count1", None, datatype) when it is one
+    element of datatype, ("shared", count arg or None, datatype) when that
+    pair also describes another buffer, ("vector", None, datatype) when
+    arrays of counts and displacements in units of datatype describe it, else
+    ("other", None, None)."""
     bufs = [i for i, p in enumerate(params) if p[0] == "void*" and p[1] not in C_PTR_OUT]
     info = {}
-    owner = {}
     for k, i in enumerate(bufs):
-        j = i + 1
         end = bufs[k + 1] if k + 1 < len(bufs) else len(params)
-        kind = ("other", None, None)
-        if j == end and k + 1 < len(bufs):
-            kind = ("next", None, None)
-        for m in range(j, end):
-            ctype, an = params[m][0], params[m][1]
-            if ctype == "MPI_Datatype" and not params[m][3]:
+        kind = ("next", None, None) if i + 1 == end and k + 1 < len(bufs) else \
+            ("other", None, None)
+        per_process = False
+        for m in range(i + 1, end):
+            ctype, an, is_array = params[m][0], params[m][1], params[m][3]
+            if ctype == "MPI_Datatype*" and is_array:
+                break  # a datatype per process (alltoallw)
+            if ctype == "MPI_Datatype":
                 prev = params[m - 1]
-                if prev[0] == "void*":
+                if per_process:
+                    kind = ("vector", None, an)
+                elif prev[0] == "void*":
                     kind = ("count1", None, an)
-                elif prev[0] in ("int", "MPI_Count", "MPI_Aint") and not prev[3] \
-                        and m - 1 > i:
+                elif prev[0] in ("int", "MPI_Count", "MPI_Aint") and m - 1 > i:
                     kind = ("pair", prev[1], an)
                 break
-            if params[m][3] and params[m][0].rstrip("*") in ("int", "MPI_Count", "MPI_Aint",
-                                                             "MPI_Datatype"):
-                break  # counts/displacements/types per process: no single pair
+            per_process = per_process or is_array
         info[params[i][1]] = kind
-    # a buffer right before another buffer shares that one's pair
+    # a buffer right before another buffer shares that one's description
     names = [params[i][1] for i in bufs]
     for k in range(len(names) - 1, -1, -1):
         if info[names[k]][0] == "next":
             info[names[k]] = info[names[k + 1]]
+    owners = {}
     for b, (kind, cnt, dt) in info.items():
-        if kind in ("pair", "count1"):
-            owner.setdefault(dt, []).append(b)
+        owners.setdefault(dt, []).append(b)
     for b, (kind, cnt, dt) in list(info.items()):
-        if kind in ("pair", "count1") and len(owner[dt]) > 1:
+        if kind in ("pair", "count1") and len(owners[dt]) > 1:
             info[b] = ("shared", cnt, dt)
-    if any(p[1] == "partitions" for p in params):
+        elif kind == "vector" and len(owners[dt]) > 1:
+            info[b] = ("other", None, None)
+    # Partitions multiply the count. A reduction of a collective applies its
+    # operation to the datatype itself (predefined operations take only
+    # predefined datatypes, user functions get the datatype), so there the
+    # datatype of a section would not do; one-sided accumulates apply it to
+    # the basic elements.
+    if any(p[1] == "partitions" for p in params) or (
+            any(p[0] == "MPI_Op" for p in params) and not any(p[0] == "MPI_Win" for p in params)):
         info = {b: ("other", None, None) for b in info}
     return info
 
@@ -294,18 +305,25 @@ class Routine:
                                % (an, an, v, 0 if is_const else 1))
                     call.append((an, "p_" + an))
                     cleanup.append("    px_f08_tmp_end(&t_%s);" % an)
-                elif kind in ("pair", "count1"):
-                    # nonblocking: a datatype that follows the section's strides
-                    count = "(MPI_Count)*a_" + cnt if cnt else "1"
-                    decls.append("    px_f08_sect_t s_%s = {0};" % an)
-                    pre.append("    err = px_f08_sect_begin(&s_%s, %s, %s, *a_%s, \"%s\");"
-                               % (an, v, count, dt, name))
-                    pre.append("    if (err != MPI_SUCCESS)\n        goto bad_buffer;")
-                    call.append((an, "s_%s.addr" % an))
-                    if cnt:
-                        subst[cnt] = "s_%s.count" % an
-                    subst[dt] = "s_%s.type" % an
-                    cleanup.append("    px_f08_sect_end(&s_%s);" % an)
+                elif kind in ("pair", "count1", "shared", "vector"):
+                    # nonblocking: a datatype that follows the section's
+                    # strides, made once for the buffers it describes
+                    if dt not in subst:
+                        group = [b for b in bufs if bufs[b][2] == dt]
+                        count = "(MPI_Count)*a_" + cnt if cnt else "1"
+                        decls.append("    px_f08_sect_t s_%s = {0};" % dt)
+                        decls.append("    const CFI_cdesc_t *g_%s[] = {%s};"
+                                     % (dt, ", ".join("a_" + b for b in group)))
+                        pre.append("    err = px_f08_sect_begin(&s_%s, g_%s, %d, %s, *a_%s, "
+                                   "%d, \"%s\");" % (dt, dt, len(group),
+                                                      "-1" if kind == "vector" else count,
+                                                      dt, kind == "shared", name))
+                        pre.append("    if (err != MPI_SUCCESS)\n        goto bad_buffer;")
+                        if cnt:
+                            subst[cnt] = "s_%s.count" % dt
+                        subst[dt] = "s_%s.type" % dt
+                        cleanup.append("    px_f08_sect_end(&s_%s);" % dt)
+                    call.append((an, "px_f08_addr(%s)" % v))
                 else:
                     decls.append("    void *p_%s = NULL;" % an)
                     pre.append("    err = px_f08_contig(%s, &p_%s, \"%s\");" % (v, an, name))

@@ -114,15 +114,106 @@ int px_f08_contig(const CFI_cdesc_t *d, void **addr, const char *routine)
                                 "it and has no datatype of its own to describe the section)");
 }
 
-int px_f08_sect_begin(px_f08_sect_t *s, const CFI_cdesc_t *d, MPI_Count count, MPI_Datatype type,
-                      const char *routine)
+static int same_layout(const CFI_cdesc_t *a, const CFI_cdesc_t *b)
 {
-    s->addr = px_f08_addr(d);
+    if (a->rank != b->rank || a->elem_len != b->elem_len)
+        return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dim[i].extent != b->dim[i].extent || a->dim[i].sm != b->dim[i].sm)
+            return 0;
+    return 1;
+}
+
+/* Counts and displacements in units of type index the elements of a 1-d
+ * section if the type's extent becomes the section's stride. */
+static int strided_type(const CFI_cdesc_t *d, MPI_Count per, MPI_Datatype type, MPI_Datatype *out,
+                        const char *routine)
+{
+    int dim = -1;
+    for (int i = 0; i < d->rank; i++) {
+        if (d->dim[i].extent > 1) {
+            if (dim >= 0)
+                return unsupported(routine, "a section of more than one dimension described by "
+                                            "counts and displacements");
+            dim = i;
+        }
+    }
+    if (per != 1 || dim < 0 || d->dim[dim].sm <= 0)
+        return unsupported(routine, "counts and displacements need a datatype of one array "
+                                    "element and a positive stride");
+    MPI_Datatype t;
+    int err = MPI_Type_create_resized(type, 0, d->dim[dim].sm, &t);
+    if (err == MPI_SUCCESS)
+        err = MPI_Type_commit(&t);
+    if (err == MPI_SUCCESS)
+        *out = t;
+    return err;
+}
+
+/* The section as one element of a new datatype: its first count / per
+ * array elements, each per elements of type. */
+static int section_type(const CFI_cdesc_t *d, MPI_Count count, MPI_Count per, MPI_Datatype type,
+                        MPI_Datatype *out, const char *routine)
+{
+    if (count % per != 0)
+        return unsupported(routine, "the count ends inside an array element");
+    size_t n = elements(d), m = (size_t)(count / per);
+    if (m > n)
+        return unsupported(routine, "the count exceeds the array section");
+    MPI_Datatype leaf = type, cur;
+    int err = MPI_SUCCESS;
+    if (per > 1 && (err = MPI_Type_contiguous_c(per, type, &leaf)) != MPI_SUCCESS)
+        return err;
+    if (m == n) {
+        /* the whole section: one strided vector per dimension */
+        cur = leaf;
+        for (int i = 0; i < d->rank && err == MPI_SUCCESS; i++) {
+            MPI_Datatype next;
+            err = MPI_Type_create_hvector_c(d->dim[i].extent, 1, d->dim[i].sm, cur, &next);
+            if (cur != type)
+                MPI_Type_free(&cur);
+            cur = next;
+        }
+    } else {
+        /* its first m elements */
+        MPI_Aint *off = malloc(sizeof(MPI_Aint) * m);
+        MPI_Count *coff = malloc(sizeof(MPI_Count) * m);
+        if (!off || !coff)
+            abort();
+        offsets(d, m, off);
+        for (size_t k = 0; k < m; k++)
+            coff[k] = off[k];
+        err = MPI_Type_create_hindexed_block_c((MPI_Count)m, 1, coff, leaf, &cur);
+        free(coff);
+        free(off);
+        if (leaf != type)
+            MPI_Type_free(&leaf);
+    }
+    if (err == MPI_SUCCESS)
+        err = MPI_Type_commit(&cur);
+    if (err == MPI_SUCCESS)
+        *out = cur;
+    return err;
+}
+
+int px_f08_sect_begin(px_f08_sect_t *s, const CFI_cdesc_t *const *bufs, int nbufs, MPI_Count count,
+                      MPI_Datatype type, int shared, const char *routine)
+{
     s->count = count;
     s->type = type;
     s->owned = 0;
-    if (d->rank == 0 || contiguous(d) || count == 0)
+    const CFI_cdesc_t *d = NULL;
+    for (int i = 0; i < nbufs && !d; i++)
+        if (bufs[i]->rank > 0 && !contiguous(bufs[i]))
+            d = bufs[i];
+    if (!d || count == 0)
         return MPI_SUCCESS;
+    /* buffers that share the datatype (a reduction's send and receive
+     * buffers) must be laid out alike, or be MPI_IN_PLACE */
+    for (int i = 0; shared && i < nbufs; i++)
+        if (bufs[i]->base_addr != (void *)&MPIR_F08_MPI_IN_PLACE && !same_layout(bufs[i], d))
+            return unsupported(routine, "the buffers described by one datatype are laid out "
+                                        "differently");
     MPI_Count size, lb, extent, tlb, textent;
     int err = MPI_Type_size_c(type, &size);
     if (err == MPI_SUCCESS)
@@ -140,49 +231,15 @@ int px_f08_sect_begin(px_f08_sect_t *s, const CFI_cdesc_t *d, MPI_Count count, M
     MPI_Count elem = (MPI_Count)d->elem_len;
     if (elem % size != 0)
         return unsupported(routine, "an element of the datatype spans several array elements");
-    MPI_Count per = elem / size;
-    if (count % per != 0)
-        return unsupported(routine, "the count ends inside an array element");
-    size_t n = elements(d), m = (size_t)(count / per);
-    if (m > n)
-        return unsupported(routine, "the count exceeds the array section");
-
-    MPI_Datatype leaf = type, cur;
-    if (per > 1 && (err = MPI_Type_contiguous_c(per, type, &leaf)) != MPI_SUCCESS)
-        return err;
-    if (m == n) {
-        /* the whole section: one strided vector per dimension */
-        cur = leaf;
-        for (int i = 0; i < d->rank && err == MPI_SUCCESS; i++) {
-            MPI_Datatype next;
-            err = MPI_Type_create_hvector_c(d->dim[i].extent, 1, d->dim[i].sm, cur, &next);
-            if (cur != type)
-                MPI_Type_free(&cur);
-            cur = next;
-        }
-    } else {
-        /* its first m elements */
-        MPI_Aint *off = malloc(sizeof(MPI_Aint) * m);
-        if (!off)
-            abort();
-        offsets(d, m, off);
-        MPI_Count *coff = malloc(sizeof(MPI_Count) * m);
-        if (!coff)
-            abort();
-        for (size_t k = 0; k < m; k++)
-            coff[k] = off[k];
-        err = MPI_Type_create_hindexed_block_c((MPI_Count)m, 1, coff, leaf, &cur);
-        free(coff);
-        free(off);
-        if (leaf != type)
-            MPI_Type_free(&leaf);
-    }
-    if (err == MPI_SUCCESS)
-        err = MPI_Type_commit(&cur);
+    MPI_Datatype t;
+    if (count < 0)
+        err = strided_type(d, elem / size, type, &t, routine);
+    else
+        err = section_type(d, count, elem / size, type, &t, routine);
     if (err != MPI_SUCCESS)
         return err;
-    s->type = cur;
-    s->count = 1;
+    s->type = t;
+    s->count = count < 0 ? count : 1;
     s->owned = 1;
     return MPI_SUCCESS;
 }

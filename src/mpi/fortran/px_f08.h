@@ -39,22 +39,25 @@ typedef struct {
 void *px_f08_tmp_begin(px_f08_tmp_t *t, const CFI_cdesc_t *d, int out);
 void px_f08_tmp_end(px_f08_tmp_t *t);
 
-/* Buffer of a routine that keeps using it after returning (nonblocking,
- * persistent, one-sided, split collective) and that has a count and datatype
- * of its own: for a non-contiguous section, one element of a datatype that
- * follows the section's strides replaces (count, datatype). */
+/* Buffers of a routine that keeps using them after returning (nonblocking,
+ * persistent, one-sided, split collective), described by one (count,
+ * datatype): for non-contiguous sections, one element of a datatype that
+ * follows the strides replaces (count, datatype). Buffers that share the
+ * pair (shared: a reduction's) must be laid out alike or be MPI_IN_PLACE.
+ * count < 0: counts and displacements in units of the datatype describe the
+ * buffer (a v-collective); the datatype's extent becomes the stride of a
+ * 1-d section. */
 typedef struct {
-    void *addr;
     MPI_Count count;
     MPI_Datatype type;
     int owned;
 } px_f08_sect_t;
-int px_f08_sect_begin(px_f08_sect_t *s, const CFI_cdesc_t *d, MPI_Count count, MPI_Datatype type,
-                      const char *routine);
+int px_f08_sect_begin(px_f08_sect_t *s, const CFI_cdesc_t *const *bufs, int nbufs, MPI_Count count,
+                      MPI_Datatype type, int shared, const char *routine);
 void px_f08_sect_end(px_f08_sect_t *s);
 
-/* Buffer of such a routine with no datatype of its own (or shared with
- * another buffer): must be contiguous, else MPI_ERR_BUFFER. */
+/* Buffer of such a routine with no datatype to describe it (a datatype per
+ * process, a byte count, partitions): must be contiguous, else MPI_ERR_BUFFER. */
 int px_f08_contig(const CFI_cdesc_t *d, void **addr, const char *routine);
 
 #endif
