@@ -46,9 +46,9 @@ SKIP = {
     # C-only conversions (TYPE(MPI_Status) and the C struct share one layout)
     "MPI_Status_f082c", "MPI_Status_c2f08", "MPI_Status_c2f", "MPI_Status_f2c",
 }
-# User callbacks: not bound in mpi_f08 (listed in docs/fortran.md).
-CALLBACK_ROUTINE = re.compile(r"MPI_(Comm|Type|Win)_create_keyval$|MPI_Op_create(_c)?$|"
-                              r"MPI_(Comm|Win|File|Session)_create_errhandler$")
+# User callbacks not bound in mpi_f08 (listed in docs/fortran.md): a file
+# error handler gets a C MPI_File where Fortran wants the integer handle.
+CALLBACK_ROUTINE = re.compile(r"MPI_File_create_errhandler$")
 
 # Routines with a hand-written C body: name -> (C parameters, body).
 # The Fortran interface is still generated from INTERFACE_OVERRIDE or the
@@ -98,6 +98,56 @@ for _obj, _ty in (("Comm", "comm"), ("Type", "type"), ("Win", "win")):
     SPECIAL["MPI_%s_set_attr" % _obj] = (
         "MPI_Fint *obj, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *ierror",
         "    px_f08_err(ierror, MPI_%s_set_attr(*obj, *keyval, (void *)(intptr_t)*val));" % _obj)
+
+# Routines taking a user procedure: a BIND(C) interface cannot take an
+# ordinary Fortran procedure, so their interfaces are not BIND(C) and the C
+# routine is also named as gfortran names such an external procedure
+# (lower case, trailing underscore). Every argument is by reference there
+# too, and an absent OPTIONAL ierror is NULL.
+NOT_BIND_C = set()
+
+
+def callback_routine(name, dummies, cparams, body):
+    INTERFACE_OVERRIDE[name] = dummies
+    SPECIAL[name] = (cparams, body)
+    NOT_BIND_C.add(name)
+
+
+# MPI_User_function(invec, inoutvec, len, datatype) with TYPE(C_PTR), VALUE
+# buffers is C's MPI_User_function (and _c with an MPI_COUNT_KIND len).
+for _c in ("", "_c"):
+    callback_routine("MPI_Op_create" + _c,
+                     [("PROCEDURE(MPI_User_function%s)" % _c, "user_fn"),
+                      ("LOGICAL, INTENT(IN)", "commute"), ("TYPE(MPI_Op), INTENT(OUT)", "op")],
+                     "MPI_User_function%s *fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror"
+                     % _c,
+                     "    px_f08_err(ierror, MPI_Op_create%s(fn, *commute, op));" % _c)
+# An error handler gets the handle and the code by reference, as in C.
+for _obj in ("Comm", "Win", "Session"):
+    callback_routine("MPI_%s_create_errhandler" % _obj,
+                     [("PROCEDURE(MPI_%s_errhandler_function)" % _obj,
+                       "%s_errhandler_fn" % _obj.lower()),
+                      ("TYPE(MPI_Errhandler), INTENT(OUT)", "errhandler")],
+                     "MPI_%s_errhandler_function *fn, MPI_Fint *errhandler, MPI_Fint *ierror"
+                     % _obj,
+                     "    px_f08_err(ierror, MPI_%s_create_errhandler(fn, errhandler));" % _obj)
+# Attribute callbacks run through the trampolines of `use mpi` (px_fortran.c):
+# the same arguments, with a LOGICAL flag.
+for _obj, _ty in (("Comm", "comm"), ("Type", "type"), ("Win", "win")):
+    callback_routine("MPI_%s_create_keyval" % _obj,
+                     [("PROCEDURE(MPI_%s_copy_attr_function)" % _obj, "%s_copy_attr_fn" % _ty),
+                      ("PROCEDURE(MPI_%s_delete_attr_function)" % _obj,
+                       "%s_delete_attr_fn" % _ty),
+                      ("INTEGER, INTENT(OUT)", "%s_keyval" % _ty),
+                      ("INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN)", "extra_state")],
+                     "px_f_copy_fn *copy, px_f_delete_fn *del, MPI_Fint *keyval, MPI_Aint *extra,"
+                     " MPI_Fint *ierror",
+                     "    px_f_keyval_t *k = px_f_keyval_new(copy, del, *extra);\n"
+                     "    int err = MPI_%s_create_keyval(px_f_copy_tramp, px_f_delete_tramp, "
+                     "keyval, k);\n"
+                     "    if (err != MPI_SUCCESS)\n"
+                     "        free(k);\n"
+                     "    px_f08_err(ierror, err);" % _obj)
 
 # Fortran indices are 1-based.
 POST_INDEX = {
@@ -276,10 +326,13 @@ class Routine:
             cparams, body = SPECIAL[self.name]
         else:
             cparams, body = self.c_generic()
+        names = [self.name + "_f08"]
+        if self.name in NOT_BIND_C:
+            names.append(self.name.lower() + "_f08_")
         return "void %s(%s);\nvoid %s(%s)\n{\n%s\n}\n%s\n" % (
-            strong, cparams, strong, cparams, body,
-            "extern __typeof__(%s) %s_f08 __attribute__((weak, alias(\"%s\")));"
-            % (strong, self.name, strong))
+            strong, cparams, strong, cparams, body, "\n".join(
+                "extern __typeof__(%s) %s __attribute__((weak, alias(\"%s\")));"
+                % (strong, n, strong) for n in names))
 
     def c_generic(self):
         name, params = self.name, self.params
@@ -413,9 +466,12 @@ class Routine:
     def specific(self, fname):
         """Interface body of the specific procedure fname."""
         names = [n for _, _, n in self.dummies] + ["ierror"]
-        lines = ["    SUBROUTINE %s(%s) &" % (fname, wrap(names, 8)),
-                 "        BIND(C, NAME=\"%s\")" % (self.name + "_f08"),
-                 "      IMPORT"]
+        if self.name in NOT_BIND_C:
+            lines = ["    SUBROUTINE %s(%s)" % (fname, wrap(names, 8)), "      IMPORT"]
+        else:
+            lines = ["    SUBROUTINE %s(%s) &" % (fname, wrap(names, 8)),
+                     "        BIND(C, NAME=\"%s\")" % (self.name + "_f08"),
+                     "      IMPORT"]
         uses_c_ptr = any("C_PTR" in d for d, _, _ in self.dummies)
         if uses_c_ptr:
             lines.insert(2, "      USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR")
@@ -432,6 +488,8 @@ class Routine:
         for decl, dims, n in self.dummies:
             t = decl.split(",")[0]
             t = re.sub(r"KIND=MPI_(ADDRESS|OFFSET|COUNT)_KIND", "8", t)
+            # dummy procedures do not tell specifics of a generic apart
+            t = re.sub(r"PROCEDURE\(.*\)", "PROCEDURE", t)
             if "DIMENSION(..)" in decl:
                 rank = ".."
             else:
@@ -505,8 +563,73 @@ def gen_wrappers(routines):
     return "\n".join(out)
 
 
+# Handle types of mpi_f08.f90, for the operators on them.
+F08_HANDLES = ["Comm", "Datatype", "Group", "Request", "Op", "Info", "Errhandler", "Win", "File",
+               "Message", "Session"]
+
+
+def gen_operators():
+    """== (.EQ.) and /= (.NE.) on each handle type: px_f08_<type>_eq/ne in px_f08.c."""
+    out = []
+    for op, c in (("==", "eq"), ("/=", "ne")):
+        out.append("  INTERFACE OPERATOR(%s)" % op)
+        for t in F08_HANDLES:
+            f = "px_f08_%s_%s" % (t.lower(), c)
+            out += ["    LOGICAL FUNCTION %s(a, b) BIND(C, NAME=\"%s\")" % (f, f),
+                    "      IMPORT :: MPI_%s" % t,
+                    "      TYPE(MPI_%s), INTENT(IN) :: a, b" % t,
+                    "    END FUNCTION %s" % f]
+        out += ["  END INTERFACE OPERATOR(%s)" % op, ""]
+    return out
+
+
+def abstract_interface(name, dummies):
+    """dummies: [(declaration, names)], names being the list of dummies."""
+    args = [n for _, names in dummies for n in names]
+    out = ["    SUBROUTINE %s(%s)" % (name, wrap(args, 8)),
+           "      USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR",
+           "      IMPORT"]
+    out += ["      %s :: %s" % (d, ", ".join(names)) for d, names in dummies]
+    out.append("    END SUBROUTINE %s" % name)
+    return out
+
+
+def gen_callback_interfaces():
+    """Procedures a program passes to MPI (MPI-4.0 19.1.4), and the
+    predefined attribute callbacks (px_fortran.c, shared with `use mpi`)."""
+    out = ["  ABSTRACT INTERFACE"]
+    for c, kind in (("", "INTEGER"), ("_c", "INTEGER(KIND=MPI_COUNT_KIND)")):
+        out += abstract_interface("MPI_User_function" + c,
+                                  [("TYPE(C_PTR), VALUE", ["invec", "inoutvec"]),
+                                   (kind, ["len"]), ("TYPE(MPI_Datatype)", ["datatype"])])
+    for obj in ("Comm", "Win", "Session"):
+        out += abstract_interface("MPI_%s_errhandler_function" % obj,
+                                  [("TYPE(MPI_%s)" % obj, [obj.lower()]),
+                                   ("INTEGER", ["error_code"])])
+    for obj, ty, v in (("Comm", "Comm", "comm"), ("Type", "Datatype", "type"),
+                       ("Win", "Win", "win")):
+        out += abstract_interface(
+            "MPI_%s_copy_attr_function" % obj,
+            [("TYPE(MPI_%s)" % ty, ["old" + v]), ("INTEGER", [v + "_keyval", "ierror"]),
+             ("INTEGER(KIND=MPI_ADDRESS_KIND)",
+              ["extra_state", "attribute_val_in", "attribute_val_out"]),
+             ("LOGICAL", ["flag"])])
+        out += abstract_interface(
+            "MPI_%s_delete_attr_function" % obj,
+            [("TYPE(MPI_%s)" % ty, [v]), ("INTEGER", [v + "_keyval", "ierror"]),
+             ("INTEGER(KIND=MPI_ADDRESS_KIND)", ["attribute_val", "extra_state"])])
+    out += ["  END INTERFACE", ""]
+    for obj in ("Comm", "Type", "Win"):
+        u = obj.upper()
+        out.append("  PROCEDURE(MPI_%s_copy_attr_function) :: MPI_%s_NULL_COPY_FN, MPI_%s_DUP_FN"
+                   % (obj, u, u))
+        out.append("  PROCEDURE(MPI_%s_delete_attr_function) :: MPI_%s_NULL_DELETE_FN" % (obj, u))
+    return out + [""]
+
+
 def gen_interfaces(routines):
-    out = ["! mpi_f08 routine interfaces (produced by gen_f08.py from mpi.h).", ""]
+    out = ["! mpi_f08 interfaces (produced by gen_f08.py from mpi.h).", ""]
+    out += gen_operators() + gen_callback_interfaces()
     for name in sorted(routines):
         if name.endswith("_c") and name[:-2] in routines:
             continue
