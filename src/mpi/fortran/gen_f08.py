@@ -167,9 +167,14 @@ LOGICAL_ARRAY_LEN = {("MPI_Cart_get", "periods"): "*a_maxdims"}
 # void* arguments through which the C routine stores an address: TYPE(C_PTR).
 C_PTR_OUT = {"baseptr", "buffer_addr"}
 # void* arguments used for their address only (no data is accessed through
-# them by this call).
+# them by this call; the _end of a split collective checks it is the buffer
+# of its _begin).
 ADDRESS_ONLY = {("MPI_Get_address", "location"), ("MPI_Free_mem", "base"),
                 ("MPI_Win_detach", "base")}
+
+
+def address_only(name, arg):
+    return (name, arg) in ADDRESS_ONLY or re.match(r"MPI_File_\w+_end$", name)
 HANDLE_TYPES = {"MPI_Comm", "MPI_Group", "MPI_Datatype", "MPI_Request", "MPI_Op",
                 "MPI_Errhandler", "MPI_Info", "MPI_Win", "MPI_Message", "MPI_Session",
                 "MPI_File"}
@@ -270,7 +275,7 @@ def fortran_decl(name, ctype, an, extra, is_array, is_const, deferred):
         decl = "TYPE(*), DIMENSION(..)"
         if is_const:
             decl += intent_in
-        if deferred or (name, an) in ADDRESS_ONLY:
+        if deferred or address_only(name, an):
             decl += ", ASYNCHRONOUS"
         return decl, ""
     if base == "char" and stars == 1:
@@ -349,7 +354,7 @@ class Routine:
             elif base == "void" and stars == 1:
                 fparams.append("CFI_cdesc_t *" + v)
                 kind, cnt, dt = bufs[an]
-                if (name, an) in ADDRESS_ONLY:
+                if address_only(name, an):
                     call.append((an, "px_f08_addr(%s)" % v))
                 elif not self.deferred:
                     # blocking: a non-contiguous section goes through a copy
@@ -583,10 +588,9 @@ def gen_operators():
     return out
 
 
-def abstract_interface(name, dummies):
-    """dummies: [(declaration, names)], names being the list of dummies."""
-    args = [n for _, names in dummies for n in names]
-    out = ["    SUBROUTINE %s(%s)" % (name, wrap(args, 8)),
+def abstract_interface(name, args, dummies):
+    """args: the dummy arguments in order; dummies: [(declaration, names)]."""
+    out = ["    SUBROUTINE %s(%s)" % (name, wrap(args.split(), 8)),
            "      USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR",
            "      IMPORT"]
     out += ["      %s :: %s" % (d, ", ".join(names)) for d, names in dummies]
@@ -599,23 +603,26 @@ def gen_callback_interfaces():
     predefined attribute callbacks (px_fortran.c, shared with `use mpi`)."""
     out = ["  ABSTRACT INTERFACE"]
     for c, kind in (("", "INTEGER"), ("_c", "INTEGER(KIND=MPI_COUNT_KIND)")):
-        out += abstract_interface("MPI_User_function" + c,
+        out += abstract_interface("MPI_User_function" + c, "invec inoutvec len datatype",
                                   [("TYPE(C_PTR), VALUE", ["invec", "inoutvec"]),
                                    (kind, ["len"]), ("TYPE(MPI_Datatype)", ["datatype"])])
     for obj in ("Comm", "Win", "Session"):
         out += abstract_interface("MPI_%s_errhandler_function" % obj,
+                                  obj.lower() + " error_code",
                                   [("TYPE(MPI_%s)" % obj, [obj.lower()]),
                                    ("INTEGER", ["error_code"])])
     for obj, ty, v in (("Comm", "Comm", "comm"), ("Type", "Datatype", "type"),
                        ("Win", "Win", "win")):
         out += abstract_interface(
             "MPI_%s_copy_attr_function" % obj,
+            "old%s %s_keyval extra_state attribute_val_in attribute_val_out flag ierror" % (v, v),
             [("TYPE(MPI_%s)" % ty, ["old" + v]), ("INTEGER", [v + "_keyval", "ierror"]),
              ("INTEGER(KIND=MPI_ADDRESS_KIND)",
               ["extra_state", "attribute_val_in", "attribute_val_out"]),
              ("LOGICAL", ["flag"])])
         out += abstract_interface(
             "MPI_%s_delete_attr_function" % obj,
+            "%s %s_keyval attribute_val extra_state ierror" % (v, v),
             [("TYPE(MPI_%s)" % ty, [v]), ("INTEGER", [v + "_keyval", "ierror"]),
              ("INTEGER(KIND=MPI_ADDRESS_KIND)", ["attribute_val", "extra_state"])])
     out += ["  END INTERFACE", ""]
