@@ -135,6 +135,36 @@ program f08_coll
     if (rank == 0) call check(gat(1) == 50 + nprocs - 1 .and. gat(3 * nprocs - 2) == 50 .and. &
                               gat(2) == -1 .and. gat(3) == -1, 'igatherv into a section')
 
+    ! Nonblocking gather, allgather, scatter and alltoall with strided
+    ! sections on either side (the count of a gather's receive buffer is per
+    ! process); the elements between stay untouched.
+    sbuf = (/ (rank * 100 + i, i = 1, 2 * nprocs) /)
+    gat = -1
+    call MPI_Igather(sbuf(1:4:3), 2, MPI_INTEGER, gat, 2, MPI_INTEGER, 0, MPI_COMM_WORLD, req)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
+    if (rank == 0) call check(all(gat(1:2 * nprocs) == (/ (100 * (i / 2) + 1 + 3 * mod(i, 2), &
+                              i = 0, 2 * nprocs - 1) /)) .and. gat(2 * nprocs + 1) == -1, &
+                              'igather from a section')
+    gat = -1
+    call MPI_Iallgather(sbuf, 1, MPI_INTEGER, gat(1:2 * nprocs:2), 1, MPI_INTEGER, &
+                        MPI_COMM_WORLD, req)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
+    call check(all(gat(1:2 * nprocs:2) == (/ (100 * i + 1, i = 0, nprocs - 1) /)) .and. &
+               all(gat(2:2 * nprocs:2) == -1), 'iallgather into a section')
+    rbuf = -1
+    if (rank == 0) gat(1:3 * nprocs) = (/ (i, i = 1, 3 * nprocs) /)
+    call MPI_Iscatter(gat(1:3 * nprocs:3), 1, MPI_INTEGER, rbuf(2:4:2), 1, MPI_INTEGER, 0, &
+                      MPI_COMM_WORLD, req)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
+    call check(rbuf(2) == 3 * rank + 1 .and. rbuf(1) == -1 .and. rbuf(3) == -1 .and. &
+               rbuf(4) == -1, 'iscatter from a section')
+    rbuf = -1
+    call MPI_Ialltoall(sbuf(1:2 * nprocs:2), 1, MPI_INTEGER, rbuf(1:2 * nprocs:2), 1, &
+                       MPI_INTEGER, MPI_COMM_WORLD, req)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
+    call check(all(rbuf(1:2 * nprocs:2) == (/ (100 * i + 2 * rank + 1, i = 0, nprocs - 1) /)) &
+               .and. all(rbuf(2:2 * nprocs:2) == -1), 'ialltoall of sections')
+
     if (rank == 0) write (*, '(A,A,A,I0,A)') 'PASS ', prog, ' np=', nprocs, ':'
     call MPI_Finalize()
 

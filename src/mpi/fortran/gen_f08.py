@@ -22,9 +22,9 @@ CFI_cdesc_t descriptors (ISO_Fortran_binding.h).
 Choice buffers that are non-contiguous array sections are handled in
 px_f08.c: a blocking routine works on a contiguous copy; a nonblocking,
 persistent, one-sided or split-collective routine gets a derived datatype
-built from the section's strides in place of its (count, datatype) (or, for
-counts and displacements of a v-collective, a datatype whose extent is the
-stride of a 1-d section), and fails with MPI_ERR_BUFFER where no datatype can
+built from the section's strides in place of its (count, datatype) (or,
+where counts are per process, a datatype whose extent is the stride of a 1-d
+section), and fails with MPI_ERR_BUFFER where no datatype can
 describe the section (classify_buffers: a datatype per process, a byte
 count, partitions, the reduction of a collective).
 
@@ -240,6 +240,14 @@ def classify_buffers(name, params):
                 break
             per_process = per_process or is_array
         info[params[i][1]] = kind
+    # The count of a gather's receive buffer, a scatter's send buffer and
+    # both buffers of an alltoall is per process: like counts and
+    # displacements, it takes a datatype whose extent is the stride.
+    for b, (kind, cnt, dt) in list(info.items()):
+        if kind == "pair" and (re.search(r"alltoall", name)
+                               or re.search(r"gather", name) and b.startswith("recv")
+                               or re.search(r"scatter", name) and b.startswith("send")):
+            info[b] = ("vector", None, dt)
     # a buffer right before another buffer shares that one's description
     names = [params[i][1] for i in bufs]
     for k in range(len(names) - 1, -1, -1):
