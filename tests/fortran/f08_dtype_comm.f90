@@ -3,7 +3,7 @@
 ! communicators and groups (dup, split, compare, create, group ops, names,
 ! attributes of kind MPI_ADDRESS_KIND, cartesian topology with LOGICAL
 ! periods), status conversions (MPI_Status_f082f/f2f08 and C's
-! MPI_Status_f082c), MPI_Sizeof, MPI_Wtime/MPI_Wtick.
+! MPI_Status_f082c/c2f08), MPI_Sizeof, MPI_Wtime/MPI_Wtick.
 ! px-np: 2 3 4
 program f08_dtype_comm
     use mpi_f08
@@ -16,6 +16,11 @@ program f08_dtype_comm
             type(MPI_Status), intent(in) :: f08
             integer(c_int) :: c(5)
         end function c_status_f082c
+        integer(c_int) function c_status_c2f08(c, f08) bind(C, name="MPI_Status_c2f08")
+            import :: MPI_Status, c_int
+            integer(c_int), intent(in) :: c(5)
+            type(MPI_Status) :: f08
+        end function c_status_c2f08
     end interface
     type :: particle
         integer :: id
@@ -186,6 +191,11 @@ program f08_dtype_comm
     ierr = c_status_f082c(st, cstat)
     call check(ierr == MPI_SUCCESS .and. cstat(3) == rank .and. cstat(4) == 77 .and. &
                cstat(5) == st%MPI_ERROR, 'MPI_Status_f082c')
+    cstat(3:5) = (/ 7, 8, 9 /)
+    ierr = c_status_c2f08(cstat, st2)
+    call MPI_Get_count(st2, MPI_INTEGER, n)
+    call check(ierr == MPI_SUCCESS .and. st2%MPI_SOURCE == 7 .and. st2%MPI_TAG == 8 .and. &
+               st2%MPI_ERROR == 9 .and. n == 1, 'MPI_Status_c2f08')
 
     call MPI_Sizeof(m, csize)
     call check(csize == 8, 'MPI_Sizeof')
