@@ -1,14 +1,15 @@
 ! use mpi_f08: procedures passed to MPI. A user reduction (MPI_Op_create,
-! MPI_User_function with TYPE(C_PTR) buffers), a communicator error handler,
-! attribute keyvals with copy and delete callbacks and the predefined
-! MPI_COMM_NULL_COPY_FN / MPI_COMM_DUP_FN / MPI_TYPE_NULL_DELETE_FN.
+! MPI_User_function with TYPE(C_PTR) buffers), communicator and file error
+! handlers, attribute keyvals with copy and delete callbacks and the
+! predefined MPI_COMM_NULL_COPY_FN / MPI_COMM_DUP_FN / MPI_TYPE_NULL_DELETE_FN.
 ! px-np: 2 3
 module f08_callbacks_fns
     use mpi_f08
     use, intrinsic :: iso_c_binding, only : c_ptr, c_f_pointer
     implicit none
     integer :: handler_calls = 0, handler_code = MPI_SUCCESS
-    integer :: deletes = 0
+    integer :: deletes = 0, file_handler_calls = 0
+    type(MPI_File) :: handled_file
 contains
     ! inoutvec(i) = max(|invec(i)|, |inoutvec(i)|) for integers
     subroutine maxabs(invec, inoutvec, len, datatype)
@@ -22,13 +23,27 @@ contains
         b = max(abs(a), abs(b))
     end subroutine maxabs
 
+    subroutine on_file_error(file, error_code)
+        type(MPI_File) :: file
+        integer :: error_code
+        call note_error(error_code, file == handled_file, file_handler_calls)
+    end subroutine on_file_error
+
     subroutine on_error(comm, error_code)
         type(MPI_Comm) :: comm
         integer :: error_code
-        handler_calls = handler_calls + 1
-        handler_code = error_code
-        if (comm /= MPI_COMM_WORLD) handler_calls = -100
+        call note_error(error_code, comm == MPI_COMM_WORLD, handler_calls)
     end subroutine on_error
+
+    ! Counts a call of a handler (-100: it got the wrong handle).
+    subroutine note_error(code, right_handle, calls)
+        integer, intent(in) :: code
+        logical, intent(in) :: right_handle
+        integer, intent(inout) :: calls
+        calls = calls + 1
+        if (.not. right_handle) calls = -100
+        handler_code = code
+    end subroutine note_error
 
     ! Copies the attribute doubled.
     subroutine copy_double(oldcomm, comm_keyval, extra_state, attribute_val_in, &
@@ -60,7 +75,8 @@ program f08_callbacks
     use mpi_f08
     use f08_callbacks_fns
     implicit none
-    integer :: rank, nprocs, v(2), r(2), kv, kv2, tkv, ierr
+    integer :: rank, nprocs, v(2), r(2), kv, kv2, tkv, ierr, cls
+    character(len=32) :: fname
     character(len=*), parameter :: prog = 'f08_callbacks'
     integer(kind=MPI_ADDRESS_KIND) :: val
     logical :: flag
@@ -87,6 +103,21 @@ program f08_callbacks
                'communicator error handler')
     call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL)
     call MPI_Errhandler_free(eh)
+
+    ! A file error handler gets the file as TYPE(MPI_File): reading a file
+    ! opened write-only calls it.
+    write (fname, '(A,I0,A)') 'f08_callbacks.', rank, '.dat'
+    call MPI_File_open(MPI_COMM_SELF, trim(fname), ior(MPI_MODE_CREATE, MPI_MODE_WRONLY), &
+                       MPI_INFO_NULL, handled_file)
+    call MPI_File_create_errhandler(on_file_error, eh)
+    call MPI_File_set_errhandler(handled_file, eh)
+    call MPI_File_read(handled_file, v, 1, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
+    call MPI_Error_class(ierr, cls)
+    call check(file_handler_calls == 1 .and. handler_code == ierr .and. &
+               cls == MPI_ERR_ACCESS, 'file error handler')
+    call MPI_Errhandler_free(eh)
+    call MPI_File_close(handled_file)
+    call MPI_File_delete(trim(fname), MPI_INFO_NULL)
 
     call MPI_Comm_create_keyval(copy_double, count_delete, kv, 5_MPI_ADDRESS_KIND)
     call MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, kv2, &

@@ -46,10 +46,6 @@ SKIP = {
     # C-only conversions (TYPE(MPI_Status) and the C struct share one layout)
     "MPI_Status_f082c", "MPI_Status_c2f08", "MPI_Status_c2f", "MPI_Status_f2c",
 }
-# User callbacks not bound in mpi_f08 (listed in docs/fortran.md): a file
-# error handler gets a C MPI_File where Fortran wants the integer handle.
-CALLBACK_ROUTINE = re.compile(r"MPI_File_create_errhandler$")
-
 # Routines with a hand-written C body: name -> (C parameters, body).
 # The Fortran interface is still generated from INTERFACE_OVERRIDE or the
 # C prototype.
@@ -122,8 +118,10 @@ for _c in ("", "_c"):
                      "MPI_User_function%s *fn, MPI_Fint *commute, MPI_Fint *op, MPI_Fint *ierror"
                      % _c,
                      "    px_f08_err(ierror, MPI_Op_create%s(fn, *commute, op));" % _c)
-# An error handler gets the handle and the code by reference, as in C.
-for _obj in ("Comm", "Win", "Session"):
+# An error handler gets the handle and the code by reference, as in C (a C
+# MPI_File is 0x90000000 | index, so its first four bytes are the Fortran
+# handle, MPI_File_c2f's integer: docs/io.md).
+for _obj in ("Comm", "Win", "File", "Session"):
     callback_routine("MPI_%s_create_errhandler" % _obj,
                      [("PROCEDURE(MPI_%s_errhandler_function)" % _obj,
                        "%s_errhandler_fn" % _obj.lower()),
@@ -546,9 +544,6 @@ def bind(header_text, syms):
         if name.startswith("MPI_T_"):
             skipped.append((name, "the tool interface has C bindings only"))
             continue
-        if CALLBACK_ROUTINE.match(name):
-            skipped.append((name, "user callback"))
-            continue
         if re.search(r"_(c2f|f2c)$", name):
             skipped.append((name, "C handle conversion"))
             continue
@@ -614,7 +609,7 @@ def gen_callback_interfaces():
         out += abstract_interface("MPI_User_function" + c, "invec inoutvec len datatype",
                                   [("TYPE(C_PTR), VALUE", ["invec", "inoutvec"]),
                                    (kind, ["len"]), ("TYPE(MPI_Datatype)", ["datatype"])])
-    for obj in ("Comm", "Win", "Session"):
+    for obj in ("Comm", "Win", "File", "Session"):
         out += abstract_interface("MPI_%s_errhandler_function" % obj,
                                   obj.lower() + " error_code",
                                   [("TYPE(MPI_%s)" % obj, [obj.lower()]),
