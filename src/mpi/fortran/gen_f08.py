@@ -7,11 +7,13 @@ those whose PMPI_ symbol the built libmpi exports). Two outputs:
   wrappers    C file with one routine PMPI_Foo_f08 (weak alias MPI_Foo_f08)
               per C routine MPI_Foo, the linker names MPI-4.0 gives the
               mpi_f08 routines.
-  interfaces  Fortran text included by mpi_f08.f90: for each routine a
-              generic interface MPI_Foo whose specific procedure MPI_Foo_f08
-              is BIND(C) to the wrapper above; the large-count MPI_Foo_c
-              joins the generic when Fortran can tell the two apart (else it
-              is MPI_Foo_c on its own).
+  interfaces  Fortran text included by mpi_f08.f90: the operators == and /=
+              on handles, the interfaces of the procedures a program passes
+              to MPI, and for each routine a generic interface MPI_Foo whose
+              specific procedure MPI_Foo_f08 is BIND(C) to the wrapper above
+              (NOT_BIND_C: those taking a procedure); the large-count
+              MPI_Foo_c joins the generic when Fortran can tell the two apart
+              (else it is MPI_Foo_c on its own).
 
 The interfaces use TS 29113 (Fortran 2018) interoperability: every argument
 is passed by reference, handles are BIND(C) derived types holding the C int,
