@@ -3,7 +3,7 @@
 ! communicators and groups (dup, split, compare, create, group ops, names,
 ! attributes of kind MPI_ADDRESS_KIND, cartesian topology with LOGICAL
 ! periods), status conversions (MPI_Status_f082f/f2f08 and C's
-! MPI_Status_f082c/c2f08), MPI_Sizeof, MPI_Wtime/MPI_Wtick.
+! MPI_Status_f082c/c2f08), MPI_Sizeof, MPI_Wtime/MPI_Wtick, PMPI_ names.
 ! px-np: 2 3 4
 program f08_dtype_comm
     use mpi_f08
@@ -202,6 +202,10 @@ program f08_dtype_comm
     t0 = MPI_Wtime()
     t1 = MPI_Wtime()
     call check(t1 >= t0 .and. MPI_Wtick() > 0d0 .and. MPI_Wtick() < 1d0, 'MPI_Wtime')
+    ! The profiling interface: PMPI_ names of the same routines.
+    call PMPI_Comm_size(MPI_COMM_WORLD, n)
+    call check(n == nprocs .and. PMPI_Wtime() >= t1 .and. &
+               PMPI_Aint_add(8_MPI_ADDRESS_KIND, 8_MPI_ADDRESS_KIND) == 16, 'PMPI_ names')
 
     if (rank == 0) write (*, '(A,A,A,I0,A)') 'PASS ', prog, ' np=', nprocs, ':'
     call MPI_Finalize()

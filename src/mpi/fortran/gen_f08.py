@@ -9,11 +9,13 @@ those whose PMPI_ symbol the built libmpi exports). Two outputs:
               mpi_f08 routines.
   interfaces  Fortran text included by mpi_f08.f90: the operators == and /=
               on handles, the interfaces of the procedures a program passes
-              to MPI, and for each routine a generic interface MPI_Foo whose
+              to MPI, the functions (MPI_Wtime, MPI_Aint_add, ...), and for
+              each routine a generic interface MPI_Foo whose
               specific procedure MPI_Foo_f08 is BIND(C) to the wrapper above
-              (NOT_BIND_C: those taking a procedure); the large-count
-              MPI_Foo_c joins the generic when Fortran can tell the two apart
-              (else it is MPI_Foo_c on its own).
+              (NOT_BIND_C: those taking a procedure), and the same for
+              PMPI_Foo (profiling interface); the large-count MPI_Foo_c joins
+              the generic when Fortran can tell the two apart (else it is
+              MPI_Foo_c on its own).
 
 The interfaces use TS 29113 (Fortran 2018) interoperability: every argument
 is passed by reference, handles are BIND(C) derived types holding the C int,
@@ -341,7 +343,7 @@ class Routine:
             cparams, body = self.c_generic()
         names = [self.name + "_f08"]
         if self.name in NOT_BIND_C:
-            names.append(self.name.lower() + "_f08_")
+            names += [self.name.lower() + "_f08_", "p" + self.name.lower() + "_f08_"]
         return "void %s(%s);\nvoid %s(%s)\n{\n%s\n}\n%s\n" % (
             strong, cparams, strong, cparams, body, "\n".join(
                 "extern __typeof__(%s) %s __attribute__((weak, alias(\"%s\")));"
@@ -476,14 +478,15 @@ class Routine:
         return "MPI_Comm_call_errhandler(MPI_COMM_SELF, err)"
 
     # ---- Fortran --------------------------------------------------------
-    def specific(self, fname):
-        """Interface body of the specific procedure fname."""
+    def specific(self, fname, prefix=""):
+        """Interface body of the specific procedure fname; prefix "P": of the
+        profiling interface's."""
         names = [n for _, _, n in self.dummies] + ["ierror"]
         if self.name in NOT_BIND_C:
             lines = ["    SUBROUTINE %s(%s)" % (fname, wrap(names, 8)), "      IMPORT"]
         else:
             lines = ["    SUBROUTINE %s(%s) &" % (fname, wrap(names, 8)),
-                     "        BIND(C, NAME=\"%s\")" % (self.name + "_f08"),
+                     "        BIND(C, NAME=\"%s\")" % (prefix + self.name + "_f08"),
                      "      IMPORT"]
         uses_c_ptr = any("C_PTR" in d for d, _, _ in self.dummies)
         if uses_c_ptr:
@@ -553,7 +556,7 @@ def bind(header_text, syms):
             skipped.append((name, "not in libmpi"))
             continue
         if ret != "int":
-            skipped.append((name, "function, declared in mpi_f08.f90"))
+            skipped.append((name, "function, bound to libmpi's (gen_functions)"))
             continue
         try:
             r = Routine(name, ret, params)
@@ -639,28 +642,47 @@ def gen_callback_interfaces():
     return out + [""]
 
 
+def gen_functions():
+    """The functions, bound to libmpi's C functions themselves (by value)."""
+    out = ["  INTERFACE"]
+    for prefix in ("", "P"):
+        for f in ("Wtime", "Wtick"):
+            name = "%sMPI_%s" % (prefix, f)
+            out += ["    DOUBLE PRECISION FUNCTION %s() BIND(C, NAME=\"%s\")" % (name, name),
+                    "    END FUNCTION %s" % name]
+        for f, args in (("Aint_add", "base, disp"), ("Aint_diff", "addr1, addr2")):
+            name = "%sMPI_%s" % (prefix, f)
+            out += ["    INTEGER(KIND=MPI_ADDRESS_KIND) FUNCTION %s(%s) &" % (name, args),
+                    "        BIND(C, NAME=\"%s\")" % name,
+                    "      IMPORT :: MPI_ADDRESS_KIND",
+                    "      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE, INTENT(IN) :: %s" % args,
+                    "    END FUNCTION %s" % name]
+    return out + ["  END INTERFACE", ""]
+
+
 def gen_interfaces(routines):
     out = ["! mpi_f08 interfaces (produced by gen_f08.py from mpi.h).", ""]
-    out += gen_operators() + gen_callback_interfaces()
-    for name in sorted(routines):
+    out += gen_operators() + gen_callback_interfaces() + gen_functions()
+    for name, prefix in sorted((n, p) for n in routines for p in ("", "P")):
         if name.endswith("_c") and name[:-2] in routines:
             continue
         r = routines[name]
         big = routines.get(name + "_c")
-        specs = [r.specific(name + "_f08")]
+        gname = prefix + name
+        specs = [r.specific(gname + "_f08", prefix)]
         alone = None
         if big is not None:
             if distinguishable(r, big):
-                specs.append(big.specific(name + "_c_f08"))
+                specs.append(big.specific(gname + "_c_f08", prefix))
             else:
                 alone = big
-        out.append("  INTERFACE %s" % name)
+        out.append("  INTERFACE %s" % gname)
         out += specs
-        out.append("  END INTERFACE %s" % name)
+        out.append("  END INTERFACE %s" % gname)
         if alone is not None:
-            out.append("  INTERFACE %s_c" % name)
-            out.append(alone.specific(name + "_c_f08"))
-            out.append("  END INTERFACE %s_c" % name)
+            out.append("  INTERFACE %s_c" % gname)
+            out.append(alone.specific(gname + "_c_f08", prefix))
+            out.append("  END INTERFACE %s_c" % gname)
         out.append("")
     return "\n".join(out)
 

@@ -77,20 +77,6 @@ module mpi_f08
     integer, bind(C, name="mpifcmb9_") :: MPI_WEIGHTS_EMPTY(1)
 
     interface
-        double precision function MPI_Wtime() bind(C, name="MPI_Wtime")
-        end function MPI_Wtime
-        double precision function MPI_Wtick() bind(C, name="MPI_Wtick")
-        end function MPI_Wtick
-        integer(kind=MPI_ADDRESS_KIND) function MPI_Aint_add(base, disp) &
-                bind(C, name="MPI_Aint_add")
-            import :: MPI_ADDRESS_KIND
-            integer(kind=MPI_ADDRESS_KIND), value, intent(in) :: base, disp
-        end function MPI_Aint_add
-        integer(kind=MPI_ADDRESS_KIND) function MPI_Aint_diff(addr1, addr2) &
-                bind(C, name="MPI_Aint_diff")
-            import :: MPI_ADDRESS_KIND
-            integer(kind=MPI_ADDRESS_KIND), value, intent(in) :: addr1, addr2
-        end function MPI_Aint_diff
         ! MPI_F_SYNC_REG(buf): the compiler stores and reloads buf around it
         subroutine MPI_F_sync_reg(buf) bind(C, name="MPI_F_sync_reg_f08")
             type(*), dimension(..), asynchronous :: buf
@@ -103,6 +89,7 @@ module mpi_f08
     end interface
 
     ! operators == and /= on handles, the interfaces of the procedures a
-    ! program passes to MPI, and the routines (gen_f08.py)
+    ! program passes to MPI, the functions and the routines, with their
+    ! PMPI_ names too (gen_f08.py)
     include 'mpi_f08_interfaces.h'
 end module mpi_f08
