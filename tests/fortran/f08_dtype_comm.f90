@@ -2,8 +2,9 @@
 ! MPI_Get_address, resized, subarray, names, envelope), pack/unpack,
 ! communicators and groups (dup, split, compare, create, group ops, names,
 ! attributes of kind MPI_ADDRESS_KIND, cartesian topology with LOGICAL
-! periods), status conversions (MPI_Status_f082f/f2f08 and C's
-! MPI_Status_f082c/c2f08), MPI_Sizeof, MPI_Wtime/MPI_Wtick, PMPI_ names.
+! periods), MPI_Info_get_string and MPI_Session_get_nth_pset, status
+! conversions (MPI_Status_f082f/f2f08 and C's MPI_Status_f082c/c2f08),
+! MPI_Sizeof, MPI_Wtime/MPI_Wtick, PMPI_ names.
 ! px-np: 2 3 4
 program f08_dtype_comm
     use mpi_f08
@@ -38,6 +39,8 @@ program f08_dtype_comm
     type(MPI_Comm) :: dup, half, cart, fromgroup
     type(MPI_Group) :: world_group, even_group, g2
     type(MPI_Status) :: st, st2
+    type(MPI_Info) :: info
+    type(MPI_Session) :: session
     logical :: periods(2), flag
 
     call MPI_Init()
@@ -169,6 +172,30 @@ program f08_dtype_comm
     call check(flag .and. aval >= 32767, 'MPI_TAG_UB attribute')
     call MPI_Comm_free(half)
     call MPI_Comm_free(dup)
+
+    ! Strings with in/out lengths (Fortran's count no NUL).
+    call MPI_Info_create(info)
+    call MPI_Info_set(info, 'planet', 'saturn')
+    resl = 0
+    call MPI_Info_get_string(info, 'planet', resl, name, flag)
+    call check(flag .and. resl == 6, 'info_get_string length')
+    resl = 3
+    name = 'x'
+    call MPI_Info_get_string(info, 'planet', resl, name, flag)
+    call check(flag .and. resl == 6 .and. name == 'sat', 'info_get_string truncated')
+    resl = len(name)
+    call MPI_Info_get_string(info, 'planet', resl, name, flag)
+    call check(flag .and. name == 'saturn', 'info_get_string')
+    call MPI_Info_get_string(info, 'moon', resl, name, flag)
+    call check(.not. flag, 'info_get_string of a missing key')
+    call MPI_Info_free(info)
+    call MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, session)
+    call MPI_Session_get_num_psets(session, MPI_INFO_NULL, n)
+    resl = len(name)
+    call MPI_Session_get_nth_pset(session, MPI_INFO_NULL, 0, resl, name)
+    call check(n >= 2 .and. name(1:6) == 'mpi://' .and. resl == len_trim(name), &
+               'session_get_nth_pset')
+    call MPI_Session_finalize(session)
 
     ! Cartesian topology with LOGICAL periods.
     dims = 0

@@ -50,54 +50,68 @@ SKIP = {
     # C-only conversions (TYPE(MPI_Status) and the C struct share one layout)
     "MPI_Status_f082c", "MPI_Status_c2f08", "MPI_Status_c2f", "MPI_Status_f2c",
 }
-# Routines with a hand-written C body: name -> (C parameters, body).
-# The Fortran interface is still generated from INTERFACE_OVERRIDE or the
-# C prototype.
+# Routines with a hand-written C body: name -> (C parameters, body), and the
+# Fortran arguments of those whose C prototype does not give them: name ->
+# [(declaration, dummy name)].
 SPECIAL = {}
+INTERFACE_OVERRIDE = {}
 
-# Fortran argument lists for routines whose C prototype does not give them:
-# name -> list of (fortran declaration, dummy name).
-INTERFACE_OVERRIDE = {
-    "MPI_Init": [],
-    "MPI_Init_thread": [("INTEGER, INTENT(IN)", "required"), ("INTEGER, INTENT(OUT)", "provided")],
-    "MPI_Pcontrol": [("INTEGER, INTENT(IN)", "level")],
-    "MPI_Info_create_env": [("TYPE(MPI_Info), INTENT(OUT)", "info")],
-}
 
-SPECIAL["MPI_Init"] = ("MPI_Fint *ierror", "    px_f08_err(ierror, MPI_Init(NULL, NULL));")
-SPECIAL["MPI_Init_thread"] = (
-    "MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierror",
-    "    px_f08_err(ierror, MPI_Init_thread(NULL, NULL, *required, provided));")
-SPECIAL["MPI_Pcontrol"] = ("MPI_Fint *level, MPI_Fint *ierror",
-                           "    px_f08_err(ierror, MPI_Pcontrol(*level));")
-SPECIAL["MPI_Info_create_env"] = ("MPI_Fint *info, MPI_Fint *ierror",
-                                  "    px_f08_err(ierror, MPI_Info_create_env(0, NULL, info));")
+def special(name, cparams, body, dummies=None):
+    SPECIAL[name] = (cparams, body)
+    if dummies is not None:
+        INTERFACE_OVERRIDE[name] = dummies
+
+
+# No argc/argv, no varargs from Fortran.
+special("MPI_Init", "MPI_Fint *ierror", "    px_f08_err(ierror, MPI_Init(NULL, NULL));", [])
+special("MPI_Init_thread", "MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierror",
+        "    px_f08_err(ierror, MPI_Init_thread(NULL, NULL, *required, provided));",
+        [("INTEGER, INTENT(IN)", "required"), ("INTEGER, INTENT(OUT)", "provided")])
+special("MPI_Pcontrol", "MPI_Fint *level, MPI_Fint *ierror",
+        "    px_f08_err(ierror, MPI_Pcontrol(*level));", [("INTEGER, INTENT(IN)", "level")])
+special("MPI_Info_create_env", "MPI_Fint *info, MPI_Fint *ierror",
+        "    px_f08_err(ierror, MPI_Info_create_env(0, NULL, info));",
+        [("TYPE(MPI_Info), INTENT(OUT)", "info")])
+# In/out string lengths: C's count the terminating NUL (px_f08.c).
+special("MPI_Info_get_string",
+        "MPI_Fint *info, CFI_cdesc_t *key, MPI_Fint *buflen, CFI_cdesc_t *value, MPI_Fint *flag,"
+        " MPI_Fint *ierror",
+        "    px_f08_err(ierror, px_f08_info_get_string(*info, key, buflen, value, flag));",
+        [("TYPE(MPI_Info), INTENT(IN)", "info"), ("CHARACTER(LEN=*), INTENT(IN)", "key"),
+         ("INTEGER, INTENT(INOUT)", "buflen"), ("CHARACTER(LEN=*), INTENT(OUT)", "value"),
+         ("LOGICAL, INTENT(OUT)", "flag")])
+special("MPI_Session_get_nth_pset",
+        "MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len,"
+        " CFI_cdesc_t *pset_name, MPI_Fint *ierror",
+        "    px_f08_err(ierror,\n"
+        "               px_f08_session_get_nth_pset(*session, *info, *n, pset_len, pset_name));",
+        [("TYPE(MPI_Session), INTENT(IN)", "session"), ("TYPE(MPI_Info), INTENT(IN)", "info"),
+         ("INTEGER, INTENT(IN)", "n"), ("INTEGER, INTENT(INOUT)", "pset_len"),
+         ("CHARACTER(LEN=*), INTENT(OUT)", "pset_name")])
 # Attribute values are INTEGER(KIND=MPI_ADDRESS_KIND); keyvals as in mpif.h.
 for _obj, _ty in (("Comm", "comm"), ("Type", "type"), ("Win", "win")):
-    INTERFACE_OVERRIDE["MPI_%s_get_attr" % _obj] = [
-        ("TYPE(MPI_%s), INTENT(IN)" % {"Type": "Datatype"}.get(_obj, _obj), _ty),
-        ("INTEGER, INTENT(IN)", "%s_keyval" % _ty),
-        ("INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT)", "attribute_val"),
-        ("LOGICAL, INTENT(OUT)", "flag")]
-    INTERFACE_OVERRIDE["MPI_%s_set_attr" % _obj] = [
-        ("TYPE(MPI_%s), INTENT(IN)" % {"Type": "Datatype"}.get(_obj, _obj), _ty),
-        ("INTEGER, INTENT(IN)", "%s_keyval" % _ty),
-        ("INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN)", "attribute_val")]
-    SPECIAL["MPI_%s_get_attr" % _obj] = (
-        "MPI_Fint *obj, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag, MPI_Fint *ierror",
-        "    void *v = NULL;\n"
-        "    int f = 0;\n"
-        "    int kv = px_f_keyval(*keyval);\n"
-        "    int err = MPI_%s_get_attr(*obj, kv, &v, &f);\n"
-        "    if (err == MPI_SUCCESS) {\n"
-        "        *flag = f != 0;\n"
-        "        if (f)\n"
-        "            *val = px_f_attr_value_%s(kv, v);\n"
-        "    }\n"
-        "    px_f08_err(ierror, err);" % (_obj, _ty))
-    SPECIAL["MPI_%s_set_attr" % _obj] = (
-        "MPI_Fint *obj, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *ierror",
-        "    px_f08_err(ierror, MPI_%s_set_attr(*obj, *keyval, (void *)(intptr_t)*val));" % _obj)
+    _handle = ("TYPE(MPI_%s), INTENT(IN)" % {"Type": "Datatype"}.get(_obj, _obj), _ty)
+    special("MPI_%s_get_attr" % _obj,
+            "MPI_Fint *obj, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *flag, MPI_Fint *ierror",
+            "    void *v = NULL;\n"
+            "    int f = 0;\n"
+            "    int kv = px_f_keyval(*keyval);\n"
+            "    int err = MPI_%s_get_attr(*obj, kv, &v, &f);\n"
+            "    if (err == MPI_SUCCESS) {\n"
+            "        *flag = f != 0;\n"
+            "        if (f)\n"
+            "            *val = px_f_attr_value_%s(kv, v);\n"
+            "    }\n"
+            "    px_f08_err(ierror, err);" % (_obj, _ty),
+            [_handle, ("INTEGER, INTENT(IN)", "%s_keyval" % _ty),
+             ("INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT)", "attribute_val"),
+             ("LOGICAL, INTENT(OUT)", "flag")])
+    special("MPI_%s_set_attr" % _obj,
+            "MPI_Fint *obj, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *ierror",
+            "    px_f08_err(ierror, MPI_%s_set_attr(*obj, *keyval, (void *)(intptr_t)*val));" % _obj,
+            [_handle, ("INTEGER, INTENT(IN)", "%s_keyval" % _ty),
+             ("INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN)", "attribute_val")])
 
 # Routines taking a user procedure: a BIND(C) interface cannot take an
 # ordinary Fortran procedure, so their interfaces are not BIND(C) and the C
@@ -108,8 +122,7 @@ NOT_BIND_C = set()
 
 
 def callback_routine(name, dummies, cparams, body):
-    INTERFACE_OVERRIDE[name] = dummies
-    SPECIAL[name] = (cparams, body)
+    special(name, cparams, body, dummies)
     NOT_BIND_C.add(name)
 
 
@@ -543,7 +556,7 @@ def bind(header_text, syms):
     done, skipped = {}, []
     for name in sorted(protos):
         ret, params = protos[name]
-        if name in SKIP or name in gf.SKIP:
+        if name not in SPECIAL and (name in SKIP or name in gf.SKIP):
             skipped.append((name, "no mpi_f08 binding"))
             continue
         if name.startswith("MPI_T_"):

@@ -284,3 +284,61 @@ PX_F08_COMPARE(win)
 PX_F08_COMPARE(file)
 PX_F08_COMPARE(message)
 PX_F08_COMPARE(session)
+
+/* s into a CHARACTER(LEN=*) value: at most max characters, blank padded. */
+static void string_out(const char *s, CFI_cdesc_t *value, size_t max)
+{
+    size_t n = strlen(s), len = value->elem_len;
+    if (n > max)
+        n = max;
+    if (n > len)
+        n = len;
+    memcpy(value->base_addr, s, n);
+    memset((char *)value->base_addr + n, ' ', len - n);
+}
+
+/* C's buffer lengths count the terminating NUL, Fortran's do not: buflen
+ * (at most the length of value) in, the value's whole length out. A buflen
+ * of 0 only asks for the length. */
+int px_f08_info_get_string(MPI_Fint info, const CFI_cdesc_t *key, MPI_Fint *buflen,
+                           CFI_cdesc_t *value, MPI_Fint *flag)
+{
+    char *k = px_f_str_in(key->base_addr, key->elem_len);
+    int need = 0, f = 0;
+    int err = MPI_Info_get_string(info, k, &need, NULL, &f);
+    if (err == MPI_SUCCESS && f && *buflen > 0) {
+        char *s = malloc((size_t)need);
+        if (!s)
+            abort();
+        err = MPI_Info_get_string(info, k, &need, s, &f);
+        if (err == MPI_SUCCESS)
+            string_out(s, value, (size_t)*buflen);
+        free(s);
+    }
+    free(k);
+    if (err == MPI_SUCCESS) {
+        *flag = f != 0;
+        if (f)
+            *buflen = need - 1;
+    }
+    return err;
+}
+
+int px_f08_session_get_nth_pset(MPI_Fint session, MPI_Fint info, MPI_Fint n, MPI_Fint *pset_len,
+                                CFI_cdesc_t *pset_name)
+{
+    int need = 0;
+    int err = MPI_Session_get_nth_pset(session, info, n, &need, NULL);
+    if (err == MPI_SUCCESS && *pset_len > 0) {
+        char *s = malloc((size_t)need);
+        if (!s)
+            abort();
+        err = MPI_Session_get_nth_pset(session, info, n, &need, s);
+        if (err == MPI_SUCCESS)
+            string_out(s, pset_name, (size_t)*pset_len);
+        free(s);
+    }
+    if (err == MPI_SUCCESS)
+        *pset_len = need - 1;
+    return err;
+}

@@ -60,4 +60,11 @@ void px_f08_sect_end(px_f08_sect_t *s);
  * process, a byte count, partitions): must be contiguous, else MPI_ERR_BUFFER. */
 int px_f08_contig(const CFI_cdesc_t *d, void **addr, const char *routine);
 
+/* MPI_Info_get_string and MPI_Session_get_nth_pset with Fortran's string
+ * lengths (without C's NUL). */
+int px_f08_info_get_string(MPI_Fint info, const CFI_cdesc_t *key, MPI_Fint *buflen,
+                           CFI_cdesc_t *value, MPI_Fint *flag);
+int px_f08_session_get_nth_pset(MPI_Fint session, MPI_Fint info, MPI_Fint n, MPI_Fint *pset_len,
+                                CFI_cdesc_t *pset_name);
+
 #endif
