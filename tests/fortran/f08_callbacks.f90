@@ -1,14 +1,15 @@
 ! use mpi_f08: procedures passed to MPI. A user reduction (MPI_Op_create,
 ! MPI_User_function with TYPE(C_PTR) buffers), communicator and file error
-! handlers, attribute keyvals with copy and delete callbacks and the
-! predefined MPI_COMM_NULL_COPY_FN / MPI_COMM_DUP_FN / MPI_TYPE_NULL_DELETE_FN.
+! handlers, a generalized request, attribute keyvals with copy and delete
+! callbacks and the predefined MPI_COMM_NULL_COPY_FN / MPI_COMM_DUP_FN /
+! MPI_TYPE_NULL_DELETE_FN.
 ! px-np: 2 3
 module f08_callbacks_fns
     use mpi_f08
     use, intrinsic :: iso_c_binding, only : c_ptr, c_f_pointer
     implicit none
     integer :: handler_calls = 0, handler_code = MPI_SUCCESS
-    integer :: deletes = 0, file_handler_calls = 0
+    integer :: deletes = 0, file_handler_calls = 0, greq_freed = 0
     type(MPI_File) :: handled_file
 contains
     ! inoutvec(i) = max(|invec(i)|, |inoutvec(i)|) for integers
@@ -44,6 +45,33 @@ contains
         if (.not. right_handle) calls = -100
         handler_code = code
     end subroutine note_error
+
+    ! Generalized request: the query sets the source to the extra state.
+    subroutine greq_query(extra_state, status, ierror)
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state
+        type(MPI_Status) :: status
+        integer :: ierror
+        status%MPI_SOURCE = int(extra_state)
+        status%MPI_TAG = 42
+        call MPI_Status_set_elements(status, MPI_INTEGER, 3)
+        call MPI_Status_set_cancelled(status, .false.)
+        ierror = MPI_SUCCESS
+    end subroutine greq_query
+
+    subroutine greq_free(extra_state, ierror)
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state
+        integer :: ierror
+        greq_freed = int(extra_state)
+        ierror = MPI_SUCCESS
+    end subroutine greq_free
+
+    subroutine greq_cancel(extra_state, complete, ierror)
+        integer(kind=MPI_ADDRESS_KIND) :: extra_state
+        logical :: complete
+        integer :: ierror
+        ierror = MPI_SUCCESS
+        if (complete .or. extra_state < 0) ierror = MPI_ERR_OTHER
+    end subroutine greq_cancel
 
     ! Copies the attribute doubled.
     subroutine copy_double(oldcomm, comm_keyval, extra_state, attribute_val_in, &
@@ -84,6 +112,8 @@ program f08_callbacks
     type(MPI_Errhandler) :: eh
     type(MPI_Comm) :: dup
     type(MPI_Datatype) :: t
+    type(MPI_Request) :: req
+    type(MPI_Status) :: st
 
     call MPI_Init()
     call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -118,6 +148,16 @@ program f08_callbacks
     call MPI_Errhandler_free(eh)
     call MPI_File_close(handled_file)
     call MPI_File_delete(trim(fname), MPI_INFO_NULL)
+
+    ! A generalized request completed by the program.
+    call MPI_Grequest_start(greq_query, greq_free, greq_cancel, 17_MPI_ADDRESS_KIND, req)
+    call MPI_Test(req, flag, st)
+    call check(.not. flag, 'grequest pending')
+    call MPI_Grequest_complete(req)
+    call MPI_Wait(req, st)
+    call MPI_Get_count(st, MPI_INTEGER, v(1))
+    call check(req == MPI_REQUEST_NULL .and. st%MPI_SOURCE == 17 .and. st%MPI_TAG == 42 .and. &
+               v(1) == 3 .and. greq_freed == 17, 'generalized request')
 
     call MPI_Comm_create_keyval(copy_double, count_delete, kv, 5_MPI_ADDRESS_KIND)
     call MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, kv2, &

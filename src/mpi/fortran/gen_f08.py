@@ -146,6 +146,19 @@ for _obj in ("Comm", "Win", "File", "Session"):
                      "MPI_%s_errhandler_function *fn, MPI_Fint *errhandler, MPI_Fint *ierror"
                      % _obj,
                      "    px_f08_err(ierror, MPI_%s_create_errhandler(fn, errhandler));" % _obj)
+# Generalized requests: trampolines with the Fortran callbacks (px_f08.c).
+callback_routine("MPI_Grequest_start",
+                 [("PROCEDURE(MPI_Grequest_query_function)", "query_fn"),
+                  ("PROCEDURE(MPI_Grequest_free_function)", "free_fn"),
+                  ("PROCEDURE(MPI_Grequest_cancel_function)", "cancel_fn"),
+                  ("INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN)", "extra_state"),
+                  ("TYPE(MPI_Request), INTENT(OUT)", "request")],
+                 "void (*query)(MPI_Aint *, MPI_Status *, MPI_Fint *),"
+                 " void (*free_fn)(MPI_Aint *, MPI_Fint *),"
+                 " void (*cancel)(MPI_Aint *, MPI_Fint *, MPI_Fint *), MPI_Aint *extra,"
+                 " MPI_Fint *request, MPI_Fint *ierror",
+                 "    px_f08_err(ierror,\n"
+                 "               px_f08_grequest_start(query, free_fn, cancel, *extra, request));")
 # Attribute callbacks run through the trampolines of `use mpi` (px_fortran.c):
 # the same arguments, with a LOGICAL flag.
 for _obj, _ty in (("Comm", "comm"), ("Type", "type"), ("Win", "win")):
@@ -646,6 +659,15 @@ def gen_callback_interfaces():
             "%s %s_keyval attribute_val extra_state ierror" % (v, v),
             [("TYPE(MPI_%s)" % ty, [v]), ("INTEGER", [v + "_keyval", "ierror"]),
              ("INTEGER(KIND=MPI_ADDRESS_KIND)", ["attribute_val", "extra_state"])])
+    out += abstract_interface("MPI_Grequest_query_function", "extra_state status ierror",
+                              [("INTEGER(KIND=MPI_ADDRESS_KIND)", ["extra_state"]),
+                               ("TYPE(MPI_Status)", ["status"]), ("INTEGER", ["ierror"])])
+    out += abstract_interface("MPI_Grequest_free_function", "extra_state ierror",
+                              [("INTEGER(KIND=MPI_ADDRESS_KIND)", ["extra_state"]),
+                               ("INTEGER", ["ierror"])])
+    out += abstract_interface("MPI_Grequest_cancel_function", "extra_state complete ierror",
+                              [("INTEGER(KIND=MPI_ADDRESS_KIND)", ["extra_state"]),
+                               ("LOGICAL", ["complete"]), ("INTEGER", ["ierror"])])
     out += ["  END INTERFACE", ""]
     for obj in ("Comm", "Type", "Win"):
         u = obj.upper()

@@ -342,3 +342,56 @@ int px_f08_session_get_nth_pset(MPI_Fint session, MPI_Fint info, MPI_Fint n, MPI
         *pset_len = need - 1;
     return err;
 }
+
+/* Generalized requests: the Fortran callbacks and extra state, run through
+ * C trampolines (the state is freed after the free callback). */
+typedef void(px_f08_query_fn)(MPI_Aint *extra_state, MPI_Status *status, MPI_Fint *ierror);
+typedef void(px_f08_free_fn)(MPI_Aint *extra_state, MPI_Fint *ierror);
+typedef void(px_f08_cancel_fn)(MPI_Aint *extra_state, MPI_Fint *complete, MPI_Fint *ierror);
+typedef struct {
+    px_f08_query_fn *query;
+    px_f08_free_fn *free;
+    px_f08_cancel_fn *cancel;
+    MPI_Aint extra;
+} px_f08_greq_t;
+
+static int px_f08_greq_query(void *extra, MPI_Status *status)
+{
+    px_f08_greq_t *g = extra;
+    MPI_Fint ierr = MPI_SUCCESS;
+    g->query(&g->extra, status, &ierr);
+    return ierr;
+}
+
+static int px_f08_greq_free(void *extra)
+{
+    px_f08_greq_t *g = extra;
+    MPI_Fint ierr = MPI_SUCCESS;
+    g->free(&g->extra, &ierr);
+    free(g);
+    return ierr;
+}
+
+static int px_f08_greq_cancel(void *extra, int complete)
+{
+    px_f08_greq_t *g = extra;
+    MPI_Fint ierr = MPI_SUCCESS, c = complete != 0;
+    g->cancel(&g->extra, &c, &ierr);
+    return ierr;
+}
+
+int px_f08_grequest_start(void (*query)(MPI_Aint *, MPI_Status *, MPI_Fint *),
+                          void (*free_fn)(MPI_Aint *, MPI_Fint *),
+                          void (*cancel)(MPI_Aint *, MPI_Fint *, MPI_Fint *), MPI_Aint extra,
+                          MPI_Fint *request)
+{
+    px_f08_greq_t *g = malloc(sizeof(*g));
+    if (!g)
+        abort();
+    *g = (px_f08_greq_t){.query = query, .free = free_fn, .cancel = cancel, .extra = extra};
+    int err =
+        MPI_Grequest_start(px_f08_greq_query, px_f08_greq_free, px_f08_greq_cancel, g, request);
+    if (err != MPI_SUCCESS)
+        free(g);
+    return err;
+}

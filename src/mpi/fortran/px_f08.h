@@ -67,4 +67,11 @@ int px_f08_info_get_string(MPI_Fint info, const CFI_cdesc_t *key, MPI_Fint *bufl
 int px_f08_session_get_nth_pset(MPI_Fint session, MPI_Fint info, MPI_Fint n, MPI_Fint *pset_len,
                                 CFI_cdesc_t *pset_name);
 
+/* MPI_Grequest_start with Fortran callbacks (extra_state of kind
+ * MPI_ADDRESS_KIND, LOGICAL complete). */
+int px_f08_grequest_start(void (*query)(MPI_Aint *, MPI_Status *, MPI_Fint *),
+                          void (*free_fn)(MPI_Aint *, MPI_Fint *),
+                          void (*cancel)(MPI_Aint *, MPI_Fint *, MPI_Fint *), MPI_Aint extra,
+                          MPI_Fint *request);
+
 #endif
