@@ -19,7 +19,7 @@ program f08_errors
     call check(ierr == MPI_SUCCESS, 'init with ierror')
     call MPI_Comm_rank(MPI_COMM_WORLD, rank)
     call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
-    call check(MPI_SUBARRAYS_SUPPORTED .and. .not. MPI_ASYNC_PROTECTS_NONBLOCKING, &
+    call check(.not. MPI_SUBARRAYS_SUPPORTED .and. .not. MPI_ASYNC_PROTECTS_NONBLOCKING, &
                'MPI_SUBARRAYS_SUPPORTED / MPI_ASYNC_PROTECTS_NONBLOCKING')
 
     call MPI_Comm_get_errhandler(MPI_COMM_WORLD, eh)
