@@ -3,10 +3,11 @@
 ! MPI_File_read_at; a view of INTEGERs with a displacement, written with
 ! MPI_File_write_all after MPI_File_seek and read with MPI_File_read_all;
 ! MPI_File_get_size, MPI_File_close (the handle becomes MPI_FILE_NULL),
-! MPI_File_delete, and MPI_Get_count on the statuses.
+! MPI_File_delete, MPI_Get_count on the statuses, and a file error handler
+! (MPI_File_create_errhandler), which gets the Fortran file handle.
 ! px-requires: MPI_File_open MPI_File_close MPI_File_write_at MPI_File_read_at
 ! px-requires: MPI_File_set_view MPI_File_write_all MPI_File_read_all
-! px-requires: MPI_File_get_size MPI_File_seek MPI_File_delete
+! px-requires: MPI_File_get_size MPI_File_seek MPI_File_delete MPI_File_create_errhandler
 program f_io_mpif
     implicit none
     include 'mpif.h'
@@ -15,7 +16,9 @@ program f_io_mpif
     integer :: buf(n), got(n), status(MPI_STATUS_SIZE)
     integer(kind=MPI_OFFSET_KIND) :: off, fsize, disp
     character(len=256) :: path, dir
-    integer :: dlen
+    integer :: dlen, eh, eh_file, eh_code
+    common /f_io_eh/ eh_file, eh_code
+    external on_file_error
 
     call MPI_Init(ierr)
     call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -74,6 +77,15 @@ program f_io_mpif
     do i = 1, n
         if (got(i) /= nxt * 1000 + i + 500000) errs = errs + 1
     end do
+    ! A file error handler gets the file handle: seeking to a negative
+    ! offset calls it.
+    call MPI_File_create_errhandler(on_file_error, eh, ierr)
+    call MPI_File_set_errhandler(fh, eh, ierr)
+    eh_file = -1
+    off = -5
+    call MPI_File_seek(fh, off, MPI_SEEK_SET, ierr)
+    if (ierr == MPI_SUCCESS .or. eh_file /= fh .or. eh_code /= ierr) errs = errs + 1
+    call MPI_Errhandler_free(eh, ierr)
     call MPI_File_close(fh, ierr)
     if (fh /= MPI_FILE_NULL) errs = errs + 1
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
@@ -99,3 +111,12 @@ contains
         v = getpid()
     end subroutine getpid_into
 end program f_io_mpif
+
+! The file error handler: records the handle and the code it was called with.
+subroutine on_file_error(file, code)
+    implicit none
+    integer :: file, code, eh_file, eh_code
+    common /f_io_eh/ eh_file, eh_code
+    eh_file = file
+    eh_code = code
+end subroutine on_file_error

@@ -213,6 +213,23 @@ static void round_all(int count, int root, MPI_Comm dup, MPI_Op aff_op, MPI_Data
     free(pr);
 }
 
+/* The datatype of a nonblocking bcast may be freed before the bcast completes. */
+static void freed_type_bcast(void)
+{
+    int v[12];
+    MPI_Datatype every_third;
+    MPI_Request req;
+    for (int i = 0; i < 12; i++)
+        v[i] = rank == 0 ? i : -1;
+    MPI_Type_vector(4, 1, 3, MPI_INT, &every_third);
+    MPI_Type_commit(&every_third);
+    PX_MPI(MPI_Ibcast(v, 1, every_third, 0, MPI_COMM_WORLD, &req));
+    MPI_Type_free(&every_third);
+    PX_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+    for (int i = 0; i < 12; i++)
+        CHECK_EQ(v[i], rank == 0 || i % 3 == 0 ? i : -1, "ibcast with a freed type: v[%d]", i);
+}
+
 int main(int argc, char **argv)
 {
     static const int counts[] = {0, 1, 5, 1000, 20000, 70000};
@@ -233,6 +250,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < (int)(sizeof(counts) / sizeof(counts[0])); k++)
         for (int root = 0; root<size; root += size> 2 ? size / 2 + 1 : 1)
             round_all(counts[k] / (counts[k] > 5000 ? size : 1), root, dup, aff_op, aff_type);
+    freed_type_bcast();
     MPI_Op_free(&aff_op);
     MPI_Type_free(&aff_type);
     MPI_Comm_free(&dup);

@@ -450,8 +450,11 @@ static int px_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
             return rc;
     }
     px_coll_sched_t *s = px_coll_begin(c, req);
-    if (!s)
+    /* a nonblocking bcast holds its datatype: the caller may free it at once */
+    if (!s || (req && px_coll_sched_keep(s, &(px_coll_args_t){.dt = dt}, c->size) != MPI_SUCCESS)) {
+        px_coll_sched_free(s);
         return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
     return px_coll_go(s, px_coll_bcast_sched(s, buf, count, dt, root, c), c, req, fn);
 }
 

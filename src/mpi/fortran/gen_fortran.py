@@ -394,6 +394,21 @@ HEAD = """!     Plexus MPI: Fortran include file (also the body of module mpi).
        PARAMETER (MPI_DISPLACEMENT_CURRENT=-54278278)
 """
 
+# Module mpi_f08: the same values; handles are typed (F08_HANDLES) and the
+# special addresses are objects of libmpi (mpi_f08.f90).
+F08_HANDLES = {"MPI_Comm", "MPI_Datatype", "MPI_Group", "MPI_Request", "MPI_Op", "MPI_Info",
+               "MPI_Errhandler", "MPI_Win", "MPI_Message", "MPI_Session"}
+F08_HEAD = """! Plexus MPI: constants of module mpi_f08 (from mpi.h by gen_fortran.py).
+  INTEGER, PARAMETER :: MPI_SOURCE = 3, MPI_TAG = 4, MPI_ERROR = 5
+  INTEGER, PARAMETER :: MPI_STATUS_SIZE = 5
+  INTEGER, PARAMETER :: MPI_ADDRESS_KIND = 8, MPI_OFFSET_KIND = 8, MPI_COUNT_KIND = 8
+  INTEGER, PARAMETER :: MPI_INTEGER_KIND = 4
+  LOGICAL, PARAMETER :: MPI_SUBARRAYS_SUPPORTED = .FALSE.
+  LOGICAL, PARAMETER :: MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE.
+  TYPE(MPI_File), PARAMETER :: MPI_FILE_NULL = MPI_File(0)
+  INTEGER(KIND=MPI_OFFSET_KIND), PARAMETER :: MPI_DISPLACEMENT_CURRENT = -54278278
+"""
+
 TAIL = """!     Special addresses: the library recognises these common blocks
 !     (same names and layout as MPICH's).
        INTEGER MPI_STATUS_IGNORE(MPI_STATUS_SIZE)
@@ -449,7 +464,10 @@ def constant_names(header_text):
 def gen_consts_program(header_text):
     lines = ["/* Prints mpif.h; the C compiler evaluates every constant (gen_fortran.py). */",
              "#include <stdio.h>", "#include <mpi.h>", "",
-             "static void emit(FILE *f, const char *name, int is_int, long long v, int adjust)",
+             "/* f: mpif.h; f8: the constants of module mpi_f08, where a handle is",
+             " * a constant of its handle type (htype) */",
+             "static void emit(FILE *f, FILE *f8, const char *name, int is_int, long long v, int adjust,",
+             "                 const char *htype)",
              "{",
              "    if (!is_int)",
              "        return;",
@@ -457,34 +475,75 @@ def gen_consts_program(header_text):
              "        return;",
              "    int i = (int)(unsigned)v;",
              "    i += adjust;",
-             "    fprintf(f, \"       INTEGER %s\\n\", name);",
+             "    char val[32];",
              "    if (i == -2147483647 - 1)",
-             "        fprintf(f, \"       PARAMETER (%s=(-2147483647-1))\\n\", name);",
+             "        snprintf(val, sizeof(val), \"(-2147483647-1)\");",
              "    else",
-             "        fprintf(f, \"       PARAMETER (%s=%d)\\n\", name, i);",
+             "        snprintf(val, sizeof(val), \"%d\", i);",
+             "    fprintf(f, \"       INTEGER %s\\n\", name);",
+             "    fprintf(f, \"       PARAMETER (%s=%s)\\n\", name, val);",
+             "    if (!f8)",
+             "        return;",
+             "    if (htype)",
+             "        fprintf(f8, \"  TYPE(%s), PARAMETER :: %s = %s(%s)\\n\", htype, name, htype, val);",
+             "    else",
+             "        fprintf(f8, \"  INTEGER, PARAMETER :: %s = %s\\n\", name, val);",
              "}", "",
              "#define PX_IS_INT(x) _Generic((x), int: 1, unsigned: 1, long: 1, "
              "unsigned long: 1, long long: 1, default: 0)",
              "#define PX_VAL(x) _Generic((x), int: (x), unsigned: (x), long: (x), "
              "unsigned long: (x), long long: (x), default: 0)",
-             "#define C(x, s) emit(f, #x, PX_IS_INT(x), (long long)PX_VAL(x), s)", "",
+             "#define C(x, s, h) emit(f, f8, #x, PX_IS_INT(x), (long long)PX_VAL(x), s, h)", "",
              "int main(int argc, char **argv)",
              "{",
              "    FILE *f = argc > 1 ? fopen(argv[1], \"w\") : stdout;",
-             "    if (!f)",
+             "    FILE *f8 = argc > 2 ? fopen(argv[2], \"w\") : NULL;",
+             "    if (!f || (argc > 2 && !f8))",
              "        return 1;",
-             "    fputs(%s, f);" % c_string(HEAD)]
+             "    fputs(%s, f);" % c_string(HEAD),
+             "    if (f8)",
+             "        fputs(%s, f8);" % c_string(F08_HEAD)]
+    htypes = handle_types(header_text)
     for n in constant_names(header_text):
         adjust = -1 if STRING_LIMITS.match(n) else 1 if n in FORTRAN_KEYVALS else 0
-        lines.append("    C(%s, %d);" % (n, adjust))
+        h = htypes.get(n)
+        lines.append("    C(%s, %d, %s);" % (n, adjust, '"%s"' % h if h else "NULL"))
     lines += ["    fputs(%s, f);" % c_string(TAIL),
+              "    if (f8 && fclose(f8) != 0)",
+              "        return 1;",
               "    return fclose(f) == 0 ? 0 : 1;", "}", ""]
     return "\n".join(lines)
+
+
+def handle_types(header_text):
+    """Handle type of each constant that is a handle: #define X ((MPI_Comm)...),
+    or #define X Y for such a Y."""
+    text = re.sub(r"/\*.*?\*/", " ", header_text, flags=re.S)
+    types = {}
+    for m in re.finditer(r"^#define\s+(MPI_[A-Z0-9_]+)\s+(.*)$", text, flags=re.M):
+        name, value = m.group(1), m.group(2).strip()
+        cast = re.match(r"\(\((MPI_[A-Za-z]+)\)", value)
+        if cast and cast.group(1) in F08_HANDLES:
+            types[name] = cast.group(1)
+        elif value in types:
+            types[name] = types[value]
+    return types
 
 
 def c_string(s):
     return "\n        ".join('"%s\\n"' % l.replace("\\", "\\\\").replace('"', '\\"')
                              for l in s.rstrip("\n").split("\n"))
+
+
+def binding_list(done, skipped):
+    """Text of the `list` mode: routines bound, and why the others are not."""
+    return "".join("bound   %s\n" % n for n in done) + \
+        "".join("skipped %s (%s)\n" % s for s in skipped)
+
+
+def write_file(path, text):
+    with open(path, "w") as fh:
+        fh.write(text)
 
 
 def main():
@@ -503,10 +562,8 @@ def main():
         syms = exported_symbols(args.nm, args.lib)
         text, done, skipped = gen_wrappers(header, syms)
         if args.mode == "list":
-            text = "".join("bound   %s\n" % n for n in done) + \
-                "".join("skipped %s (%s)\n" % s for s in skipped)
-    with open(args.out, "w") as fh:
-        fh.write(text)
+            text = binding_list(done, skipped)
+    write_file(args.out, text)
     return 0
 
 
