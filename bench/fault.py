@@ -329,10 +329,10 @@ def parse_bytes(s):
     return int(float(s[:-1]) * mult[s[-1]]) if s[-1] in mult else int(s)
 
 
-def fmt(v, unit=""):
+def fmt(v, unit="", digits=1):
     if v is None or v < 0:  # ft_stream says -1 for a rate with no interval
         return "–"
-    return ("%.1f" % v) + unit
+    return ("%.*f" % (digits, v)) + unit
 
 
 def table(sc, rows):
@@ -349,7 +349,7 @@ def table(sc, rows):
     out.append("| " + " | ".join(hdr) + " |")
     out.append("|" + "---|" * len(hdr))
     for w in rows:
-        cells = [w["library"], w["outcome"], fmt(w["completion_s"]), fmt(w["max_stall_s"]),
+        cells = [w["library"], w["outcome"], fmt(w["completion_s"]), fmt(w["max_stall_s"], digits=3),
                  fmt(w["rate_MBs"] if sc == "base" else w["during_MBs"]),
                  "–" if sc == "base" else fmt(w["after_MBs"]), w["lost_dup_corrupt"]]
         if sc == "2":
@@ -391,7 +391,7 @@ def run_one(sc, fab, m, exe, plexus_build, reap=True):
     row["scenario"] = sc
     row["command"] = " ".join(shlex.quote(a) for a in argv)
     log("  -> %s, %s s, stall %s s" % (row["outcome"], fmt(row["completion_s"]),
-                                      fmt(row["max_stall_s"])))
+                                      fmt(row["max_stall_s"], digits=3)))
     if not r["json"]:
         log("    " + "\n    ".join(r["tail"].strip().splitlines()[-6:]))
     return dict(row, raw={k: r[k] for k in ("rc", "hung", "events", "json", "t_end", "tail")})
@@ -419,7 +419,8 @@ def run_scenario(sc, fab, mpis, exes, plexus_build, lines, results, reps=1):
             continue
         ok = sorted(x for x in runs if x is not None)
         t += ["", "%s over %d runs: max stall median %s s, worst %s s%s." % (
-            LABEL[m], len(runs), fmt(ok[len(ok) // 2]) if ok else "–", fmt(ok[-1]) if ok else "–",
+            LABEL[m], len(runs), fmt(ok[len(ok) // 2], digits=3) if ok else "–",
+            fmt(ok[-1], digits=3) if ok else "–",
             "" if len(ok) == len(runs) else " (%d runs without a figure)" % (len(runs) - len(ok)))]
     print("\n".join(t), flush=True)
     lines += t
