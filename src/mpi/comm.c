@@ -574,21 +574,31 @@ PX_WEAK(MPI_Comm_get_name)
 
 /* MPI_Comm_idup: the context id is agreed on in the background, as
  * px_mpi_comm_agree_ctx does it (proposals, then checks, again above the
- * agreed ids if a member found them taken), each step an allreduce on a
- * collective tag taken when the call is made; the duplicate's hints,
- * topology and attributes are copied at the call, and the program gets the
- * handle when the request completes. Two duplications that overlap (each
- * process a member of both, started in different orders) both complete. */
+ * agreed ids if a member found them taken), each step the largest value
+ * over the members, on a collective tag taken when the call is made: an
+ * allreduce, or over an inter-communicator's two groups, an allreduce in
+ * each group, a swap between the leaders and a bcast in each group (as
+ * px_mpi_intercomm_dup does it at once). The duplicate's hints, topology
+ * and attributes are copied at the call, and the program gets the handle
+ * when the request completes. Two duplications that overlap (each process
+ * a member of both, started in different orders) both complete. */
 typedef struct px_idup {
     px_mpi_comm_t *parent, *nc;
     MPI_Comm *out;
-    int tag;
-    int phase; /* 0: proposals, 1: checks */
+    int tag, tag_local; /* on parent (an inter-communicator's leaders: PX_INTER_BG_TAG),
+                         * and on an inter-communicator's local group */
+    uint32_t n;         /* context ids: 2, or 4 for an inter-communicator */
+    int phase;          /* 0: proposals, 1: checks */
     uint32_t from, v;
     int send, recv, clash;
+    /* inter-communicators: where the largest value is (0: local allreduce,
+     * 1: leaders' swap, 2: local bcast), the group's largest, the other
+     * group's, and the leaders' requests */
+    int sub, lmax, rmax;
+    px_mpi_req_t *sr, *rr;
     px_ctx_claim_t claim;
     int claimed;
-    void *sched; /* the allreduce under way */
+    void *sched; /* the allreduce or bcast under way */
 } px_idup_t;
 
 static void px_idup_unclaim(px_idup_t *d)
@@ -598,52 +608,128 @@ static void px_idup_unclaim(px_idup_t *d)
     d->claimed = 0;
 }
 
+/* Starts taking the largest d->send over the members into d->recv. */
+static int px_idup_max_start(px_idup_t *d)
+{
+    px_mpi_comm_t *c = d->parent;
+    if (c->is_inter) {
+        d->sub = 0;
+        d->sched = px_mpi_coll_iallreduce_tag(&d->send, &d->lmax, 1, MPI_INT, MPI_MAX,
+                                              c->local_comm, d->tag_local);
+    } else {
+        d->sched = px_mpi_coll_iallreduce_tag(&d->send, &d->recv, 1, MPI_INT, MPI_MAX, c, d->tag);
+    }
+    return d->sched ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
+/* The leaders' swap: 1 when both requests are done (*err their outcome). */
+static int px_idup_swap_test(px_idup_t *d, int *err)
+{
+    if (!px_mpi_req_is_done(d->rr) || !px_mpi_req_is_done(d->sr))
+        return 0;
+    int rs = px_mpi_req_complete(d->sr, MPI_STATUS_IGNORE);
+    int rc = px_mpi_req_complete(d->rr, MPI_STATUS_IGNORE);
+    px_mpi_req_free(d->sr);
+    px_mpi_req_free(d->rr);
+    d->sr = d->rr = NULL;
+    *err = rc != MPI_SUCCESS ? rc : rs;
+    return 1;
+}
+
+/* Advances px_idup_max_start's work: 1 when d->recv holds the largest
+ * value or *err an error, 0 while under way. */
+static int px_idup_max_test(px_idup_t *d, int *err)
+{
+    px_mpi_comm_t *c = d->parent;
+    *err = MPI_SUCCESS;
+    for (;;) {
+        if (d->sched) {
+            if (!px_mpi_coll_sched_test(d->sched, err))
+                return 0;
+            d->sched = NULL;
+            if (*err != MPI_SUCCESS || !c->is_inter)
+                return 1;
+            if (d->sub == 2) {
+                d->recv = d->lmax > d->rmax ? d->lmax : d->rmax;
+                return 1;
+            }
+            /* the group's largest is known: the leaders swap theirs */
+            d->sub = 1;
+            d->rmax = 0;
+            if (c->rank == 0) {
+                int tag = PX_INTER_BG_TAG(d->tag);
+                *err = px_mpi_irecv_internal(&d->rr, &d->rmax, 1, MPI_INT, 0, tag, c, c->ctx + 1);
+                if (*err != MPI_SUCCESS)
+                    return 1;
+                *err = px_mpi_isend_internal(&d->sr, &d->lmax, 1, MPI_INT, 0, tag, c, c->ctx + 1,
+                                             PX_PROTO_MODE_STD);
+                if (*err != MPI_SUCCESS) {
+                    px_mpi_req_wait(d->rr);
+                    px_mpi_req_free(d->rr);
+                    d->rr = NULL;
+                    return 1;
+                }
+            }
+        }
+        /* sub 1: the leader waits for the swap, then tells its group */
+        if (d->rr && !px_idup_swap_test(d, err))
+            return 0;
+        if (*err != MPI_SUCCESS)
+            return 1;
+        d->sub = 2;
+        d->sched = px_mpi_coll_ibcast_tag(&d->rmax, 1, MPI_INT, 0, c->local_comm, d->tag_local);
+        if (!d->sched) {
+            *err = MPI_ERR_NO_MEM;
+            return 1;
+        }
+    }
+}
+
 /* Starts a round of proposals: ids free here, claimed meanwhile. */
 static int px_idup_propose(px_idup_t *d)
 {
     uint32_t lo = d->from > px_next_ctx ? d->from : px_next_ctx;
     const px_ctx_claim_t *o;
-    while ((o = px_ctx_overlap(lo, 2)))
+    while ((o = px_ctx_overlap(lo, d->n)))
         lo = o->lo + o->n;
-    if (lo > 0x7ffffff0u - 2)
+    if (lo > 0x7ffffff0u - d->n)
         return MPI_ERR_INTERN;
-    px_ctx_claim(&d->claim, lo, 2);
+    px_ctx_claim(&d->claim, lo, d->n);
     d->claimed = 1;
     d->send = (int)lo;
     d->phase = 0;
-    d->sched =
-        px_mpi_coll_iallreduce_tag(&d->send, &d->recv, 1, MPI_INT, MPI_MAX, d->parent, d->tag);
-    return d->sched ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+    return px_idup_max_start(d);
 }
 
-/* The allreduce of the current round ended: the next step. 1 when the
- * duplicate is ready, 0 when another round is under way, or an error. */
+/* The largest value of the current round is known: the next step. 1 when
+ * the duplicate is ready, 0 when another round is under way, or an error. */
 static int px_idup_step(px_idup_t *d)
 {
     px_idup_unclaim(d);
     if (d->phase == 0) {
-        if (d->recv < 0 || (unsigned)d->recv > 0x7ffffff0u - 2)
+        if (d->recv < 0 || (unsigned)d->recv > 0x7ffffff0u - d->n)
             return MPI_ERR_INTERN;
         d->v = (uint32_t)d->recv;
-        d->clash = d->v < px_next_ctx || px_ctx_overlap(d->v, 2);
+        d->clash = d->v < px_next_ctx || px_ctx_overlap(d->v, d->n);
         if (!d->clash) {
-            px_ctx_claim(&d->claim, d->v, 2);
+            px_ctx_claim(&d->claim, d->v, d->n);
             d->claimed = 1;
         }
         d->send = d->clash;
         d->phase = 1;
-        d->sched =
-            px_mpi_coll_iallreduce_tag(&d->send, &d->recv, 1, MPI_INT, MPI_MAX, d->parent, d->tag);
-        return d->sched ? 0 : MPI_ERR_NO_MEM;
+        int rc = px_idup_max_start(d);
+        return rc == MPI_SUCCESS ? 0 : rc;
     }
     if (d->recv) { /* taken somewhere: again above */
-        d->from = d->v + 2;
+        d->from = d->v + d->n;
         int rc = px_idup_propose(d);
         return rc == MPI_SUCCESS ? 0 : rc;
     }
-    if (d->v + 2 > px_next_ctx)
-        px_next_ctx = d->v + 2;
+    if (d->v + d->n > px_next_ctx)
+        px_next_ctx = d->v + d->n;
     d->nc->ctx = d->v;
+    if (d->nc->local_comm)
+        d->nc->local_comm->ctx = d->v + 2;
     return 1;
 }
 
@@ -670,15 +756,25 @@ static int px_idup_poll(px_mpi_req_t *r)
         return 1;
     for (;;) {
         int err;
-        if (!px_mpi_coll_sched_test(d->sched, &err))
+        if (!px_idup_max_test(d, &err))
             return 0;
-        d->sched = NULL;
         int rc = err != MPI_SUCCESS ? err : px_idup_step(d);
         if (rc == 0)
             continue;
         px_idup_end(r, d, rc == 1 ? MPI_SUCCESS : rc);
         return 1;
     }
+}
+
+/* The duplicate of c without its context ids (set once agreed). */
+static int px_idup_shell(px_mpi_comm_t *c, px_mpi_comm_t **nc_p, const char *fn)
+{
+    if (!c->is_inter)
+        return px_comm_dup_shell(c, 0, nc_p, fn);
+    c->group->refs++;
+    c->remote->refs++;
+    int rc = px_mpi_intercomm_build(c, c->group, c->remote, 0, c->inter_low, nc_p);
+    return rc == MPI_SUCCESS ? rc : px_mpi_error(c, rc, fn, "out of memory");
 }
 
 /* info: MPI_INFO_NULL, or hints that replace the original's on the
@@ -688,31 +784,13 @@ static int px_comm_idup(px_mpi_comm_t *c, MPI_Info info, MPI_Comm *newcomm, MPI_
 {
     if (!request || !newcomm)
         return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
-    if (c->is_inter) {
-        /* inter-communicators: duplicated at once; the request is complete */
-        px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_DONE);
-        if (!r)
-            return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
-        r->dtype = MPI_DATATYPE_NULL;
-        int rc = px_comm_dup(c, newcomm, fn);
-        if (rc == MPI_SUCCESS && info != MPI_INFO_NULL)
-            rc = px_mpi_info_set_comm(px_mpi_comm_get(*newcomm), info);
-        if (rc != MPI_SUCCESS) {
-            px_mpi_req_free(r);
-            return rc;
-        }
-        r->st_source = MPI_ANY_SOURCE;
-        r->st_tag = MPI_ANY_TAG;
-        *request = r->handle;
-        return MPI_SUCCESS;
-    }
     px_idup_t *d = calloc(1, sizeof(*d));
     px_mpi_req_t *r = d ? px_mpi_req_new(PX_MPI_REQ_COLL) : NULL;
     if (!r) {
         free(d);
         return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     }
-    int rc = px_comm_dup_shell(c, 0, &d->nc, fn);
+    int rc = px_idup_shell(c, &d->nc, fn);
     if (rc == MPI_SUCCESS)
         rc = px_comm_dup_copy(c, d->nc, fn);
     if (rc == MPI_SUCCESS && info != MPI_INFO_NULL &&
@@ -729,7 +807,10 @@ static int px_comm_idup(px_mpi_comm_t *c, MPI_Info info, MPI_Comm *newcomm, MPI_
     d->parent = c;
     c->refs++;
     d->out = newcomm;
+    d->n = c->is_inter ? 4 : 2;
     d->tag = px_mpi_coll_tag_take(c);
+    if (c->is_inter)
+        d->tag_local = px_mpi_coll_tag_take(c->local_comm);
     r->comm = c;
     c->refs++;
     r->sched = d;

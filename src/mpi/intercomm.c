@@ -16,8 +16,6 @@
 /* Internal tags. Between the leaders on the peer communicator's collective
  * context: above the collective schedules' range, derived from the user tag. */
 #define PX_INTER_PEER_TAG(t) (0x50000000 | ((t)&0x0fffffff))
-/* Between the leaders on the inter-communicator's own ctx + 1. */
-#define PX_INTER_AGREE_TAG 0x60000000
 
 /* Exchanges n ints with `peer` of c on context ctx (blocking). */
 static int px_inter_swap(px_mpi_comm_t *c, uint32_t ctx, int peer, int tag, const int *out, int *in,

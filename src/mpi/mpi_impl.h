@@ -164,6 +164,13 @@ int px_mpi_from_group_check(MPI_Errhandler errhandler, const char *stringtag, MP
 int px_mpi_from_group_finish(px_mpi_comm_t *nc, MPI_Errhandler eh, MPI_Info info, MPI_Comm *out,
                              const char *fn);
 /* Inter-communicators (src/mpi/intercomm.c). */
+/* Tags between the leaders of an inter-communicator on its own ctx + 1
+ * (above the collective schedules' range): agreements use this one and
+ * the two after it. */
+#define PX_INTER_AGREE_TAG 0x60000000
+/* The same for an agreement in the background (MPI_Comm_idup), from the
+ * collective tag it took: it may overlap others. */
+#define PX_INTER_BG_TAG(t) (0x70000000 | ((t)&0x0fffffff))
 int px_mpi_intercomm_dup(px_mpi_comm_t *c, px_mpi_comm_t **newc_p, const char *fn);
 int px_mpi_intercomm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm, const char *fn);
 /* Inter-communicator over the local group lg and remote group rg (one
@@ -386,7 +393,7 @@ int px_mpi_error_call(MPI_Errhandler eh, void *obj, int code, const char *fn, co
 int px_mpi_coll_barrier(px_mpi_comm_t *c);
 /* Agreements that run in the background (MPI_Comm_idup): a collective tag
  * taken, in order with the program's collectives, when the operation
- * starts, and an allreduce on it that px_mpi_coll_sched_test advances (1
+ * starts, and an allreduce or bcast on it that px_mpi_coll_sched_test advances (1
  * when done, the schedule freed, *err its outcome). Rounds that follow
  * one another may share the tag: each member posts them in the same order
  * and messages between two members do not overtake each other. NULL: out
@@ -394,6 +401,8 @@ int px_mpi_coll_barrier(px_mpi_comm_t *c);
 int px_mpi_coll_tag_take(px_mpi_comm_t *c);
 void *px_mpi_coll_iallreduce_tag(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
                                  MPI_Op op, px_mpi_comm_t *c, int tag);
+void *px_mpi_coll_ibcast_tag(void *buf, int count, MPI_Datatype dt, int root, px_mpi_comm_t *c,
+                             int tag);
 int px_mpi_coll_sched_test(void *sched, int *err);
 int px_mpi_coll_bcast(void *buf, int count, MPI_Datatype dt, int root, px_mpi_comm_t *c);
 int px_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,

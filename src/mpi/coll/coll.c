@@ -158,6 +158,20 @@ void *px_mpi_coll_iallreduce_tag(const void *sbuf, void *rbuf, int count, MPI_Da
     return s;
 }
 
+void *px_mpi_coll_ibcast_tag(void *buf, int count, MPI_Datatype dt, int root, px_mpi_comm_t *c,
+                             int tag)
+{
+    px_coll_sched_t *s = px_coll_sched_new_tag(c, tag);
+    if (!s)
+        return NULL;
+    if (px_coll_bcast_sched(s, buf, count, dt, root, c) != MPI_SUCCESS || s->err) {
+        px_coll_sched_free(s);
+        return NULL;
+    }
+    px_coll_sched_progress(s); /* posts the first round */
+    return s;
+}
+
 int px_mpi_coll_sched_test(void *sched, int *err)
 {
     px_coll_sched_t *s = sched;
