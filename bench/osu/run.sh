@@ -101,7 +101,8 @@ if [ "$mpi" = plexus ] && [ ! -x "$PLEXUS_BUILD/bin/pxrun" ] && [ "$dry" -eq 0 ]
 fi
 
 [ -n "$osu_dir" ] || osu_dir="$ROOT/bench/.cache/osu-$mpi/src"
-if [ ! -d "$osu_dir/c/mpi" ] && [ "$dry" -eq 0 ]; then
+# a program given by its path (bench/fault.py's ft_stream) needs no OSU build
+if [ ! -d "$osu_dir/c/mpi" ] && [ "$dry" -eq 0 ] && ! { [ -x "$bench" ] && [ -f "$bench" ]; }; then
     echo "run.sh: no OSU build for $mpi in $osu_dir; run bench/osu/build.sh OSU_SRC_DIR $mpi first." >&2
     exit 3
 fi
