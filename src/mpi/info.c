@@ -437,6 +437,34 @@ PX_WEAK(MPI_Info_free)
  * bulk sends every message of the communicator on that class's lane, or
  * auto (the default) by its size (docs/lanes.md). Another value is
  * ignored, with a warning. */
+/* The hints a communicator keeps, which MPI_Comm_get_info returns: the
+ * standard's assertions and Plexus's own; others are ignored (MPI-4.0
+ * 7.4.4; logged at debug level). */
+static int px_comm_hint_known(const char *key)
+{
+    return strncmp(key, "mpi_assert_", 11) == 0 || strncmp(key, "plexus_", 7) == 0;
+}
+
+static px_mpi_info_t *px_comm_info_copy(const px_mpi_info_t *src)
+{
+    px_mpi_info_t *in = calloc(1, sizeof(*in));
+    if (!in)
+        return NULL;
+    in->handle = MPI_INFO_NULL;
+    for (const px_info_kv_t *e = src->head; e; e = e->next) {
+        if (!px_comm_hint_known(e->key)) {
+            px_debug("mpi", "communicator hint %s ignored", e->key);
+            continue;
+        }
+        if (px_info_put(in, e->key, e->value) != MPI_SUCCESS) {
+            px_info_clear(in);
+            free(in);
+            return NULL;
+        }
+    }
+    return in;
+}
+
 static void px_comm_hints(px_mpi_comm_t *c)
 {
     px_info_kv_t *e = c->info ? px_info_find(c->info, "plexus_lane_class", NULL) : NULL;
@@ -459,7 +487,7 @@ PX_PMPI(MPI_Comm_set_info)(MPI_Comm comm, MPI_Info info)
     px_mpi_info_t *in = px_info_get(info);
     if (!in)
         return px_mpi_error(c, MPI_ERR_INFO, "MPI_Comm_set_info", "invalid info object");
-    px_mpi_info_t *copy = px_mpi_info_copy(in);
+    px_mpi_info_t *copy = px_comm_info_copy(in);
     if (!copy)
         return px_mpi_error(c, MPI_ERR_NO_MEM, "MPI_Comm_set_info", "out of memory");
     if (c->info) { /* later hints replace earlier ones of the same key */
@@ -507,7 +535,7 @@ int px_mpi_info_set_comm(px_mpi_comm_t *c, MPI_Info info)
     px_mpi_info_t *in = px_info_get(info);
     if (!in)
         return MPI_ERR_INFO;
-    px_mpi_info_t *copy = px_mpi_info_copy(in);
+    px_mpi_info_t *copy = px_comm_info_copy(in);
     if (!copy)
         return MPI_ERR_NO_MEM;
     px_mpi_info_destroy(c->info);

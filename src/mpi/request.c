@@ -761,7 +761,9 @@ PX_PMPI(MPI_Status_set_elements_x)(MPI_Status *status, MPI_Datatype datatype, MP
 {
     PX_CS_ENTER();
     px_mpi_dt_t *d = px_mpi_dt_get(datatype);
-    if (!status || !d || count < 0)
+    if (!d)
+        return px_mpi_error(NULL, MPI_ERR_TYPE, "MPI_Status_set_elements", "invalid datatype");
+    if (!status || count < 0)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Status_set_elements", "invalid argument");
     MPI_Count bytes = (MPI_Count)count * (d->elements ? d->size / d->elements : 0);
     px_status_fill(status, status->MPI_SOURCE, status->MPI_TAG, bytes,

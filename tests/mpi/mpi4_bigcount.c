@@ -174,6 +174,17 @@ static void types_c(void)
     PX_CHECK(small == MPI_UNDEFINED, "type_size of 3 GB: %d", small);
     MPI_Status st;
     MPI_Status_set_elements_x(&st, MPI_BYTE, 2 * n);
+    {
+        /* an invalid datatype is a datatype error, not an argument error */
+        MPI_Errhandler eh;
+        MPI_Comm_get_errhandler(MPI_COMM_WORLD, &eh);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Status junk;
+        int rc = MPI_Status_set_elements(&junk, MPI_DATATYPE_NULL, 3), cls = -1;
+        MPI_Error_class(rc, &cls);
+        PX_CHECK(cls == MPI_ERR_TYPE, "set_elements with MPI_DATATYPE_NULL: class %d", cls);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, eh);
+    }
     MPI_Get_count_c(&st, big, &cnt);
     PX_CHECK(cnt == 2, "get_count_c of 6 GB in 3 GB items: %lld", (long long)cnt);
     MPI_Get_elements_c(&st, big, &cnt);
