@@ -7,9 +7,6 @@
 
 #include <stdlib.h>
 
-int px_coll_bcast_sched(px_coll_sched_t *s, void *buf, int count, MPI_Datatype dt, int root,
-                        px_mpi_comm_t *c);
-
 #define PX_TRY(expr)                                                                               \
     do {                                                                                           \
         int px_rc_ = (expr);                                                                       \
