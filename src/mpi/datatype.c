@@ -8,7 +8,6 @@
 
 static px_mpi_dt_t *px_dt_builtin_objs;
 px_htab_t px_mpi_dt_tab; /* derived types: handle 0xcc000000 | index */
-#define PX_DT_DYN 0xcc000000u
 
 /* Pair types (MAXLOC/MINLOC) have padding: move value and index apart. */
 static void px_dt_pair_pack(const px_mpi_dt_t *d, MPI_Aint count, const void *src, void *dst)

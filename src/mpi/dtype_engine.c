@@ -5,7 +5,6 @@
 #include <stdlib.h>
 
 extern px_htab_t px_mpi_dt_tab;
-#define PX_DT_DYN 0xcc000000u
 
 /* ---------- views ---------- */
 
@@ -35,6 +34,7 @@ static void px_dt_view_builtin(const px_dtype_builtin_t *b, px_dt_view_t *v)
     v->is_lb = b->handle == MPI_LB;
     v->is_ub = b->handle == MPI_UB;
     v->runs = v->local;
+    v->elem = b->size > 0 ? b->handle : MPI_DATATYPE_NULL;
     if (b->is_pair) {
         v->local[0] = (px_dt_run_t){0, 1, b->pair_first};
         v->local[1] = (px_dt_run_t){b->second_offset, 1, b->pair_second};
@@ -63,6 +63,7 @@ void px_dt_view_obj(const px_dt_obj_t *o, px_dt_view_t *v)
     v->align = o->align;
     v->mark_lb = o->mark_lb;
     v->mark_ub = o->mark_ub;
+    v->elem = o->elem;
     v->runs = o->runs;
     v->nruns = o->nruns;
 }
@@ -154,6 +155,13 @@ void px_dt_build_add(px_dt_builder_t *b, const px_dt_view_t *v, MPI_Aint count, 
     }
     b->align = PX_MAX(b->align, v->align);
     b->size += count * v->size;
+    if (v->size > 0) {
+        if (!b->have_elem)
+            b->elem = v->elem;
+        else if (b->elem != v->elem)
+            b->elem = MPI_DATATYPE_NULL;
+        b->have_elem = 1;
+    }
     if (v->nruns == 1 && v->runs[0].n * px_dt_bsize(v->runs[0].basic) == v->extent) {
         /* dense single-run type: the copies form one run */
         px_dt_build_run(b, v->runs[0].off + disp, v->runs[0].n * count, v->runs[0].basic);
@@ -224,6 +232,7 @@ px_dt_obj_t *px_dt_build_finish(px_dt_builder_t *b, int pad_struct)
     o->runs = b->runs;
     o->nruns = b->nruns;
     b->runs = NULL;
+    o->elem = b->have_elem ? b->elem : MPI_DATATYPE_NULL;
     o->mark_lb = b->have_elb;
     o->mark_ub = b->have_eub;
     MPI_Aint lb = b->have_elb ? b->elb : b->have_nlb ? b->nlb : 0;

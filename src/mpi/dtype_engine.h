@@ -10,6 +10,9 @@
 
 #include "mpi_impl.h"
 
+/* High bits of every derived datatype's handle (predefined ones differ). */
+#define PX_DT_DYN 0xcc000000u
+
 /* n consecutive elements of a primitive (never a pair) basic type at off. */
 typedef struct px_dt_run {
     MPI_Aint off;
@@ -48,6 +51,10 @@ typedef struct px_dt_obj {
     int regular;
     MPI_Aint vlen, vstride;
     MPI_Datatype basic; /* single basic type of all runs, else MPI_DATATYPE_NULL */
+    /* the one predefined type (a pair type such as MPI_DOUBLE_INT counting
+     * as one) the type map is made of, for predefined reduction operations;
+     * MPI_DATATYPE_NULL when it mixes several or has no data */
+    MPI_Datatype elem;
     struct px_dt_obj *zombie_next;
 } px_dt_obj_t;
 
@@ -55,7 +62,8 @@ typedef struct px_dt_obj {
 typedef struct px_dt_view {
     MPI_Aint size, lb, ub, extent, true_lb, true_ub, align;
     int mark_lb, mark_ub;
-    int is_lb, is_ub; /* the MPI_LB / MPI_UB markers themselves */
+    int is_lb, is_ub;  /* the MPI_LB / MPI_UB markers themselves */
+    MPI_Datatype elem; /* as px_dt_obj_t's */
     const px_dt_run_t *runs;
     MPI_Aint nruns;
     px_dt_run_t local[2];
@@ -77,6 +85,8 @@ typedef struct px_dt_builder {
     MPI_Aint nruns, cap;
     int have_nlb, have_nub, have_elb, have_eub, have_true;
     MPI_Aint nlb, nub, elb, eub, tlb, tub, align, size;
+    int have_elem;
+    MPI_Datatype elem;
     int nomem;
 } px_dt_builder_t;
 

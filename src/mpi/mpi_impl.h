@@ -415,6 +415,8 @@ int px_mpi_coll_allgather_bytes(const void *sbuf, void *rbuf, size_t bytes, px_m
 
 int px_mpi_op_check(MPI_Op op, MPI_Datatype dt, int *commutative_p);
 void px_mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt);
+/* Why px_mpi_op_check refused (op, dt), for the error message. */
+const char *px_mpi_op_check_msg(MPI_Op op, MPI_Datatype dt);
 
 /* ---------- files (io/) ---------- */
 

@@ -1,7 +1,11 @@
 /* Reduction operations: predefined ones and MPI_Op_create. */
 #include "mpi_impl.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+
+#include "dtype_builtin.h"
+#include "dtype_engine.h"
 
 /* A user operation lives while its handle does or an operation under way
  * (a nonblocking collective) uses it: MPI_Op_free only marks it. */
@@ -62,8 +66,15 @@ int px_mpi_op_check(MPI_Op op, MPI_Datatype dt, int *commutative_p)
         px_mpi_dt_t *d = px_mpi_dt_get(dt);
         if (!d)
             return MPI_ERR_TYPE;
-        if (!d->builtin)
-            return MPI_ERR_OP; /* derived types: only user operations */
+        if (!d->builtin) {
+            /* a derived type made of one predefined type: element by element */
+            const px_dt_obj_t *o = px_dt_obj(d);
+            if (d->size == 0)
+                return MPI_SUCCESS;
+            if (o->elem == MPI_DATATYPE_NULL)
+                return MPI_ERR_OP;
+            return px_mpi_op_builtin_check(op, o->elem);
+        }
         return px_mpi_op_builtin_check(op, dt);
     }
     /* also one freed while an operation that holds it (a persistent
@@ -75,10 +86,78 @@ int px_mpi_op_check(MPI_Op op, MPI_Datatype dt, int *commutative_p)
     return MPI_SUCCESS;
 }
 
+const char *px_mpi_op_check_msg(MPI_Op op, MPI_Datatype dt)
+{
+    const px_dt_obj_t *o = px_dt_obj(px_mpi_dt_get(dt));
+    if (px_mpi_op_is_builtin(op) && op != MPI_REPLACE && op != MPI_NO_OP && o && o->d.size > 0 &&
+        o->elem == MPI_DATATYPE_NULL)
+        return "a predefined operation needs a datatype made of one predefined type, and this "
+               "one mixes several";
+    return "invalid operation or not defined for the datatype";
+}
+
+/* A predefined operation on count items of a derived type whose type map is
+ * made of the one predefined type o->elem: applied to those elements in
+ * type-map order, leaving the bytes between them alone. */
+static void px_op_apply_derived(MPI_Op op, const void *in, void *inout, MPI_Aint count,
+                                const px_dt_obj_t *o)
+{
+    const px_dtype_builtin_t *e = px_mpi_dtype_builtin(o->elem);
+    /* MPI_BOTTOM plus absolute displacements: integer arithmetic */
+    uintptr_t ib = (uintptr_t)in, ob = (uintptr_t)inout, ext = (uintptr_t)o->d.extent;
+    if (!e || o->d.size == 0 || count <= 0)
+        return;
+    if (o->d.contig && o->d.size == o->d.extent && (!e->is_pair || e->size == e->extent)) {
+        uintptr_t at = (uintptr_t)o->d.true_lb;
+        px_mpi_op_builtin_apply(op, (const void *)(ib + at), (void *)(ob + at),
+                                count * o->d.elements / (e->is_pair ? 2 : 1), o->elem);
+        return;
+    }
+    if (!e->is_pair) {
+        for (MPI_Aint i = 0; i < count; i++, ib += ext, ob += ext)
+            for (MPI_Aint k = 0; k < o->nruns; k++) {
+                const px_dt_run_t *r = &o->runs[k];
+                px_mpi_op_builtin_apply(op, (const void *)(ib + (uintptr_t)r->off),
+                                        (void *)(ob + (uintptr_t)r->off), r->n, o->elem);
+            }
+        return;
+    }
+    /* pairs: the runs list their values and indices apart (value first);
+     * pairs one pair extent apart go to the loop together */
+    for (MPI_Aint i = 0; i < count; i++, ib += ext, ob += ext) {
+        MPI_Aint start = 0, n = 0;
+        int second = 0;
+        for (MPI_Aint k = 0; k < o->nruns; k++) {
+            const px_dt_run_t *r = &o->runs[k];
+            MPI_Aint bs = px_mpi_dtype_builtin(r->basic)->size;
+            for (MPI_Aint j = 0; j < r->n; j++) {
+                if ((second = !second) == 0)
+                    continue; /* the index of the pair just counted */
+                MPI_Aint at = r->off + j * bs;
+                if (n && at == start + n * e->extent) {
+                    n++;
+                    continue;
+                }
+                if (n)
+                    px_mpi_op_builtin_apply(op, (const void *)(ib + (uintptr_t)start),
+                                            (void *)(ob + (uintptr_t)start), n, o->elem);
+                start = at;
+                n = 1;
+            }
+        }
+        if (n)
+            px_mpi_op_builtin_apply(op, (const void *)(ib + (uintptr_t)start),
+                                    (void *)(ob + (uintptr_t)start), n, o->elem);
+    }
+}
+
 void px_mpi_op_apply(MPI_Op op, const void *in, void *inout, int count, MPI_Datatype dt)
 {
     if (px_mpi_op_is_builtin(op)) {
-        px_mpi_op_builtin_apply(op, in, inout, count, dt);
+        if (PX_HANDLE_HI(dt) != PX_DT_DYN)
+            px_mpi_op_builtin_apply(op, in, inout, count, dt);
+        else
+            px_op_apply_derived(op, in, inout, count, px_dt_obj(px_mpi_dt_get(dt)));
         return;
     }
     px_user_op_t *u = px_user_op_any(op);
@@ -162,7 +241,7 @@ PX_PMPI(MPI_Reduce_local)
         return px_mpi_error(NULL, MPI_ERR_COUNT, "MPI_Reduce_local", "negative count");
     int rc = px_mpi_op_check(op, datatype, &commute);
     if (rc != MPI_SUCCESS)
-        return px_mpi_error(NULL, rc, "MPI_Reduce_local", "operation not valid for the datatype");
+        return px_mpi_error(NULL, rc, "MPI_Reduce_local", "%s", px_mpi_op_check_msg(op, datatype));
     px_mpi_op_apply(op, inbuf, inoutbuf, count, datatype);
     return MPI_SUCCESS;
 }

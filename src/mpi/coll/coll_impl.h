@@ -139,13 +139,19 @@ static inline size_t px_coll_span(const px_mpi_dt_t *d, MPI_Aint count)
 /* A scratch buffer that holds count items of dt in the user's layout. */
 void *px_coll_tmp_items(px_coll_sched_t *s, MPI_Datatype dt, MPI_Aint count);
 /* Send/recv/copy count items of a reduction buffer starting at item `first`
- * (whole span as bytes; segments need a contiguous datatype). */
+ * (a contiguous datatype's span as bytes, a non-contiguous one's type map
+ * only; segments need a contiguous datatype). */
 void px_coll_send_items(px_coll_sched_t *s, px_mpi_comm_t *c, const void *buf, MPI_Aint first,
                         MPI_Aint count, MPI_Datatype dt, int peer);
 void px_coll_recv_items(px_coll_sched_t *s, px_mpi_comm_t *c, void *buf, MPI_Aint first,
                         MPI_Aint count, MPI_Datatype dt, int peer);
 void px_coll_copy_items(px_coll_sched_t *s, const void *src, void *dst, MPI_Aint first,
                         MPI_Aint count, MPI_Datatype dt);
+/* Broadcast of count items of dt at buf over c (coll.c): a non-contiguous
+ * datatype is packed at the root and unpacked elsewhere, so that only its
+ * type map is written. */
+int px_coll_bcast_sched(px_coll_sched_t *s, void *buf, int count, MPI_Datatype dt, int root,
+                        px_mpi_comm_t *c);
 static inline char *px_coll_item(const void *buf, MPI_Aint i, MPI_Datatype dt)
 {
     return (char *)buf + i * px_mpi_dt_get(dt)->extent;

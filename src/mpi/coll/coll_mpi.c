@@ -7,9 +7,6 @@
 
 #include <stdlib.h>
 
-int px_coll_bcast_sched(px_coll_sched_t *s, void *buf, int count, MPI_Datatype dt, int root,
-                        px_mpi_comm_t *c);
-
 #define PX_TRY(expr)                                                                               \
     do {                                                                                           \
         int px_rc_ = (expr);                                                                       \
@@ -93,7 +90,7 @@ static int px_chk_root(px_mpi_comm_t *c, int root, const char *fn)
 static int px_chk_op(px_mpi_comm_t *c, MPI_Op op, MPI_Datatype dt, int *commute_p, const char *fn)
 {
     if (px_mpi_op_check(op, dt, commute_p) != MPI_SUCCESS)
-        return px_mpi_error(c, MPI_ERR_OP, fn, "invalid operation or not defined for the datatype");
+        return px_mpi_error(c, MPI_ERR_OP, fn, "%s", px_mpi_op_check_msg(op, dt));
     return MPI_SUCCESS;
 }
 

@@ -234,10 +234,17 @@ void *px_coll_tmp_items(px_coll_sched_t *s, MPI_Datatype dt, MPI_Aint count)
     return p ? p - d->true_lb : NULL;
 }
 
+/* A non-contiguous datatype goes as its items, so that only the bytes of
+ * its type map reach the receiver's buffer (the standard leaves the bytes
+ * between them alone); a contiguous one as the bytes of its span. */
 void px_coll_send_items(px_coll_sched_t *s, px_mpi_comm_t *c, const void *buf, MPI_Aint first,
                         MPI_Aint count, MPI_Datatype dt, int peer)
 {
     px_mpi_dt_t *d = px_mpi_dt_get(dt);
+    if (!d->contig) {
+        px_coll_sched_send(s, c, (const char *)buf + first * d->extent, count, dt, peer);
+        return;
+    }
     px_coll_sched_send(s, c, (const char *)buf + d->true_lb + first * d->extent,
                        (MPI_Aint)px_coll_span(d, count), MPI_BYTE, peer);
 }
@@ -246,6 +253,10 @@ void px_coll_recv_items(px_coll_sched_t *s, px_mpi_comm_t *c, void *buf, MPI_Ain
                         MPI_Aint count, MPI_Datatype dt, int peer)
 {
     px_mpi_dt_t *d = px_mpi_dt_get(dt);
+    if (!d->contig) {
+        px_coll_sched_recv(s, c, (char *)buf + first * d->extent, count, dt, peer);
+        return;
+    }
     px_coll_sched_recv(s, c, (char *)buf + d->true_lb + first * d->extent,
                        (MPI_Aint)px_coll_span(d, count), MPI_BYTE, peer);
 }
@@ -254,6 +265,17 @@ void px_coll_copy_items(px_coll_sched_t *s, const void *src, void *dst, MPI_Aint
                         MPI_Aint count, MPI_Datatype dt)
 {
     px_mpi_dt_t *d = px_mpi_dt_get(dt);
+    if (!d->contig) { /* the type map only: packed, then unpacked */
+        if (src == dst || !count || !d->size)
+            return;
+        void *tmp = px_coll_sched_alloc(s, (size_t)count * (size_t)d->size);
+        if (!tmp)
+            return;
+        MPI_Aint off = first * d->extent;
+        px_coll_sched_pack(s, (const char *)src + off, count, dt, tmp);
+        px_coll_sched_unpack(s, tmp, count, dt, (char *)dst + off);
+        return;
+    }
     MPI_Aint off = d->true_lb + first * d->extent;
     px_coll_sched_copy(s, (const char *)src + off, (char *)dst + off, px_coll_span(d, count));
 }

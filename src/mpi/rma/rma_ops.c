@@ -166,15 +166,37 @@ static inline __attribute__((always_inline)) int px_rma_check(px_mpi_win_t *w, i
     return MPI_SUCCESS;
 }
 
+/* A pair type whose index is apart from its value (MPI_SHORT_INT): its
+ * value and index are separate blocks, which an accumulate cannot combine. */
+static int px_rma_pair_apart(const px_dtype_builtin_t *b)
+{
+    return b->is_pair && b->second_offset != px_mpi_dtype_builtin(b->pair_first)->size;
+}
+
 /* The contiguous blocks of count items of d, in type-map order. */
 typedef int (*px_rma_blk_fn)(void *arg, MPI_Aint off, size_t len, size_t at);
 static int px_rma_blocks(px_mpi_dt_t *d, int count, px_rma_blk_fn fn, void *arg)
 {
     size_t at = 0;
     px_dt_obj_t *o = px_dt_obj(d);
-    if (d->contig || !o) {
+    if (d->contig || (!o && !d->b->is_pair)) {
         size_t n = (size_t)count * (size_t)d->size;
         return n ? fn(arg, d->true_lb, n, 0) : 0;
+    }
+    if (!o) { /* a pair type with padding: the value and the index of each item */
+        const px_dtype_builtin_t *b = d->b;
+        size_t f = (size_t)px_mpi_dtype_builtin(b->pair_first)->size;
+        int apart = px_rma_pair_apart(b);
+        for (int i = 0; i < count; i++) {
+            MPI_Aint base = (MPI_Aint)i * d->extent;
+            int rc = fn(arg, base, apart ? f : (size_t)d->size, at);
+            if (!rc && apart)
+                rc = fn(arg, base + b->second_offset, (size_t)d->size - f, at + f);
+            if (rc)
+                return rc;
+            at += (size_t)d->size;
+        }
+        return 0;
     }
     for (int i = 0; i < count; i++)
         for (MPI_Aint j = 0; j < o->nblks; j++) {
@@ -204,14 +226,18 @@ static int px_rma_origin(const void *addr, int count, px_mpi_dt_t *d, const char
     return MPI_SUCCESS;
 }
 
-/* The single basic type every element of d is made of (the accumulates
- * need one), or MPI_DATATYPE_NULL. */
+/* The single predefined type every element of d is made of (the
+ * accumulates need one), or MPI_DATATYPE_NULL. A pair type (MPI_DOUBLE_INT
+ * ...) counts as one: a block of the type map holds whole pairs back to
+ * back (unless px_rma_pair_apart, which the accumulates refuse). */
 static MPI_Datatype px_rma_basic(px_mpi_dt_t *d)
 {
     if (d->builtin)
         return d->handle;
     px_dt_obj_t *o = px_dt_obj(d);
-    return o ? o->basic : MPI_DATATYPE_NULL;
+    if (!o)
+        return MPI_DATATYPE_NULL;
+    return o->elem != MPI_DATATYPE_NULL ? o->elem : o->basic;
 }
 
 typedef struct {
@@ -480,6 +506,10 @@ static int px_rma_acc(const void *oaddr, int ocount, MPI_Datatype odt, void *rad
     if (!bb || !bb->size)
         return px_mpi_win_error(w, MPI_ERR_TYPE, fn,
                                 "the target datatype must be made of one predefined type");
+    if (px_rma_pair_apart(bb))
+        return px_mpi_win_error(w, MPI_ERR_TYPE, fn,
+                                "accumulates do not take a pair type with a gap between its value "
+                                "and its index (MPI_SHORT_INT)");
     size_t n = (size_t)tcount * (size_t)td->size;
     if (n && op != MPI_REPLACE && op != MPI_NO_OP &&
         px_mpi_op_builtin_check(op, basic) != MPI_SUCCESS)

@@ -56,6 +56,11 @@ int px_rma_apply(uint32_t op, uint32_t type, void *dst, const void *src, size_t 
     }
     if (!px_mpi_op_is_builtin(o) || px_mpi_op_builtin_check(o, t) != MPI_SUCCESS)
         return -1;
+    if (b->size != b->extent) { /* pairs come without their padding */
+        for (size_t k = 0; k < n; k += (size_t)b->size)
+            px_mpi_op_builtin_apply(o, (const char *)src + k, (char *)dst + k, 1, t);
+        return 0;
+    }
     px_mpi_op_builtin_apply(o, src, dst, (MPI_Aint)(n / (size_t)b->size), t);
     return 0;
 }

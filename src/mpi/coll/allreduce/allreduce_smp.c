@@ -8,7 +8,6 @@ PX_COLL_BUILDER(px_coll_allreduce_smp)
     px_coll_hier_t *h = px_coll_hier_get(c);
     if (!h)
         return MPI_ERR_INTERN;
-    px_mpi_dt_t *d = px_mpi_dt_get(a->dt);
     px_coll_args_t sub = *a;
     int rc = MPI_SUCCESS;
     sub.root = 0;
@@ -24,9 +23,7 @@ PX_COLL_BUILDER(px_coll_allreduce_smp)
         px_coll_sched_round(s);
     }
     if (rc == MPI_SUCCESS && h->node->size > 1) {
-        sub.rbuf = (char *)a->rbuf + d->true_lb;
-        sub.bytes = px_coll_span(d, a->count);
-        rc = px_coll_build_into(s, PX_COLL_BCAST, &sub, h->node);
+        rc = px_coll_bcast_sched(s, a->rbuf, a->count, a->dt, 0, h->node);
         px_coll_sched_round(s);
     }
     return rc;

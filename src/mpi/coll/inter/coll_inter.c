@@ -9,9 +9,6 @@
 
 #include <stdlib.h>
 
-int px_coll_bcast_sched(px_coll_sched_t *s, void *buf, int count, MPI_Datatype dt, int root,
-                        px_mpi_comm_t *c);
-
 /* Intra-communicator collectives use tags below 0x40000000 and the leaders'
  * agreements of intercomm.c use 0x60000000 and up, both on the contexts
  * these schedules share. */

@@ -6,7 +6,6 @@
 PX_COLL_BUILDER(px_coll_reduce_scatter_pairwise)
 {
     int n = c->size, r = c->rank;
-    px_mpi_dt_t *d = px_mpi_dt_get(a->dt);
     MPI_Aint *displs = px_coll_sched_alloc(s, sizeof(MPI_Aint) * ((size_t)n + 1));
     if (!displs)
         return MPI_ERR_NO_MEM;
@@ -17,8 +16,7 @@ PX_COLL_BUILDER(px_coll_reduce_scatter_pairwise)
     void *acc = px_coll_tmp_items(s, a->dt, mine), *tmp = px_coll_tmp_items(s, a->dt, mine);
     if (!acc || !tmp)
         return MPI_ERR_NO_MEM;
-    px_coll_sched_copy(s, px_coll_item(a->sbuf, displs[r], a->dt) + d->true_lb,
-                       (char *)acc + d->true_lb, px_coll_span(d, mine));
+    px_coll_copy_items(s, px_coll_item(a->sbuf, displs[r], a->dt), acc, 0, mine, a->dt);
     for (int k = 1; k < n; k++) {
         int dst = (r + k) % n, src = (r - k + n) % n;
         px_coll_recv_items(s, c, tmp, 0, mine, a->dt, src);

@@ -31,9 +31,7 @@ PX_COLL_BUILDER(px_coll_reduce_scatter_recursive_halving)
         lo = klo;
         hi = khi;
     }
-    px_mpi_dt_t *d = px_mpi_dt_get(a->dt);
-    px_coll_sched_copy(s, px_coll_item(acc, displs[r], a->dt) + d->true_lb,
-                       (char *)a->rbuf + d->true_lb, px_coll_span(d, a->rcounts[r]));
+    px_coll_copy_items(s, px_coll_item(acc, displs[r], a->dt), a->rbuf, 0, a->rcounts[r], a->dt);
     px_coll_sched_round(s);
     return MPI_SUCCESS;
 }
