@@ -6,8 +6,9 @@
         with MPICC=BUILD/bin/mpicc and installs it into a virtual environment
         under BUILD/mpi4py. The wheel is cached (PX_MPI4PY_CACHE, default
         ~/.cache/plexus-mpi4py) under the list of MPI functions libmpi
-        exports, since mpi4py's build looks for them: a library that exports
-        the same functions reuses it.
+        exports, since mpi4py's build looks for them, and the library's
+        path, which the wheel keeps as its run path: the same library in the
+        same place reuses it.
     mpi4py_suite.py --build BUILD run --np N MODULE...
         runs mpi4py's test modules (test/main.py) under pxrun -n N; fails on
         any failure, error or skipped test
@@ -46,12 +47,16 @@ def paths(build):
 
 
 def libmpi_id(build):
-    """The MPI functions libmpi exports (what mpi4py's build detects)."""
+    """The MPI functions libmpi exports (what mpi4py's build detects), and
+    where the library is: the wheel's extension finds it by the run path
+    mpicc gave it, so a wheel built against another build tree (since
+    removed) cannot be reused."""
     lib = os.path.join(build, "lib", "libmpi.so")
     out = subprocess.run(["nm", "-D", "--defined-only", lib], stdout=subprocess.PIPE,
                          text=True, check=True).stdout
     names = sorted(x.split()[-1] for x in out.splitlines() if " MPI_" in x or " PMPI_" in x)
-    h = hashlib.sha256((VERSION + "\n" + "\n".join(names)).encode()).hexdigest()
+    h = hashlib.sha256((VERSION + "\n" + os.path.realpath(lib) + "\n" +
+                        "\n".join(names)).encode()).hexdigest()
     return h[:16]
 
 
