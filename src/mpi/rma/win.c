@@ -56,9 +56,22 @@ int px_rma_apply(uint32_t op, uint32_t type, void *dst, const void *src, size_t 
     }
     if (!px_mpi_op_is_builtin(o) || px_mpi_op_builtin_check(o, t) != MPI_SUCCESS)
         return -1;
-    if (b->size != b->extent) { /* pairs come without their padding */
-        for (size_t k = 0; k < n; k += (size_t)b->size)
-            px_mpi_op_builtin_apply(o, (const char *)src + k, (char *)dst + k, 1, t);
+    if (b->size != b->extent) {
+        /* pairs come without their padding, so they may sit unaligned:
+         * each is combined in aligned copies */
+        union {
+            long double ld;
+            char c[64];
+        } in, io;
+        size_t sz = (size_t)b->size;
+        if (sz > sizeof(in.c))
+            return -1;
+        for (size_t k = 0; k < n; k += sz) {
+            memcpy(in.c, (const char *)src + k, sz);
+            memcpy(io.c, (char *)dst + k, sz);
+            px_mpi_op_builtin_apply(o, in.c, io.c, 1, t);
+            memcpy((char *)dst + k, io.c, sz);
+        }
         return 0;
     }
     px_mpi_op_builtin_apply(o, src, dst, (MPI_Aint)(n / (size_t)b->size), t);
