@@ -161,6 +161,7 @@ void px_mpi_comm_release(px_mpi_comm_t *c)
     px_mpi_info_destroy(c->info);
     px_coll_shm_free(c->cshm);
     px_coll_tclus_free(c->tclus);
+    px_coll_ta2a_free(c->ta2a);
     free(c);
 }
 

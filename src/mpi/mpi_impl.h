@@ -99,6 +99,8 @@ typedef struct px_mpi_comm {
     struct px_coll_shm *cshm;
     /* switch clusters from the fabric description (src/mpi/coll/coll_topo.c), set at first use */
     struct px_coll_tclus *tclus;
+    /* its alltoall schedule from the fabric (src/mpi/coll/alltoall/alltoall_topo.c), at first use */
+    struct px_coll_ta2a *ta2a;
 } px_mpi_comm_t;
 
 extern px_mpi_comm_t *px_mpi_comm_world, *px_mpi_comm_self;
@@ -132,6 +134,7 @@ int px_mpi_comm_alloc_ctx(px_mpi_comm_t *parent, uint32_t *ctx_p);
 void px_mpi_comm_release(px_mpi_comm_t *c);
 void px_coll_shm_free(struct px_coll_shm *m);
 void px_coll_tclus_free(struct px_coll_tclus *t);
+void px_coll_ta2a_free(struct px_coll_ta2a *t);
 /* World rank of point-to-point peer r: a member of the remote group on an
  * inter-communicator, of the group otherwise. */
 static inline int px_mpi_comm_world_rank(const px_mpi_comm_t *c, int r)

@@ -85,6 +85,45 @@ int px_topo_sharing(px_topo_t *topo, const int *hosts, int n, int *shared);
 /* Hosts of the set per distinct leaf switch among them. */
 double px_topo_hosts_per_leaf(px_topo_t *topo, const int *hosts, int n);
 
+/* ---- alltoall schedules (sched.c) ------------------------------------ */
+
+/* The dissertation's topology-aware alltoall schedules: greedy matchings
+ * of hosts, farthest partners first, with at most `conflicts` extra flows
+ * per link between switches (and direction) in a step. TACS1 adds steps
+ * until every pair has exchanged; TACS2 stays within the normal length
+ * (the round-robin of pair exchanges) and lets the pairs left over exceed
+ * the budget. PAIRWISE is the plain shifted exchange (rank r sends to
+ * r+k+1 in step k), ROUNDROBIN the normal schedule of pair exchanges. */
+typedef enum {
+    PX_TOPO_A2A_PAIRWISE,
+    PX_TOPO_A2A_TACS1,
+    PX_TOPO_A2A_TACS2,
+    PX_TOPO_A2A_ROUNDROBIN
+} px_topo_a2a_kind_t;
+typedef struct px_topo_a2a px_topo_a2a_t;
+
+/* A schedule for n ranks, rank r on fabric host hosts[r] (-1: unknown, a
+ * host of its own without links; topo may be NULL). */
+px_status_t px_topo_a2a_build(px_topo_t *topo, const int *hosts, int n, px_topo_a2a_kind_t kind,
+                              int conflicts, px_topo_a2a_t **out);
+void px_topo_a2a_free(px_topo_a2a_t *s);
+const char *px_topo_a2a_name(px_topo_a2a_kind_t kind);
+px_topo_a2a_kind_t px_topo_a2a_kind(const px_topo_a2a_t *s);
+int px_topo_a2a_ranks(const px_topo_a2a_t *s);
+int px_topo_a2a_steps(const px_topo_a2a_t *s);
+/* TACS2 found no room for the pairs left over and is the round-robin. */
+int px_topo_a2a_fell_back(const px_topo_a2a_t *s);
+/* The rank r sends its block to in a step, and the one it receives from
+ * (the same in the pair exchanges of TACS1, TACS2 and the round-robin);
+ * -1 when r is idle in that step. */
+int px_topo_a2a_dst(const px_topo_a2a_t *s, int step, int r);
+int px_topo_a2a_src(const px_topo_a2a_t *s, int step, int r);
+/* DCSS: whether a topology-aware schedule is worth it for ranks on these
+ * hosts: not when the allocation is sparse (a leaf switch holds on average
+ * no more than sparsity_pct percent of its hosts) nor when no two of them
+ * share a link just above the leaf level. */
+int px_topo_a2a_dcss(px_topo_t *topo, const int *hosts, int n, int sparsity_pct);
+
 /* ---- the job's view (PX_TOPO) ---------------------------------------- */
 
 /* Collective over the job, at MPI_Init: with PX_TOPO set, rank 0 loads the

@@ -4,8 +4,9 @@
 # here): every rank must see the same, correct hop counts to its peers.
 # Then the same program without PX_TOPO (flat), and a PX_TOPO that names no
 # file (MPI_Init must fail, saying which). With TOPO_COLL: gathers and
-# scatters checked at 3 to 16 ranks, by the topology-aware algorithms under
-# PX_TOPO (the program checks they ran) and by the flat ones without.
+# scatters, broadcasts and alltoalls checked at 3 to 16 ranks, by the
+# topology-aware algorithms under PX_TOPO (the program checks they ran) and
+# by the flat ones without.
 #   mpi_ranks.sh PXRUN TOPO_RANKS SAMPLE_DIR [TOPO_COLL]
 set -u
 pxrun=$1
@@ -44,12 +45,25 @@ if [ -n "$coll" ]; then
     # leaves; with 2 hosts there is nothing to renumber
     export PX_TOPO="$dir/pxfab-fattree.json" PXTEST_EXPECT_TOPO=gather,scatter
     run 0 "PASS topo_coll np=3" -n 3 --hosts node0:2,node2:1 "$coll"
+    # the alltoall forced: DCSS leaves it to pairwise where no two hosts
+    # share an uplink (one host per leaf)
+    PX_ALLTOALL_ALGORITHM=topo run 0 "PASS topo_coll np=3" -n 3 --hosts node0:2,node2:1 "$coll"
     PXTEST_EXPECT_TOPO=gather,scatter,bcast \
         run 0 "PASS topo_coll np=7" -n 7 --hosts node2:1,node0:3,node3:2,node1:1 "$coll"
     PXTEST_EXPECT_TOPO=gather,scatter,bcast \
         run 0 "PASS topo_coll np=16" -n 16 --hosts node0:4,node1:4,node2:4,node3:4 "$coll"
     PXTEST_EXPECT_TOPO=gather,scatter,bcast PX_BCAST_ALGORITHM=topo \
         run 0 "PASS topo_coll np=8" -n 8 --hosts node0:1,node2:3,node1:2,node3:2 "$coll"
+    # the alltoall forced where hosts share uplinks: TACS1 on the world,
+    # TACS2 on the split halves
+    for spec in 4:node0:1,node1:1,node2:1,node3:1 7:node2:1,node0:3,node3:2,node1:1 \
+        8:node0:1,node2:3,node1:2,node3:2 16:node0:4,node1:4,node2:4,node3:4; do
+        PXTEST_EXPECT_TOPO=gather,scatter,bcast,alltoall PX_ALLTOALL_ALGORITHM=topo \
+            run 0 "PASS topo_coll np=${spec%%:*}" -n "${spec%%:*}" --hosts "${spec#*:}" "$coll"
+    done
+    PXTEST_EXPECT_TOPO=gather,scatter,bcast,alltoall PX_ALLTOALL_ALGORITHM=topo \
+        PX_ALLTOALL_TOPO_SCHEDULE=tacs2 PX_ALLTOALL_TOPO_CONFLICTS=0 \
+        run 0 "PASS topo_coll np=16" -n 16 --hosts node0:4,node1:4,node2:4,node3:4 "$coll"
     unset PX_TOPO
     PXTEST_EXPECT_TOPO=none run 0 "PASS topo_coll np=7" -n 7 --hosts node2:1,node0:3,node3:2,node1:1 "$coll"
 fi

@@ -1,9 +1,10 @@
-/* Broadcast (every root, several sizes), gather and scatter, with every root, in place and not, with a strided
+/* Broadcast (every root, several sizes), alltoall (several block sizes),
+ * gather and scatter, with every root, in place and not, with a strided
  * receive or send type, blocking and nonblocking, on MPI_COMM_WORLD and on
  * a communicator of every other rank; every block checked. Run with
  * PX_TOPO and ranks on several emulated hosts (mpi_ranks.sh), the
  * topology-aware algorithms are chosen; PXTEST_EXPECT_TOPO (a list, e.g.
- * "gather,scatter,bcast", or "none") makes the program check, through the
+ * "gather,scatter,bcast,alltoall", or "none") makes the program check, through the
  * tool interface, that those ran and the others did not. */
 #include <mpi.h>
 #include <stdio.h>
@@ -124,6 +125,48 @@ static void bcasts(MPI_Comm comm, int salt)
         }
 }
 
+/* Alltoall with blocks of several sizes, in place, with a strided receive
+ * type and nonblocking; every block checked. */
+static void alltoalls(MPI_Comm comm, int salt)
+{
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    int big = 1024;
+    int *sb = malloc(sizeof(int) * (size_t)(2 * big * n)),
+        *rb = malloc(sizeof(int) * (size_t)(2 * big * n));
+    MPI_Datatype st = strided();
+    for (int len = 1; len <= big; len *= 32)
+        for (int mode = 0; mode < 4; mode++) { /* plain, in place, strided receive, nonblocking */
+            int blk = mode == 2 ? K : len, v = salt + mode + len;
+            for (int r = 0; r < n; r++)
+                for (int i = 0; i < blk; i++) {
+                    sb[r * blk + i] = val(me, r, i, v);
+                    rb[r * blk + i] = mode == 1 ? val(me, r, i, v) : -1;
+                }
+            if (mode == 1) {
+                MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rb, blk, MPI_INT, comm);
+            } else if (mode == 2) {
+                for (int i = 0; i < 2 * K * n; i++)
+                    rb[i] = -1;
+                MPI_Alltoall(sb, K, MPI_INT, rb, 1, st, comm);
+            } else if (mode == 3) {
+                MPI_Request rq;
+                MPI_Ialltoall(sb, blk, MPI_INT, rb, blk, MPI_INT, comm, &rq);
+                MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Alltoall(sb, blk, MPI_INT, rb, blk, MPI_INT, comm);
+            }
+            for (int r = 0; r < n; r++)
+                for (int i = 0; i < blk; i++)
+                    check("alltoall", mode == 2 ? rb[r * 2 * K + 2 * i] : rb[r * blk + i],
+                          val(r, me, i, v), me, r);
+        }
+    MPI_Type_free(&st);
+    free(sb);
+    free(rb);
+}
+
 /* Counts the calls of one algorithm (pvar coll_<coll>_<algo>_calls) from
  * now on: a handle starts at 0, and follows the variable once started. */
 static MPI_T_pvar_session ses;
@@ -156,7 +199,9 @@ int main(int argc, char **argv)
     MPI_T_pvar_handle hg = count_calls("coll_gather_topo_calls");
     MPI_T_pvar_handle hs = count_calls("coll_scatter_topo_calls");
     MPI_T_pvar_handle hb = count_calls("coll_bcast_topo_calls");
+    MPI_T_pvar_handle ha = count_calls("coll_alltoall_topo_calls");
     bcasts(MPI_COMM_WORLD, 0);
+    alltoalls(MPI_COMM_WORLD, 0);
     gathers(MPI_COMM_WORLD, 0);
     scatters(MPI_COMM_WORLD, 0);
     MPI_Comm half;
@@ -164,17 +209,18 @@ int main(int argc, char **argv)
     bcasts(half, 5);
     gathers(half, 5);
     scatters(half, 5);
+    alltoalls(half, 5);
     MPI_Comm_free(&half);
 
     /* the broadcast runs among node leaders: counted on some ranks only */
-    unsigned long long mine[3] = {calls(hg), calls(hs), calls(hb)}, sum[3];
-    MPI_Allreduce(mine, sum, 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    unsigned long long mine[4] = {calls(hg), calls(hs), calls(hb), calls(ha)}, sum[4];
+    MPI_Allreduce(mine, sum, 4, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     /* PXTEST_EXPECT_TOPO: the collectives whose topology-aware algorithm
      * must have run, e.g. "gather,scatter"; the others must not have */
     const char *expect = getenv("PXTEST_EXPECT_TOPO");
-    static const char *const names[3] = {"gather", "scatter", "bcast"};
+    static const char *const names[4] = {"gather", "scatter", "bcast", "alltoall"};
     if (expect && rank == 0)
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 4; i++) {
             int want = strstr(expect, names[i]) != NULL;
             if ((want && sum[i] == 0) || (!want && sum[i] != 0) ||
                 mine[i] == (unsigned long long)-1) {

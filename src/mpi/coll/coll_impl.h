@@ -250,6 +250,9 @@ void px_coll_algo_usage(int i, uint64_t *calls_p, uint64_t *bytes_p);
 /* Whether c's ranks fall into several switch clusters, some of more than
  * one rank (computed at the first call, the same on every rank). */
 int px_coll_tclus_usable(px_mpi_comm_t *c);
+/* Whether the topology-aware alltoall runs its schedule on c (DCSS, at the
+ * first call; the schedule is then built and kept with c). */
+int px_coll_ta2a_usable(px_mpi_comm_t *c);
 
 /* ---------- node hierarchy (coll_hier.c) ---------- */
 
@@ -340,6 +343,7 @@ PX_COLL_BUILDER(px_coll_alltoall_pairwise);
 PX_COLL_BUILDER(px_coll_alltoall_bruck);
 PX_COLL_BUILDER(px_coll_alltoall_linear);
 PX_COLL_BUILDER(px_coll_alltoall_staggered);
+PX_COLL_BUILDER(px_coll_alltoall_topo);
 /* alltoallw_pairwise.c: MPI_IN_PLACE resolved (the send data copied
  * aside), and the receive or send of the block of rank i */
 int px_coll_alltoallw_resolve(px_coll_sched_t *s, const px_coll_args_t *a, px_coll_args_t *out);

@@ -105,6 +105,9 @@ static const px_coll_algo_t px_coll_algos[] = {
     {PX_COLL_ALLTOALL, "linear", px_coll_alltoall_linear, 0, "all transfers at once (medium)"},
     {PX_COLL_ALLTOALL, "staggered", px_coll_alltoall_staggered, 0,
      "first node's ranks in turn exchange with all later ones (large, two nodes)"},
+    {PX_COLL_ALLTOALL, "topo", px_coll_alltoall_topo, PX_COLL_F_TOPO,
+     "pair exchanges in topology-aware steps, farthest partners first, a conflict budget per "
+     "link (PX_TOPO; TACS1 on the whole job, TACS2 on parts; DCSS leaves it to pairwise)"},
     {PX_COLL_ALLTOALL, "shm", NULL, PX_COLL_F_SHM,
      "each writes its n blocks to a shared slot, all read theirs"},
     {PX_COLL_ALLTOALL, "cma", NULL, PX_COLL_F_SHM | PX_COLL_F_CMA,
@@ -349,6 +352,8 @@ static int px_coll_applies(const px_coll_algo_t *al, const px_coll_args_t *a, px
     if ((al->flags & PX_COLL_F_HIER) && !px_coll_hier_usable(c))
         return 0;
     if ((al->flags & PX_COLL_F_TOPO) && !px_coll_tclus_usable(c))
+        return 0;
+    if ((al->flags & PX_COLL_F_TOPO) && al->coll == PX_COLL_ALLTOALL && !px_coll_ta2a_usable(c))
         return 0;
     if (al->flags & PX_COLL_F_SHM) {
         if (!px_select_top)
