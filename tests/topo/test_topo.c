@@ -8,18 +8,7 @@
 
 #include "px_unit.h"
 #include "topo/topo.h"
-
-static const char *dir;
-
-static px_topo_t *load(const char *name)
-{
-    char path[1024], err[512] = "";
-    px_topo_t *t = NULL;
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    if (px_topo_load(path, &t, err, sizeof(err)) != PX_OK)
-        fprintf(stderr, "cannot load %s: %s\n", path, err);
-    return t;
-}
+#include "sample.h"
 
 static int H(px_topo_t *t, const char *name) { return px_topo_host_find(t, name); }
 

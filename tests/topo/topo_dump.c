@@ -14,49 +14,13 @@
 #include <time.h>
 
 #include "topo/topo.h"
+#include "a2a_flows.h"
 
 static double now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* Flows (host pairs) on the busiest link between switches in any step:
- * the routes walked again here, apart from the generator. */
-static int max_flows(px_topo_t *t, const px_topo_a2a_t *s, const int *hosts)
-{
-    int n = px_topo_a2a_ranks(s), nl = px_topo_num_links(t), ns = px_topo_num_switches(t),
-        worst = 0;
-    int *cnt = calloc((size_t)nl * 2 + 1, sizeof(int)), *sws = malloc(sizeof(int) * (ns + 1));
-    int *lk = malloc(sizeof(int) * (ns + 2)), *seen = malloc(sizeof(int) * (size_t)n * 2);
-    for (int st = 0; st < px_topo_a2a_steps(s); st++) {
-        memset(cnt, 0, sizeof(int) * ((size_t)nl * 2 + 1));
-        int m = 0;
-        for (int r = 0; r < n; r++) {
-            int d = px_topo_a2a_dst(s, st, r), dup = 0;
-            if (d < 0 || hosts[r] < 0 || hosts[d] < 0 || hosts[r] == hosts[d])
-                continue;
-            for (int j = 0; j < m && !dup; j++)
-                dup = seen[2 * j] == hosts[r] && seen[2 * j + 1] == hosts[d];
-            if (dup)
-                continue;
-            seen[2 * m] = hosts[r];
-            seen[2 * m++ + 1] = hosts[d];
-            int k = px_topo_path(t, hosts[r], hosts[d], 0, 0, sws, ns + 1);
-            px_topo_path_links(t, hosts[r], hosts[d], 0, 0, lk, ns + 2);
-            for (int i = 1; i < k; i++) {
-                int *c = &cnt[2 * lk[i] + (sws[i - 1] < sws[i])];
-                if (++*c > worst)
-                    worst = *c;
-            }
-        }
-    }
-    free(cnt);
-    free(sws);
-    free(lk);
-    free(seen);
-    return worst;
 }
 
 static int alltoall(int argc, char **argv)
