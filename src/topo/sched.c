@@ -18,7 +18,12 @@
  * steps where both hosts are idle, swapping the steps of an alternating
  * chain of pairs where they have none in common (a Kempe chain, as in edge
  * colouring); those pairs may exceed the budget. When a pair cannot be
- * placed so, TACS2 is the round-robin itself.
+ * placed so, the budget is raised by one and the steps built again, as long
+ * as the result puts fewer flows on its busiest link than the round-robin
+ * does. Otherwise TACS2 is the round-robin, rearranged: pairs of steps
+ * swap alternating chains of their pairs where that lowers the flows over
+ * the budget in both without raising the busiest link (a bounded number of
+ * tries).
  *
  * Expansion to ranks, with k the most ranks on one host: first the
  * exchanges inside each host (a round-robin over local indices: k-1 steps,
@@ -86,6 +91,9 @@ typedef struct px_a2a_gen {
     unsigned char *done;
     int *cand, *head; /* per node: the others by hops (desc), then by (b-a) mod H */
     int *rem;         /* pairs left per node */
+    int *near;        /* per node: the first of its candidates whose routes cross no link */
+    int *eoff, *edge; /* per node: the distinct first links of its routes out (edge[eoff[2a]..
+                       * eoff[2a+1])) and last links of the routes in (..eoff[2a+2]) */
     long left;        /* pairs left */
     int nsteps, cap;
     int *part;            /* step * H */
@@ -145,12 +153,34 @@ static void px_gen_take(px_a2a_gen_t *g, int s, int a, int b)
 
 /* Idle node a takes, in step s, its farthest remaining partner at least
  * minhops away that is idle there and fits the cap. */
+/* Whether every link by which a's routes leave its leaf, or every one by
+ * which they reach it, is full in step s: then a can only take a partner
+ * whose route crosses no link. */
+static int px_gen_walled(const px_a2a_gen_t *g, int s, int a, int cap)
+{
+    const unsigned short *ld = g->load + (size_t)s * (size_t)g->L;
+    for (int side = 0; side < 2; side++) {
+        int lo = g->eoff[2 * a + side], hi = g->eoff[2 * a + side + 1], full = hi > lo;
+        for (int i = lo; i < hi && full; i++)
+            full = ld[g->edge[i]] >= cap;
+        if (full)
+            return 1;
+    }
+    return 0;
+}
+
 static int px_gen_try(px_a2a_gen_t *g, int s, int a, int minhops, int cap)
 {
     int H = g->H, *c = g->cand + (size_t)a * (H - 1);
     const int *part = g->part + (size_t)s * H;
     while (g->head[a] < H - 1 && g->done[(size_t)a * H + c[g->head[a]]])
         g->head[a]++;
+    int from = g->head[a];
+    if (px_gen_walled(g, s, a, cap)) {
+        if (g->near[a] >= H - 1 || g->hops[(size_t)a * H + c[g->near[a]]] < minhops)
+            return 0;
+        from = from > g->near[a] ? from : g->near[a];
+    }
     /* the round-robin's partner first, when far enough: where nothing
      * conflicts, the schedule stays the round-robin and its length */
     int rr = px_rr_partner(H, s % px_rr_rounds(H), a);
@@ -159,7 +189,7 @@ static int px_gen_try(px_a2a_gen_t *g, int s, int a, int minhops, int cap)
         px_gen_take(g, s, a, rr);
         return 1;
     }
-    for (int i = g->head[a]; i < H - 1; i++) {
+    for (int i = from; i < H - 1; i++) {
         int b = c[i];
         if (g->hops[(size_t)a * H + b] < minhops)
             break;
@@ -210,6 +240,9 @@ static void px_gen_free(px_a2a_gen_t *g)
     free(g->cand);
     free(g->head);
     free(g->rem);
+    free(g->near);
+    free(g->eoff);
+    free(g->edge);
     free(g->part);
     free(g->load);
 }
@@ -221,15 +254,19 @@ static px_status_t px_gen_routes(px_a2a_gen_t *g, px_topo_t *t, const int *nhost
     int *lid = malloc(sizeof(int) * (size_t)(nl ? nl : 1));
     int *sws = malloc(sizeof(int) * (size_t)(nsw + 1)), *lk = malloc(sizeof(int) * (nsw + 2));
     size_t cap = (size_t)H * H * 4 + 16, n = 0;
+    size_t *via = malloc(sizeof(size_t) * (size_t)(nsw ? nsw : 1) * (size_t)H);
     g->hops = malloc(sizeof(int) * (size_t)H * H);
     g->roff = malloc(sizeof(int) * ((size_t)H * H + 1));
     g->rl = malloc(sizeof(int) * cap);
-    if (!lid || !sws || !lk || !g->hops || !g->roff || !g->rl) {
+    if (!lid || !sws || !lk || !via || !g->hops || !g->roff || !g->rl) {
+        free(via);
         free(lid);
         free(sws);
         free(lk);
         return PX_ERR_NO_MEMORY;
     }
+    for (size_t i = 0; i < (size_t)nsw * H; i++)
+        via[i] = (size_t)-1;
     g->L = 0;
     for (int l = 0; l < nl; l++) /* links between two switches, two directions each */
         lid[l] =
@@ -243,6 +280,27 @@ static px_status_t px_gen_routes(px_a2a_gen_t *g, px_topo_t *t, const int *nhost
             g->hops[pr] = a == b ? 0 : 1;
             if (a == b || nhost[a] < 0 || nhost[b] < 0)
                 continue;
+            /* routes go by destination: from one leaf to b, every host of
+             * the leaf takes the same links */
+            int leaf = px_topo_host_leaf(t, nhost[a]);
+            size_t *seen = leaf >= 0 ? &via[(size_t)leaf * H + b] : NULL;
+            if (seen && *seen != (size_t)-1) {
+                int lo = g->roff[*seen], hi = g->roff[*seen + 1];
+                g->hops[pr] = g->hops[*seen];
+                if (n + (size_t)(hi - lo) > cap) {
+                    int *rl = realloc(g->rl, sizeof(int) * (cap *= 2));
+                    if (!rl) {
+                        st = PX_ERR_NO_MEMORY;
+                        break;
+                    }
+                    g->rl = rl;
+                }
+                memcpy(g->rl + n, g->rl + lo, sizeof(int) * (size_t)(hi - lo));
+                n += (size_t)(hi - lo);
+                continue;
+            }
+            if (seen)
+                *seen = pr;
             int k = px_topo_walk(t, nhost[a], nhost[b], 0, 0, sws, nsw + 1, lk, nsw + 2);
             if (k < 0)
                 continue;
@@ -264,6 +322,7 @@ static px_status_t px_gen_routes(px_a2a_gen_t *g, px_topo_t *t, const int *nhost
             }
         }
     g->roff[(size_t)H * H] = (int)n;
+    free(via);
     free(lid);
     free(sws);
     free(lk);
@@ -300,21 +359,10 @@ static void px_gen_set(px_a2a_gen_t *g, int s, int a, int b)
     px_gen_load(g, s, a, b, 1);
 }
 
-/* Swaps steps al and be along the chain of pairs from v that starts in
- * al, unless it reaches `avoid`; 1 when done. */
-static int px_gen_kempe(px_a2a_gen_t *g, int *chain, int v, int avoid, int al, int be)
+/* Moves the len pairs of chain (v, w, step) from step al to be and back. */
+static void px_gen_swap(px_a2a_gen_t *g, const int *chain, int len, int al, int be)
 {
-    int H = g->H, col = al, len = 0, w;
-    while ((w = g->part[(size_t)col * H + v]) >= 0) {
-        if (w == avoid || len > H)
-            return 0;
-        chain[3 * len] = v;
-        chain[3 * len + 1] = w;
-        chain[3 * len + 2] = col;
-        len++;
-        v = w;
-        col = col == al ? be : al;
-    }
+    int H = g->H;
     for (int i = 0; i < len; i++) {
         int u = chain[3 * i], z = chain[3 * i + 1], c = chain[3 * i + 2];
         g->part[(size_t)c * H + u] = g->part[(size_t)c * H + z] = -1;
@@ -322,6 +370,36 @@ static int px_gen_kempe(px_a2a_gen_t *g, int *chain, int v, int avoid, int al, i
     }
     for (int i = 0; i < len; i++)
         px_gen_set(g, chain[3 * i + 2] == al ? be : al, chain[3 * i], chain[3 * i + 1]);
+}
+
+/* Follows the pairs alternately in steps al and be from v, starting in
+ * col, into chain after its *len entries; 1 when it comes to `stop`, 0
+ * when it ends. */
+static int px_gen_chain(const px_a2a_gen_t *g, int *chain, int *len, int v, int col, int al, int be,
+                        int stop)
+{
+    int H = g->H, w;
+    while ((w = g->part[(size_t)col * H + v]) >= 0 && *len <= 2 * H) {
+        chain[3 * *len] = v;
+        chain[3 * *len + 1] = w;
+        chain[3 * *len + 2] = col;
+        ++*len;
+        v = w;
+        col = col == al ? be : al;
+        if (v == stop)
+            return 1;
+    }
+    return 0;
+}
+
+/* Swaps steps al and be along the chain of pairs from v that starts in
+ * al, unless it reaches `avoid`; 1 when done. */
+static int px_gen_kempe(px_a2a_gen_t *g, int *chain, int v, int avoid, int al, int be)
+{
+    int len = 0;
+    if (px_gen_chain(g, chain, &len, v, al, al, be, avoid))
+        return 0;
+    px_gen_swap(g, chain, len, al, be);
     return 1;
 }
 
@@ -331,10 +409,11 @@ static int px_gen_kempe(px_a2a_gen_t *g, int *chain, int v, int avoid, int al, i
  * found a place. */
 static int px_gen_squeeze(px_a2a_gen_t *g, int steps)
 {
-    int H = g->H, *chain = malloc(sizeof(int) * 3 * (size_t)(H + 2));
+    int H = g->H, *chain = malloc(sizeof(int) * 3 * (size_t)(2 * H + 2));
     if (!chain)
         return -1;
     int failed = 0;
+    long work = 64L * H; /* Kempe swaps tried in all, a bounded search: the caller has a way out */
     for (int a = 0; a < H && !failed; a++)
         for (int b = a + 1; b < H && !failed; b++) {
             if (g->done[(size_t)a * H + b])
@@ -348,12 +427,13 @@ static int px_gen_squeeze(px_a2a_gen_t *g, int steps)
                         bestpeak = pk;
                     }
                 }
-            for (int al = 0; al < steps && best < 0; al++) {
+            for (int al = 0; al < steps && best < 0 && work > 0; al++) {
                 if (g->part[(size_t)al * H + a] >= 0)
                     continue;
-                for (int be = 0; be < steps && best < 0; be++) {
+                for (int be = 0; be < steps && best < 0 && work > 0; be++) {
                     if (g->part[(size_t)be * H + b] >= 0)
                         continue;
+                    work--;
                     /* a idle in al, busy in be; b the reverse */
                     if (px_gen_kempe(g, chain, b, a, al, be))
                         best = al;
@@ -373,29 +453,182 @@ static int px_gen_squeeze(px_a2a_gen_t *g, int steps)
     return failed;
 }
 
+/* Each node's first candidate without links, and its edge links. */
+static px_status_t px_gen_edges(px_a2a_gen_t *g)
+{
+    int H = g->H;
+    g->near = malloc(sizeof(int) * (size_t)H);
+    g->eoff = malloc(sizeof(int) * (2 * (size_t)H + 1));
+    g->edge = malloc(sizeof(int) * 2 * (size_t)H * (size_t)H + 1);
+    if (!g->near || !g->eoff || !g->edge)
+        return PX_ERR_NO_MEMORY;
+    int n = 0;
+    for (int a = 0; a < H; a++) {
+        const int *c = g->cand + (size_t)a * (H - 1);
+        int i = 0;
+        while (i < H - 1 && g->roff[(size_t)a * H + c[i]] != g->roff[(size_t)a * H + c[i] + 1])
+            i++;
+        g->near[a] = i;
+        for (int side = 0; side < 2; side++) {
+            g->eoff[2 * a + side] = n;
+            for (int b = 0; b < H; b++) {
+                size_t pr = side ? (size_t)b * H + a : (size_t)a * H + b;
+                if (g->roff[pr] == g->roff[pr + 1])
+                    continue;
+                int l = g->rl[side ? g->roff[pr + 1] - 1 : g->roff[pr]], dup = 0;
+                for (int j = g->eoff[2 * a + side]; j < n && !dup; j++)
+                    dup = g->edge[j] == l;
+                if (!dup)
+                    g->edge[n++] = l;
+            }
+        }
+    }
+    g->eoff[2 * H] = n;
+    return PX_OK;
+}
+
+/* The greedy over the first n0 steps, from scratch, with a budget. */
+static void px_gen_greedy(px_a2a_gen_t *g, int n0, int maxh, int budget)
+{
+    int H = g->H;
+    g->left = (long)H * (H - 1) / 2;
+    memset(g->done, 0, (size_t)H * H);
+    memset(g->head, 0, sizeof(int) * (size_t)H);
+    for (int a = 0; a < H; a++)
+        g->rem[a] = H - 1;
+    for (size_t i = 0; i < (size_t)g->cap * H; i++)
+        g->part[i] = -1;
+    memset(g->load, 0, sizeof(short) * (size_t)g->cap * (size_t)g->L);
+    /* the hop classes present, farthest first */
+    for (int h = maxh; h >= 1 && g->left; h--) {
+        int present = 0;
+        for (size_t i = 0; i < (size_t)H * H && !present; i++)
+            present = g->hops[i] == h;
+        if (!present)
+            continue;
+        for (int s = 0; s < n0 && g->left; s++)
+            px_gen_fill(g, s, h, budget);
+    }
+    g->nsteps = n0;
+}
+
+/* The most flows on one link in one step of the first n0 steps. */
+static int px_gen_peak_all(const px_a2a_gen_t *g, int n0)
+{
+    int peak = 0;
+    for (size_t i = 0; i < (size_t)n0 * (size_t)g->L; i++)
+        peak = g->load[i] > peak ? g->load[i] : peak;
+    return peak;
+}
+
+/* The round-robin in the first n0 steps, with its loads. */
+static void px_gen_rr(px_a2a_gen_t *g, int n0)
+{
+    int H = g->H;
+    if (g->L)
+        memset(g->load, 0, sizeof(short) * (size_t)g->cap * (size_t)g->L);
+    for (int r = 0; r < n0; r++)
+        for (int a = 0; a < H; a++)
+            g->part[(size_t)r * H + a] = px_rr_partner(H, r, a);
+    for (int r = 0; r < n0 && g->roff; r++)
+        for (int a = 0; a < H; a++) {
+            int b = g->part[(size_t)r * H + a];
+            if (b > a)
+                px_gen_load(g, r, a, b, 1);
+        }
+    g->nsteps = n0;
+    g->left = 0;
+}
+
+/* Flows over cap on the links of step s, and whether any link carries
+ * more than peak. */
+static long px_gen_excess(const px_a2a_gen_t *g, int s, int cap, int peak, int *over)
+{
+    const unsigned short *ld = g->load + (size_t)s * (size_t)g->L;
+    long ex = 0;
+    for (int l = 0; l < g->L; l++) {
+        ex += ld[l] > cap ? ld[l] - cap : 0;
+        *over |= ld[l] > peak;
+    }
+    return ex;
+}
+
+/* Moves the pairs of the al/be component through a (a path or a cycle of
+ * pairs alternately in steps al and be) each to the other step. */
+static void px_gen_flip(px_a2a_gen_t *g, int *chain, int a, int al, int be)
+{
+    int len = 0; /* a cycle comes back to a whole; a path goes both ways from it */
+    if (!px_gen_chain(g, chain, &len, a, al, al, be, a))
+        px_gen_chain(g, chain, &len, a, be, al, be, a);
+    px_gen_swap(g, chain, len, al, be);
+}
+
+/* TACS2 from the round-robin: swaps of alternating components between two
+ * steps, kept when they lower the flows over the budget in those steps
+ * and put no more than `peak` on any link; a bounded number of tries. */
+static void px_gen_improve(px_a2a_gen_t *g, int n0, int cap, int peak)
+{
+    int H = g->H, *chain = malloc(sizeof(int) * 3 * (size_t)(2 * H + 2));
+    long *ex = malloc(sizeof(long) * (size_t)(n0 ? n0 : 1)), tries = 16L * H;
+    if (!chain || !ex || n0 < 2) {
+        free(chain);
+        free(ex);
+        return;
+    }
+    int dummy = 0;
+    for (int s = 0; s < n0; s++)
+        ex[s] = px_gen_excess(g, s, cap, peak, &dummy);
+    for (int better = 1; better && tries > 0;) {
+        better = 0;
+        for (int al = 0; al < n0 && tries > 0; al++)
+            for (int a = 0; a < H && ex[al] && tries > 0; a++) {
+                int b = g->part[(size_t)al * H + a];
+                if (b < a || px_gen_peak(g, al, a, b) <= cap)
+                    continue; /* each pair once; only those on a link over budget */
+                for (int k = 0; k < 16 && tries > 0; k++, tries--) {
+                    int be = (al + 1 +
+                              (int)(((unsigned)a * 7919u + (unsigned)k * 104729u) %
+                                    (unsigned)(n0 - 1))) %
+                             n0;
+                    int over = 0;
+                    px_gen_flip(g, chain, a, al, be);
+                    long ea = px_gen_excess(g, al, cap, peak, &over);
+                    long eb = px_gen_excess(g, be, cap, peak, &over);
+                    if (!over && ea + eb < ex[al] + ex[be]) {
+                        ex[al] = ea;
+                        ex[be] = eb;
+                        better = 1;
+                        break;
+                    }
+                    px_gen_flip(g, chain, a, be, al); /* undo */
+                }
+            }
+    }
+    free(chain);
+    free(ex);
+}
+
 static px_status_t px_gen_run(px_a2a_gen_t *g, px_topo_t *t, const int *nhost,
                               px_topo_a2a_kind_t kind, int budget, int *fallback)
 {
     int H = g->H, n0 = px_rr_rounds(H);
-    g->left = (long)H * (H - 1) / 2;
     g->done = calloc((size_t)H * H, 1);
     g->cand = malloc(sizeof(int) * (size_t)H * (size_t)(H > 1 ? H - 1 : 1));
     g->head = calloc((size_t)H, sizeof(int));
     g->rem = malloc(sizeof(int) * (size_t)H);
     if (!g->done || !g->cand || !g->head || !g->rem)
         return PX_ERR_NO_MEMORY;
+    if (kind != PX_TOPO_A2A_ROUNDROBIN) { /* the links first: the steps' loads count them */
+        px_status_t st = px_gen_routes(g, t, nhost);
+        if (st != PX_OK)
+            return st;
+    }
+    if (px_gen_grow(g, n0))
+        return PX_ERR_NO_MEMORY;
     if (kind == PX_TOPO_A2A_ROUNDROBIN) {
-        if (px_gen_grow(g, n0))
-            return PX_ERR_NO_MEMORY;
-        for (int r = 0; r < n0; r++)
-            for (int a = 0; a < H; a++)
-                g->part[(size_t)r * H + a] = px_rr_partner(H, r, a);
-        g->nsteps = n0;
+        px_gen_rr(g, n0);
         return PX_OK;
     }
-    px_status_t st = px_gen_routes(g, t, nhost);
-    if (st != PX_OK)
-        return st;
     int maxh = 0;
     for (int a = 0; a < H; a++) {
         int *c = g->cand + (size_t)a * (H - 1), k = 0;
@@ -408,36 +641,43 @@ static px_status_t px_gen_run(px_a2a_gen_t *g, px_topo_t *t, const int *nhost,
         px_gen_sort_ctx = g;
         px_gen_sort_a = a;
         qsort(c, (size_t)(H - 1), sizeof(int), px_gen_cmp);
-        g->rem[a] = H - 1;
     }
-    if (px_gen_grow(g, n0))
+    if (px_gen_edges(g) != PX_OK)
         return PX_ERR_NO_MEMORY;
-    /* the hop classes present, farthest first */
-    for (int h = maxh; h >= 1 && g->left; h--) {
-        int present = 0;
-        for (size_t i = 0; i < (size_t)H * H && !present; i++)
-            present = g->hops[i] == h;
-        if (!present)
-            continue;
-        for (int s = 0; s < n0 && g->left; s++)
-            px_gen_fill(g, s, h, budget);
-    }
-    g->nsteps = n0;
-    if (kind == PX_TOPO_A2A_TACS2) {
-        if (g->left && px_gen_squeeze(g, n0)) { /* no room: the round-robin */
-            *fallback = 1;
-            for (int r = 0; r < n0; r++)
-                for (int a = 0; a < H; a++)
-                    g->part[(size_t)r * H + a] = px_rr_partner(H, r, a);
-            g->left = 0;
+    if (kind == PX_TOPO_A2A_TACS1) {
+        px_gen_greedy(g, n0, maxh, budget);
+        while (g->left) { /* more steps */
+            if (px_gen_grow(g, g->nsteps + 1))
+                return PX_ERR_NO_MEMORY;
+            px_gen_fill(g, g->nsteps++, 0, budget);
         }
         return PX_OK;
     }
-    while (g->left) { /* TACS1: more steps */
-        if (px_gen_grow(g, g->nsteps + 1))
-            return PX_ERR_NO_MEMORY;
-        px_gen_fill(g, g->nsteps++, 0, budget);
+    /* TACS2: the least budget, from `budget` up, whose greedy leaves pairs
+     * that fit in the normal length, with fewer flows on the busiest link
+     * than the round-robin puts there (else the round-robin); not below
+     * what the links must carry on average (a link's flows over all the
+     * exchanges, shared by the steps) */
+    px_gen_rr(g, n0);
+    int rrpeak = px_gen_peak_all(g, n0), need = 0;
+    unsigned *total = calloc((size_t)(g->L ? g->L : 1), sizeof(unsigned));
+    if (!total)
+        return PX_ERR_NO_MEMORY;
+    for (size_t i = 0; i < (size_t)g->roff[(size_t)H * H]; i++)
+        total[g->rl[i]]++;
+    for (int l = 0; l < g->L; l++)
+        need = (int)((total[l] + (unsigned)n0 - 1) / (unsigned)n0) > need
+                   ? (int)((total[l] + (unsigned)n0 - 1) / (unsigned)n0)
+                   : need;
+    free(total);
+    for (int b = budget > need - 1 ? budget : need - 1; b + 1 < rrpeak; b++) {
+        px_gen_greedy(g, n0, maxh, b);
+        if ((!g->left || !px_gen_squeeze(g, n0)) && px_gen_peak_all(g, n0) < rrpeak)
+            return PX_OK;
     }
+    *fallback = 1;
+    px_gen_rr(g, n0);
+    px_gen_improve(g, n0, budget + 1, rrpeak);
     return PX_OK;
 }
 

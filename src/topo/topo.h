@@ -111,7 +111,8 @@ const char *px_topo_a2a_name(px_topo_a2a_kind_t kind);
 px_topo_a2a_kind_t px_topo_a2a_kind(const px_topo_a2a_t *s);
 int px_topo_a2a_ranks(const px_topo_a2a_t *s);
 int px_topo_a2a_steps(const px_topo_a2a_t *s);
-/* TACS2 found no room for the pairs left over and is the round-robin. */
+/* TACS2 found no room for the pairs left over and is the round-robin
+ * rearranged. */
 int px_topo_a2a_fell_back(const px_topo_a2a_t *s);
 /* The rank r sends its block to in a step, and the one it receives from
  * (the same in the pair exchanges of TACS1, TACS2 and the round-robin);

@@ -72,14 +72,23 @@ static int check_fabric(px_topo_t *t, const char *name, const int *hosts, int n)
     CHECK(px_topo_a2a_steps(s[PX_TOPO_A2A_TACS1]) >= px_topo_a2a_steps(s[PX_TOPO_A2A_TACS2]) ||
           px_topo_a2a_steps(s[PX_TOPO_A2A_TACS1]) >= n - 1);
     /* budget 1: two flows per link and direction at most; budget 0: one */
-    int w1 = max_flows(t, s[PX_TOPO_A2A_TACS1], hosts);
+    int w1 = max_flows(t, s[PX_TOPO_A2A_TACS1], hosts, 2, NULL);
+    /* TACS2 no worse than the round-robin: on the busiest link, and in
+     * flows over the budget */
+    long ex2 = 0, exrr = 0;
+    int w2 = max_flows(t, s[PX_TOPO_A2A_TACS2], hosts, 2, &ex2);
+    int wrr = max_flows(t, s[PX_TOPO_A2A_ROUNDROBIN], hosts, 2, &exrr);
+    CHECK(w2 <= wrr && ex2 <= exrr);
+    if (w2 > wrr || ex2 > exrr)
+        fprintf(stderr, "%s, %d ranks: tacs2 %d flows, %ld over; round-robin %d, %ld\n", name, n,
+                w2, ex2, wrr, exrr);
     CHECK(w1 <= 2);
     px_topo_a2a_t *s0 = NULL;
     CHECK(px_topo_a2a_build(t, hosts, n, PX_TOPO_A2A_TACS1, 0, &s0) == PX_OK);
     if (s0) {
         snprintf(what, sizeof(what), "%s, %d ranks, tacs1 budget 0", name, n);
         CHECK(valid(s0, what));
-        CHECK(max_flows(t, s0, hosts) <= 1);
+        CHECK(max_flows(t, s0, hosts, 1, NULL) <= 1);
         CHECK(px_topo_a2a_steps(s0) >= px_topo_a2a_steps(s[PX_TOPO_A2A_TACS1]) - n / 4);
     }
     if (w1 > 2)
@@ -180,7 +189,7 @@ static void test_order(void)
     }
     CHECK(far == 16);
     CHECK(near == 16);
-    CHECK(step_flows(t, s, hosts, 0) == 2);
+    CHECK(step_flows(t, s, hosts, 0, 2, NULL) == 2);
     px_topo_a2a_free(s);
     px_topo_free(t);
 }

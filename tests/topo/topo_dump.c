@@ -7,7 +7,9 @@
  *   topo_dump --alltoall tacs1|tacs2|pairwise|roundrobin [--conflicts C]
  *             [--stats] FILE [HOST[:RANKS] ...]
  * (no hosts: every host of the fabric, one rank each). --stats prints, in
- * place of the schedule, its size and the time taken to build it. */
+ * place of the schedule, its size, the flows on its links and the time
+ * taken to build it; --stats-no-flows the same without the flows (-1),
+ * which take long to count with many ranks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +37,14 @@ static int alltoall(int argc, char **argv)
             conflicts = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--stats"))
             stats = 1;
+        else if (!strcmp(argv[i], "--stats-no-flows"))
+            stats = 2;
         else
             kind = -1;
     }
     if (kind < 0 || i >= argc) {
         fprintf(stderr, "usage: topo_dump --alltoall tacs1|tacs2|pairwise|roundrobin "
-                        "[--conflicts C] [--stats] FILE [HOST[:RANKS] ...]\n");
+                        "[--conflicts C] [--stats|--stats-no-flows] FILE [HOST[:RANKS] ...]\n");
         return 2;
     }
     file = argv[i++];
@@ -85,11 +89,16 @@ static int alltoall(int argc, char **argv)
     }
     double t4 = now();
     if (stats) {
-        printf("%s ranks %d steps %d max_flows_per_link %d load %.3f s dcss %s %.3f s "
-               "build %.3f s%s\n",
-               algo, n, px_topo_a2a_steps(s), max_flows(t, s, hosts), t1 - t0,
-               dcss ? "topo" : "pairwise", t3 - t2, t4 - t3,
-               px_topo_a2a_fell_back(s) ? " (fell back to the round-robin)" : "");
+        long excess = -1;
+        int worst = -1;
+        if (stats == 1) {
+            excess = 0;
+            worst = max_flows(t, s, hosts, conflicts + 1, &excess);
+        }
+        printf("%s ranks %d steps %d max_flows_per_link %d over_budget %ld load %.3f s dcss %s "
+               "%.3f s build %.3f s%s\n",
+               algo, n, px_topo_a2a_steps(s), worst, excess, t1 - t0, dcss ? "topo" : "pairwise",
+               t3 - t2, t4 - t3, px_topo_a2a_fell_back(s) ? " (the round-robin rearranged)" : "");
     } else {
         printf("{\"kind\":\"alltoall\",\"algorithm\":\"%s\",\"nranks\":%d,\"hosts\":[", algo, n);
         for (int r = 0; r < n; r++)

@@ -66,8 +66,7 @@ static px_coll_ta2a_t *px_ta2a_build(px_mpi_comm_t *c)
             t->peers[t->npeers++] = p;
     }
     px_debug("coll", "alltoall over %d ranks: %s schedule of %d steps%s", n, px_topo_a2a_name(kind),
-             px_topo_a2a_steps(s),
-             px_topo_a2a_fell_back(s) ? " (the round-robin: no room for the pairs left)" : "");
+             px_topo_a2a_steps(s), px_topo_a2a_fell_back(s) ? " (the round-robin rearranged)" : "");
     t->kind = (int)kind;
     t->state = t->npeers == n - 1 ? 1 : -1;
     free(hosts);
