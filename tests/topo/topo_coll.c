@@ -132,12 +132,16 @@ static void alltoalls(MPI_Comm comm, int salt)
     int me, n;
     MPI_Comm_rank(comm, &me);
     MPI_Comm_size(comm, &n);
-    int big = 1024;
+    /* blocks up to 36 KB: where the selection table has pairwise (or topo)
+     * beyond 8 ranks */
+    static const int lens[] = {1, 32, 1024, 9216};
+    int big = 9216;
     int *sb = malloc(sizeof(int) * (size_t)(2 * big * n)),
         *rb = malloc(sizeof(int) * (size_t)(2 * big * n));
     MPI_Datatype st = strided();
-    for (int len = 1; len <= big; len *= 32)
-        for (int mode = 0; mode < 4; mode++) { /* plain, in place, strided receive, nonblocking */
+    for (int li = 0; li < 4; li++)
+        for (int mode = 0; mode < 4; mode++) {
+            int len = lens[li]; /* plain, in place, strided receive, nonblocking */
             int blk = mode == 2 ? K : len, v = salt + mode + len;
             for (int r = 0; r < n; r++)
                 for (int i = 0; i < blk; i++) {
