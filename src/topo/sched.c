@@ -14,6 +14,8 @@
  *
  * TACS1 then adds steps, each filled the same way, until every pair has
  * exchanged: the budget holds in every step, at the price of more steps.
+ * (When the round-robin, rearranged as below, keeps the budget, TACS1 is
+ * that: no longer than it must be.)
  * TACS2 stays within the normal length: the pairs left over are put into
  * steps where both hosts are idle, swapping the steps of an alternating
  * chain of pairs where they have none in common (a Kempe chain, as in edge
@@ -608,6 +610,27 @@ static void px_gen_improve(px_a2a_gen_t *g, int n0, int cap, int peak)
     free(ex);
 }
 
+/* The flows the busiest link must carry per step, on average over n0
+ * steps (every pair's flows over the whole alltoall, shared by the steps);
+ * -1 when out of memory. */
+static int px_gen_need(const px_a2a_gen_t *g, int n0)
+{
+    unsigned *total = calloc((size_t)(g->L ? g->L : 1), sizeof(unsigned));
+    int need = 0;
+    if (!total || n0 < 1) {
+        free(total);
+        return total ? 0 : -1;
+    }
+    for (size_t i = 0; i < (size_t)g->roff[(size_t)g->H * g->H]; i++)
+        total[g->rl[i]]++;
+    for (int l = 0; l < g->L; l++) {
+        int avg = (int)((total[l] + (unsigned)n0 - 1) / (unsigned)n0);
+        need = avg > need ? avg : need;
+    }
+    free(total);
+    return need;
+}
+
 static px_status_t px_gen_run(px_a2a_gen_t *g, px_topo_t *t, const int *nhost,
                               px_topo_a2a_kind_t kind, int budget, int *fallback)
 {
@@ -645,6 +668,16 @@ static px_status_t px_gen_run(px_a2a_gen_t *g, px_topo_t *t, const int *nhost,
     if (px_gen_edges(g) != PX_OK)
         return PX_ERR_NO_MEMORY;
     if (kind == PX_TOPO_A2A_TACS1) {
+        /* the round-robin, rearranged, when that keeps the budget: as
+         * short as can be */
+        px_gen_rr(g, n0);
+        int rrpeak = px_gen_peak_all(g, n0), need = px_gen_need(g, n0);
+        if (need < 0)
+            return PX_ERR_NO_MEMORY;
+        if (rrpeak > budget + 1 && need <= budget + 1)
+            px_gen_improve(g, n0, budget + 1, rrpeak);
+        if (px_gen_peak_all(g, n0) <= budget + 1)
+            return PX_OK;
         px_gen_greedy(g, n0, maxh, budget);
         while (g->left) { /* more steps */
             if (px_gen_grow(g, g->nsteps + 1))
@@ -659,17 +692,9 @@ static px_status_t px_gen_run(px_a2a_gen_t *g, px_topo_t *t, const int *nhost,
      * what the links must carry on average (a link's flows over all the
      * exchanges, shared by the steps) */
     px_gen_rr(g, n0);
-    int rrpeak = px_gen_peak_all(g, n0), need = 0;
-    unsigned *total = calloc((size_t)(g->L ? g->L : 1), sizeof(unsigned));
-    if (!total)
+    int rrpeak = px_gen_peak_all(g, n0), need = px_gen_need(g, n0);
+    if (need < 0)
         return PX_ERR_NO_MEMORY;
-    for (size_t i = 0; i < (size_t)g->roff[(size_t)H * H]; i++)
-        total[g->rl[i]]++;
-    for (int l = 0; l < g->L; l++)
-        need = (int)((total[l] + (unsigned)n0 - 1) / (unsigned)n0) > need
-                   ? (int)((total[l] + (unsigned)n0 - 1) / (unsigned)n0)
-                   : need;
-    free(total);
     for (int b = budget > need - 1 ? budget : need - 1; b + 1 < rrpeak; b++) {
         px_gen_greedy(g, n0, maxh, b);
         if ((!g->left || !px_gen_squeeze(g, n0)) && px_gen_peak_all(g, n0) < rrpeak)
