@@ -288,24 +288,29 @@ static void px_place_groups(int k, const long long *q, const int *dist, const in
         memcpy(node_of, best, sizeof(int) * (size_t)k);
         return;
     }
-    /* pairwise swaps of same-sized nodes while the cost falls */
-    long long c = px_place_qcost(k, q, dist, node_of);
-    for (int pass = 0, moved = 1; moved && pass < 64; pass++) {
+    /* pairwise swaps of same-sized nodes while the cost falls; a swap
+     * changes only the terms of its two groups */
+    for (int pass = 0, moved = 1; moved && pass < 16; pass++) {
         moved = 0;
         for (int a = 0; a < k; a++)
             for (int b = a + 1; b < k; b++) {
-                if (size[node_of[a]] != size[node_of[b]])
+                int na = node_of[a], nb = node_of[b];
+                if (size[na] != size[nb])
                     continue;
-                int t = node_of[a];
-                node_of[a] = node_of[b];
-                node_of[b] = t;
-                long long c2 = px_place_qcost(k, q, dist, node_of);
-                if (c2 < c) {
-                    c = c2;
+                long long d = 0;
+                for (int r = 0; r < k; r++) {
+                    int nr = r == a ? nb : r == b ? na : node_of[r];
+                    int or = node_of[r];
+                    d += q[a * k + r] * (dist[nb * k + nr] - dist[na * k + or ]) +
+                         q[b * k + r] * (dist[na * k + nr] - dist[nb * k + or ]);
+                    if (r != a && r != b)
+                        d += q[r * k + a] * (dist[nr * k + nb] - dist[or * k + na]) +
+                             q[r * k + b] * (dist[nr * k + na] - dist[or * k + nb]);
+                }
+                if (d < 0) {
+                    node_of[a] = nb;
+                    node_of[b] = na;
                     moved = 1;
-                } else {
-                    node_of[b] = node_of[a];
-                    node_of[a] = t;
                 }
             }
     }
@@ -318,7 +323,7 @@ int px_topo_place(int n, const int *xadj, const int *adj, const int *w, const in
 {
     for (int v = 0; v < n; v++)
         place[v] = v;
-    if (n < 2 || nnodes < 2 || !px_topo_place_available())
+    if (n < 2 || nnodes < 2 || nnodes > PX_TOPO_PLACE_MAX_NODES || !px_topo_place_available())
         return 0;
 #ifdef PX_HAVE_METIS
     int k = nnodes, rc = -1;

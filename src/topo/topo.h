@@ -89,6 +89,9 @@ double px_topo_hosts_per_leaf(px_topo_t *topo, const int *hosts, int n);
 
 /* Whether Plexus was built with a graph partitioner (METIS); without one
  * px_topo_place keeps the identity. */
+/* More nodes than this are not placed (the node distance matrix and the
+ * groups' traffic matrix are dense). */
+#define PX_TOPO_PLACE_MAX_NODES 1024
 int px_topo_place_available(void);
 /* A symmetric graph in CSR form from n vertices and directed edges
  * (src[i] -> dst[i], weight w[i], or 1 when w is NULL): both directions

@@ -137,3 +137,29 @@ def test_cli_select(tmp_path):
     assert len(chosen) == 4 and topo.load(conf).sharing(chosen) == []
     p = pxtopo("--topo", conf, "select", str(free), "6")
     assert len(p.stdout.split()) == 6 and "share a link above the leaf level" in p.stderr
+
+
+def test_many_hosts_laid_by_swaps(tmp_path):
+    # a 4x4x4 grid on 16 hosts of 4 slots (more than are tried
+    # exhaustively), hosts k, k+4, k+8, k+12 on leaf k
+    conf = tmp_path / "topology.conf"
+    conf.write_text("SwitchName=top Switches=leaf[0-3]\n" + "".join(
+        f"SwitchName=leaf{k} Nodes=h{k},h{k + 4},h{k + 8},h{k + 12}\n" for k in range(4)))
+    fab = topo.load(str(conf))
+    edges = {}
+    for v in range(64):
+        c = (v // 16, v // 4 % 4, v % 4)
+        for d, step in ((0, 16), (1, 4), (2, 1)):
+            if c[d] < 3:
+                edges[(v, v + step)] = 1
+    hostlist = [(f"h{i}", 4) for i in range(16)]
+    pl = P.place(64, edges, hostlist, fab, partitioner="greedy")
+    check_slots(pl.hosts, hostlist)
+    assert P.cost(edges, pl.hosts, fab) <= P.cost(edges, pl.default, fab)
+    if shutil.which("gpmetis"):
+        pl = P.place(64, edges, hostlist, fab)
+        check_slots(pl.hosts, hostlist)
+        s = P.split(edges, pl.hosts, fab)
+        assert P.cost(edges, pl.hosts, fab) < P.cost(edges, pl.default, fab), s
+        # 2x2 tiles on the hosts, and the tiles of a leaf next to each other
+        assert s["intra"] == 128 and s["3 hops"] <= s["1 hops"], s

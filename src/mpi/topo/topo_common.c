@@ -249,7 +249,7 @@ int px_mpi_topo_may_reorder(px_mpi_comm_t *old, int n)
         k = px_mpi_topo_slot_nodes(old, n, slot_node, &first);
     free(slot_node);
     free(first);
-    return k > 1 && (k < n || px_topo_job());
+    return k > 1 && k <= PX_TOPO_PLACE_MAX_NODES && (k < n || px_topo_job());
 }
 
 int px_mpi_topo_reorder(px_mpi_comm_t *old, int n, int nedges, const int *src, const int *dst,
