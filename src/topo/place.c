@@ -211,11 +211,19 @@ static int px_place_partition(int n, const int *xadj, const int *adj, const int 
     ip = malloc(sizeof(idx_t) * (size_t)n);
     if (!ix || !ia || !iw || !ip || !tp)
         goto out;
+    /* METIS adds weights up in its own integers: large ones (bytes of a
+     * profile) are scaled to at most 2^16, keeping every edge at least 1 */
+    long long wmax = 1;
+    for (int i = 0; w && i < ne; i++)
+        wmax = w[i] > wmax ? w[i] : wmax;
     for (int v = 0; v <= n; v++)
         ix[v] = xadj[v];
     for (int i = 0; i < ne; i++) {
+        long long x = w ? w[i] : 1;
+        if (wmax > 65536)
+            x = x * 65536 / wmax > 0 ? x * 65536 / wmax : 1;
         ia[i] = adj[i];
-        iw[i] = w ? w[i] : 1;
+        iw[i] = (idx_t)x;
     }
     for (int p = 0; p < k; p++)
         tp[p] = (real_t)target[p] / (real_t)n;

@@ -191,6 +191,30 @@ int main(int argc, char **argv)
                                    MPI_INFO_NULL, 1, &comm);
     check(comm, "dist_graph_adjacent reorder=1", 1, min_intra, max_far);
     MPI_Comm_free(&comm);
+    /* weighted: heavier along the first dimension; a process's lists after
+     * reordering must be those of the vertex it became, weights included */
+    int wt[6];
+    for (int i = 0; i < deg; i++)
+        wt[i] = 1 + 1000 * (nb[i] / (dims[1] * dims[2]) != myrank / (dims[1] * dims[2])) + nb[i] +
+                myrank;
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, deg, nb, wt, deg, nb, wt, MPI_INFO_NULL, 1,
+                                   &comm);
+    {
+        int gr, in, out, wtd, gs[6], gsw[6], gd[6], gdw[6], gnb[6];
+        MPI_Comm_rank(comm, &gr);
+        MPI_Dist_graph_neighbors_count(comm, &in, &out, &wtd);
+        int gdeg = stencil(gr, gnb);
+        CHECK(in == gdeg && out == gdeg && wtd, "weighted: degrees %d %d of %d", in, out, gdeg);
+        MPI_Dist_graph_neighbors(comm, 6, gs, gsw, 6, gd, gdw);
+        for (int i = 0; i < gdeg && in == gdeg; i++) {
+            int want =
+                1 + 1000 * (gnb[i] / (dims[1] * dims[2]) != gr / (dims[1] * dims[2])) + gnb[i] + gr;
+            CHECK(gs[i] == gnb[i] && gd[i] == gnb[i] && gsw[i] == want && gdw[i] == want,
+                  "weighted: edge %d of %d: %d (%d)", i, gr, gs[i], gsw[i]);
+        }
+    }
+    check(comm, "dist_graph_adjacent weighted reorder=1", 1, -1, 0); /* other figures */
+    MPI_Comm_free(&comm);
     /* each rank gives its outgoing edges */
     int src = myrank, degrees = deg;
     MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &src, &degrees, nb, MPI_UNWEIGHTED, MPI_INFO_NULL, 1,
