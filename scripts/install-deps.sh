@@ -14,7 +14,7 @@ BASE_PKGS="build-essential cmake ninja-build gfortran pkg-config python3 python3
 python3-dev python3-pip clang-format
 iproute2 nftables procps psmisc
 libpmix-dev libpmix2 libpmi2-0 slurmd slurmctld slurm-client munge
-libfabric-dev libfabric-bin libjansson-dev
+libfabric-dev libfabric-bin libjansson-dev libmetis-dev metis
 libmpich-dev"
 PEER_PKGS="openmpi-bin libopenmpi-dev mpich autoconf automake libtool mptcpd"
 

@@ -125,6 +125,37 @@ int px_topo_a2a_src(const px_topo_a2a_t *s, int step, int r);
  * share a link just above the leaf level. */
 int px_topo_a2a_dcss(px_topo_t *topo, const int *hosts, int n, int sparsity_pct);
 
+/* ---- process placement (place.c) ------------------------------------ */
+
+/* Whether Plexus was built with a graph partitioner (METIS); without one
+ * px_topo_place keeps the identity. */
+/* More nodes than this are not placed (the node distance matrix and the
+ * groups' traffic matrix are dense). */
+#define PX_TOPO_PLACE_MAX_NODES 1024
+int px_topo_place_available(void);
+/* A symmetric graph in CSR form from n vertices and directed edges
+ * (src[i] -> dst[i], weight w[i], or 1 when w is NULL): both directions
+ * of every edge, repeated edges merged with their weights added, self
+ * loops and non-positive weights dropped. The caller frees the arrays. */
+px_status_t px_topo_graph_build(int n, int nedges, const int *src, const int *dst, const int *w,
+                                int **xadj_p, int **adj_p, int **w_p);
+/* Places the n vertices of a graph (CSR, weights w or 1) onto n slots:
+ * slot s is on node slot_node[s] (0..nnodes-1) and dist[a * nnodes + b]
+ * is what a unit of traffic between nodes a and b costs (0 within a
+ * node). The graph is cut into groups the size of each node's slot count
+ * (node super-vertices), the groups are laid onto the nodes to minimise
+ * the weighted distance between them, and the vertices of a group take
+ * its node's slots in order. place[v] is vertex v's slot. Returns 1 when
+ * the placement costs less than the identity, 0 when the identity is kept
+ * (no partitioner, one node, or nothing better found), -1 out of memory
+ * (identity). Deterministic: the same input gives the same placement. */
+int px_topo_place(int n, const int *xadj, const int *adj, const int *w, const int *slot_node,
+                  int nnodes, const int *dist, int *place);
+/* Sum over the edges of weight * dist between the nodes of their ends'
+ * slots (place NULL: the identity). */
+long long px_topo_place_cost(int n, const int *xadj, const int *adj, const int *w,
+                             const int *slot_node, int nnodes, const int *dist, const int *place);
+
 /* ---- the job's view (PX_TOPO) ---------------------------------------- */
 
 /* Collective over the job, at MPI_Init: with PX_TOPO set, rank 0 loads the

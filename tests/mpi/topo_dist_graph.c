@@ -87,6 +87,12 @@ int main(int argc, char **argv)
         MPI_Comm g;
         PX_MPI(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, src, MPI_UNWEIGHTED, 1, dst,
                                               MPI_UNWEIGHTED, MPI_INFO_NULL, 1, &g));
+        /* with reorder=1 this process may be another vertex of the ring:
+         * its lists are those rank gr gave */
+        int gr;
+        MPI_Comm_rank(g, &gr);
+        src[0] = (gr + 1) % n;
+        dst[0] = (gr - 1 + n) % n;
         int indeg, outdeg, weighted = -1, gs[1] = {-5}, gd[1] = {-5};
         PX_MPI(MPI_Dist_graph_neighbors_count(g, &indeg, &outdeg, &weighted));
         PX_CHECK(indeg == 1 && outdeg == 1 && !weighted, "unweighted counts (%d, %d, %d)", indeg,

@@ -93,14 +93,16 @@ int main(int argc, char **argv)
         PX_MPI(MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 1, &g));
         PX_REQUIRE(g != MPI_COMM_NULL, "ring graph gave MPI_COMM_NULL");
         checks += check_graph(g, size, index, edges);
-        /* the graph's neighbours talk to each other */
-        int nb[2], got[2] = {-1, -1};
-        PX_MPI(MPI_Graph_neighbors(g, rank, 2, nb));
+        /* the graph's neighbours talk to each other; reorder=1 may have
+         * given this process another rank in g */
+        int nb[2], got[2] = {-1, -1}, gr;
+        MPI_Comm_rank(g, &gr);
+        PX_MPI(MPI_Graph_neighbors(g, gr, 2, nb));
         MPI_Request rq[4];
         PX_MPI(MPI_Irecv(&got[0], 1, MPI_INT, nb[0], 1, g, &rq[0]));
         PX_MPI(MPI_Irecv(&got[1], 1, MPI_INT, nb[1], 2, g, &rq[1]));
-        PX_MPI(MPI_Isend(&rank, 1, MPI_INT, nb[1], 1, g, &rq[2]));
-        PX_MPI(MPI_Isend(&rank, 1, MPI_INT, nb[0], 2, g, &rq[3]));
+        PX_MPI(MPI_Isend(&gr, 1, MPI_INT, nb[1], 1, g, &rq[2]));
+        PX_MPI(MPI_Isend(&gr, 1, MPI_INT, nb[0], 2, g, &rq[3]));
         MPI_Status sts[4];
         PX_MPI(MPI_Waitall(4, rq, sts));
         PX_CHECK(got[0] == nb[0] && got[1] == nb[1], "ring exchange got (%d,%d), want (%d,%d)",

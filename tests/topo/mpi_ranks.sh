@@ -13,24 +13,7 @@ pxrun=$1
 prog=$2
 dir=$3
 coll=${4:-}
-pass=0
-fail=0
-run() { # expected-exit regex pxrun-args...
-    want=$1
-    re=$2
-    shift 2
-    out=$(timeout 120 "$pxrun" --launcher 'env PXTEST_HOST={host}' "$@" 2>&1)
-    rc=$?
-    if { [ "$want" = 0 ] && [ $rc -eq 0 ]; } || { [ "$want" != 0 ] && [ $rc -ne 0 ]; }; then
-        if printf '%s\n' "$out" | grep -Eq "$re"; then
-            pass=$((pass + 1))
-            return
-        fi
-    fi
-    fail=$((fail + 1))
-    echo "FAIL (exit $rc, wanted $want, output /$re/): $*"
-    printf '%s\n' "$out" | tail -20
-}
+. "$(dirname "$0")/run.sh"
 unset PX_TOPO
 export PX_TOPO="$dir/pxfab-fattree.json"
 run 0 "PASS topo_ranks np=5: hop counts agree" -n 5 --hosts node0:2,node1:1,node2:1,node3:1 "$prog"

@@ -245,6 +245,68 @@ static void test_errors(void)
     CHECK(px_topo_parse(empty, strlen(empty), "e.conf", &t, err, sizeof(err)) != PX_OK);
 }
 
+/* Placement: the graph builder, and a 4x4x4 grid onto 16 nodes of 4
+ * processes dealt round-robin, nodes k, k+4, k+8, k+12 on leaf k (1 hop within a leaf, 3
+ * across): more nodes than are tried exhaustively, so the groups are laid
+ * by swaps. */
+static void test_place(void)
+{
+    int src[] = {0, 1, 0, 2, 0}, dst[] = {1, 0, 0, 1, 1}, w[] = {2, 3, 9, 1, 0};
+    int *xadj, *adj, *wt;
+    CHECK(px_topo_graph_build(3, 5, src, dst, w, &xadj, &adj, &wt) == PX_OK);
+    CHECK(xadj[0] == 0 && xadj[1] == 1 && xadj[2] == 3 && xadj[3] == 4);
+    CHECK(adj[0] == 1 && wt[0] == 5 && adj[1] == 0 && wt[1] == 5 && adj[2] == 2 && wt[2] == 1);
+    CHECK(adj[3] == 1 && wt[3] == 1);
+    free(xadj);
+    free(adj);
+    free(wt);
+
+    enum { N = 64, K = 16 };
+    int es[N * 6], ed[N * 6], m = 0, slot_node[N], dist[K * K], place[N], seen[N] = {0};
+    for (int v = 0; v < N; v++) {
+        int c[3] = {v / 16, v / 4 % 4, v % 4};
+        for (int d = 0; d < 3; d++)
+            if (c[d] < 3) {
+                es[m] = v;
+                ed[m++] = v + (d == 0 ? 16 : d == 1 ? 4 : 1);
+            }
+        slot_node[v] = v % K;
+    }
+    for (int a = 0; a < K; a++)
+        for (int b = 0; b < K; b++)
+            dist[a * K + b] = a == b ? 0 : a % 4 == b % 4 ? 1 : 3;
+    CHECK(px_topo_graph_build(N, m, es, ed, NULL, &xadj, &adj, &wt) == PX_OK);
+    int rc = px_topo_place(N, xadj, adj, wt, slot_node, K, dist, place);
+    long long before = px_topo_place_cost(N, xadj, adj, wt, slot_node, K, dist, NULL);
+    long long after = px_topo_place_cost(N, xadj, adj, wt, slot_node, K, dist, place);
+    int per[K] = {0}, cls[4] = {0};
+    for (int v = 0; v < N; v++) {
+        seen[place[v]]++;
+        per[slot_node[place[v]]]++;
+        for (int i = xadj[v]; i < xadj[v + 1]; i++)
+            cls[dist[slot_node[place[v]] * K + slot_node[place[adj[i]]]]]++;
+    }
+    for (int v = 0; v < N; v++)
+        CHECK(seen[v] == 1);
+    for (int k = 0; k < K; k++)
+        CHECK(per[k] == 4);
+    printf("place 4x4x4 on 16 nodes: rc %d, cost %lld -> %lld, messages on a node %d, "
+           "1 hop %d, 3 hops %d\n",
+           rc, before, after, cls[0], cls[1], cls[3]);
+    if (px_topo_place_available()) {
+        CHECK(rc == 1 && after < before);
+        /* 2x2 tiles on the nodes (4 of 6 messages a process sends), and
+         * the tiles of a leaf next to each other */
+        CHECK(cls[0] == 128);
+        CHECK(cls[3] <= cls[1]);
+    } else {
+        CHECK(rc == 0 && after == before);
+    }
+    free(xadj);
+    free(adj);
+    free(wt);
+}
+
 int main(int argc, char **argv)
 {
     dir = argc > 1 ? argv[1] : ".";
@@ -254,5 +316,6 @@ int main(int argc, char **argv)
     test_ibnet_inline();
     test_pxfab_json();
     test_errors();
+    test_place();
     return px_unit_report();
 }

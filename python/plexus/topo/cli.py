@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 
+from . import place as placement
 from .formats import load
 from .model import TopoError
 
@@ -16,23 +17,20 @@ EPILOG = """examples:
   pxtopo --topo ibnet.txt clusters               switch clusters at every level
   pxtopo --topo topology.conf sharing hosts.txt  hosts of a host file sharing a leaf uplink
   pxtopo --topo topology.conf depth              levels of the cluster tree
+  pxtopo --topo fabric.json place comm.graph hosts.txt -o ranks.hosts --slurm slurm.hosts
+                                                 ranks of a METIS graph (or a JSON profile)
+                                                 onto hosts: pxrun --hostfile ranks.hosts,
+                                                 SLURM_HOSTFILE=slurm.hosts srun -m arbitrary
+  pxtopo --topo fabric.json select free.txt 8    8 free nodes that share no leaf uplink
 """
 
 
 def read_hostfile(path):
-    """Host names of a host file: the first word of each line, without ':slots'."""
-    try:
-        with open(path) as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise TopoError(f"cannot open {path}: {e.strerror}") from None
+    """Host names of a host file, each once: 'host', 'host:N' or 'host slots=N' lines."""
     out = []
-    for line in lines:
-        line = line.split("#", 1)[0].strip()
-        if line:
-            name = line.split()[0].split(":")[0]
-            if name not in out:
-                out.append(name)
+    for name, _ in placement.read_hosts(path):
+        if name not in out:
+            out.append(name)
     return out
 
 
@@ -59,6 +57,44 @@ def dump(fab, out):
     out.write(f"sharing {len(sh)}:" + "".join(f" {h}" for h in sh) + "\n")
 
 
+def _write(path, text):
+    if not path or path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise TopoError(f"cannot write {path}: {e.strerror}") from None
+
+
+def _split_text(d):
+    return ", ".join(f"{k} {v}" for k, v in sorted(d.items())) or "no traffic"
+
+
+def cmd_place(fab, args):
+    n, edges = placement.read_graph(args.graph)
+    hostlist = placement.read_hosts(args.hostfile)
+    pl = placement.place(n, edges, hostlist, fab, args.partitioner)
+    _write(args.output, placement.pxrun_hostfile(pl.hosts))
+    if args.slurm:
+        _write(args.slurm, placement.slurm_hostfile(pl.hosts))
+    print(f"pxtopo place: {n} ranks on {len(set(pl.hosts))} hosts ({pl.how}); messages "
+          f"in host-file order: {_split_text(placement.split(edges, pl.default, fab))}; "
+          f"placed: {_split_text(placement.split(edges, pl.hosts, fab))}", file=sys.stderr)
+    return 0
+
+
+def cmd_select(fab, args):
+    free = [h for h, _ in placement.read_hosts(args.hostfile)]
+    chosen, shared = placement.select(fab, free, args.count)
+    _write(args.output, "".join(f"{h}\n" for h in chosen))
+    if shared:
+        print(f"pxtopo select: not enough free nodes apart: {len(shared)} share a link above "
+              f"the leaf level: {' '.join(shared)}", file=sys.stderr)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="pxtopo", description=__doc__, epilog=EPILOG,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -82,11 +118,31 @@ def main(argv=None):
     p = sub.add_parser("per-leaf", help="hosts per leaf switch (of a host file, or all)")
     p.add_argument("hostfile", nargs="?")
     sub.add_parser("dump", help="every answer for the description (compared with the C library)")
+    p = sub.add_parser("place", help="place the ranks of a communication graph onto a host "
+                       "file's slots; writes a pxrun host file and a SLURM_HOSTFILE")
+    p.add_argument("graph", help="METIS graph file, or a JSON profile "
+                   "{\"nranks\": N, \"bytes\": [[...]]}")
+    p.add_argument("hostfile", help="hosts with slots ('host', 'host:N', 'host slots=N'), "
+                   "filled in order as pxrun fills them")
+    p.add_argument("-o", "--output", help="pxrun host file to write (default: standard output)")
+    p.add_argument("--slurm", help="SLURM_HOSTFILE to write, a host per task, for "
+                   "srun --distribution=arbitrary")
+    p.add_argument("--partitioner", choices=("auto", "metis", "greedy"), default="auto",
+                   help="auto: gpmetis when installed, else greedy")
+    p = sub.add_parser("select", help="pick COUNT nodes of a host file of free nodes that share "
+                       "no link above the leaf level")
+    p.add_argument("hostfile")
+    p.add_argument("count", type=int)
+    p.add_argument("-o", "--output", help="host file to write (default: standard output)")
     args = ap.parse_args(argv)
-    if not args.topo:
+    if not args.topo and args.cmd != "place":
         ap.error("no fabric description: give --topo FILE or set PX_TOPO")
     try:
-        fab = load(args.topo)
+        fab = load(args.topo) if args.topo else None
+        if args.cmd == "place":
+            return cmd_place(fab, args)
+        if args.cmd == "select":
+            return cmd_select(fab, args)
         if args.cmd in ("hops", "path"):
             r = fab.walk(args.a, args.b, args.rail, args.path_index)
             if r is None:

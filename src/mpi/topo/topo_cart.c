@@ -331,13 +331,43 @@ static long long px_cart_check(px_mpi_comm_t *c, int ndims, const int *dims, con
 
 /* ---------- Cart_create and queries ---------- */
 
+/* reorder=1: the grid's edges (each process to its neighbours along every
+ * dimension) placed onto old's first n members. */
+static int px_cart_reorder(px_mpi_comm_t *c, int n, int ndims, const int *dims, const int *periods,
+                           int *order, int *newrank)
+{
+    px_mpi_topo_t *g = px_cart_topo(ndims, dims, periods, 0);
+    int m = 2 * ndims * n, k = 0;
+    int *src = malloc(sizeof(int) * (size_t)(m + 1)), *dst = malloc(sizeof(int) * (size_t)(m + 1));
+    int rc = MPI_ERR_NO_MEM;
+    if (g && src && dst) {
+        for (int v = 0; v < n; v++) {
+            px_mpi_topo_cart_coords_of(g, v, g->coords);
+            for (int d = 0; d < ndims; d++)
+                for (int disp = -1; disp <= 1; disp += 2) {
+                    int u = px_cart_shifted(g, g->coords, d, disp);
+                    if (u != MPI_PROC_NULL) {
+                        src[k] = v;
+                        dst[k++] = u;
+                    }
+                }
+        }
+        rc = MPI_SUCCESS;
+    }
+    /* every member takes part, also after running out of memory above */
+    int rc2 = px_mpi_topo_reorder(c, n, rc == MPI_SUCCESS ? k : 0, src, dst, NULL, order, newrank);
+    px_mpi_topo_free(g);
+    free(src);
+    free(dst);
+    return rc != MPI_SUCCESS ? rc : rc2;
+}
+
 PX_PMPI(MPI_Cart_create)
 (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
  MPI_Comm *comm_cart)
 {
     PX_CS_ENTER();
     int rc;
-    (void)reorder; /* accepted; placement-aware reordering is not done here */
     PX_CHECK_INIT("MPI_Cart_create");
     PX_GET_COMM(c, comm_old, "MPI_Cart_create");
     if (!comm_cart)
@@ -345,14 +375,29 @@ PX_PMPI(MPI_Cart_create)
     long long n = px_cart_check(c, ndims, dims, periods, "MPI_Cart_create", &rc);
     if (n < 0)
         return rc;
+    int *order = NULL, newrank = c->rank < n ? c->rank : MPI_UNDEFINED;
+    if (reorder && !c->is_inter) {
+        order = malloc(sizeof(int) * (size_t)n);
+        rc = px_cart_reorder(c, (int)n, ndims, dims, periods, order, &newrank);
+        if (!order || rc != MPI_SUCCESS) {
+            uint32_t ctx;
+            px_mpi_comm_alloc_ctx(c, &ctx);
+            free(order);
+            return px_mpi_error(c, order ? rc : MPI_ERR_NO_MEM, "MPI_Cart_create",
+                                "cannot place the ranks");
+        }
+    }
     px_mpi_topo_t *t = NULL;
-    if (c->rank < n && !(t = px_cart_topo(ndims, dims, periods, c->rank))) {
+    if (newrank != MPI_UNDEFINED && !(t = px_cart_topo(ndims, dims, periods, newrank))) {
         /* still take part in the context agreement, then fail */
         uint32_t ctx;
         px_mpi_comm_alloc_ctx(c, &ctx);
+        free(order);
         return px_mpi_error(c, MPI_ERR_NO_MEM, "MPI_Cart_create", "out of memory");
     }
-    return px_mpi_topo_comm_create(c, (int)n, t, comm_cart, "MPI_Cart_create");
+    rc = px_mpi_topo_comm_create(c, (int)n, order, t, comm_cart, "MPI_Cart_create");
+    free(order);
+    return rc;
 }
 PX_WEAK(MPI_Cart_create)
 

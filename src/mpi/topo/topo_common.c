@@ -1,6 +1,8 @@
 /* Topology objects: allocation, copy, neighbour tags, and the creation of
  * the communicator that carries a topology. */
 #include "topo_impl.h"
+#include "../../topo/topo.h"
+#include "../../util/param.h"
 
 #include <stdlib.h>
 
@@ -155,8 +157,8 @@ px_mpi_topo_t *px_mpi_topo_of(px_mpi_comm_t *c, int kind, const char *fn, int *r
     return t;
 }
 
-int px_mpi_topo_comm_create(px_mpi_comm_t *old, int n, px_mpi_topo_t *topo, MPI_Comm *newcomm,
-                            const char *fn)
+int px_mpi_topo_comm_create(px_mpi_comm_t *old, int n, const int *order, px_mpi_topo_t *topo,
+                            MPI_Comm *newcomm, const char *fn)
 {
     uint32_t ctx;
     /* every member of old takes part, also those left out of the new one */
@@ -175,8 +177,13 @@ int px_mpi_topo_comm_create(px_mpi_comm_t *old, int n, px_mpi_topo_t *topo, MPI_
         px_mpi_topo_free(topo);
         return px_mpi_error(old, MPI_ERR_NO_MEM, fn, "out of memory");
     }
-    memcpy(g->world, old->group->world, sizeof(int) * (size_t)n);
     g->rank = old->rank;
+    for (int i = 0; i < n; i++) {
+        int m = order ? order[i] : i;
+        g->world[i] = old->group->world[m];
+        if (m == old->rank)
+            g->rank = i;
+    }
     px_mpi_comm_t *nc;
     rc = px_mpi_comm_create_from_group(old, g, ctx, &nc);
     if (rc != MPI_SUCCESS) {
@@ -188,4 +195,105 @@ int px_mpi_topo_comm_create(px_mpi_comm_t *old, int n, px_mpi_topo_t *topo, MPI_
     nc->topo_free = px_mpi_topo_free;
     *newcomm = nc->handle;
     return MPI_SUCCESS;
+}
+
+/* The dense node index (0..) of each of old's members 0..n-1; returns how
+ * many nodes, or -1 out of memory. */
+static int px_mpi_topo_slot_nodes(px_mpi_comm_t *old, int n, int *slot_node, int **first_p)
+{
+    int *first = malloc(sizeof(int) * (size_t)n), k = 0; /* first member of each node */
+    if (!first)
+        return -1;
+    for (int s = 0; s < n; s++) {
+        int nd = px_mpi_comm_node_of(old, s), j = 0;
+        while (j < k && px_mpi_comm_node_of(old, first[j]) != nd)
+            j++;
+        if (j == k)
+            first[k++] = s;
+        slot_node[s] = j;
+    }
+    *first_p = first;
+    return k;
+}
+
+/* Cost of traffic between nodes: 0 within one, else the hops between their
+ * hosts under PX_TOPO (at least 1), or 1 when the fabric does not know
+ * them; a host the fabric lacks counts as farther than any it knows. */
+static void px_mpi_topo_node_dist(px_mpi_comm_t *old, int k, const int *first, int *dist)
+{
+    int far = 1;
+    for (int a = 0; a < k; a++)
+        for (int b = 0; b < k; b++) {
+            int h =
+                a == b ? 0
+                       : px_topo_job_hops(old->group->world[first[a]], old->group->world[first[b]]);
+            dist[a * k + b] = h;
+            if (h > far)
+                far = h;
+        }
+    for (int a = 0; a < k; a++)
+        for (int b = 0; b < k; b++)
+            if (a != b && dist[a * k + b] < 1)
+                dist[a * k + b] = dist[a * k + b] < 0 && px_topo_job() ? far + 2 : 1;
+}
+
+int px_mpi_topo_may_reorder(px_mpi_comm_t *old, int n)
+{
+    if (!px_params.reorder || !px_topo_place_available() || n < 2 || old->is_inter)
+        return 0;
+    /* every member sees the same nodes, so all decide alike: nothing to
+     * place on one node, nor with one member per node and no fabric to
+     * tell the nodes apart */
+    int k = 0, *first = NULL, *slot_node = malloc(sizeof(int) * (size_t)n);
+    if (slot_node)
+        k = px_mpi_topo_slot_nodes(old, n, slot_node, &first);
+    free(slot_node);
+    free(first);
+    return k > 1 && k <= PX_TOPO_PLACE_MAX_NODES && (k < n || px_topo_job());
+}
+
+int px_mpi_topo_reorder(px_mpi_comm_t *old, int n, int nedges, const int *src, const int *dst,
+                        const int *w, int *order, int *newrank)
+{
+    for (int i = 0; order && i < n; i++)
+        order[i] = i;
+    *newrank = old->rank < n ? old->rank : MPI_UNDEFINED;
+    if (!px_mpi_topo_may_reorder(old, n))
+        return MPI_SUCCESS;
+    int *slot_node = malloc(sizeof(int) * (size_t)n), *first = NULL;
+    int k = slot_node ? px_mpi_topo_slot_nodes(old, n, slot_node, &first) : -1;
+    if (k < 0) {
+        free(slot_node);
+        return MPI_ERR_NO_MEM;
+    }
+    int *place = malloc(sizeof(int) * (size_t)n);
+    if (old->rank == 0 && place) {
+        int *dist = malloc(sizeof(int) * (size_t)k * (size_t)k), *xadj = NULL, *adj = NULL,
+            *wt = NULL;
+        int placed = -1;
+        if (dist && px_topo_graph_build(n, nedges, src, dst, w, &xadj, &adj, &wt) == PX_OK) {
+            px_mpi_topo_node_dist(old, k, first, dist);
+            placed = px_topo_place(n, xadj, adj, wt, slot_node, k, dist, place);
+        }
+        if (placed < 0)
+            for (int v = 0; v < n; v++)
+                place[v] = v;
+        free(dist);
+        free(xadj);
+        free(adj);
+        free(wt);
+    }
+    free(slot_node);
+    free(first);
+    /* everyone takes part in the broadcast, also on failure */
+    int dummy = 0, rc = px_mpi_coll_bcast(place ? place : &dummy, place ? n : 0, MPI_INT, 0, old);
+    if (rc == MPI_SUCCESS && place && order) {
+        for (int v = 0; v < n; v++)
+            order[v] = place[v];
+        for (int v = 0; v < n; v++)
+            if (order[v] == old->rank)
+                *newrank = v;
+    }
+    free(place);
+    return !place ? MPI_ERR_NO_MEM : rc;
 }

@@ -67,6 +67,90 @@ static px_mpi_topo_t *px_dg_topo(int indeg, const int *in, const int *in_w, int 
     return t;
 }
 
+/* reorder=1: every process's lists go to all (the graph's vertices are
+ * old's ranks), the graph of their out-edges is placed, and each process
+ * takes the lists of the vertex it becomes, whose peers are vertices and
+ * so new ranks already. *t_p is replaced when the order changes. */
+static int px_dg_reorder(px_mpi_comm_t *c, px_mpi_topo_t **t_p, int **order_p)
+{
+    px_mpi_topo_t *t = *t_p;
+    int n = c->size, me = c->rank, len = 2 + 2 * (t ? t->indeg + t->outdeg : 0), maxlen = 0;
+    *order_p = NULL;
+    if (!px_mpi_topo_may_reorder(c, n))
+        return MPI_SUCCESS;
+    int *lens = malloc(sizeof(int) * (size_t)n);
+    int rc = px_mpi_coll_allgather_bytes(&len, lens ? lens : &maxlen, lens ? sizeof(int) : 0, c);
+    if (!lens)
+        return MPI_ERR_NO_MEM;
+    if (rc != MPI_SUCCESS) {
+        free(lens);
+        return rc;
+    }
+    for (int r = 0; r < n; r++)
+        maxlen = lens[r] > maxlen ? lens[r] : maxlen;
+    /* indeg outdeg in[] in_w[] out[] out_w[], each padded to maxlen */
+    int *mine = calloc((size_t)maxlen, sizeof(int));
+    int *all = malloc(sizeof(int) * (size_t)maxlen * (size_t)n);
+    int *order = malloc(sizeof(int) * (size_t)n);
+    long long ne = 0;
+    if (mine && t) {
+        int *p = mine;
+        *p++ = t->indeg;
+        *p++ = t->outdeg;
+        for (int i = 0; i < t->indeg; i++) {
+            p[i] = t->in[i];
+            p[t->indeg + i] = t->weighted ? t->in_w[i] : 1;
+        }
+        p += 2 * t->indeg;
+        for (int i = 0; i < t->outdeg; i++) {
+            p[i] = t->out[i];
+            p[t->outdeg + i] = t->weighted ? t->out_w[i] : 1;
+        }
+    }
+    rc = px_mpi_coll_allgather_bytes(mine, all, all && mine ? sizeof(int) * (size_t)maxlen : 0, c);
+    free(mine);
+    free(lens);
+    for (int r = 0; all && r < n; r++)
+        ne += all[(size_t)r * maxlen + 1];
+    int *src = malloc(sizeof(int) * (size_t)(ne + 1)),
+        *dst = malloc(sizeof(int) * (size_t)(ne + 1));
+    int *w = malloc(sizeof(int) * (size_t)(ne + 1)), k = 0, newrank = me;
+    for (int r = 0; src && dst && w && all && r < n; r++) {
+        const int *v = all + (size_t)r * maxlen;
+        const int *out = v + 2 + 2 * v[0];
+        for (int i = 0; i < v[1]; i++, k++) {
+            src[k] = r;
+            dst[k] = out[i];
+            w[k] = out[v[1] + i];
+        }
+    }
+    int ok = rc == MPI_SUCCESS && all && order && src && dst && w;
+    /* everyone takes part, with no edges after a failure */
+    int rc2 = px_mpi_topo_reorder(c, n, ok ? k : 0, src, dst, w, order, &newrank);
+    free(src);
+    free(dst);
+    free(w);
+    if (rc == MPI_SUCCESS && !ok)
+        rc = MPI_ERR_NO_MEM;
+    if (rc == MPI_SUCCESS)
+        rc = rc2;
+    if (rc == MPI_SUCCESS && newrank != me && t) {
+        const int *v = all + (size_t)newrank * maxlen, *in = v + 2, *out = in + 2 * v[0];
+        px_mpi_topo_t *nt = px_dg_topo(v[0], in, in + v[0], v[1], out, out + v[1], t->weighted);
+        if (nt) {
+            px_mpi_topo_free(t);
+            *t_p = nt;
+        } else
+            rc = MPI_ERR_NO_MEM;
+    }
+    free(all);
+    if (rc != MPI_SUCCESS)
+        free(order);
+    else
+        *order_p = order;
+    return rc;
+}
+
 PX_PMPI(MPI_Dist_graph_create_adjacent)
 (MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree,
  const int destinations[], const int destweights[], MPI_Info info, int reorder,
@@ -75,7 +159,6 @@ PX_PMPI(MPI_Dist_graph_create_adjacent)
     PX_CS_ENTER();
     const char *fn = "MPI_Dist_graph_create_adjacent";
     (void)info;
-    (void)reorder;
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm_old, fn);
     if (!comm_dist_graph)
@@ -90,12 +173,17 @@ PX_PMPI(MPI_Dist_graph_create_adjacent)
                             "MPI_UNWEIGHTED given for only one of the weight arrays");
     px_mpi_topo_t *t = px_dg_topo(indegree, sources, sourceweights, outdegree, destinations,
                                   destweights, !px_dg_is_unweighted(sourceweights));
-    if (!t) {
+    int *order = NULL;
+    rc = reorder ? px_dg_reorder(c, &t, &order) : MPI_SUCCESS;
+    if (!t || rc != MPI_SUCCESS) {
         uint32_t ctx;
         px_mpi_comm_alloc_ctx(c, &ctx); /* keep the others from waiting */
-        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+        px_mpi_topo_free(t);
+        return px_mpi_error(c, t ? rc : MPI_ERR_NO_MEM, fn, "out of memory");
     }
-    return px_mpi_topo_comm_create(c, c->size, t, comm_dist_graph, fn);
+    rc = px_mpi_topo_comm_create(c, c->size, order, t, comm_dist_graph, fn);
+    free(order);
+    return rc;
 }
 PX_WEAK(MPI_Dist_graph_create_adjacent)
 
@@ -230,7 +318,6 @@ PX_PMPI(MPI_Dist_graph_create)
     PX_CS_ENTER();
     const char *fn = "MPI_Dist_graph_create";
     (void)info;
-    (void)reorder;
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm_old, fn);
     if (!comm_dist_graph)
@@ -299,12 +386,20 @@ PX_PMPI(MPI_Dist_graph_create)
     free(to);
     free(in.r);
     free(out.r);
+    int *order = NULL;
+    if (reorder) /* every member takes part, also after a failure */
+        rc2 = px_dg_reorder(c, &t, &order);
+    if (rc == MPI_SUCCESS && reorder)
+        rc = rc2;
     if (rc != MPI_SUCCESS) {
         uint32_t ctx;
         px_mpi_comm_alloc_ctx(c, &ctx); /* keep the others from waiting */
+        px_mpi_topo_free(t);
         return px_mpi_error(c, rc, fn, "cannot distribute the graph's edges");
     }
-    return px_mpi_topo_comm_create(c, c->size, t, comm_dist_graph, fn);
+    rc = px_mpi_topo_comm_create(c, c->size, order, t, comm_dist_graph, fn);
+    free(order);
+    return rc;
 }
 PX_WEAK(MPI_Dist_graph_create)
 

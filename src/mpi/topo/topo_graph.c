@@ -35,7 +35,6 @@ PX_PMPI(MPI_Graph_create)
  MPI_Comm *comm_graph)
 {
     PX_CS_ENTER();
-    (void)reorder; /* accepted; no reordering */
     PX_CHECK_INIT("MPI_Graph_create");
     PX_GET_COMM(c, comm_old, "MPI_Graph_create");
     if (!comm_graph)
@@ -43,10 +42,29 @@ PX_PMPI(MPI_Graph_create)
     int rc = px_graph_check(c, nnodes, index, edges, "MPI_Graph_create");
     if (rc != MPI_SUCCESS)
         return rc;
+    int *order = NULL, me = c->rank < nnodes ? c->rank : MPI_UNDEFINED;
+    if (reorder && nnodes > 1) {
+        /* the graph's edges, node i to each of its list */
+        int ne = index[nnodes - 1];
+        int *src = malloc(sizeof(int) * (size_t)(ne + 1));
+        order = malloc(sizeof(int) * (size_t)nnodes);
+        for (int i = 0, e = 0; src && i < nnodes; i++)
+            for (; e < index[i]; e++)
+                src[e] = i;
+        rc = px_mpi_topo_reorder(c, nnodes, src ? ne : 0, src, edges, NULL, order, &me);
+        free(src);
+        if (!order || !src || rc != MPI_SUCCESS) {
+            uint32_t ctx;
+            px_mpi_comm_alloc_ctx(c, &ctx);
+            free(order);
+            return px_mpi_error(c, rc != MPI_SUCCESS ? rc : MPI_ERR_NO_MEM, "MPI_Graph_create",
+                                "cannot place the ranks");
+        }
+    }
     px_mpi_topo_t *t = NULL;
-    if (c->rank < nnodes) {
+    if (me != MPI_UNDEFINED) {
         int nedges = index[nnodes - 1], ok = 1;
-        int first = c->rank ? index[c->rank - 1] : 0, deg = index[c->rank] - first;
+        int first = me ? index[me - 1] : 0, deg = index[me] - first;
         t = px_mpi_topo_new(MPI_GRAPH);
         if (t) {
             t->nnodes = nnodes;
@@ -72,10 +90,13 @@ PX_PMPI(MPI_Graph_create)
             px_mpi_topo_free(t);
             uint32_t ctx;
             px_mpi_comm_alloc_ctx(c, &ctx); /* keep the others from waiting */
+            free(order);
             return px_mpi_error(c, MPI_ERR_NO_MEM, "MPI_Graph_create", "out of memory");
         }
     }
-    return px_mpi_topo_comm_create(c, nnodes, t, comm_graph, "MPI_Graph_create");
+    rc = px_mpi_topo_comm_create(c, nnodes, order, t, comm_graph, "MPI_Graph_create");
+    free(order);
+    return rc;
 }
 PX_WEAK(MPI_Graph_create)
 

@@ -47,11 +47,27 @@ int px_mpi_topo_cart_neighbours(px_mpi_topo_t *t, int rank);
 /* Topology of c, or an MPI error through c's handler when it has none (or
  * not the wanted kind; kind 0 accepts any). */
 px_mpi_topo_t *px_mpi_topo_of(px_mpi_comm_t *c, int kind, const char *fn, int *rc);
-/* Collective over old: fresh context; members 0..n-1 of old (in old's rank
- * order) form the new communicator, which receives topo. Others get
- * MPI_COMM_NULL and topo is freed. */
-int px_mpi_topo_comm_create(px_mpi_comm_t *old, int n, px_mpi_topo_t *topo, MPI_Comm *newcomm,
-                            const char *fn);
+/* Collective over old: fresh context; members 0..n-1 of old form the new
+ * communicator, which receives topo: new rank i is old's member order[i]
+ * (order NULL: in old's rank order). Others get MPI_COMM_NULL and topo is
+ * freed. */
+int px_mpi_topo_comm_create(px_mpi_comm_t *old, int n, const int *order, px_mpi_topo_t *topo,
+                            MPI_Comm *newcomm, const char *fn);
+/* Whether reorder=1 may place old's members 0..n-1 (the same answer on
+ * every member, without communication): PX_REORDER, METIS, and nodes to
+ * place onto. */
+int px_mpi_topo_may_reorder(px_mpi_comm_t *old, int n);
+/* Placement for reorder=1 (collective over old when it may reorder): the
+ * graph of the new communicator's n ranks (directed edges src -> dst with
+ * weights w, NULL for 1; the same on every member, or needed on old's rank
+ * 0 only) is placed onto old's members 0..n-1 by px_topo_place, with their
+ * nodes and the hops between them (PX_TOPO), on old's rank 0, which
+ * broadcasts the result. order[i] is the member of old that takes new
+ * rank i; *newrank this process's new rank (MPI_UNDEFINED beyond n).
+ * Identity when PX_REORDER=0, without METIS, or when the members' nodes
+ * leave nothing to place. */
+int px_mpi_topo_reorder(px_mpi_comm_t *old, int n, int nedges, const int *src, const int *dst,
+                        const int *w, int *order, int *newrank);
 /* Rank of Cartesian coordinates (already wrapped or checked). */
 int px_mpi_topo_cart_rank_of(const px_mpi_topo_t *t, const int *coords);
 void px_mpi_topo_cart_coords_of(const px_mpi_topo_t *t, int rank, int *coords);
