@@ -25,14 +25,14 @@ import os
 import subprocess
 import sys
 
-pxrun, prog, sample_dir, outdir = (os.path.abspath(a) for a in sys.argv[1:5])
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, os.path.join(root, "python"))
 from plexus.topo import load  # noqa: E402
 from plexus.topo.report import reclassify  # noqa: E402
 
-FABRIC = os.path.join(sample_dir, "pxfab-fattree.json")
+FABRIC = os.path.join(here, "pxfab-fattree.json")
+pxrun = prog = outdir = None  # from the command line
 LEAF = {"node0": "leaf0", "node1": "leaf0", "node2": "leaf1", "node3": "leaf1"}
 RING_MSGS, BIG, BCAST = 3, (1 << 20) + 7, 256
 failures = []
@@ -130,6 +130,8 @@ def read(path):
 
 
 def main():
+    global pxrun, prog, outdir
+    pxrun, prog, _, outdir = (os.path.abspath(a) for a in sys.argv[1:5])
     os.makedirs(outdir, exist_ok=True)
     for f in glob.glob(os.path.join(outdir, "*.json")) + glob.glob(os.path.join(outdir, "*.html")):
         os.unlink(f)

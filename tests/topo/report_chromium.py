@@ -21,6 +21,9 @@ import sys
 import tempfile
 import zlib
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from profile_test import check, failures  # noqa: E402
+
 outdir = os.path.abspath(sys.argv[1])
 BUSIEST_LINK = (0xB7, 0x1C, 0x1C)  # report.load_colour(1.0)
 DARKEST_CELL = (8, 48, 107)        # report.heat_colour(peak, peak)
@@ -99,14 +102,6 @@ def main():
         print("SKIP: chromium is not installed (scripts/install-deps.sh installs Debian's "
               "chromium); the reports were not checked in a browser")
         return 77
-    failures = []
-
-    def check(cond, what):
-        if not cond:
-            failures.append(what)
-            print("FAIL:", what)
-        return cond
-
     pages = {"topo": True, "signal": True, "flat": False, "flat-on-fabric": True}
     for name, fabric in pages.items():
         page = os.path.join(outdir, name + ".html")
