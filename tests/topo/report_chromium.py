@@ -3,15 +3,17 @@
 real headless Chromium: after the load, the DOM must hold the fabric's
 drawing (a line per link, a box per switch and host), the histogram's bars
 and the matrix's cells, each figure laid out by the browser at a size it
-gives (the page's script records it once loaded), and a screenshot of the
-page must show the figures: not blank, with the colour of the busiest
-link and of the darkest cell in it.
+gives (the page's script records its size and place once loaded), and a
+screenshot of the page must show the figures: not blank, and at the place
+the browser gave each matrix cell, histogram segment and the busiest
+link, that shape's colour.
 
 Chromium is Debian's `chromium` (scripts/install-deps.sh installs it). When
 it is missing the test is skipped (exit 77), saying so, unless
 PX_TEST_REQUIRE_CHROMIUM=1.
     report_chromium.py OUTDIR
 """
+import html.parser
 import os
 import re
 import shutil
@@ -25,8 +27,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from profile_test import check, failures  # noqa: E402
 
 outdir = os.path.abspath(sys.argv[1])
-BUSIEST_LINK = (0xB7, 0x1C, 0x1C)  # report.load_colour(1.0)
-DARKEST_CELL = (8, 48, 107)        # report.heat_colour(peak, peak)
 
 
 def chromium():
@@ -93,6 +93,62 @@ def elements(dom, tag, cls):
     return re.findall(rf'<{tag}\b[^>]*\bclass="{cls}"[^>]*>', dom)
 
 
+class Figures(html.parser.HTMLParser):
+    """The figures of a DOM and the shapes in each: [(svg attrs, [(tag, attrs)])]."""
+
+    def __init__(self):
+        super().__init__()
+        self.figs = []
+        self.depth = 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "svg" and "figure" in a.get("class", ""):
+            self.figs.append((a, []))
+        elif self.figs and tag in ("rect", "line"):
+            self.figs[-1][1].append((tag, a))
+
+
+def hex_rgb(h):
+    return tuple(int(h[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def samples(dom):
+    """Points of the page and the colour each must have: inside every
+    matrix cell with traffic, every histogram segment at least 6 pixels
+    tall, and along the busiest link (away from its label and from the
+    middle, where links cross): (what, x, y, (r, g, b))."""
+    p = Figures()
+    p.feed(dom)
+    out = []
+    for svg, shapes in p.figs:
+        at = svg.get("data-at")
+        if not at:
+            continue
+        left, top = (int(v) for v in at.split(","))
+        fig = svg.get("id")
+        links = []
+        for tag, a in shapes:
+            cls = a.get("class")
+            if cls == "cell" and a.get("data-bytes", "0") != "0":
+                out.append((f"{fig} cell {a['data-src']}->{a['data-dst']} ({a['data-bytes']} bytes)",
+                            left + float(a["x"]) + 3, top + float(a["y"]) + 3, hex_rgb(a["fill"])))
+            elif cls == "bar" and float(a["height"]) >= 6:
+                out.append((f"{fig} bar {a.get('data-rank')} {a['data-class']}",
+                            left + float(a["x"]) + float(a["width"]) / 2,
+                            top + float(a["y"]) + float(a["height"]) / 2, hex_rgb(a["fill"])))
+            elif cls == "link":
+                links.append(a)
+        if links:
+            a = max(links, key=lambda a: max(int(v) for v in a["data-bytes"].split()))
+            x1, y1, x2, y2 = (float(a[k]) for k in ("x1", "y1", "x2", "y2"))
+            t = 0.62 if y1 > y2 else 0.38
+            out.append((f"{fig} busiest link {a['data-a']}-{a['data-b']}",
+                        left + x1 + (x2 - x1) * t, top + y1 + (y2 - y1) * t,
+                        hex_rgb(a["stroke"])))
+    return out
+
+
 def main():
     exe = chromium()
     if not exe:
@@ -102,6 +158,7 @@ def main():
         print("SKIP: chromium is not installed (scripts/install-deps.sh installs Debian's "
               "chromium); the reports were not checked in a browser")
         return 77
+    looked = 0
     pages = {"topo": True, "signal": True, "flat": False, "flat-on-fabric": True}
     for name, fabric in pages.items():
         page = os.path.join(outdir, name + ".html")
@@ -137,7 +194,8 @@ def main():
         png = os.path.join(outdir, name + ".png")
         if os.path.exists(png):
             os.unlink(png)
-        r = browse(exe, page, f"--screenshot={png}", "--window-size=1000,2600")
+        r = browse(exe, page, f"--screenshot={png}", "--window-size=1000,2600",
+                   "--force-device-scale-factor=1")
         if not check(r.returncode == 0 and os.path.exists(png),
                      f"{name}: chromium --screenshot exited {r.returncode}: {r.stderr[-2000:]}"):
             continue
@@ -151,15 +209,36 @@ def main():
         check(len(colours) > 50 and white < 0.97 * total,
               f"{name}: screenshot {w}x{h} looks blank ({len(colours)} colours, "
               f"{100 * white / total:.1f}% white)")
-        near = [c for c in colours if all(abs(a - b) <= 6 for a, b in zip(c, DARKEST_CELL))]
-        check(near, f"{name}: the matrix's darkest cell is not on the screenshot")
-        if fabric:
-            near = [c for c in colours if all(abs(a - b) <= 6 for a, b in zip(c, BUSIEST_LINK))]
-            check(near, f"{name}: the busiest link's colour is not on the screenshot")
+        # each shape where the browser said it put it, in its colour
+        points = samples(dom)
+        check(len(points) >= (3 if fabric else 2), f"{name}: {len(points)} points to look at")
+        kinds = {p[0].split()[0] for p in points}
+        check(kinds >= ({"fabric", "histogram", "heatmap"} if fabric else
+                        {"histogram", "heatmap"}), f"{name}: points in {kinds}")
+        seen = {}
+        looked += len(points)
+        for what, x, y, want in points:
+            xi, yi = int(round(x)), int(round(y))
+            got = rows[yi][xi] if 0 <= yi < h and 0 <= xi < w else None
+            seen[what] = got
+            check(got and all(abs(a - b) <= 8 for a, b in zip(got, want)),
+                  f"{name}: {what} at ({xi}, {yi}) is {got} on the screenshot, not {want}")
+        # what the colours say: the busiest link in the top colour of the
+        # load scale (dark red), and a matrix cell darker the more it carried
+        busiest = [g for w, g in seen.items() if "busiest link" in w]
+        check(not fabric or (busiest and busiest[0] and
+                             all(abs(a - b) <= 8 for a, b in zip(busiest[0], (183, 28, 28)))),
+              f"{name}: the busiest link is drawn in {busiest}, not the scale's top colour")
+        cells = sorted((int(re.search(r"\((\d+) bytes\)", w).group(1)), sum(g))
+                       for w, g in seen.items() if " cell " in w and g)
+        check(all(a[1] >= b[1] for a, b in zip(cells, cells[1:]) if a[0] < b[0]) and
+              (len(cells) < 2 or cells[0][1] > cells[-1][1]),
+              f"{name}: matrix cells not darker with more bytes: {cells}")
     if failures:
         print(f"{len(failures)} checks failed")
         return 1
-    print(f"PASS report_chromium: {', '.join(pages)} loaded in {exe}")
+    print(f"PASS report_chromium: {', '.join(pages)} loaded in {exe}, {looked} shapes found "
+          "in their colours on the screenshots")
     return 0
 
 

@@ -472,14 +472,17 @@ table#classes td:first-child { text-align: left; }
 .note { color: #616161; font-size: 13px; }
 """
 
-# Once laid out, each figure records the size the browser gave it: a check
-# that the page was rendered, for tests in a headless browser.
+# Once laid out, each figure records the size of what the browser drew in
+# it and where on the page it put it: a check that the page was rendered,
+# for tests in a headless browser.
 SCRIPT = """
 window.addEventListener('load', function () {
   var figs = document.querySelectorAll('svg.figure');
   for (var i = 0; i < figs.length; i++) {
-    var b = figs[i].getBBox();
+    var b = figs[i].getBBox(), r = figs[i].getBoundingClientRect();
     figs[i].setAttribute('data-rendered', Math.round(b.width) + 'x' + Math.round(b.height));
+    figs[i].setAttribute('data-at', Math.round(r.left + window.scrollX) + ',' +
+                         Math.round(r.top + window.scrollY));
   }
   document.body.setAttribute('data-figures', String(figs.length));
 });
