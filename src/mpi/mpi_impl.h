@@ -413,6 +413,10 @@ int px_mpi_coll_allgather_bytes(const void *sbuf, void *rbuf, size_t bytes, px_m
 /* Each member's `bytes` into rbuf at the root, in rank order. */
 int px_mpi_coll_gather_bytes(const void *sbuf, void *rbuf, size_t bytes, int root,
                              px_mpi_comm_t *c);
+/* Each member's `bytes` (its own count) into rbuf at the root, member i's
+ * at rdispls[i] (rcounts[i] bytes; both read at the root only). */
+int px_mpi_coll_gatherv_bytes(const void *sbuf, size_t bytes, void *rbuf, const int *rcounts,
+                              const int *rdispls, int root, px_mpi_comm_t *c);
 
 /* ---------- the topology profile (profile.c, PX_PROFILE=topo) ---------- */
 

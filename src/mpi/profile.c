@@ -2,8 +2,9 @@
  * sent to each other rank, messages and bytes, counted at the protocol
  * level (so collectives' traffic is in it) over the whole run or over the
  * sections a signal marks (src/proto/proto_prof.c). At MPI_Finalize,
- * before the last barrier, rank 0 gathers every rank's row and its host's
- * name over MPI_COMM_WORLD, classifies each pair of ranks by the hops
+ * before the last barrier, rank 0 gathers over MPI_COMM_WORLD each rank's
+ * host name and an entry per rank it sent to (so rank 0 holds what the
+ * pairs that communicated need, not a full matrix), classifies each pair by the hops
  * between their hosts on the fabric (PX_TOPO) or, flat, as intra- or
  * inter-node, adds each pair's traffic to the links of its route, and
  * writes it all as JSON (`pxtopo report` draws it). */
@@ -15,8 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PX_PROF_NAME 64 /* a row: the host's name, the sections, then 2 words per rank */
-#define PX_PROF_HEAD (PX_PROF_NAME + 8)
+#include <limits.h>
+
+/* What each rank sends rank 0: a head, then an entry per rank it sent to. */
+typedef struct px_prof_head {
+    char host[64];
+    uint64_t sections, npairs;
+} px_prof_head_t;
+typedef struct px_prof_ent {
+    uint64_t dst, msgs, bytes;
+} px_prof_ent_t;
 
 static int px_prof_signal(void)
 {
@@ -128,8 +137,9 @@ static void px_prof_write_fabric(FILE *f, px_topo_t *t, const uint64_t *load)
     fprintf(f, "]},\n");
 }
 
-/* Rank 0: classifies the gathered rows and writes the file. */
-static int px_prof_write(const px_boot_info_t *b, const char *rows, size_t rowlen, const char *path)
+/* Rank 0: classifies what it gathered and writes the file. */
+static int px_prof_write(const px_boot_info_t *b, const px_prof_head_t *heads,
+                         const px_prof_ent_t *ents, const char *path)
 {
     int n = b->size;
     px_topo_t *t = px_topo_job();
@@ -148,7 +158,6 @@ static int px_prof_write(const px_boot_info_t *b, const char *rows, size_t rowle
             fclose(f);
         return -1;
     }
-#define PX_ROW(r) ((const uint64_t *)(const void *)(rows + (size_t)(r)*rowlen + PX_PROF_HEAD))
     fprintf(f, "{\n  \"format\": \"plexus-profile\",\n  \"version\": 1,\n");
     fprintf(f, "  \"job_id\": \"%016llx\",\n  \"ranks\": %d,\n  \"nodes\": %d,\n",
             (unsigned long long)b->job_id, n, b->num_nodes);
@@ -157,12 +166,10 @@ static int px_prof_write(const px_boot_info_t *b, const char *rows, size_t rowle
     fprintf(f, "  \"section\": \"%s\",\n", px_prof_signal() ? "signal" : "run");
     fprintf(f, "  \"rank_info\": [");
     for (int r = 0; r < n; r++) {
-        const char *row = rows + (size_t)r * rowlen;
-        uint64_t sections;
-        memcpy(&sections, row + PX_PROF_NAME, sizeof(sections));
+        uint64_t sections = heads[r].sections;
         int host = px_topo_job_host(r);
         fprintf(f, "%s\n    {\"rank\": %d, \"host\": ", r ? "," : "", r);
-        px_prof_str(f, row);
+        px_prof_str(f, heads[r].host);
         fprintf(f, ", \"node\": %d, \"fabric_host\": ", b->node_of ? b->node_of[r] : r);
         if (host >= 0)
             fprintf(f, "%d", host);
@@ -172,12 +179,11 @@ static int px_prof_write(const px_boot_info_t *b, const char *rows, size_t rowle
     }
     fprintf(f, "],\n  \"pairs\": [");
     int first = 1;
+    const px_prof_ent_t *e = ents;
     for (int s = 0; s < n; s++) {
-        const uint64_t *x = PX_ROW(s);
-        for (int d = 0; d < n; d++) {
-            uint64_t msgs = x[2 * d], bytes = x[2 * d + 1];
-            if (!msgs)
-                continue;
+        for (uint64_t i = 0; i < heads[s].npairs; i++, e++) {
+            int d = (int)e->dst;
+            uint64_t msgs = e->msgs, bytes = e->bytes;
             int k = px_prof_class(b, s, d);
             char name[32];
             px_prof_class_name(k, name, sizeof(name));
@@ -225,7 +231,6 @@ static int px_prof_write(const px_boot_info_t *b, const char *rows, size_t rowle
     else
         fprintf(f, "  \"topology\": null,\n");
     fprintf(f, "  \"end\": true\n}\n");
-#undef PX_ROW
     free(load);
     free(cls);
     free(links);
@@ -237,27 +242,53 @@ void px_mpi_profile_finish(const px_boot_info_t *b)
     if (!px_prof_started)
         return;
     px_prof_started = 0;
-    size_t rowlen = PX_PROF_HEAD + 16 * (size_t)b->size;
-    char *row = calloc(1, rowlen);
-    char *rows = b->rank == 0 ? malloc(rowlen * (size_t)b->size) : NULL;
-    int sections = row ? px_proto_prof_take((uint64_t *)(void *)(row + PX_PROF_HEAD)) : -1;
+    int n = b->size;
+    uint64_t *counts = calloc(2 * (size_t)n, sizeof(uint64_t));
+    px_prof_head_t head, *heads = b->rank == 0 ? calloc((size_t)n, sizeof(*heads)) : NULL;
+    memset(&head, 0, sizeof(head));
+    int sections = counts ? px_proto_prof_take(counts) : -1;
     px_proto_prof_stop();
+    for (int r = 0; counts && r < n; r++)
+        head.npairs += counts[2 * r] != 0;
+    px_prof_ent_t *mine = malloc(sizeof(*mine) * (head.npairs + 1)), *ents = NULL;
+    for (int r = 0, k = 0; mine && counts && r < n; r++)
+        if (counts[2 * r])
+            mine[k++] = (px_prof_ent_t){(uint64_t)r, counts[2 * r], counts[2 * r + 1]};
+    free(counts);
+    px_topo_job_hostname(b, head.host, sizeof(head.host));
+    head.host[sizeof(head.host) - 1] = '\0';
+    head.sections = sections < 0 ? 0 : (uint64_t)sections;
     /* every rank takes part, or none waits for the others */
-    int ok = row && sections >= 0 && (b->rank != 0 || rows), all = 0;
-    if (px_mpi_coll_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, px_mpi_comm_world) != MPI_SUCCESS ||
-        !all) {
-        if (b->rank == 0)
-            px_warn("mpi", "PX_PROFILE=topo: no profile written (a rank could not count)");
-        free(row);
-        free(rows);
-        return;
+    int ok = mine && sections >= 0 && (b->rank != 0 || heads), all = 0;
+    int rc = px_mpi_coll_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, px_mpi_comm_world);
+    int agreed = rc == MPI_SUCCESS && all;
+    if (agreed)
+        rc = px_mpi_coll_gather_bytes(&head, heads, sizeof(head), 0, px_mpi_comm_world);
+    /* rank 0 makes room for every rank's entries, and says whether it could */
+    int *rcounts = NULL, *rdispls = NULL;
+    if (agreed && rc == MPI_SUCCESS && b->rank == 0) {
+        size_t total = 0;
+        rcounts = malloc(sizeof(int) * (size_t)n);
+        rdispls = malloc(sizeof(int) * (size_t)n);
+        for (int r = 0; rcounts && rdispls && r < n; r++) {
+            rdispls[r] = (int)total;
+            rcounts[r] = (int)(heads[r].npairs * sizeof(px_prof_ent_t));
+            total += heads[r].npairs * sizeof(px_prof_ent_t);
+        }
+        all = rcounts && rdispls && total <= INT_MAX &&
+              (ents = malloc(total + sizeof(px_prof_ent_t)));
     }
-    px_topo_job_hostname(b, row, PX_PROF_NAME);
-    row[PX_PROF_NAME - 1] = '\0';
-    uint64_t nsec = (uint64_t)sections;
-    memcpy(row + PX_PROF_NAME, &nsec, sizeof(nsec));
-    int rc = px_mpi_coll_gather_bytes(row, rows, rowlen, 0, px_mpi_comm_world);
-    if (b->rank == 0 && rc == MPI_SUCCESS) {
+    if (agreed && rc == MPI_SUCCESS)
+        rc = px_mpi_coll_bcast(&all, 1, MPI_INT, 0, px_mpi_comm_world);
+    if (rc == MPI_SUCCESS && all)
+        rc = px_mpi_coll_gatherv_bytes(mine, head.npairs * sizeof(px_prof_ent_t), ents, rcounts,
+                                       rdispls, 0, px_mpi_comm_world);
+    if (b->rank == 0 && (rc != MPI_SUCCESS || !agreed || !all)) {
+        px_warn("mpi", "PX_PROFILE=topo: no profile written (%s)",
+                rc != MPI_SUCCESS ? "the gather failed"
+                : !agreed         ? "a rank could not count"
+                                  : "out of memory");
+    } else if (b->rank == 0) {
         char def[64];
         const char *path = px_params.profile_file;
         if (!path || !path[0]) {
@@ -265,12 +296,15 @@ void px_mpi_profile_finish(const px_boot_info_t *b)
                      (unsigned long long)b->job_id);
             path = def;
         }
-        if (px_prof_write(b, rows, rowlen, path))
+        if (px_prof_write(b, heads, ents, path))
             px_warn("mpi", "PX_PROFILE=topo: cannot write %s", path);
         else
-            fprintf(stderr, "[plexus profile] topology profile of %d ranks written to %s\n",
-                    b->size, path);
+            fprintf(stderr, "[plexus profile] topology profile of %d ranks written to %s\n", n,
+                    path);
     }
-    free(row);
-    free(rows);
+    free(mine);
+    free(heads);
+    free(ents);
+    free(rcounts);
+    free(rdispls);
 }

@@ -90,6 +90,20 @@ int px_mpi_coll_gather_bytes(const void *sbuf, void *rbuf, size_t bytes, int roo
     return px_coll_run_bytes(PX_COLL_GATHER, sbuf, rbuf, bytes, root, c);
 }
 
+int px_mpi_coll_gatherv_bytes(const void *sbuf, size_t bytes, void *rbuf, const int *rcounts,
+                              const int *rdispls, int root, px_mpi_comm_t *c)
+{
+    px_coll_args_t a = {.sbuf = sbuf,
+                        .rbuf = rbuf,
+                        .scount = (int)bytes,
+                        .stype = MPI_BYTE,
+                        .rtype = MPI_BYTE,
+                        .rcounts = rcounts,
+                        .rdispls = rdispls,
+                        .root = root};
+    return px_coll_run(PX_COLL_GATHERV, &a, c);
+}
+
 /* Broadcast of any datatype: the algorithms move contiguous bytes, so
  * non-contiguous data is packed at the root and unpacked elsewhere. */
 int px_coll_bcast_sched(px_coll_sched_t *s, void *buf, int count, MPI_Datatype dt, int root,
