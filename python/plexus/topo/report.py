@@ -490,6 +490,7 @@ window.addEventListener('load', function () {
 
 
 def render(prof, by=None):
+    prof = dict(prof, classes=sorted(prof["classes"], key=class_order))
     n = prof["ranks"]
     if by is None:
         by = "rank" if n <= 64 else "node"
