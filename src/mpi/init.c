@@ -102,6 +102,7 @@ static void px_mpi_rt_start(const char *fn)
         px_boot_abort(1, "cannot create MPI_COMM_WORLD");
     px_mpi_rt_up = 1;
     px_boot_spread();
+    px_mpi_profile_start();
     if (px_params.async_progress) {
         /* the progress thread and the program's calls take turns under
          * the library's lock, as with MPI_THREAD_MULTIPLE */
@@ -126,6 +127,8 @@ void px_mpi_rt_release(void)
         return;
     /* files the program left open, on any communicator */
     px_mpi_io_finalize();
+    /* what the program sent, before the library's own last messages */
+    px_mpi_profile_finish(&px_mpi_boot);
     /* everything sent has reached its peer (acknowledged: a rail failing
      * now still cannot lose it) */
     px_proto_flush(PX_FLUSH_ACKED);
@@ -137,7 +140,7 @@ void px_mpi_rt_release(void)
      * have left; over datagrams the peers wait for each other's last word */
     px_proto_flush(PX_FLUSH_LAST);
     px_mpi_tool_finalize();
-    if (px_params.profile)
+    if (px_profile_counters())
         px_proto_print_stats();
     px_proto_async_stop();
     px_proto_finalize();

@@ -413,6 +413,21 @@ int px_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 int px_mpi_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                           px_mpi_comm_t *c);
 int px_mpi_coll_allgather_bytes(const void *sbuf, void *rbuf, size_t bytes, px_mpi_comm_t *c);
+/* Each member's `bytes` into rbuf at the root, in rank order. */
+int px_mpi_coll_gather_bytes(const void *sbuf, void *rbuf, size_t bytes, int root,
+                             px_mpi_comm_t *c);
+/* Each member's `bytes` (its own count) into rbuf at the root, member i's
+ * at rdispls[i] (rcounts[i] bytes; both read at the root only). */
+int px_mpi_coll_gatherv_bytes(const void *sbuf, size_t bytes, void *rbuf, const int *rcounts,
+                              const int *rdispls, int root, px_mpi_comm_t *c);
+
+/* ---------- the topology profile (profile.c, PX_PROFILE=topo) ---------- */
+
+/* At the end of MPI_Init: starts counting (or waits for the signal). */
+void px_mpi_profile_start(void);
+/* Collective over MPI_COMM_WORLD at MPI_Finalize, before its barrier: rank
+ * 0 gathers the counts and writes the profile. */
+void px_mpi_profile_finish(const px_boot_info_t *boot);
 
 /* ---------- operations ---------- */
 

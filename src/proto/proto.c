@@ -383,6 +383,10 @@ int px_proto_progress(void)
         atomic_store_explicit(&px_boot_dump_req, 0, memory_order_relaxed);
         px_proto_dump();
     }
+    if (__builtin_expect(atomic_load_explicit(&px_proto_prof_req, memory_order_relaxed), 0)) {
+        atomic_store_explicit(&px_proto_prof_req, 0, memory_order_relaxed);
+        px_proto_prof_toggle();
+    }
     int n = px_chan_progress();
     if (__builtin_expect(px_rma_queued != 0, 0))
         n += px_proto_rma_pace();

@@ -136,6 +136,22 @@ uint64_t px_proto_job_id(void);
 const char *px_proto_channel_name(int peer);
 void px_proto_print_stats(void);
 
+/* ---------- sections of the topology profile (proto_prof.c) ---------- */
+
+/* Counts what this process sends to each peer (messages and bytes) from
+ * now (signo 0), or only between a first and a second signo, a third and
+ * a fourth, ... (a handler is installed for it). */
+px_status_t px_proto_prof_start(int signo);
+/* Begins or ends a section (the progress engine calls it after a signal). */
+void px_proto_prof_toggle(void);
+/* Ends the open section; out[2 * peer] = messages, out[2 * peer + 1] =
+ * bytes sent to each world rank in every section; returns the number of
+ * sections, or -1 when not started. */
+int px_proto_prof_take(uint64_t *out);
+void px_proto_prof_stop(void);
+/* Set by the profile's signal; px_proto_progress toggles and clears it. */
+extern _Atomic int px_proto_prof_req;
+
 /* ---------- the tool interface (proto_stats.c, src/mpi/tool) ---------- */
 
 /* Every counter of this layer and those below it, into c[PX_CTR_N]

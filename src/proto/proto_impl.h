@@ -5,6 +5,7 @@
  *               completion notices, udp-zcopy) and matching
  *   proto_rma.c one-sided communication for MPI windows
  *   proto_pub.c the public active-message interface (include/plexus/am.h)
+ *   proto_prof.c the sections the topology profile counts (PX_PROFILE=topo)
  * udp-zcopy's transfers themselves are the udp transport's (bulk
  * transfers), reached through the channel layer. */
 #ifndef PX_PROTO_IMPL_H

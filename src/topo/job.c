@@ -21,7 +21,7 @@ static px_topo_t *px_topo_job_fabric;
 static int *px_topo_job_hosts; /* fabric host of each rank */
 static int px_topo_job_size;
 
-static void px_topo_job_hostname(const px_boot_info_t *boot, char *out, size_t outsz)
+void px_topo_job_hostname(const px_boot_info_t *boot, char *out, size_t outsz)
 {
     if (boot->node_name && boot->node_name[0] && strcmp(boot->node_name, "localhost")) {
         snprintf(out, outsz, "%s", boot->node_name);

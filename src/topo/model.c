@@ -517,6 +517,15 @@ uint64_t px_topo_link_rate(const px_topo_t *t, int l)
     return l >= 0 && l < t->nlinks ? t->links[l].rate : 0;
 }
 
+int px_topo_link_end(const px_topo_t *t, int l, int end, int *is_host)
+{
+    if (l < 0 || l >= t->nlinks || end < 0 || end > 1)
+        return -1;
+    const px_topo_vertex_t *x = &t->v[t->links[l].v[end]];
+    *is_host = x->is_host;
+    return x->index;
+}
+
 int px_topo_host_find(const px_topo_t *t, const char *name)
 {
     int v = px_topo_names_get(&t->host_names, name);

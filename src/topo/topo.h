@@ -64,6 +64,9 @@ int px_topo_path_links(px_topo_t *topo, int a, int b, int rail, int path, int *l
 int px_topo_num_links(const px_topo_t *topo);
 /* Rate of a link in bit/s (0: not given by the description). */
 uint64_t px_topo_link_rate(const px_topo_t *topo, int link);
+/* One end (0 or 1) of a link: a host index (*is_host 1) or a switch index
+ * (*is_host 0); -1 for no such link. */
+int px_topo_link_end(const px_topo_t *topo, int link, int end, int *is_host);
 
 /* The hierarchical clustering of the hosts into switch clusters
  * (agglomerative, complete linkage over hop counts: hosts of one leaf
@@ -166,6 +169,9 @@ px_status_t px_topo_job_init(const struct px_boot_info *boot, char *err, size_t 
 void px_topo_job_finalize(void);
 /* The job's fabric, or NULL when flat. */
 px_topo_t *px_topo_job(void);
+/* The name this process's host is looked up by: the launcher's name for
+ * it, else the machine's host name. */
+void px_topo_job_hostname(const struct px_boot_info *boot, char *out, size_t outsz);
 /* Fabric host of a rank, or -1 (flat, or its host is not in the fabric). */
 int px_topo_job_host(int rank);
 /* Hops between the hosts of two ranks; -1 when unknown. */

@@ -141,19 +141,20 @@ static const char *px_param_unit_of(const px_param_desc_t *d, char *buf, size_t 
     return n ? buf : "s";
 }
 
-/* Index of s among the values "a|b=alias|c" (matched without regard to
- * case, or by alias), or -1. */
+/* Index of s among the values "a|b=alias|c=alias1=alias2" (matched
+ * without regard to case, by name or by any alias), or -1. */
 static int px_param_enum_find(const char *values, const char *s)
 {
     size_t sl = strlen(s);
     int idx = 0;
     for (const char *p = values; *p; idx++) {
         size_t n = strcspn(p, "|");
-        const char *eq = memchr(p, '=', n);
-        size_t nl = eq ? (size_t)(eq - p) : n;
-        if ((nl == sl && !strncasecmp(p, s, sl)) ||
-            (eq && n - nl - 1 == sl && !strncasecmp(eq + 1, s, sl)))
-            return idx;
+        for (const char *w = p; w < p + n;) {
+            size_t wl = strcspn(w, "|=");
+            if (wl == sl && !strncasecmp(w, s, sl))
+                return idx;
+            w += wl + (w[wl] == '=');
+        }
         p += n;
         if (*p)
             p++;
@@ -311,8 +312,17 @@ static void px_param_describe(const px_param_desc_t *d, int md, char *buf, size_
             const char *eq = memchr(p, '=', n);
             size_t nl = eq ? (size_t)(eq - p) : n;
             PX_PUT("%s %s%.*s%s", i == 0 ? "" : i == nv - 1 ? " or" : ",", q, (int)nl, p, q);
-            if (eq)
-                PX_PUT(" (or %s%.*s%s)", q, (int)(n - nl - 1), eq + 1, q);
+            /* the aliases: " (or `x`)", " (or `x`, `y` or `z`)" */
+            for (const char *w = eq; w && w < p + n;) {
+                size_t wl = strcspn(w + 1, "|=");
+                int last = w + 1 + wl >= p + n;
+                PX_PUT("%s%s%.*s%s%s",
+                       w == eq ? " (or "
+                       : last  ? " or "
+                               : ", ",
+                       q, (int)wl, w + 1, q, last ? ")" : "");
+                w += 1 + wl;
+            }
             p += n + (p[n] == '|');
         }
         return;

@@ -29,6 +29,17 @@ typedef struct px_params {
 
 extern px_params_t px_params;
 
+/* PX_PROFILE: the counters printed at MPI_Finalize (yes, all), the
+ * topology profile written (topo, all). */
+static inline int px_profile_counters(void)
+{
+    return px_params.profile && (px_params.profile[0] == 'y' || px_params.profile[0] == 'a');
+}
+static inline int px_profile_topo(void)
+{
+    return px_params.profile && (px_params.profile[0] == 't' || px_params.profile[0] == 'a');
+}
+
 typedef enum {
     PX_PT_BOOL,
     PX_PT_INT,

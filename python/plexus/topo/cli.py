@@ -22,6 +22,8 @@ EPILOG = """examples:
                                                  onto hosts: pxrun --hostfile ranks.hosts,
                                                  SLURM_HOSTFILE=slurm.hosts srun -m arbitrary
   pxtopo --topo fabric.json select free.txt 8    8 free nodes that share no leaf uplink
+  pxtopo report plexus-profile-<job>.json -o report.html
+                                                 a profile (PX_PROFILE=topo) as a page
 """
 
 
@@ -134,7 +136,26 @@ def main(argv=None):
     p.add_argument("hostfile")
     p.add_argument("count", type=int)
     p.add_argument("-o", "--output", help="host file to write (default: standard output)")
+    p = sub.add_parser("report", help="an HTML page of a profile (PX_PROFILE=topo): the fabric "
+                       "coloured by link load, bytes per rank by hop class, the matrix")
+    p.add_argument("profile", help="the JSON file the job wrote")
+    p.add_argument("-o", "--output", required=True, help="the HTML page to write")
+    p.add_argument("--fabric", help="classify against this description instead of the "
+                   "profile's own (e.g. a profile taken without PX_TOPO)")
+    p.add_argument("--by", choices=("rank", "node"),
+                   help="bars of the histogram (default: rank up to 64 ranks, else node)")
     args = ap.parse_args(argv)
+    if args.cmd == "report":
+        from .report import report
+        try:
+            prof = report(args.profile, args.output, args.fabric, args.by)
+        except TopoError as e:
+            print(f"pxtopo: {e}", file=sys.stderr)
+            return 1
+        print(f"pxtopo: {args.output}: {prof['ranks']} ranks, "
+              f"{sum(p['bytes'] for p in prof['pairs'])} bytes in "
+              f"{sum(p['msgs'] for p in prof['pairs'])} messages")
+        return 0
     if not args.topo and args.cmd != "place":
         ap.error("no fabric description: give --topo FILE or set PX_TOPO")
     try:

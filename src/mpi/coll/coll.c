@@ -65,7 +65,9 @@ int px_mpi_coll_barrier(px_mpi_comm_t *c)
     return px_coll_run(PX_COLL_BARRIER, &a, c);
 }
 
-int px_mpi_coll_allgather_bytes(const void *sbuf, void *rbuf, size_t bytes, px_mpi_comm_t *c)
+/* A collective of `bytes` from each member (gather, allgather). */
+static int px_coll_run_bytes(px_coll_id_t id, const void *sbuf, void *rbuf, size_t bytes, int root,
+                             px_mpi_comm_t *c)
 {
     px_coll_args_t a = {.sbuf = sbuf,
                         .rbuf = rbuf,
@@ -73,8 +75,33 @@ int px_mpi_coll_allgather_bytes(const void *sbuf, void *rbuf, size_t bytes, px_m
                         .rcount = (int)bytes,
                         .stype = MPI_BYTE,
                         .rtype = MPI_BYTE,
+                        .root = root,
                         .bytes = bytes};
-    return px_coll_run(PX_COLL_ALLGATHER, &a, c);
+    return px_coll_run(id, &a, c);
+}
+
+int px_mpi_coll_allgather_bytes(const void *sbuf, void *rbuf, size_t bytes, px_mpi_comm_t *c)
+{
+    return px_coll_run_bytes(PX_COLL_ALLGATHER, sbuf, rbuf, bytes, 0, c);
+}
+
+int px_mpi_coll_gather_bytes(const void *sbuf, void *rbuf, size_t bytes, int root, px_mpi_comm_t *c)
+{
+    return px_coll_run_bytes(PX_COLL_GATHER, sbuf, rbuf, bytes, root, c);
+}
+
+int px_mpi_coll_gatherv_bytes(const void *sbuf, size_t bytes, void *rbuf, const int *rcounts,
+                              const int *rdispls, int root, px_mpi_comm_t *c)
+{
+    px_coll_args_t a = {.sbuf = sbuf,
+                        .rbuf = rbuf,
+                        .scount = (int)bytes,
+                        .stype = MPI_BYTE,
+                        .rtype = MPI_BYTE,
+                        .rcounts = rcounts,
+                        .rdispls = rdispls,
+                        .root = root};
+    return px_coll_run(PX_COLL_GATHERV, &a, c);
 }
 
 /* Broadcast of any datatype: the algorithms move contiguous bytes, so

@@ -652,7 +652,7 @@ static void px_ofi_bye(struct px_net_iface *s)
 static void px_ofi_iface_close(px_net_iface_t *s)
 {
     px_ofi_bye(s);
-    if (PX_LOG_ON(PX_LOG_DEBUG) || px_params.profile) {
+    if (PX_LOG_ON(PX_LOG_DEBUG) || px_profile_counters()) {
         px_ofi_stats_t *t = &s->st;
         fprintf(
             stderr,

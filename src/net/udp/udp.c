@@ -246,7 +246,7 @@ static void px_udp_drop_queue(struct px_net_iface *s, int i, struct px_net_ep *o
 
 static void px_udp_iface_close(px_net_iface_t *s)
 {
-    if (PX_LOG_ON(PX_LOG_DEBUG) || px_params.profile)
+    if (PX_LOG_ON(PX_LOG_DEBUG) || px_profile_counters())
         fprintf(stderr,
                 "[plexus profile] rank %d udp: datagrams tx %llu rx %llu frames tx %llu rx %llu "
                 "queued %llu dropped_tx %llu | dropped rx: bad_length %llu bad_magic %llu "
@@ -257,7 +257,7 @@ static void px_udp_iface_close(px_net_iface_t *s)
                 (unsigned long long)s->st.bad_len, (unsigned long long)s->st.bad_magic,
                 (unsigned long long)s->st.bad_key, (unsigned long long)s->st.bad_peer,
                 (unsigned long long)s->st.bad_src, (unsigned long long)s->st.frag_drop);
-    px_udp_bulk_close(s->bulk, s->me, PX_LOG_ON(PX_LOG_DEBUG) || px_params.profile);
+    px_udp_bulk_close(s->bulk, s->me, PX_LOG_ON(PX_LOG_DEBUG) || px_profile_counters());
     for (int i = 0; i < s->addr.nlocal; i++)
         px_udp_drop_queue(s, i, NULL);
     for (int i = 0; i < s->nranks * PX_UDP_MAX_SUB; i++)

@@ -113,6 +113,14 @@ int main(void)
     CHECK(set_ok("PX_LOG_LEVEL", "Info") && !strcmp(px_params.log_level, "info"));
     CHECK(refused("PX_LOG_LEVEL", "5", "trace (or 4)"));
     CHECK(refused("PX_LOG_LEVEL", "=0", "error (or 0)"));
+    /* several aliases: PX_PROFILE keeps every spelling of its old BOOL */
+    CHECK(set_ok("PX_PROFILE", "ON") && !strcmp(px_params.profile, "yes"));
+    CHECK(set_ok("PX_PROFILE", "false") && !strcmp(px_params.profile, "no"));
+    CHECK(set_ok("PX_PROFILE", "1") && !strcmp(px_params.profile, "yes"));
+    CHECK(set_ok("PX_PROFILE", "topo") && !strcmp(px_params.profile, "topo"));
+    CHECK(refused("PX_PROFILE", "of",
+                  "no (or 0, off or false), yes (or 1, on or true), topo or all"));
+    CHECK(refused("PX_PROFILE", "=", "topo or all"));
     CHECK(set_ok("PX_ALLTOALL_ALGORITHM", "staggered") &&
           !strcmp(px_params.alltoall_algorithm, "staggered"));
     CHECK(refused("PX_ALLTOALL_ALGORITHM", "ring", "auto, pairwise, bruck"));
