@@ -86,6 +86,13 @@ def test_profile_pairs():
         assert pl.hosts[0] != pl.hosts[1]
     with pytest.raises(topo.TopoError, match="only 3 slots"):
         P.place(n, edges, [("a", 3)])
+    # the same traffic as PX_PROFILE=topo writes it: the pairs that talked
+    pairs = [{"src": i, "dst": j, "msgs": 1, "bytes": m[i][j]}
+             for i in range(4) for j in range(4) if m[i][j]]
+    n2, edges2 = P.parse_profile(json.dumps({"ranks": 4, "pairs": pairs, "classes": []}))
+    assert (n2, edges2) == (n, edges)
+    with pytest.raises(topo.TopoError, match="outside 4 ranks"):
+        P.parse_profile(json.dumps({"ranks": 4, "pairs": [{"src": 0, "dst": 4, "bytes": 1}]}))
 
 
 @need_gpmetis

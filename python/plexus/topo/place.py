@@ -29,8 +29,10 @@ from .model import TopoError
 def read_graph(path):
     """A communication graph: (n, {(u, v): weight}) with u < v, both
     directions added together. METIS's graph format (1-based neighbour
-    lists, '%' comments, fmt 1/11/... for edge weights), or a JSON profile
-    {"nranks": N, "bytes": [[...]]} whose bytes[i][j] is what i sends j."""
+    lists, '%' comments, fmt 1/11/... for edge weights), a profile written
+    by PX_PROFILE=topo ({"ranks": N, "pairs": [{"src", "dst", "bytes"}...]}),
+    or a JSON matrix {"nranks": N, "bytes": [[...]]} whose bytes[i][j] is
+    what i sends j."""
     try:
         with open(path) as f:
             text = f.read()
@@ -50,6 +52,16 @@ def _add(edges, u, v, w):
 def parse_profile(text, name="<profile>"):
     try:
         doc = json.loads(text)
+        if "pairs" in doc and "ranks" in doc:
+            # what PX_PROFILE=topo writes: the pairs that communicated
+            n = int(doc["ranks"])
+            edges = {}
+            for p in doc["pairs"]:
+                s, d = int(p["src"]), int(p["dst"])
+                if not (0 <= s < n and 0 <= d < n):
+                    raise ValueError(f"pair {s}->{d} outside {n} ranks")
+                _add(edges, s, d, int(p["bytes"]))
+            return n, edges
         n = int(doc["nranks"])
         m = doc["bytes"]
     except (ValueError, KeyError, TypeError) as e:
