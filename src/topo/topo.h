@@ -4,7 +4,8 @@
  * at a depth, path and hops between two hosts, hosts sharing a link just
  * above the leaf level, hosts per leaf switch).
  *
- * Loaded from pxfab's Plexus JSON, ibnetdiscover output or Slurm's
+ * Loaded from pxfab's Plexus JSON, ibnetdiscover output (with OpenSM's
+ * forwarding tables after it, when given) or Slurm's
  * topology.conf (the format is recognised from the text). Routes come from
  * the forwarding tables of a description when it has them, otherwise they
  * are computed: min-hop over up/down paths, equal-cost choices spread over
