@@ -3,8 +3,9 @@
 # pxfab-fattree.json (named through pxrun --hosts; the launcher starts them
 # here): every rank must see the same, correct hop counts to its peers.
 # Then the same program without PX_TOPO (flat), and a PX_TOPO that names no
-# file (MPI_Init must fail, saying which). With TOPO_COLL: gathers and
-# scatters checked at 3 to 16 ranks, by the topology-aware algorithms under
+# file (MPI_Init must fail, saying which). With TOPO_COLL: gathers,
+# scatters and broadcasts checked at 3 to 16 ranks (also on hosts at two
+# link rates, mixed.ibnet), by the topology-aware algorithms under
 # PX_TOPO (the program checks they ran) and by the flat ones without.
 #   mpi_ranks.sh PXRUN TOPO_RANKS SAMPLE_DIR [TOPO_COLL]
 set -u
@@ -50,6 +51,13 @@ if [ -n "$coll" ]; then
         run 0 "PASS topo_coll np=16" -n 16 --hosts node0:4,node1:4,node2:4,node3:4 "$coll"
     PXTEST_EXPECT_TOPO=gather,scatter,bcast PX_BCAST_ALGORITHM=topo \
         run 0 "PASS topo_coll np=8" -n 8 --hosts node0:1,node2:3,node1:2,node3:2 "$coll"
+    # hosts at two link rates (mixed.ibnet): the broadcast's tree from the
+    # delay matrix of 1/min(link rate), every root, data checked
+    export PX_TOPO="$dir/mixed.ibnet"
+    PXTEST_EXPECT_TOPO=gather,scatter,bcast \
+        run 0 "PASS topo_coll np=12" -n 12 --hosts n01:2,n02:1,n03:2,n04:1,n05:1,n06:2,n07:1,n08:2 "$coll"
+    PXTEST_EXPECT_TOPO=gather,scatter,bcast PX_BCAST_ALGORITHM=topo \
+        run 0 "PASS topo_coll np=9" -n 9 --hosts n08:1,n01:2,n06:1,n03:1,n02:2,n07:1,n05:1 "$coll"
     unset PX_TOPO
     PXTEST_EXPECT_TOPO=none run 0 "PASS topo_coll np=7" -n 7 --hosts node2:1,node0:3,node3:2,node1:1 "$coll"
 fi

@@ -314,6 +314,65 @@ static void test_lfts(void)
     }
 }
 
+/* The broadcast tree from the delay matrix. mixed.ibnet: n01 n03 n05 n07
+ * at 4xSDR (10 Gbit/s), n02 n04 n06 n08 at 4xDDR (20 Gbit/s), four per
+ * leaf. With two rates the delay is 1/min(rate on the route): the DDR
+ * hosts take the positions nearest the root (a position's depth is the
+ * number of its bits), the SDR ones the deeper; by hops alone the root's
+ * leaf mates would come first, SDR or not. */
+static void test_bcast_order(void)
+{
+    px_topo_t *t = load("mixed.ibnet");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    int hosts[8], order[8];
+    for (int i = 0; i < 8; i++)
+        hosts[i] = i;
+    px_topo_delay_t *d = px_topo_delay_new(t, hosts, 8);
+    CHECK(d && px_topo_delay_mixed(d));
+    if (!d)
+        return;
+    CHECK(px_topo_delay_rate(d, 0) == 10000000000ull && px_topo_delay_rate(d, 1) == 20000000000ull);
+    const double *row = px_topo_delay_row(d, 1);
+    CHECK(row[3] == 50 && row[5] == 50 && row[0] == 100 && row[1] == 0);
+    for (int root = 0; root < 8; root++) {
+        CHECK(px_topo_bcast_order(d, root, order) == PX_OK);
+        int seen = 0, fast_deepest = 0, slow_shallowest = 8;
+        for (int v = 0; v < 8; v++)
+            seen |= 1 << order[v];
+        CHECK(order[0] == root && seen == 0xff);
+        for (int v = 1; v < 8; v++) {
+            int depth = __builtin_popcount((unsigned)v);
+            if (order[v] % 2 && depth > fast_deepest)
+                fast_deepest = depth;
+            if (!(order[v] % 2) && depth < slow_shallowest)
+                slow_shallowest = depth;
+        }
+        CHECK(fast_deepest <= slow_shallowest);
+    }
+    /* from SDR n01: the DDR hosts n02 and n04 (its leaf) and n06 under it,
+     * then n08 under n02; the SDR hosts below */
+    CHECK(px_topo_bcast_order(d, 0, order) == PX_OK);
+    int want[8] = {0, 5, 3, 4, 1, 2, 7, 6};
+    CHECK(!memcmp(order, want, sizeof(want)));
+    px_topo_delay_free(d);
+    /* one rate (fattree.ibnet, all 4xQDR): hops decide, leaf mates first */
+    px_topo_t *f = load("fattree.ibnet");
+    if (f) {
+        int fh[4] = {H(f, "node01"), H(f, "node06"), H(f, "node07"), H(f, "node02")};
+        d = px_topo_delay_new(f, fh, 4);
+        CHECK(d && !px_topo_delay_mixed(d));
+        CHECK(px_topo_bcast_order(d, 0, order) == PX_OK);
+        CHECK(order[0] == 0 && order[2] == 3 && order[1] == 1 && order[3] == 2);
+        CHECK(px_topo_bcast_order(d, 1, order) == PX_OK);
+        CHECK(order[0] == 1 && order[2] == 2 && order[1] == 0 && order[3] == 3);
+        px_topo_delay_free(d);
+        px_topo_free(f);
+    }
+    px_topo_free(t);
+}
+
 static void test_errors(void)
 {
     char err[256];
@@ -346,6 +405,7 @@ int main(int argc, char **argv)
     test_ibnet_inline();
     test_pxfab_json();
     test_lfts();
+    test_bcast_order();
     test_errors();
     return px_unit_report();
 }
