@@ -8,13 +8,14 @@
  * slow link anywhere on the route makes it slow, whatever its length.
  *
  * The tree is the binomial tree of the collectives (position v's parent is
- * v minus its lowest set bit), filled breadth first from the root: each
- * position, its children with the largest subtrees first, gets the host
+ * v minus its lowest set bit). Its positions are filled in the order of
+ * the size of their subtrees, largest first (between equals breadth
+ * first, as the dissertation traverses the tree): each gets the host
  * closest to its parent's host among those left (between equals the one
  * with the faster link, then the fewer hops, then the lower index). The
- * critical positions near the root, which carry most of the tree, so get
- * the closest and fastest hosts. Rows of the
- * matrix are computed as the tree asks for them. */
+ * positions that forward to most of the tree so get the closest and
+ * fastest hosts; the leaves of the tree, which forward nothing, get what
+ * is left. Rows of the matrix are computed as the tree asks for them. */
 #include "topo_impl.h"
 
 #include <stdlib.h>
@@ -134,6 +135,19 @@ const double *px_topo_delay_row(px_topo_delay_t *d, int i)
     return px_topo_delay_fill(d, i) ? NULL : d->row[i];
 }
 
+typedef struct px_topo_slot {
+    int size, bfs, pos;
+} px_topo_slot_t;
+
+/* Larger subtrees first; between equals breadth first. */
+static int px_topo_slot_cmp(const void *a, const void *b)
+{
+    const px_topo_slot_t *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size > y->size ? -1 : 1;
+    return (x->bfs > y->bfs) - (x->bfs < y->bfs);
+}
+
 px_status_t px_topo_bcast_order(px_topo_delay_t *d, int root, int *order)
 {
     int n = d->n;
@@ -141,46 +155,56 @@ px_status_t px_topo_bcast_order(px_topo_delay_t *d, int root, int *order)
         return PX_ERR_INVALID_PARAM;
     char *used = calloc((size_t)n, 1);
     int *queue = malloc(sizeof(int) * (size_t)n);
-    if (!used || !queue) {
+    px_topo_slot_t *slot = malloc(sizeof(*slot) * (size_t)n);
+    if (!used || !queue || !slot) {
         free(used);
         free(queue);
+        free(slot);
         return PX_ERR_NO_MEMORY;
     }
-    order[0] = root;
-    used[root] = 1;
+    /* the positions breadth first, each one's children largest first,
+     * then ordered by the size of their subtrees */
     int qn = 0, top = 1;
     while (top < n)
         top <<= 1;
     queue[qn++] = 0;
-    px_status_t st = PX_OK;
-    for (int qi = 0; qi < qn && st == PX_OK; qi++) {
+    for (int qi = 0; qi < qn; qi++) {
         int v = queue[qi], low = v ? v & -v : top;
-        const double *row = NULL;
-        for (int m = low >> 1; m > 0; m >>= 1) {
-            int c = v + m;
-            if (c >= n)
-                continue;
-            if (!row && !(row = px_topo_delay_row(d, order[v]))) {
-                st = PX_ERR_NO_MEMORY;
-                break;
-            }
-            const int *hops = d->hops[order[v]];
-            int best = -1;
-            for (int x = 0; x < n; x++) {
-                if (used[x])
-                    continue;
-                if (best < 0 || row[x] < row[best] ||
-                    (row[x] == row[best] &&
-                     (d->rate[x] > d->rate[best] ||
-                      (d->rate[x] == d->rate[best] && (unsigned)hops[x] < (unsigned)hops[best]))))
-                    best = x;
-            }
-            order[c] = best;
-            used[best] = 1;
-            queue[qn++] = c;
+        for (int m = low >> 1; m > 0; m >>= 1)
+            if (v + m < n)
+                queue[qn++] = v + m;
+    }
+    for (int i = 1; i < qn; i++) {
+        int v = queue[i], low = v & -v;
+        slot[i - 1] = (px_topo_slot_t){low < n - v ? low : n - v, i, v};
+    }
+    qsort(slot, (size_t)(qn - 1), sizeof(*slot), px_topo_slot_cmp);
+    order[0] = root;
+    used[root] = 1;
+    px_status_t st = PX_OK;
+    for (int i = 0; i < qn - 1; i++) {
+        int c = slot[i].pos, parent = order[c - (c & -c)];
+        const double *row = px_topo_delay_row(d, parent);
+        if (!row) {
+            st = PX_ERR_NO_MEMORY;
+            break;
         }
+        const int *hops = d->hops[parent];
+        int best = -1;
+        for (int x = 0; x < n; x++) {
+            if (used[x])
+                continue;
+            if (best < 0 || row[x] < row[best] ||
+                (row[x] == row[best] &&
+                 (d->rate[x] > d->rate[best] ||
+                  (d->rate[x] == d->rate[best] && (unsigned)hops[x] < (unsigned)hops[best]))))
+                best = x;
+        }
+        order[c] = best;
+        used[best] = 1;
     }
     free(used);
     free(queue);
+    free(slot);
     return st;
 }

@@ -103,8 +103,9 @@ uint64_t px_topo_delay_rate(const px_topo_delay_t *d, int i);
 const double *px_topo_delay_row(px_topo_delay_t *d, int i);
 /* The members renumbered for a binomial tree rooted at member root:
  * order[v] is the member at tree position v (order[0] = root). Filled
- * breadth first, the largest subtrees first, each position taking the
- * member closest to its parent's (between equals the one with the faster
+ * in the order of the positions' subtree sizes, largest first (between
+ * equals breadth first), each position taking the member closest to its
+ * parent's (between equals the one with the faster
  * link, then the fewer hops, then the lower). */
 px_status_t px_topo_bcast_order(px_topo_delay_t *d, int root, int *order);
 

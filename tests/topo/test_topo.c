@@ -317,9 +317,11 @@ static void test_lfts(void)
 /* The broadcast tree from the delay matrix. mixed.ibnet: n01 n03 n05 n07
  * at 4xSDR (10 Gbit/s), n02 n04 n06 n08 at 4xDDR (20 Gbit/s), four per
  * leaf. With two rates the delay is 1/min(rate on the route): the DDR
- * hosts take the positions nearest the root (a position's depth is the
- * number of its bits), the SDR ones the deeper; by hops alone the root's
- * leaf mates would come first, SDR or not. */
+ * hosts take the positions that forward to the most (position v of 8
+ * heads a subtree of min(lowest bit of v, 8 - v)), the SDR ones the
+ * leaves; by hops alone the root's leaf mates would come first. */
+static int subtree(int v, int n) { return (v & -v) < n - v ? (v & -v) : n - v; }
+
 static void test_bcast_order(void)
 {
     px_topo_t *t = load("mixed.ibnet");
@@ -338,23 +340,24 @@ static void test_bcast_order(void)
     CHECK(row[3] == 50 && row[5] == 50 && row[0] == 100 && row[1] == 0);
     for (int root = 0; root < 8; root++) {
         CHECK(px_topo_bcast_order(d, root, order) == PX_OK);
-        int seen = 0, fast_deepest = 0, slow_shallowest = 8;
+        int seen = 0, fast_least = 8, slow_most = 0;
         for (int v = 0; v < 8; v++)
             seen |= 1 << order[v];
         CHECK(order[0] == root && seen == 0xff);
         for (int v = 1; v < 8; v++) {
-            int depth = __builtin_popcount((unsigned)v);
-            if (order[v] % 2 && depth > fast_deepest)
-                fast_deepest = depth;
-            if (!(order[v] % 2) && depth < slow_shallowest)
-                slow_shallowest = depth;
+            int size = subtree(v, 8);
+            if (order[v] % 2 && size < fast_least)
+                fast_least = size;
+            if (!(order[v] % 2) && size > slow_most)
+                slow_most = size;
         }
-        CHECK(fast_deepest <= slow_shallowest);
+        CHECK(fast_least >= slow_most);
     }
-    /* from SDR n01: the DDR hosts n02 and n04 (its leaf) and n06 under it,
-     * then n08 under n02; the SDR hosts below */
+    /* from SDR n01: DDR n02 (its leaf) heads half the tree, DDR n04 a
+     * quarter, DDR n06 under n02 a quarter; the last DDR host n08 is a
+     * leaf under n01; SDR n03 under n02, n05 under n04, n07 under n06 */
     CHECK(px_topo_bcast_order(d, 0, order) == PX_OK);
-    int want[8] = {0, 5, 3, 4, 1, 2, 7, 6};
+    int want[8] = {0, 7, 3, 4, 1, 2, 5, 6};
     CHECK(!memcmp(order, want, sizeof(want)));
     px_topo_delay_free(d);
     /* one rate (fattree.ibnet, all 4xQDR): hops decide, leaf mates first */
