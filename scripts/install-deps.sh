@@ -15,7 +15,8 @@ python3-dev python3-pip clang-format
 iproute2 nftables procps psmisc
 libpmix-dev libpmix2 libpmi2-0 slurmd slurmctld slurm-client munge
 libfabric-dev libfabric-bin libjansson-dev
-libmpich-dev"
+libmpich-dev
+libsimgrid-dev"
 PEER_PKGS="openmpi-bin libopenmpi-dev mpich autoconf automake libtool mptcpd"
 
 usage() {
