@@ -30,7 +30,9 @@ typedef struct px_coll_tclus {
     int ngroups;
     int *gstart;            /* group -> its first entry in byhost */
     int *group_of;          /* comm rank -> group */
-    px_topo_delay_t *delay; /* among the groups' hosts */
+    int *ghost;             /* group -> its host in the model, -1 unknown */
+    px_topo_delay_t *delay; /* among the groups' hosts (dropped after each tree above
+                             * PX_TCLUS_KEEP_DELAY groups) */
     int **gorder;           /* per root group: the tree's groups, built when first rooted there */
 } px_coll_tclus_t;
 
@@ -47,6 +49,7 @@ void px_coll_tclus_free(struct px_coll_tclus *t)
     free(t->byhost);
     free(t->gstart);
     free(t->group_of);
+    free(t->ghost);
     px_topo_delay_free(t->delay);
     for (int g = 0; t->gorder && g < t->ngroups; g++)
         free(t->gorder[g]);
@@ -278,33 +281,52 @@ PX_COLL_BUILDER(px_coll_scatter_topo)
     return MPI_SUCCESS;
 }
 
-/* The host groups and their delay matrix, at the first broadcast. */
+/* The host groups, at the first broadcast. */
 static int px_tclus_groups(px_coll_tclus_t *t, int n)
 {
     if (t->gorder)
         return 0;
-    int *hosts = malloc(sizeof(int) * (size_t)n);
+    t->ghost = malloc(sizeof(int) * (size_t)n);
     t->gstart = malloc(sizeof(int) * ((size_t)n + 1));
     t->group_of = malloc(sizeof(int) * (size_t)n);
-    if (!hosts || !t->gstart || !t->group_of) {
-        free(hosts);
+    if (!t->ghost || !t->gstart || !t->group_of)
         return -1;
-    }
     int k = 0;
     for (int i = 0; i < n; i++) {
         int r = t->byhost[i], h = t->host_of[r];
         if (!i || h < 0 || h != t->host_of[t->byhost[i - 1]]) {
             t->gstart[k] = i;
-            hosts[k++] = h;
+            t->ghost[k++] = h;
         }
         t->group_of[r] = k - 1;
     }
     t->gstart[k] = n;
     t->ngroups = k;
-    t->delay = px_topo_delay_new(px_topo_job(), hosts, k);
-    free(hosts);
     t->gorder = calloc((size_t)k, sizeof(int *));
-    return t->delay && t->gorder ? 0 : -1;
+    return t->gorder ? 0 : -1;
+}
+
+/* Above this many hosts the delay rows (8 + 4 bytes a pair) are not kept
+ * between trees: a new root's tree computes the rows it needs again. */
+#define PX_TCLUS_KEEP_DELAY 512
+
+/* The tree over the groups from root group rg, built at its first use. */
+static const int *px_tclus_gorder(px_coll_tclus_t *t, int rg)
+{
+    if (t->gorder[rg])
+        return t->gorder[rg];
+    if (!t->delay && !(t->delay = px_topo_delay_new(px_topo_job(), t->ghost, t->ngroups)))
+        return NULL;
+    int *order = malloc(sizeof(int) * (size_t)t->ngroups);
+    if (!order || px_topo_bcast_order(t->delay, rg, order) != PX_OK) {
+        free(order);
+        return NULL;
+    }
+    if (t->ngroups > PX_TCLUS_KEEP_DELAY) {
+        px_topo_delay_free(t->delay);
+        t->delay = NULL;
+    }
+    return t->gorder[rg] = order;
 }
 
 /* The rank that speaks for a group: the root in its own, its first rank elsewhere. */
@@ -330,15 +352,9 @@ PX_COLL_BUILDER(px_coll_bcast_topo)
     if (px_tclus_groups(t, n) < 0)
         return MPI_ERR_NO_MEM;
     int rg = t->group_of[root], g = t->group_of[me], ng = t->ngroups;
-    if (!t->gorder[rg]) {
-        int *order = malloc(sizeof(int) * (size_t)ng);
-        if (!order || px_topo_bcast_order(t->delay, rg, order) != PX_OK) {
-            free(order);
-            return MPI_ERR_NO_MEM;
-        }
-        t->gorder[rg] = order;
-    }
-    const int *order = t->gorder[rg];
+    const int *order = px_tclus_gorder(t, rg);
+    if (!order)
+        return MPI_ERR_NO_MEM;
     int lead = px_tclus_glead(t, g, root);
     if (me != lead) {
         px_coll_sched_recv(s, c, a->rbuf, (MPI_Aint)a->bytes, MPI_BYTE, lead);
