@@ -36,6 +36,10 @@ export PX_TOPO="$dir/pxfab-fattree.json"
 run 0 "PASS topo_ranks np=5: hop counts agree" -n 5 --hosts node0:2,node1:1,node2:1,node3:1 "$prog"
 run 0 "PASS topo_ranks np=4: hop counts agree" -n 4 --hosts node3:1,node0:1,node2:2 "$prog"
 PX_TOPO="$dir/fattree.ibnet" run 1 "FAIL topo_ranks" -n 2 --hosts node0:1,node1:1 "$prog"
+# OpenSM's forwarding tables (a 5-hop detour from node01 to node05) kept
+# in the copy the job shares
+PX_TOPO="$dir/lft.ibnet" PXTEST_HOPS_FROM="$dir/lft.ibnet" \
+    run 0 "PASS topo_ranks np=5: hop counts agree" -n 5 --hosts node01:1,node05:1,node03:2,node06:1 "$prog"
 PX_TOPO=/nonexistent/fabric.json run 1 "cannot open /nonexistent/fabric.json" \
     -n 2 --hosts node0:1,node2:1 "$prog"
 unset PX_TOPO
