@@ -16,7 +16,8 @@ iproute2 nftables procps psmisc
 libpmix-dev libpmix2 libpmi2-0 slurmd slurmctld slurm-client munge
 libfabric-dev libfabric-bin libjansson-dev libmetis-dev metis
 libmpich-dev
-chromium"
+chromium
+libsimgrid-dev"
 PEER_PKGS="openmpi-bin libopenmpi-dev mpich autoconf automake libtool mptcpd"
 
 usage() {

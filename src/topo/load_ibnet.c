@@ -11,7 +11,27 @@
  * of one host are its rails, in the order of their ports. A switch is
  * named by its description, or by its GUID where descriptions repeat. The
  * rate is the link's width and speed (4xQDR = 40 Gbit/s), or pxfab's
- * "rate 10Gbit". */
+ * "rate 10Gbit".
+ *
+ * OpenSM's forwarding tables may follow, as `ibroute` and dump_lfts.sh
+ * print them or as OpenSM writes them to opensm-lfts.dump (the text of
+ * one after ibnetdiscover's in the same file):
+ *
+ *   Unicast lids [0x0-0xc] of switch Lid 3 guid 0x0002c90200500011 (leaf-1):
+ *     Lid  Out   Destination
+ *          Port     Info
+ *   0x0006 001 : (Channel Adapter portguid 0x0002c90300b0c101: 'node01 HCA-1')
+ *   0x000c 008 : (path #2 out of 2: portguid 0x0002c90300b0c106)
+ *   12 valid lids dumped
+ *
+ *   Unicast lids [0-12] of switch Lid 3 guid 0x0002c90200500011 ('leaf-1'):
+ *   0x0006 001 # Channel Adapter portguid 0x0002c90300b0c101: 'node01 HCA-1'
+ *   12 lids dumped
+ *
+ * A switch is found by its GUID; a destination LID by the host ports'
+ * LIDs ibnetdiscover gives ("lid 7 lmc 1": LIDs 7 and 8, paths 0 and 1).
+ * Entries toward switches are skipped. A switch with a table then forwards
+ * by it, as the subnet manager set it, instead of the computed route. */
 #include "topo_impl.h"
 
 #include <ctype.h>
@@ -24,6 +44,7 @@ typedef struct px_topo_ibport {
     char peer[24]; /* "S-..." / "H-..." */
     char peer_desc[128];
     uint64_t rate;
+    int lid, lmc; /* a Ca's line: its port's; a switch's line: the peer's (lmc -1) */
 } px_topo_ibport_t;
 
 typedef struct px_topo_ibnode {
@@ -117,8 +138,12 @@ static int px_topo_ib_port_line(const char *line, px_topo_ibport_t *pp)
         /* the switch side names the peer: # "node01 HCA-1" lid 5 4xQDR */
         const char *q = px_topo_skip(c + 1);
         if (*q == '"')
-            px_topo_quoted(q, pp->peer_desc, sizeof(pp->peer_desc));
+            q = px_topo_quoted(q, pp->peer_desc, sizeof(pp->peer_desc));
         pp->rate = px_topo_ib_rate(c + 1);
+        pp->lmc = -1;
+        const char *l = q ? strstr(q, "lid ") : NULL;
+        if (l && sscanf(l, "lid %d lmc %d", &pp->lid, &pp->lmc) < 1)
+            pp->lid = 0;
     }
     return 0;
 }
@@ -178,6 +203,96 @@ static int px_topo_ib_port(px_topo_t *t, px_topo_ibnode_t *x, int port)
     else
         snprintf(name, sizeof(name), "%s/%d", rest, port);
     return px_topo_add_port(t, x->vertex, name);
+}
+
+#define PX_TOPO_IB_LIDS 0xc000 /* unicast LIDs are below */
+
+typedef struct px_topo_iblid {
+    int host, rail, path;
+} px_topo_iblid_t;
+
+/* Maps the LIDs of a host port (base LID and its 2^lmc paths), unless
+ * already known. */
+static void px_topo_ib_map(px_topo_iblid_t *map, int lid, int lmc, int host, int rail)
+{
+    for (int p = 0; lid > 0 && p < (1 << (lmc > 0 && lmc < 8 ? lmc : 0)); p++)
+        if (lid + p < PX_TOPO_IB_LIDS && map[lid + p].host < 0)
+            map[lid + p] = (px_topo_iblid_t){host, rail, p};
+}
+
+static px_status_t px_topo_ib_lfts(px_topo_t *t, px_topo_ibnode_t *nodes, int n, const char *text,
+                                   const char *name, char *err, size_t errlen)
+{
+    px_topo_iblid_t *map = malloc(sizeof(*map) * PX_TOPO_IB_LIDS);
+    if (!map)
+        return PX_ERR_NO_MEMORY;
+    for (int i = 0; i < PX_TOPO_IB_LIDS; i++)
+        map[i].host = -1;
+    /* a host port's own block first (it gives the LMC), then switches' lines */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            px_topo_ibnode_t *x = &nodes[i];
+            if (x->is_switch != pass)
+                continue;
+            for (int k = 0; k < x->nports; k++) {
+                px_topo_ibport_t *pp = &x->ports[k];
+                px_topo_ibnode_t *y = pass ? px_topo_ib_find(nodes, n, pp->peer) : x;
+                if (!y || y->is_switch || pp->lid <= 0)
+                    continue;
+                int rail = px_topo_ib_port(t, y, pass ? pp->peer_port : pp->port);
+                if (rail < 0) {
+                    free(map);
+                    return PX_ERR_NO_MEMORY;
+                }
+                px_topo_ib_map(map, pp->lid, pass ? 0 : pp->lmc, t->v[y->vertex].index, rail);
+            }
+        }
+    px_status_t st = PX_OK;
+    const char *pos = text;
+    char *line;
+    int lineno = 0, sw = -1;
+    while (st == PX_OK && (line = px_topo_next_line(&pos))) {
+        lineno++;
+        const char *p = px_topo_skip(line), *g;
+        if (!strncmp(p, "Unicast lids", 12)) {
+            unsigned long long guid = (g = strstr(p, " guid 0x")) ? strtoull(g + 8, NULL, 16) : 0;
+            sw = -1;
+            for (int i = 0; i < n && sw < 0; i++)
+                if (nodes[i].is_switch && strtoull(nodes[i].guid + 2, NULL, 16) == guid)
+                    sw = nodes[i].vertex;
+            if (sw < 0) {
+                px_topo_err(err, errlen,
+                            "%s:%d: forwarding table of switch 0x%016llx, which the description "
+                            "lacks",
+                            name, lineno, guid);
+                st = PX_ERR_INVALID_PARAM;
+            }
+        } else if (strstr(p, "lids dumped")) {
+            sw = -1;
+        } else if (sw >= 0 && !strncmp(p, "0x", 2)) {
+            char *e, *e2;
+            long lid = strtol(p, &e, 16), port = strtol(e, &e2, 10);
+            if (e2 == e || lid <= 0 || lid >= PX_TOPO_IB_LIDS || map[lid].host < 0) {
+                free(line);
+                continue; /* a switch's LID, or one the description does not give */
+            }
+            char pname[16];
+            snprintf(pname, sizeof(pname), "%ld", port);
+            int pi = px_topo_add_port(t, sw, pname);
+            if (pi < 0)
+                st = PX_ERR_NO_MEMORY;
+            else if (t->v[sw].ports[pi].link < 0) {
+                px_topo_err(err, errlen, "%s:%d: switch %s sends LID %ld to port %ld, not cabled",
+                            name, lineno, t->v[sw].name, lid, port);
+                st = PX_ERR_INVALID_PARAM;
+            } else {
+                st = px_topo_add_fwd(t, sw, map[lid].host, map[lid].rail, map[lid].path, pi);
+            }
+        }
+        free(line);
+    }
+    free(map);
+    return st;
 }
 
 px_status_t px_topo_parse_ibnet(px_topo_t *t, const char *text, const char *name, char *err,
@@ -263,7 +378,8 @@ px_status_t px_topo_parse_ibnet(px_topo_t *t, const char *text, const char *name
             }
         }
     }
-    st = PX_OK;
+    st = strstr(text, "Unicast lids") ? px_topo_ib_lfts(t, nodes, n, text, name, err, errlen)
+                                      : PX_OK;
     goto out;
 oom:
     st = PX_ERR_NO_MEMORY;

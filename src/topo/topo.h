@@ -4,7 +4,8 @@
  * at a depth, path and hops between two hosts, hosts sharing a link just
  * above the leaf level, hosts per leaf switch).
  *
- * Loaded from pxfab's Plexus JSON, ibnetdiscover output or Slurm's
+ * Loaded from pxfab's Plexus JSON, ibnetdiscover output (with OpenSM's
+ * forwarding tables after it, when given) or Slurm's
  * topology.conf (the format is recognised from the text). Routes come from
  * the forwarding tables of a description when it has them, otherwise they
  * are computed: min-hop over up/down paths, equal-cost choices spread over
@@ -158,6 +159,29 @@ int px_topo_place(int n, const int *xadj, const int *adj, const int *w, const in
  * slots (place NULL: the identity). */
 long long px_topo_place_cost(int n, const int *xadj, const int *adj, const int *w,
                              const int *slot_node, int nnodes, const int *dist, const int *place);
+
+/* ---- the broadcast tree from a delay matrix --------------------------- */
+
+/* The delays among a set of n hosts (fabric host indices, -1 for a host the
+ * description lacks): hop counts, or, when the hosts' first links differ
+ * in rate, 1/min(link rate along the route) in picoseconds per bit. Rows
+ * are computed when first asked for and kept. */
+typedef struct px_topo_delay px_topo_delay_t;
+px_topo_delay_t *px_topo_delay_new(px_topo_t *topo, const int *hosts, int n);
+void px_topo_delay_free(px_topo_delay_t *d);
+/* Whether the rates decide (the hosts' links differ in rate). */
+int px_topo_delay_mixed(const px_topo_delay_t *d);
+/* Rate of member i's first link (0: not given). */
+uint64_t px_topo_delay_rate(const px_topo_delay_t *d, int i);
+/* Delays from member i to every member, or NULL when out of memory. */
+const double *px_topo_delay_row(px_topo_delay_t *d, int i);
+/* The members renumbered for a binomial tree rooted at member root:
+ * order[v] is the member at tree position v (order[0] = root). Filled
+ * in the order of the positions' subtree sizes, largest first (between
+ * equals breadth first), each position taking the member closest to its
+ * parent's (between equals the one with the faster
+ * link, then the fewer hops, then the lower). */
+px_status_t px_topo_bcast_order(px_topo_delay_t *d, int root, int *order);
 
 /* ---- the job's view (PX_TOPO) ---------------------------------------- */
 

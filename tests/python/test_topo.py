@@ -77,6 +77,35 @@ def test_ibnetdiscover_fattree():
     assert fab.hosts_per_leaf() == 5.0
 
 
+def test_opensm_forwarding_tables():
+    """ibroute / dump_lfts.sh output (lft.ibnet) and opensm-lfts.dump
+    (lft-opensm.ibnet) after the ibnetdiscover text: the switches forward
+    by them, not by the computed min-hop routes."""
+    fab = sample("lft.ibnet")
+    assert (len(fab.hosts), len(fab.switches), len(fab.links)) == (6, 5, 12)
+    assert fab.path("node01", "node03") == ["leaf-1", "spine-2", "leaf-2"]
+    assert fab.path("node02", "node05") == ["leaf-1", "spine-1", "leaf-2", "spine-2", "leaf-3"]
+    assert fab.hops("node01", "node05") == 5
+    assert fab.path("node01", "node06", path=1) == ["leaf-1", "spine-1", "leaf-3"]
+    assert fab.hops("node01", "node06", path=2) == -1
+    with open(os.path.join(SAMPLES, "lft.ibnet")) as f:
+        text = f.read()
+    plain = topo.parse(text[:text.index("Unicast lids")], "no-tables")
+    assert plain.path("node01", "node03") == ["leaf-1", "spine-1", "leaf-2"]
+    assert plain.hops("node01", "node05") == 3
+    osm = sample("lft-opensm.ibnet")
+    assert osm.path("node02", "node05") == ["leaf-1", "spine-2", "leaf-3"]
+    assert osm.path("node03", "node05") == ["leaf-2", "spine-1", "leaf-3"]
+    head = text[:text.index("Unicast lids")]
+    with pytest.raises(topo.TopoError, match="0x0002c902005000ff"):
+        topo.parse(head + "Unicast lids [0x0-0xc] of switch Lid 9 guid 0x0002c902005000ff (x):\n"
+                   "0x0006 001 : (Channel Adapter portguid 0x0002c90300b0c101: 'n')\n", "bad")
+    with pytest.raises(topo.TopoError, match="port 20"):
+        topo.parse(head + "Unicast lids [0-12] of switch Lid 3 guid 0x0002c90200500011 "
+                   "('leaf-1'):\n0x0006 020 # Channel Adapter portguid 0x1: 'node01 HCA-1'\n",
+                   "bad")
+
+
 def test_rates_and_names():
     assert topo.formats.ib_rate(' "x" lid 3 4xQDR') == 40 * 10**9
     assert topo.formats.ib_rate(" lid 3 lmc 0 \"sw\" lid 1 12xEDR") == 300 * 10**9

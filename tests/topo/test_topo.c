@@ -10,6 +10,19 @@
 #include "topo/topo.h"
 #include "sample.h"
 
+/* A sample's text into buf (NUL-terminated); returns its length. */
+static size_t read_sample(const char *name, char *buf, size_t size)
+{
+    char path[1024];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    size_t len = f ? fread(buf, 1, size - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[len] = '\0';
+    return len;
+}
+
 static int H(px_topo_t *t, const char *name) { return px_topo_host_find(t, name); }
 
 static int hops(px_topo_t *t, const char *a, const char *b)
@@ -193,14 +206,8 @@ static void test_pxfab_json(void)
     CHECK(px_topo_link_rate(t, links[1]) == 500000000ull);
 
     /* without the tables, the computed routes are the same */
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/pxfab-fattree.json", dir);
-    FILE *f = fopen(path, "rb");
     static char text[1 << 16];
-    size_t len = f ? fread(text, 1, sizeof(text) - 1, f) : 0;
-    if (f)
-        fclose(f);
-    text[len] = '\0';
+    size_t len = read_sample("pxfab-fattree.json", text, sizeof(text));
     char *r = strstr(text, "\"routing\"");
     CHECK(r != NULL);
     if (r)
@@ -219,6 +226,142 @@ static void test_pxfab_json(void)
             }
     CHECK(same);
     px_topo_free(c);
+    px_topo_free(t);
+}
+
+/* OpenSM's forwarding tables after ibnetdiscover's text (lft.ibnet: as
+ * ibroute and dump_lfts.sh print them; lft-opensm.ibnet: as OpenSM writes
+ * opensm-lfts.dump). The computed routes of that fabric are min-hop,
+ * node03 over spine-1 from leaf-1; the tables send it over spine-2, and
+ * node05 from leaf-1 on a detour down to leaf-2 and up again (5 hops). */
+static void test_lfts(void)
+{
+    px_topo_t *t = load("lft.ibnet");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    CHECK(px_topo_num_hosts(t) == 6 && px_topo_num_switches(t) == 5 && px_topo_num_links(t) == 12);
+    CHECK(!strcmp(path_str(t, "node01", "node03", 0), "leaf-1 spine-2 leaf-2"));
+    CHECK(hops(t, "node01", "node05") == 5);
+    CHECK(!strcmp(path_str(t, "node02", "node05", 0), "leaf-1 spine-1 leaf-2 spine-2 leaf-3"));
+    CHECK(!strcmp(path_str(t, "node03", "node05", 0), "leaf-2 spine-2 leaf-3"));
+    CHECK(!strcmp(path_str(t, "node05", "node01", 0), "leaf-3 spine-1 leaf-1"));
+    /* node06 has lmc 1: its second LID is path 1; no third */
+    CHECK(!strcmp(path_str(t, "node01", "node06", 1), "leaf-1 spine-1 leaf-3"));
+    CHECK(px_topo_hops_rail(t, H(t, "node01"), H(t, "node06"), 0, 2) == -1);
+    /* the tables travel in the compact form the job shares */
+    char *ser, err[256];
+    size_t len;
+    px_topo_t *u = NULL;
+    CHECK(px_topo_serialize(t, &ser, &len) == PX_OK);
+    CHECK(px_topo_parse(ser, len, "model", &u, err, sizeof(err)) == PX_OK);
+    if (u) {
+        CHECK(hops(u, "node01", "node05") == 5);
+        px_topo_free(u);
+    }
+    free(ser);
+    px_topo_free(t);
+
+    /* the same fabric without its tables: computed routes */
+    static char text[1 << 16];
+    read_sample("lft.ibnet", text, sizeof(text));
+    char *cut = strstr(text, "Unicast lids");
+    CHECK(cut != NULL);
+    if (cut)
+        *cut = '\0';
+    CHECK(px_topo_parse(text, strlen(text), "no-tables", &u, err, sizeof(err)) == PX_OK);
+    if (u) {
+        CHECK(!strcmp(path_str(u, "node01", "node03", 0), "leaf-1 spine-1 leaf-2"));
+        CHECK(hops(u, "node01", "node05") == 3);
+        px_topo_free(u);
+    }
+
+    t = load("lft-opensm.ibnet");
+    CHECK(t != NULL);
+    if (t) {
+        CHECK(!strcmp(path_str(t, "node01", "node03", 0), "leaf-1 spine-2 leaf-2"));
+        CHECK(!strcmp(path_str(t, "node02", "node05", 0), "leaf-1 spine-2 leaf-3"));
+        CHECK(!strcmp(path_str(t, "node03", "node05", 0), "leaf-2 spine-1 leaf-3"));
+        px_topo_free(t);
+    }
+
+    /* a table of a switch the description lacks; a route to an uncabled port */
+    if (cut) {
+        char bad[1 << 12];
+        snprintf(bad, sizeof(bad),
+                 "%sUnicast lids [0x0-0xc] of switch Lid 9 guid 0x0002c902005000ff (x):\n"
+                 "0x0006 001 : (Channel Adapter portguid 0x0002c90300b0c101: 'node01 HCA-1')\n",
+                 text);
+        CHECK(px_topo_parse(bad, strlen(bad), "bad", &u, err, sizeof(err)) != PX_OK);
+        CHECK(strstr(err, "0x0002c902005000ff") != NULL);
+        snprintf(bad, sizeof(bad),
+                 "%sUnicast lids [0-12] of switch Lid 3 guid 0x0002c90200500011 ('leaf-1'):\n"
+                 "0x0006 020 # Channel Adapter portguid 0x0002c90300b0c101: 'node01 HCA-1'\n",
+                 text);
+        CHECK(px_topo_parse(bad, strlen(bad), "bad", &u, err, sizeof(err)) != PX_OK);
+        CHECK(strstr(err, "port 20") != NULL);
+    }
+}
+
+/* The broadcast tree from the delay matrix. mixed.ibnet: n01 n03 n05 n07
+ * at 4xSDR (10 Gbit/s), n02 n04 n06 n08 at 4xDDR (20 Gbit/s), four per
+ * leaf. With two rates the delay is 1/min(rate on the route): the DDR
+ * hosts take the positions that forward to the most (position v of 8
+ * heads a subtree of min(lowest bit of v, 8 - v)), the SDR ones the
+ * leaves; by hops alone the root's leaf mates would come first. */
+static int subtree(int v, int n) { return (v & -v) < n - v ? (v & -v) : n - v; }
+
+static void test_bcast_order(void)
+{
+    px_topo_t *t = load("mixed.ibnet");
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    int hosts[8], order[8];
+    for (int i = 0; i < 8; i++)
+        hosts[i] = i;
+    px_topo_delay_t *d = px_topo_delay_new(t, hosts, 8);
+    CHECK(d && px_topo_delay_mixed(d));
+    if (!d)
+        return;
+    CHECK(px_topo_delay_rate(d, 0) == 10000000000ull && px_topo_delay_rate(d, 1) == 20000000000ull);
+    const double *row = px_topo_delay_row(d, 1);
+    CHECK(row[3] == 50 && row[5] == 50 && row[0] == 100 && row[1] == 0);
+    for (int root = 0; root < 8; root++) {
+        CHECK(px_topo_bcast_order(d, root, order) == PX_OK);
+        int seen = 0, fast_least = 8, slow_most = 0;
+        for (int v = 0; v < 8; v++)
+            seen |= 1 << order[v];
+        CHECK(order[0] == root && seen == 0xff);
+        for (int v = 1; v < 8; v++) {
+            int size = subtree(v, 8);
+            if (order[v] % 2 && size < fast_least)
+                fast_least = size;
+            if (!(order[v] % 2) && size > slow_most)
+                slow_most = size;
+        }
+        CHECK(fast_least >= slow_most);
+    }
+    /* from SDR n01: DDR n02 (its leaf) heads half the tree, DDR n04 a
+     * quarter, DDR n06 under n02 a quarter; the last DDR host n08 is a
+     * leaf under n01; SDR n03 under n02, n05 under n04, n07 under n06 */
+    CHECK(px_topo_bcast_order(d, 0, order) == PX_OK);
+    int want[8] = {0, 7, 3, 4, 1, 2, 5, 6};
+    CHECK(!memcmp(order, want, sizeof(want)));
+    px_topo_delay_free(d);
+    /* one rate (fattree.ibnet, all 4xQDR): hops decide, leaf mates first */
+    px_topo_t *f = load("fattree.ibnet");
+    if (f) {
+        int fh[4] = {H(f, "node01"), H(f, "node06"), H(f, "node07"), H(f, "node02")};
+        d = px_topo_delay_new(f, fh, 4);
+        CHECK(d && !px_topo_delay_mixed(d));
+        CHECK(px_topo_bcast_order(d, 0, order) == PX_OK);
+        CHECK(order[0] == 0 && order[2] == 3 && order[1] == 1 && order[3] == 2);
+        CHECK(px_topo_bcast_order(d, 1, order) == PX_OK);
+        CHECK(order[0] == 1 && order[2] == 2 && order[1] == 0 && order[3] == 3);
+        px_topo_delay_free(d);
+        px_topo_free(f);
+    }
     px_topo_free(t);
 }
 
@@ -315,6 +458,8 @@ int main(int argc, char **argv)
     test_ibnet();
     test_ibnet_inline();
     test_pxfab_json();
+    test_lfts();
+    test_bcast_order();
     test_errors();
     test_place();
     return px_unit_report();

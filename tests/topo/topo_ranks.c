@@ -2,7 +2,10 @@
  * emulated hosts node0..node3 (node0, node1 on leaf0; node2, node3 on
  * leaf1): every rank must map every rank onto its host and see the same,
  * correct hop counts (0 on one host, 1 on one leaf, 3 across the spines).
- * With PXTEST_FLAT=1 (no PX_TOPO) the job must be flat: no hops known. */
+ * With PXTEST_FLAT=1 (no PX_TOPO) the job must be flat: no hops known.
+ * With PXTEST_HOPS_FROM=FILE the hop counts wanted are those of FILE loaded
+ * here, by the model alone (a description with forwarding tables: the
+ * job's shared copy must keep them). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +20,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int flat = getenv("PXTEST_FLAT") != NULL;
+    const char *from = getenv("PXTEST_HOPS_FROM");
+    px_topo_t *ref = NULL;
+    char err[256];
+    if (from && px_topo_load(from, &ref, err, sizeof(err)) != PX_OK) {
+        fprintf(stderr, "rank %d: %s\n", rank, err);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     char name[MPI_MAX_PROCESSOR_NAME], *names = malloc((size_t)size * MPI_MAX_PROCESSOR_NAME);
     int len;
     MPI_Get_processor_name(name, &len);
@@ -31,10 +41,12 @@ int main(int argc, char **argv)
             const char *na = names + (size_t)a * MPI_MAX_PROCESSOR_NAME;
             const char *nb = names + (size_t)b * MPI_MAX_PROCESSOR_NAME;
             /* node<i>: leaf i / 2 */
-            int want = flat                                     ? -1
-                       : !strcmp(na, nb)                        ? 0
-                       : (na[4] - '0') / 2 == (nb[4] - '0') / 2 ? 1
-                                                                : 3;
+            int want =
+                flat  ? -1
+                : ref ? px_topo_hops(ref, px_topo_host_find(ref, na), px_topo_host_find(ref, nb))
+                : !strcmp(na, nb)                        ? 0
+                : (na[4] - '0') / 2 == (nb[4] - '0') / 2 ? 1
+                                                         : 3;
             if (h != want) {
                 fprintf(stderr, "rank %d: hops %d (%s) -> %d (%s) = %d, want %d\n", rank, a, na, b,
                         nb, h, want);
@@ -71,6 +83,8 @@ int main(int argc, char **argv)
     free(names);
     free(mine);
     free(root);
+    if (ref)
+        px_topo_free(ref);
     MPI_Finalize();
     return total ? 1 : 0;
 }

@@ -141,10 +141,14 @@ def parse_ibnet(text, name):
             port, peer, peer_port, rest = pm.groups()
             comment = rest.split("#", 1)[1] if "#" in rest else ""
             dm = re.match(r'\s*"([^"]*)"', comment)
+            after = comment[dm.end():] if dm else comment
+            lm = re.search(r"lid (\d+)(?: lmc (\d+))?", after)
             nodes[-1][3].append((int(port), peer, int(peer_port),
-                                 dm.group(1) if dm else "", ib_rate(comment)))
+                                 dm.group(1) if dm else "", ib_rate(comment),
+                                 int(lm.group(1)) if lm else 0,
+                                 int(lm.group(2)) if lm and lm.group(2) else 0))
     for node in list(nodes):
-        for _, peer, _, peer_desc, _ in node[3]:
+        for _, peer, _, peer_desc, *_ in node[3]:
             if peer not in by_guid:
                 extra = [peer, peer_desc, not peer.startswith("H"), []]
                 nodes.append(extra)
@@ -176,13 +180,64 @@ def parse_ibnet(text, name):
             for p in ports:
                 port(guid, p[0])
     for guid, _, _, ports in nodes:
-        for num, peer, peer_port, _, rate in ports:
+        for num, peer, peer_port, _, rate, *_ in ports:
             pa, pb = port(guid, num), port(peer, peer_port)
             try:
                 fab.connect(vertex[guid], pa, vertex[peer], pb, rate)
             except TopoError:
                 raise TopoError(f"{name}: port {num} of {guid} is cabled to two places") from None
+    if "Unicast lids" in text:
+        _ib_lfts(fab, nodes, desc_of, vertex, port, text, name)
     return _finish(fab, name)
+
+
+_IB_LIDS = 0xC000
+
+
+def _ib_lfts(fab, nodes, desc_of, vertex, port, text, name):
+    """OpenSM's forwarding tables after the ibnetdiscover text, as ibroute and
+    dump_lfts.sh print them or as opensm-lfts.dump holds them: a switch by its
+    GUID, a destination LID by the LIDs of the host ports (base LID + path
+    under LMC); entries toward switches are skipped."""
+    lids = {}
+    for pass_switch in (False, True):
+        for guid, _, is_switch, ports in nodes:
+            if is_switch != pass_switch:
+                continue
+            for num, peer, peer_port, _, _, lid, lmc in ports:
+                owner = desc_of.get(peer) if is_switch else desc_of[guid]
+                if owner is None or owner[2] or lid <= 0:
+                    continue
+                rail = port(owner[0], peer_port if is_switch else num)
+                host = fab.v[vertex[owner[0]]].index
+                for p in range(1 << (0 if is_switch or not 0 < lmc < 8 else lmc)):
+                    if lid + p < _IB_LIDS:
+                        lids.setdefault(lid + p, (host, rail, p))
+    guids = {int(g[2:], 16): vertex[g] for g, _, is_switch, _ in nodes if is_switch}
+    sw = None
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        p = line.strip()
+        if p.startswith("Unicast lids"):
+            m = re.search(r" guid 0x([0-9a-fA-F]+)", p)
+            g = int(m.group(1), 16) if m else 0
+            sw = guids.get(g)
+            if sw is None:
+                raise TopoError(f"{name}:{lineno}: forwarding table of switch 0x{g:016x}, "
+                                "which the description lacks")
+        elif "lids dumped" in p:
+            sw = None
+        elif sw is not None and p.startswith("0x"):
+            m = re.match(r"0x([0-9a-fA-F]+)\s+(\d+)", p)
+            if not m:
+                continue
+            lid, out = int(m.group(1), 16), int(m.group(2))
+            if lid not in lids:
+                continue
+            pi = fab.add_port(sw, str(out))
+            if fab.v[sw].ports[pi][1] is None:
+                raise TopoError(f"{name}:{lineno}: switch {fab.v[sw].name} sends LID {lid} to "
+                                f"port {out}, not cabled")
+            fab.v[sw].fwd.setdefault(lids[lid], pi)
 
 
 # ---- Slurm topology.conf ------------------------------------------------------------

@@ -52,7 +52,8 @@ static const px_coll_algo_t px_coll_algos[] = {
     {PX_COLL_BCAST, "smp", px_coll_bcast_smp, PX_COLL_F_HIER,
      "root to its node leader, among leaders, then within each node"},
     {PX_COLL_BCAST, "topo", px_coll_bcast_topo, PX_COLL_F_TOPO,
-     "binomial tree over the ranks renumbered by switch cluster and host (PX_TOPO)"},
+     "binomial tree over the hosts renumbered from a delay matrix (hops, or 1/min link rate; "
+     "PX_TOPO), then within each host"},
     {PX_COLL_BCAST, "shm", NULL, PX_COLL_F_SHM, "root writes a shared slot, all read it"},
     {PX_COLL_BCAST, "cma", NULL, PX_COLL_F_SHM | PX_COLL_F_CMA,
      "all read the root's buffer directly (process_vm_readv), one copy"},

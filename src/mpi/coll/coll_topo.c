@@ -25,6 +25,15 @@ typedef struct px_coll_tclus {
     int *host_of;    /* comm rank -> host in the model, -1 when unknown */
     int *byhost;     /* members again, each host's ranks together (hosts in order of
                       * their lowest rank) */
+    /* the broadcast's host groups (built at the first broadcast): runs of
+     * byhost on one host (a rank on an unknown host alone) */
+    int ngroups;
+    int *gstart;            /* group -> its first entry in byhost */
+    int *group_of;          /* comm rank -> group */
+    int *ghost;             /* group -> its host in the model, -1 unknown */
+    px_topo_delay_t *delay; /* among the groups' hosts (dropped after each tree above
+                             * PX_TCLUS_KEEP_DELAY groups) */
+    int **gorder;           /* per root group: the tree's groups, built when first rooted there */
 } px_coll_tclus_t;
 
 static px_coll_tclus_t px_tclus_none = {.state = -1};
@@ -38,6 +47,13 @@ void px_coll_tclus_free(struct px_coll_tclus *t)
     free(t->members);
     free(t->host_of);
     free(t->byhost);
+    free(t->gstart);
+    free(t->group_of);
+    free(t->ghost);
+    px_topo_delay_free(t->delay);
+    for (int g = 0; t->gorder && g < t->ngroups; g++)
+        free(t->gorder[g]);
+    free(t->gorder);
     free(t);
 }
 
@@ -265,47 +281,104 @@ PX_COLL_BUILDER(px_coll_scatter_topo)
     return MPI_SUCCESS;
 }
 
-/* Broadcast down a binomial tree over the ranks renumbered by the fabric:
- * the root and its host's other ranks, then the rest of its switch
- * cluster, then the other clusters, each cluster's ranks together and each
- * host's ranks together within it. The tree's first, widest steps split
- * that order in halves, so the spines are crossed near the top of the tree,
- * a few times, and the lower steps stay under one leaf switch, then on one
- * host. (The node-aware broadcast, smp, runs it among the node leaders.) */
+/* The host groups, at the first broadcast. */
+static int px_tclus_groups(px_coll_tclus_t *t, int n)
+{
+    if (t->gorder)
+        return 0;
+    t->ghost = malloc(sizeof(int) * (size_t)n);
+    t->gstart = malloc(sizeof(int) * ((size_t)n + 1));
+    t->group_of = malloc(sizeof(int) * (size_t)n);
+    if (!t->ghost || !t->gstart || !t->group_of)
+        return -1;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        int r = t->byhost[i], h = t->host_of[r];
+        if (!i || h < 0 || h != t->host_of[t->byhost[i - 1]]) {
+            t->gstart[k] = i;
+            t->ghost[k++] = h;
+        }
+        t->group_of[r] = k - 1;
+    }
+    t->gstart[k] = n;
+    t->ngroups = k;
+    t->gorder = calloc((size_t)k, sizeof(int *));
+    return t->gorder ? 0 : -1;
+}
+
+/* Above this many hosts the delay rows (8 + 4 bytes a pair) are not kept
+ * between trees: a new root's tree computes the rows it needs again. */
+#define PX_TCLUS_KEEP_DELAY 512
+
+/* The tree over the groups from root group rg, built at its first use. */
+static const int *px_tclus_gorder(px_coll_tclus_t *t, int rg)
+{
+    if (t->gorder[rg])
+        return t->gorder[rg];
+    if (!t->delay && !(t->delay = px_topo_delay_new(px_topo_job(), t->ghost, t->ngroups)))
+        return NULL;
+    int *order = malloc(sizeof(int) * (size_t)t->ngroups);
+    if (!order || px_topo_bcast_order(t->delay, rg, order) != PX_OK) {
+        free(order);
+        return NULL;
+    }
+    if (t->ngroups > PX_TCLUS_KEEP_DELAY) {
+        px_topo_delay_free(t->delay);
+        t->delay = NULL;
+    }
+    return t->gorder[rg] = order;
+}
+
+/* The rank that speaks for a group: the root in its own, its first rank elsewhere. */
+static int px_tclus_glead(const px_coll_tclus_t *t, int g, int root)
+{
+    return t->group_of[root] == g ? root : t->byhost[t->gstart[g]];
+}
+
+/* Broadcast down a binomial tree over the hosts renumbered from the delay
+ * matrix (px_topo_bcast_order: hop counts, or 1/min(link rate) when the
+ * hosts' links differ in rate): each position of the tree, breadth first
+ * and the largest subtrees first, gets the host closest to its parent's,
+ * so the positions that carry most of the tree get the nearest and
+ * fastest hosts. One rank per host (the root on its own) takes part;
+ * each then hands the data to the other ranks of its host. The tree is
+ * built at the first broadcast from each root's host and kept with the
+ * communicator. (The node-aware broadcast, smp, runs it among the node
+ * leaders.) */
 PX_COLL_BUILDER(px_coll_bcast_topo)
 {
-    const px_coll_tclus_t *t = px_coll_tclus(c);
-    int n = c->size, root = a->root, rc = t->cluster_of[root], rh = t->host_of[root];
-    int *order = px_coll_sched_alloc(s, sizeof(int) * (size_t)n);
+    px_coll_tclus_t *t = (px_coll_tclus_t *)px_coll_tclus(c);
+    int n = c->size, root = a->root, me = c->rank;
+    if (px_tclus_groups(t, n) < 0)
+        return MPI_ERR_NO_MEM;
+    int rg = t->group_of[root], g = t->group_of[me], ng = t->ngroups;
+    const int *order = px_tclus_gorder(t, rg);
     if (!order)
         return MPI_ERR_NO_MEM;
-    int k = 0, vr = 0;
-    order[k++] = root;
-    for (int pass = 0; pass < 3; pass++) /* root's host, root's cluster, the others */
-        for (int j = 0; j < t->nclusters; j++) {
-            if ((j == rc) == (pass == 2))
-                continue;
-            for (int i = t->start[j]; i < t->start[j + 1]; i++) {
-                int r = t->byhost[i], mate = rh >= 0 && t->host_of[r] == rh;
-                if (r != root && (pass == 2 || mate == (pass == 0)))
-                    order[k++] = r;
-            }
-        }
-    for (int i = 0; i < n; i++)
-        if (order[i] == c->rank)
-            vr = i;
-    int mask = 1;
-    while (mask < n) {
-        if (vr & mask) {
-            px_coll_sched_recv(s, c, a->rbuf, (MPI_Aint)a->bytes, MPI_BYTE, order[vr - mask]);
-            px_coll_sched_round(s);
-            break;
-        }
-        mask <<= 1;
+    int lead = px_tclus_glead(t, g, root);
+    if (me != lead) {
+        px_coll_sched_recv(s, c, a->rbuf, (MPI_Aint)a->bytes, MPI_BYTE, lead);
+        px_coll_sched_round(s);
+        return MPI_SUCCESS;
     }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (vr + mask < n)
-            px_coll_sched_send(s, c, a->rbuf, (MPI_Aint)a->bytes, MPI_BYTE, order[vr + mask]);
+    int vr = 0, top = 1;
+    while (order[vr] != g)
+        vr++;
+    while (top < ng)
+        top <<= 1;
+    if (vr) {
+        int parent = order[vr - (vr & -vr)];
+        px_coll_sched_recv(s, c, a->rbuf, (MPI_Aint)a->bytes, MPI_BYTE,
+                           px_tclus_glead(t, parent, root));
+        px_coll_sched_round(s);
+    }
+    for (int mask = (vr ? vr & -vr : top) >> 1; mask > 0; mask >>= 1)
+        if (vr + mask < ng)
+            px_coll_sched_send(s, c, a->rbuf, (MPI_Aint)a->bytes, MPI_BYTE,
+                               px_tclus_glead(t, order[vr + mask], root));
+    for (int i = t->gstart[g]; i < t->gstart[g + 1]; i++)
+        if (t->byhost[i] != me)
+            px_coll_sched_send(s, c, a->rbuf, (MPI_Aint)a->bytes, MPI_BYTE, t->byhost[i]);
     px_coll_sched_round(s);
     return MPI_SUCCESS;
 }
