@@ -54,11 +54,12 @@ if [ -n "$coll" ]; then
         PX_ALLTOALL_TOPO_SCHEDULE=tacs2 PX_ALLTOALL_TOPO_CONFLICTS=0 \
         run 0 "PASS topo_coll np=16" -n 16 --hosts node0:4,node1:4,node2:4,node3:4 "$coll"
     # hosts at two link rates (mixed.ibnet): the broadcast's tree from the
-    # delay matrix of 1/min(link rate), every root, data checked
+    # delay matrix of 1/min(link rate), every root, data checked (the
+    # alltoall's large blocks take the topology-aware schedule there too)
     export PX_TOPO="$dir/mixed.ibnet"
-    PXTEST_EXPECT_TOPO=gather,scatter,bcast \
+    PXTEST_EXPECT_TOPO=gather,scatter,bcast,alltoall \
         run 0 "PASS topo_coll np=12" -n 12 --hosts n01:2,n02:1,n03:2,n04:1,n05:1,n06:2,n07:1,n08:2 "$coll"
-    PXTEST_EXPECT_TOPO=gather,scatter,bcast PX_BCAST_ALGORITHM=topo \
+    PXTEST_EXPECT_TOPO=gather,scatter,bcast,alltoall PX_BCAST_ALGORITHM=topo \
         run 0 "PASS topo_coll np=9" -n 9 --hosts n08:1,n01:2,n06:1,n03:1,n02:2,n07:1,n05:1 "$coll"
     unset PX_TOPO
     PXTEST_EXPECT_TOPO=none run 0 "PASS topo_coll np=7" -n 7 --hosts node2:1,node0:3,node3:2,node1:1 "$coll"
