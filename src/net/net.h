@@ -81,6 +81,11 @@ enum {
      * side's ep_bulk_acked / bulk_progress carry the receiver's progress.
      * Without it ep_bulk_recv and ep_bulk_send answer PX_ERR_UNSUPPORTED. */
     PX_NET_CAP_BULK = 1u << 4,
+    /* After ep_reset nothing the peer sent before it arrives (the old
+     * connection is gone): a frame on a reset endpoint came over a path
+     * that works now. Without it a frame sent before a fault may still be
+     * delivered after the reset. */
+    PX_NET_CAP_FENCE = 1u << 5,
 };
 
 /* What a bulk receiver tells its sender (opaque to the layers above, which

@@ -483,8 +483,11 @@ void px_rail_send_done(px_rail_t *r)
         if (!px_rail_vc_used(vc))
             continue;
         int si = px_rail_best(vc, PX_SUB_SUSPECT);
-        if (si >= 0)
-            px_rail_send_ctl(vc, si, PX_RAIL_DONE, 0, 0, px_rail_rx_bitmap(vc));
+        if (si >= 0) {
+            uint64_t w[PX_RAIL_SACK_WORDS];
+            px_rail_rx_bitmap(vc, w);
+            px_rail_send_ctl(vc, si, PX_RAIL_DONE, 0, 0, w[0]);
+        }
     }
 }
 

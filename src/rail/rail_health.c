@@ -205,6 +205,7 @@ void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
     s->down_since = now;
     s->unacked = 0;
     s->probe_gap = 0.1;
+    s->probe_soon = 0;
     s->next_probe = now + 100000000ull;
     px_rail_count_up(vc);
     px_warn("rail",

@@ -52,6 +52,8 @@ enum {
     PX_RAIL_H_SPLIT = 16, /* DATA: a piece of the stripe whose seq is in oseq, sent again in
                            * pieces after its subchannel failed; the top byte of `sub` says
                            * how many pieces there are */
+    PX_RAIL_H_AGAIN = 32, /* DATA: not the first copy of this frame */
+    PX_RAIL_H_DUP = 64,   /* ACK (lossy transports): frame seq arrived twice */
 };
 
 /* Receive window: a sender never has more than this many frames
@@ -68,7 +70,6 @@ enum {
  * loss of datagrams loses a quarter of 8 KB frames at MTU 1500. */
 #define PX_RAIL_LOSS_SAMPLE 256
 #define PX_RAIL_LOSS_HIGH 0.20
-#define PX_RAIL_SACK_SPAN 64 /* frames after the cumulative point an acknowledgement covers */
 #define PX_RAIL_LOSS_LOW 0.01
 
 typedef struct __attribute__((packed)) px_rail_hdr {
@@ -80,6 +81,13 @@ typedef struct __attribute__((packed)) px_rail_hdr {
     uint16_t sub; /* subchannel it was sent on (informational) */
     uint64_t off; /* offset of this stripe in its frame's payload */
 } px_rail_hdr_t;
+
+/* Lossy transports: a bitmap acknowledgement covers up to this many 64-frame
+ * words after its cumulative point, the first in the header's `off`, the
+ * others after the header: as far as the highest frame that has arrived,
+ * so losses anywhere in a window of a bandwidth-delay product are seen at
+ * once. */
+#define PX_RAIL_SACK_WORDS (1 + (PX_NET_HDR_MAX - sizeof(px_rail_hdr_t)) / 8)
 
 /* Subchannel states. SUSPECT: acknowledgements are overdue, new traffic
  * avoids it but what it carries stays; DOWN: the transport gave up on it,
@@ -225,6 +233,7 @@ typedef struct px_rail_sub {
     int rx_state;
     int rx_ordered, rx_sack;
     int rx_piece;      /* it is a piece of a stripe sent again (PX_RAIL_H_SPLIT) */
+    int rx_again;      /* not the first copy (PX_RAIL_H_AGAIN) */
     uint32_t rx_porig; /* ... of this stripe */
     uint32_t rx_seq;
     uint64_t rx_t0; /* when a stripe's header arrived */
@@ -265,6 +274,7 @@ typedef struct px_rail_sub {
     int held;                /* suspect until it answers (a ping or an acknowledgement of
                               * its own), whatever else happens meanwhile */
     double probe_gap;        /* seconds */
+    int probe_soon;          /* a frame came while down: probed once at once */
     px_rail_sub_stats_t *st; /* in the job's stats segment (PX_STATS) or st_own */
     px_rail_sub_stats_t st_own;
 } px_rail_sub_t;
@@ -306,11 +316,21 @@ struct px_rail_vc {
      * rendezvous data goes in one-datagram frames while it is high */
     uint32_t fr_sent, fr_retx;
     int small_frames;
-    uint64_t last_cut; /* when the window was last halved */
-    int peer_done;     /* the peer sent DONE at finalize */
-    int gap_ack;       /* a frame arrived above a gap: acknowledge in this pass */
+    uint64_t last_cut;  /* when the window was last halved */
+    uint32_t sack_span; /* frames after the cumulative point the peer's last bitmap covered */
+    /* lossy: the last frames sent again on a timeout, until the peer says
+     * whether it had them already (then the timeout was spurious) */
+    struct {
+        uint32_t seq;
+        int used;
+        size_t cwnd; /* before the timeout halved it */
+    } rto_log[8];
+    unsigned rto_next;
+    int peer_done; /* the peer sent DONE at finalize */
+    int gap_ack;   /* a frame arrived above a gap: acknowledge in this pass */
     /* receive side */
     uint32_t rx_next;                   /* every frame below has arrived */
+    uint32_t rx_top;                    /* ... and none from here on */
     uint64_t rx_bits[PX_RAIL_WIN / 64]; /* arrivals at or above rx_next, by seq % WIN */
     /* stripes arriving in pieces (PX_RAIL_H_SPLIT): a whole copy is dropped
      * meanwhile, the stripe's own seq counts as received with the last piece */
@@ -358,7 +378,7 @@ struct px_rail {
     int lossy;        /* the transport loses frames: retransmission timers, windows */
     size_t frame_max; /* lossy: largest payload per frame */
     uint64_t rto_min;
-    uint64_t retx_timeout, retx_fast, rx_out_of_window, rx_dup;
+    uint64_t retx_timeout, retx_fast, retx_spurious, rx_out_of_window, rx_dup;
     uint64_t resplits, resplit_pieces; /* failed stripes sent again in pieces */
     uint64_t small_frame_periods;      /* lossy: times a channel went to one-datagram frames */
     uint64_t rx_split_skipped;         /* pieces whose original had arrived whole */
@@ -508,6 +528,9 @@ extern const char *const px_rail_state_names[];
 /* rail_send.c */
 void px_rail_send_ctl(px_rail_vc_t *vc, int si, uint8_t type, uint8_t flags, uint32_t seq,
                       uint64_t val);
+/* ... with `len` more bytes after the header (at most PX_NET_HDR_MAX in all) */
+void px_rail_send_ctlx(px_rail_vc_t *vc, int si, uint8_t type, uint8_t flags, uint32_t seq,
+                       uint64_t val, const void *more, size_t len);
 px_rail_tx_t *px_rail_tx_get(px_rail_vc_t *vc);
 void px_rail_tx_put(px_rail_t *r, px_rail_tx_t *x);
 void px_rail_tx_finish(px_rail_tx_t *x);
@@ -522,11 +545,15 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
 void px_rail_rx_done(void *owner, void *ctx);
 
 /* rail_reliable.c */
-uint64_t px_rail_rx_bitmap(px_rail_vc_t *vc);
+int px_rail_rx_bitmap(px_rail_vc_t *vc, uint64_t w[PX_RAIL_SACK_WORDS]);
 void px_rail_send_ack(px_rail_vc_t *vc, int sack, uint32_t seq, uint64_t dur_ns, int pref);
+/* Lossy transports: frame seq arrived twice (a bitmap acknowledgement that
+ * says so). */
+void px_rail_send_dup_ack(px_rail_vc_t *vc, uint32_t seq, int pref);
+void px_rail_dup_in(px_rail_vc_t *vc, uint32_t seq);
 void px_rail_acks_due(px_rail_t *r);
 void px_rail_ack_in(px_rail_vc_t *vc, uint32_t ack);
-void px_rail_bitmap_in(px_rail_vc_t *vc, uint32_t ack, uint64_t bits);
+void px_rail_bitmap_in(px_rail_vc_t *vc, uint32_t ack, const uint64_t *w, int nw);
 void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t rx_ns);
 void px_rail_loss_look(px_rail_vc_t *vc);
 void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now);

@@ -24,6 +24,8 @@ static void px_rail_flush_held(px_rail_vc_t *vc)
 static void px_rail_rx_mark(px_rail_vc_t *vc, uint32_t seq)
 {
     vc->rx_bits[(seq % PX_RAIL_WIN) / 64] |= 1ull << (seq % 64);
+    if ((int32_t)(seq + 1 - vc->rx_top) > 0)
+        vc->rx_top = seq + 1;
     while (vc->rx_bits[(vc->rx_next % PX_RAIL_WIN) / 64] & (1ull << (vc->rx_next % 64))) {
         vc->rx_bits[(vc->rx_next % PX_RAIL_WIN) / 64] &= ~(1ull << (vc->rx_next % 64));
         vc->rx_next++;
@@ -115,8 +117,18 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
     memcpy(&h, hdr, sizeof(h));
     vc->last_rx = r->now;
     px_rail_heat(vc);
-    if (s->state == PX_SUB_DOWN && r->ft)
-        px_rail_sub_up(s); /* a frame on a fresh connection: it works again */
+    if (s->state == PX_SUB_DOWN && r->ft) {
+        /* a frame on a connection made since the reset: the path works
+         * again. Where a frame sent before the fault may still come after
+         * it (datagrams, libfabric), only the answer to a probe says so; a
+         * frame has the next probe go at once. */
+        if ((r->attr.caps & PX_NET_CAP_FENCE) || h.type == PX_RAIL_PONG) {
+            px_rail_sub_up(s);
+        } else if (!s->probe_soon) {
+            s->probe_soon = 1;
+            s->next_probe = r->now;
+        }
+    }
     /* the cumulative part first: it usually covers a stripe acknowledged
      * selectively too, which is then timed by the sender's clock alone (the
      * receiver's header-to-last-byte time says little about a small stripe
@@ -127,8 +139,21 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
         break;
     case PX_RAIL_ACK:
         s->st->acks_rx++;
-        if (h.flags & PX_RAIL_H_BITMAP)
-            px_rail_bitmap_in(vc, h.ack, h.off);
+        if (h.flags & PX_RAIL_H_BITMAP) {
+            /* the first word in the header, the others after it */
+            uint64_t w[PX_RAIL_SACK_WORDS];
+            size_t more = hdr_len - sizeof(h);
+            if (more % 8 || more / 8 >= PX_RAIL_SACK_WORDS) {
+                px_warn("rail", "dropping an acknowledgement of %zu bytes from rank %d", hdr_len,
+                        vc->rank);
+                return NULL;
+            }
+            w[0] = h.off;
+            memcpy(w + 1, (const char *)hdr + sizeof(h), more);
+            px_rail_bitmap_in(vc, h.ack, w, 1 + (int)(more / 8));
+            if (h.flags & PX_RAIL_H_DUP)
+                px_rail_dup_in(vc, h.seq);
+        }
         if (h.flags & PX_RAIL_H_SACK) {
             px_rail_tx_t *x = vc->tx[h.seq & (vc->tx_cap - 1)];
             if (x && x->seq == h.seq)
@@ -178,7 +203,10 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
         /* a copy sent again after a failure: the first one made it, so our
          * acknowledgement may not have */
         px_debug("rail", "duplicate frame %u from rank %d dropped", h.seq, vc->rank);
-        px_rail_send_ack(vc, (h.flags & PX_RAIL_H_SACK) != 0, h.seq, 0, s->idx);
+        if (r->lossy && !(h.flags & PX_RAIL_H_SACK))
+            px_rail_send_dup_ack(vc, h.seq, s->idx);
+        else
+            px_rail_send_ack(vc, (h.flags & PX_RAIL_H_SACK) != 0, h.seq, 0, s->idx);
         return NULL;
     }
     s->rx_piece = 0;
@@ -204,6 +232,7 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
     if (s->rx_sack)
         s->rx_t0 = r->now;
     s->rx_ordered = !(h.flags & PX_RAIL_H_UNORD);
+    s->rx_again = (h.flags & PX_RAIL_H_AGAIN) != 0;
     s->rx_ctx = NULL;
     s->rx_dst = NULL;
     if (__builtin_expect(r->ft, 1)) {
@@ -213,6 +242,12 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
             px_rail_sub_t *o = &vc->sub[i];
             if (o == s || o->rx_state == PX_RX_DROP || o->rx_seq != h.seq)
                 continue;
+            if (o->rx_again && !(h.flags & PX_RAIL_H_AGAIN)) {
+                /* the first copy, late (on a path that failed after it
+                 * left): the one sent again stays */
+                r->rx_dup++;
+                return NULL;
+            }
             r->ops->ep_rx_cancel(o->ep);
             s->rx_state = o->rx_state;
             s->rx_ctx = o->rx_ctx;

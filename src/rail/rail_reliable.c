@@ -7,17 +7,43 @@
 
 #include <math.h>
 
-/* Which of the frames rx_next+1 .. rx_next+64 have arrived (lossy transports). */
-uint64_t px_rail_rx_bitmap(px_rail_vc_t *vc)
+/* Which of the frames after rx_next have arrived (lossy transports): bit k
+ * of w[k / 64] for frame rx_next + 1 + k, in as many words as reach the
+ * highest one (at least one, at most PX_RAIL_SACK_WORDS); their number. */
+int px_rail_rx_bitmap(px_rail_vc_t *vc, uint64_t w[PX_RAIL_SACK_WORDS])
 {
-    uint64_t b = 0;
-    for (uint32_t k = 0; k < 64; k++)
-        if (px_rail_rx_has(vc, vc->rx_next + 1 + k))
-            b |= 1ull << k;
-    return b;
+    uint32_t span = vc->rx_top - vc->rx_next; /* frames from rx_next to the highest */
+    int n = span > 1 ? (int)((span - 2) / 64 + 1) : 1;
+    if (n > (int)PX_RAIL_SACK_WORDS)
+        n = (int)PX_RAIL_SACK_WORDS;
+    /* rx_bits is a ring over seq % PX_RAIL_WIN holding exactly the arrivals
+     * in [rx_next, rx_next + PX_RAIL_WIN): 64 bits from any position */
+    for (int i = 0; i < n; i++) {
+        uint32_t p = (vc->rx_next + 1 + 64 * (uint32_t)i) % PX_RAIL_WIN;
+        uint32_t at = p / 64, sh = p % 64;
+        uint64_t v = vc->rx_bits[at] >> sh;
+        if (sh)
+            v |= vc->rx_bits[(at + 1) % (PX_RAIL_WIN / 64)] << (64 - sh);
+        w[i] = v;
+    }
+    return n;
 }
 
+static void px_rail_send_ack_flags(px_rail_vc_t *vc, int sack, uint32_t seq, uint64_t dur_ns,
+                                   int pref, uint8_t dup);
+
 void px_rail_send_ack(px_rail_vc_t *vc, int sack, uint32_t seq, uint64_t dur_ns, int pref)
+{
+    px_rail_send_ack_flags(vc, sack, seq, dur_ns, pref, 0);
+}
+
+void px_rail_send_dup_ack(px_rail_vc_t *vc, uint32_t seq, int pref)
+{
+    px_rail_send_ack_flags(vc, 0, seq, 0, pref, PX_RAIL_H_DUP);
+}
+
+static void px_rail_send_ack_flags(px_rail_vc_t *vc, int sack, uint32_t seq, uint64_t dur_ns,
+                                   int pref, uint8_t dup)
 {
     /* the working subchannel with the least queued, so the ack is not stuck
      * behind data; on a tie the one the frame came on, or with class lanes
@@ -40,8 +66,11 @@ void px_rail_send_ack(px_rail_vc_t *vc, int sack, uint32_t seq, uint64_t dur_ns,
     if (best < 0)
         return; /* nothing works: the cumulative ack goes with the next frame */
     if (!sack && vc->rail->lossy) {
+        uint64_t w[PX_RAIL_SACK_WORDS];
+        int n = px_rail_rx_bitmap(vc, w);
         vc->gap_ack = 0;
-        px_rail_send_ctl(vc, best, PX_RAIL_ACK, PX_RAIL_H_BITMAP, 0, px_rail_rx_bitmap(vc));
+        px_rail_send_ctlx(vc, best, PX_RAIL_ACK, PX_RAIL_H_BITMAP | dup, dup ? seq : 0, w[0], w + 1,
+                          (size_t)(n - 1) * sizeof(w[0]));
         return;
     }
     px_rail_send_ctl(vc, best, PX_RAIL_ACK, sack ? PX_RAIL_H_SACK : 0, seq, dur_ns);
@@ -258,18 +287,17 @@ static void px_rail_cwnd_cut(px_rail_vc_t *vc, uint64_t now, uint64_t gap)
 /* Lossy transports: frames unacknowledged past their timeout go again, on
  * another subchannel when one is up (a path that went silent then costs one
  * timeout, not a detection), with the timeout doubled per try; a timeout
- * halves the congestion window. Only
- * frames the acknowledgement bitmap can speak of (the cumulative point and
- * the PX_RAIL_SACK_SPAN after it): one further on may have arrived long ago
- * and wait for a hole below to be filled; it is looked at once the
- * cumulative point comes near it. */
+ * halves the congestion window. Only frames the acknowledgement bitmap can
+ * speak of (the cumulative point and as far after it as the peer's bitmaps
+ * reach): one further on may have arrived long ago and wait for a hole
+ * below to be filled; it is looked at once the bitmaps reach it. */
 void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now)
 {
     px_rail_t *r = vc->rail;
     int cut = 0;
-    uint32_t end = vc->tx_seq - vc->tx_acked > PX_RAIL_SACK_SPAN
-                       ? vc->tx_acked + PX_RAIL_SACK_SPAN + 1
-                       : vc->tx_seq;
+    size_t cwnd = vc->cwnd;
+    uint32_t span = vc->sack_span > 64 ? vc->sack_span : 64;
+    uint32_t end = vc->tx_seq - vc->tx_acked > span ? vc->tx_acked + span + 1 : vc->tx_seq;
     for (uint32_t q = vc->tx_acked; q != end && !vc->failed; q++) {
         px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
         if (!x || x->seq != q || x->acked || x->wire || x->resend || x->sub < 0)
@@ -283,6 +311,13 @@ void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now)
             x->tries++;
         r->retx_timeout++;
         cut = 1;
+        if (x->tries == 1) {
+            /* remembered until the peer says it had the first copy */
+            unsigned k = vc->rto_next++ % (sizeof(vc->rto_log) / sizeof(vc->rto_log[0]));
+            vc->rto_log[k].seq = x->seq;
+            vc->rto_log[k].used = 1;
+            vc->rto_log[k].cwnd = cwnd;
+        }
         px_debug("rail",
                  "frame %u (%zu bytes) to rank %d: no acknowledgement after %.1f ms, "
                  "sending it again (try %d)",
@@ -299,26 +334,28 @@ void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now)
  * than frames on other rails; and a frame sent again is not sent a third
  * time until a later one arrives). Losses are repaired from the bitmap, not
  * one per timeout, whatever their number in the window. */
-void px_rail_bitmap_in(px_rail_vc_t *vc, uint32_t ack, uint64_t bits)
+void px_rail_bitmap_in(px_rail_vc_t *vc, uint32_t ack, const uint64_t *w, int nw)
 {
-    if (!bits)
-        return;
     uint64_t now = px_time_ns();
     uint32_t top = 0; /* bits below this one were looked at */
-    for (uint32_t k = 0; k < 64; k++) {
-        if (!(bits >> k & 1))
-            continue;
-        uint32_t q = ack + 1 + k;
-        if ((int32_t)(q - vc->tx_seq) >= 0)
-            break;
-        top = k + 1;
-        px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
-        if (x && x->seq == q && !x->acked)
-            px_rail_tx_acked(vc, x, now, 0);
-    }
+    vc->sack_span = 64 * (uint32_t)nw;
+    for (int i = 0; i < nw; i++)
+        for (uint64_t b = w[i]; b; b &= b - 1) {
+            uint32_t k = 64 * (uint32_t)i + (uint32_t)__builtin_ctzll(b);
+            uint32_t q = ack + 1 + k;
+            if ((int32_t)(q - vc->tx_seq) >= 0)
+                goto seen;
+            top = k + 1;
+            px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+            if (x && x->seq == q && !x->acked)
+                px_rail_tx_acked(vc, x, now, 0);
+        }
+seen:
+    if (!top)
+        return;
     for (uint32_t k = 0; k <= top; k++) {
         uint32_t q = ack + k; /* k = 0: the cumulative point, missing by definition */
-        if (k && (bits >> (k - 1) & 1))
+        if (k && (w[(k - 1) / 64] >> ((k - 1) % 64) & 1))
             continue;
         px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
         if (!x || x->seq != q || x->acked || x->wire || x->resend || x->sub < 0)
@@ -332,4 +369,24 @@ void px_rail_bitmap_in(px_rail_vc_t *vc, uint32_t ack, uint64_t bits)
     }
     if (!px_list_empty(&vc->backlog))
         px_rail_backlog_flush(vc);
+}
+
+/* The peer had frame seq already when a copy came again. If that copy went
+ * on a timeout, the timeout was spurious: the first copy (or its
+ * acknowledgement) was late, not lost, most often because the peer was
+ * busy outside the library and acknowledged late. The window goes back to
+ * what it was before the timeout halved it. (The timeout itself is left
+ * as the round trips make it: stretching it to cover such delays made
+ * real losses wait as long.) */
+void px_rail_dup_in(px_rail_vc_t *vc, uint32_t seq)
+{
+    for (unsigned k = 0; k < sizeof(vc->rto_log) / sizeof(vc->rto_log[0]); k++) {
+        if (!vc->rto_log[k].used || vc->rto_log[k].seq != seq)
+            continue;
+        vc->rail->retx_spurious++;
+        if (vc->cwnd < vc->rto_log[k].cwnd)
+            vc->cwnd = vc->rto_log[k].cwnd;
+        vc->rto_log[k].used = 0;
+        return;
+    }
 }

@@ -10,13 +10,23 @@
 void px_rail_send_ctl(px_rail_vc_t *vc, int si, uint8_t type, uint8_t flags, uint32_t seq,
                       uint64_t val)
 {
+    px_rail_send_ctlx(vc, si, type, flags, seq, val, NULL, 0);
+}
+
+void px_rail_send_ctlx(px_rail_vc_t *vc, int si, uint8_t type, uint8_t flags, uint32_t seq,
+                       uint64_t val, const void *more, size_t len)
+{
+    uint8_t buf[PX_NET_HDR_MAX];
     px_rail_hdr_t h;
     px_rail_sub_t *s = &vc->sub[si];
     memset(&h, 0, sizeof(h));
     h.seq = seq;
     h.off = val;
     px_rail_hdr_fill(vc, &h, type, flags, si);
-    px_status_t st = vc->rail->ops->ep_send(s->ep, &h, sizeof(h), NULL, 0, NULL, NULL);
+    memcpy(buf, &h, sizeof(h));
+    if (len)
+        memcpy(buf + sizeof(h), more, len);
+    px_status_t st = vc->rail->ops->ep_send(s->ep, buf, sizeof(h) + len, NULL, 0, NULL, NULL);
     if (st >= 0) {
         s->last_tx_ns = vc->rail->now;
         if (type == PX_RAIL_ACK)
@@ -254,8 +264,10 @@ void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
     px_rail_hdr_fill(vc, h, PX_RAIL_DATA, x->hflags, si);
     h->sub |= (uint16_t)(x->npieces << 8);
     memcpy(buf + sizeof(*h), x->uh, x->uhl);
-    if (x->sub >= 0)
+    if (x->sub >= 0) {
         x->again = 1;
+        h->flags |= PX_RAIL_H_AGAIN;
+    }
     x->sub = si;
     x->order = s->tx_order++;
     x->wire = 1;

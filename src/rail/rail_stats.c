@@ -90,6 +90,7 @@ void px_rail_counters_add(const px_rail_t *r, uint64_t *c)
     }
     c[PX_CTR_rail_retransmits_timeout] += r->retx_timeout;
     c[PX_CTR_rail_retransmits_fast] += r->retx_fast;
+    c[PX_CTR_rail_retransmits_spurious] += r->retx_spurious;
     c[PX_CTR_rail_duplicates] += r->rx_dup;
     c[PX_CTR_rail_out_of_window] += r->rx_out_of_window;
     c[PX_CTR_rail_resplits] += r->resplits;
@@ -137,10 +138,11 @@ void px_rail_print_stats(px_rail_t *r, int rank)
     if (r->lossy)
         fprintf(stderr,
                 "[plexus profile] rank %d reliability: retransmitted on timeout %llu fast %llu "
-                "duplicates dropped %llu out-of-window dropped %llu small-frame periods %llu\n",
+                "duplicates dropped %llu out-of-window dropped %llu small-frame periods %llu "
+                "spurious timeouts %llu\n",
                 rank, (unsigned long long)r->retx_timeout, (unsigned long long)r->retx_fast,
                 (unsigned long long)r->rx_dup, (unsigned long long)r->rx_out_of_window,
-                (unsigned long long)r->small_frame_periods);
+                (unsigned long long)r->small_frame_periods, (unsigned long long)r->retx_spurious);
     if (r->released)
         fprintf(stderr,
                 "[plexus profile] rank %d completed before acknowledgement: frames %llu bytes %llu "

@@ -496,7 +496,7 @@ static void check_table(void)
 static void check_attr(void)
 {
     unsigned known = PX_NET_CAP_GET | PX_NET_CAP_LOSSY | PX_NET_CAP_RESET | PX_NET_CAP_PATH_CHECK |
-                     PX_NET_CAP_BULK;
+                     PX_NET_CAP_BULK | PX_NET_CAP_FENCE;
     EXPECT(!(attr.caps & ~known), "unknown capability bits %#x", attr.caps & ~known);
     EXPECT(attr.max_frag > 0, "max_frag 0");
     EXPECT(attr.eager_limit > 0, "eager_limit 0");

@@ -167,7 +167,7 @@ static void px_tcp_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
 {
     (void)s;
     memset(attr, 0, sizeof(*attr));
-    attr->caps = PX_NET_CAP_RESET | PX_NET_CAP_PATH_CHECK;
+    attr->caps = PX_NET_CAP_RESET | PX_NET_CAP_PATH_CHECK | PX_NET_CAP_FENCE;
     attr->max_frag = 1u << 20;
     attr->eager_limit = px_params.tcp_eager_limit;
     attr->latency_us = 10;
