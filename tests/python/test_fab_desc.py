@@ -173,6 +173,53 @@ def test_htb_lines_have_parent_default_and_weighted_classes():
     assert "match ip dsfield 0x28 0xfc flowid 1:20" in text
 
 
+def test_htb_lines_arbitration_high_before_low():
+    from plexus.fab import fabric as F
+    cls = [{"dscp": [40], "weight": 3, "priority": "high", "minor": 20},
+           {"dscp": [34], "weight": 1, "priority": "high", "minor": 21},
+           {"dscp": [8], "weight": 1, "priority": "low", "minor": 22}]
+
+    def rates(limit, queue="fifo"):
+        lines = F.htb_lines("rail0", 10**9, 1500, cls, 300000,
+                            arbitration={"high_limit": limit, "queue": queue})
+        out = {}
+        for l in lines:
+            if " htb rate " in l and "classid 1:1 " not in l:
+                w = l.split()
+                out[w[w.index("classid") + 1]] = (int(w[w.index("rate") + 1][:-3]),
+                                                  int(w[w.index("prio") + 1]))
+        return out, "\n".join(lines)
+
+    # strict priority: the low group (1:10 and 1:22) keeps only a token rate
+    r, text = rates(255)
+    assert r["1:20"][1] == r["1:21"][1] == 0 and r["1:10"][1] == r["1:22"][1] == 1
+    assert r["1:10"][0] == r["1:22"][0] == 8000
+    assert abs(r["1:20"][0] / r["1:21"][0] - 3) < 0.01
+    assert "bfifo limit 300000" in text and "fq_codel" not in text
+    # limit 0: one low packet per high packet, so half the link for each group
+    r, _ = rates(0)
+    assert abs(r["1:10"][0] + r["1:22"][0] - 5 * 10**8) < 10**6
+    # limit 4: 16 KB of high data per 1514-byte low packet
+    r, text = rates(4, "fq")
+    low = r["1:10"][0] + r["1:22"][0]
+    assert abs(low - 10**9 * 1514 / (16384 + 1514)) < 10**6
+    assert "fq_codel memory_limit 300000" in text
+
+
+def test_arbitration_in_descriptions_and_errors():
+    fab = D.Fabric(D.gen_rails(2, lanes="40:4:high,8:1", arbitration={"high_limit": 8}))
+    link = fab.links[0]
+    assert [c["priority"] for c in link.classes] == ["high", "low"]
+    assert link.arbitration == {"high_limit": 8, "queue": "fifo"}
+    assert D.Fabric(D.gen_rails(2)).links[0].arbitration == {"high_limit": 255, "queue": "fifo"}
+    for bad, msg in (({"high_limit": 256}, "high_limit"), ({"queue": "red"}, "queue"),
+                     ({"weights": 1}, "unknown key")):
+        with pytest.raises(FabError, match=msg):
+            D.Fabric(D.gen_rails(2, lanes="40:4:high", arbitration=bad))
+    with pytest.raises(FabError, match="priority"):
+        D.Fabric(D.gen_rails(2, lanes="40:4:urgent"))
+
+
 def test_schedule_check_expands_flap_and_rejects_unknown():
     fab = fattree()
     ev = S.check([{"at": 5, "action": "down", "link": "node1:rail0"},

@@ -39,7 +39,13 @@ def _gen_args(p):
     g.add_argument("--mgmt-subnet", default=D.DEFAULT_MGMT_SUBNET,
                    help=f"management network (default {D.DEFAULT_MGMT_SUBNET})")
     g.add_argument("--mgmt-rate", help="shape the management network too (default: unshaped)")
-    g.add_argument("--lanes", help="weighted classes by DSCP on every link, e.g. 10:3,18:1")
+    g.add_argument("--lanes", help="weighted classes by DSCP on every link, e.g. 40:4:high,10:3,18:1 "
+                                   "(DSCP:WEIGHT, ':high' for the high-priority group)")
+    g.add_argument("--high-limit", type=int,
+                   help="arbitration: 4 KB units of high-priority data before a low-priority packet "
+                        "may go (0..255, 255 = strict priority, the default)")
+    g.add_argument("--class-queue", choices=("fifo", "fq"),
+                   help="queue of each class: fifo (default) or fq (fair queuing among its flows)")
     g.add_argument("--routing", default="dest-mod-k", choices=D.ROUTINGS,
                    help="fat-tree spine choice: dest-mod-k (default) or path (symmetric)")
 
@@ -56,14 +62,24 @@ def _generate(a):
         elif a.nodes is not None and a.nodes != k * leaves:
             raise FabError(f"--nodes {a.nodes} does not match --leaves {leaves} x --nodes-per-leaf {k}")
         return D.gen_fattree(leaves, spines, k, a.rails, a.paths, a.rate, a.uplink_rate, a.mtu,
-                             a.mgmt_subnet, a.lanes, routing=a.routing, mgmt_rate=a.mgmt_rate)
+                             a.mgmt_subnet, a.lanes, routing=a.routing, mgmt_rate=a.mgmt_rate,
+                             arbitration=_arbitration(a))
     if a.nodes is None:
         raise FabError("give a description file, --nodes N (one switch per rail) or a fat-tree "
                        "(--leaves L --spines S --nodes-per-leaf K)")
     if a.uplink_rate:
         raise FabError("--uplink-rate applies to fat-trees only")
     return D.gen_rails(a.nodes, a.rails, a.paths, a.rate, a.mtu, a.mgmt_subnet, a.lanes,
-                       mgmt_rate=a.mgmt_rate)
+                       mgmt_rate=a.mgmt_rate, arbitration=_arbitration(a))
+
+
+def _arbitration(a):
+    arb = {}
+    if a.high_limit is not None:
+        arb["high_limit"] = a.high_limit
+    if a.class_queue:
+        arb["queue"] = a.class_queue
+    return arb or None
 
 
 def _description(a):
@@ -235,6 +251,12 @@ def cmd_fault(a):
     elif act == "rate":
         F.apply_fault("rate", a.target, a.value)
         print(f"pxfab: {a.target} rate {a.value}")
+    elif act == "block":
+        F.apply_fault("block", a.target, a.value)
+        print(f"pxfab: DSCP {a.value} dropped on {a.target}")
+    elif act == "unblock":
+        F.apply_fault("unblock", a.target)
+        print(f"pxfab: {a.target} carries every class again")
     elif act == "partition":
         F.apply_fault("partition", a.target, not a.rails_only)
         print(f"pxfab: {a.target} partitioned" + (" (rails only)" if a.rails_only else ""))
@@ -347,6 +369,13 @@ def parser():
     q = fs.add_parser("rate", help="change a link's rate (both directions)")
     q.add_argument("target", metavar="LINK")
     q.add_argument("value", metavar="RATE")
+    q.set_defaults(fn=cmd_fault)
+    q = fs.add_parser("block", help="drop every packet of some DSCP values (a QoS lane failing)")
+    q.add_argument("target", metavar="LINK")
+    q.add_argument("value", metavar="DSCP[,DSCP...]")
+    q.set_defaults(fn=cmd_fault)
+    q = fs.add_parser("unblock", help="end a block")
+    q.add_argument("target", metavar="LINK")
     q.set_defaults(fn=cmd_fault)
     q = fs.add_parser("partition", help="isolate a node (rails and management)")
     q.add_argument("target", metavar="NODE")

@@ -88,7 +88,7 @@ class Endpoint:
 
 
 class Link:
-    def __init__(self, index, a, b, rate, mtu, classes, queue):
+    def __init__(self, index, a, b, rate, mtu, classes, queue, arbitration=None):
         self.index = index
         self.a = a
         self.b = b
@@ -96,6 +96,7 @@ class Link:
         self.mtu = mtu
         self.classes = classes    # list of {"dscp": [..], "weight": w, "minor": n}
         self.queue = queue        # bytes of buffer per egress, None = derived from rate
+        self.arbitration = arbitration or dict(DEFAULT_ARBITRATION)
         if a.is_node:
             self.name = f"{a.owner}:{a.dev}"
         elif b.is_node:
@@ -139,7 +140,8 @@ class Fabric:
         version = raw.get("pxfab", FORMAT_VERSION)
         if version != FORMAT_VERSION:
             raise FabError(f"unsupported description version {version!r} (expected {FORMAT_VERSION})")
-        known = {"pxfab", "name", "mtu", "rate", "queue", "classes", "mgmt", "infra", "routing",
+        known = {"pxfab", "name", "mtu", "rate", "queue", "classes", "arbitration", "mgmt", "infra",
+                 "routing",
                  "nodes", "switches", "links", "routes", "generator"}
         extra = set(raw) - known
         if extra:
@@ -149,6 +151,7 @@ class Fabric:
         self.rate = parse_rate(raw.get("rate", DEFAULT_RATE))
         self.queue = _parse_queue(raw.get("queue"), "queue")
         self.classes = _parse_classes(raw.get("classes", []), "classes")
+        self.arbitration = _parse_arbitration(raw.get("arbitration", {}), "arbitration")
         self.routing = raw.get("routing", "dest-mod-k")
         if self.routing not in ROUTINGS:
             raise FabError(f"routing must be one of {', '.join(ROUTINGS)}, not {self.routing!r}")
@@ -266,7 +269,7 @@ class Fabric:
         for i, l in enumerate(links):
             if not isinstance(l, dict):
                 raise FabError(f"links[{i}] must be an object")
-            bad = set(l) - {"a", "b", "rate", "mtu", "classes", "queue"}
+            bad = set(l) - {"a", "b", "rate", "mtu", "classes", "queue", "arbitration"}
             if bad:
                 raise FabError(f"links[{i}]: unknown key(s) {', '.join(sorted(bad))}")
             if "a" not in l or "b" not in l:
@@ -295,7 +298,9 @@ class Fabric:
             mtu = _parse_mtu(l["mtu"], f"links[{i}].mtu") if "mtu" in l else self.mtu
             classes = _parse_classes(l["classes"], f"links[{i}].classes") if "classes" in l else self.classes
             queue = _parse_queue(l["queue"], f"links[{i}].queue") if "queue" in l else self.queue
-            link = Link(i, ea, eb, rate, mtu, classes, queue)
+            arb = (_parse_arbitration(l["arbitration"], f"links[{i}].arbitration")
+                   if "arbitration" in l else self.arbitration)
+            link = Link(i, ea, eb, rate, mtu, classes, queue, arb)
             devs[(ea.owner, ea.dev)] = link.name
             devs[(eb.owner, eb.dev)] = link.name
             self.links.append(link)
@@ -625,9 +630,42 @@ def _parse_classes(v, where):
         w = c.get("weight", 1)
         if isinstance(w, bool) or not isinstance(w, (int, float)) or w <= 0:
             raise FabError(f"{where}[{i}]: weight must be a positive number")
-        out.append({"dscp": dscp, "weight": w, "minor": 20 + i})
+        prio = c.get("priority", "low")
+        if prio not in ("high", "low"):
+            raise FabError(f"{where}[{i}]: priority must be 'high' or 'low', not {prio!r}")
+        bad = set(c) - {"dscp", "weight", "priority"}
+        if bad:
+            raise FabError(f"{where}[{i}]: unknown key(s) {', '.join(sorted(bad))}")
+        out.append({"dscp": dscp, "weight": w, "priority": prio, "minor": 20 + i})
     if len(out) > 40:
         raise FabError(f"{where}: at most 40 classes")
+    return out
+
+
+DEFAULT_ARBITRATION = {"high_limit": 255, "queue": "fifo"}
+
+
+def _parse_arbitration(v, where):
+    """How a link's egress picks among its classes, after InfiniBand's VL arbitration:
+    classes of priority 'high' go first, 'low' ones (and unmarked traffic) get one
+    packet after every high_limit x 4 KB of high-priority data (0: after every
+    high packet; 255: only when no high class has data); within each group by
+    weight. queue: each class's queue, 'fifo' (one byte FIFO) or 'fq' (fair
+    queuing among the flows of the class, fq_codel)."""
+    if not isinstance(v, dict):
+        raise FabError(f"{where}: must be an object {{\"high_limit\": 0..255, \"queue\": \"fifo\"|\"fq\"}}")
+    bad = set(v) - set(DEFAULT_ARBITRATION)
+    if bad:
+        raise FabError(f"{where}: unknown key(s) {', '.join(sorted(bad))}")
+    out = dict(DEFAULT_ARBITRATION)
+    lim = v.get("high_limit", out["high_limit"])
+    if isinstance(lim, bool) or not isinstance(lim, int) or not 0 <= lim <= 255:
+        raise FabError(f"{where}.high_limit: an integer 0..255 (units of 4 KB; 255: no limit), "
+                       f"not {lim!r}")
+    q = v.get("queue", out["queue"])
+    if q not in ("fifo", "fq"):
+        raise FabError(f"{where}.queue: 'fifo' or 'fq', not {q!r}")
+    out.update(high_limit=lim, queue=q)
     return out
 
 
@@ -674,20 +712,26 @@ def _mgmt_addr(subnet, i):
 
 
 def _classes_from_lanes(lanes):
-    """'10:3,18:1' -> [{"dscp": [10], "weight": 3}, {"dscp": [18], "weight": 1}]"""
+    """'40:4:high,10:3,18:1' -> [{"dscp": [40], "weight": 4, "priority": "high"},
+    {"dscp": [10], "weight": 3}, {"dscp": [18], "weight": 1}]"""
     if not lanes:
         return []
     out = []
     for item in lanes.split(","):
-        dscp, _, weight = item.partition(":")
+        dscp, _, rest = item.partition(":")
+        weight, _, prio = rest.partition(":")
         try:
-            out.append({"dscp": [int(d) for d in dscp.split("+")], "weight": float(weight or 1)})
+            c = {"dscp": [int(d) for d in dscp.split("+")], "weight": float(weight or 1)}
         except ValueError:
-            raise FabError(f"invalid lane {item!r} (use DSCP:WEIGHT, e.g. 10:3,18:1)") from None
+            raise FabError(f"invalid lane {item!r} (use DSCP:WEIGHT[:high], e.g. 40:4:high,18:1)") from None
+        if prio:
+            c["priority"] = prio
+        out.append(c)
     return out
 
 
-def _common(nodes, rate, mtu, mgmt_subnet, lanes, generator, routing="dest-mod-k", mgmt_rate=None):
+def _common(nodes, rate, mtu, mgmt_subnet, lanes, generator, routing="dest-mod-k", mgmt_rate=None,
+            arbitration=None):
     d = {"pxfab": FORMAT_VERSION, "name": generator["shape"], "mtu": mtu, "rate": rate,
          "routing": routing,
          "mgmt": {"subnet": mgmt_subnet,
@@ -697,16 +741,20 @@ def _common(nodes, rate, mtu, mgmt_subnet, lanes, generator, routing="dest-mod-k
         d["mgmt"]["rate"] = mgmt_rate
     if lanes:
         d["classes"] = _classes_from_lanes(lanes)
+    if arbitration:
+        d["arbitration"] = arbitration
     return d
 
 
 def gen_rails(nodes, rails=1, paths=1, rate=DEFAULT_RATE, mtu=DEFAULT_MTU,
-              mgmt_subnet=DEFAULT_MGMT_SUBNET, lanes=None, node_prefix="node", mgmt_rate=None):
+              mgmt_subnet=DEFAULT_MGMT_SUBNET, lanes=None, node_prefix="node", mgmt_rate=None,
+              arbitration=None):
     """N nodes, R rails; each rail is one switch (a bridge)."""
     if nodes < 1 or rails < 1 or paths < 1:
         raise FabError("--nodes, --rails and --paths must be at least 1")
     gen = {"shape": "rails", "nodes": nodes, "rails": rails, "paths": paths}
-    d = _common(nodes, rate, mtu, mgmt_subnet, lanes, gen, mgmt_rate=mgmt_rate)
+    d = _common(nodes, rate, mtu, mgmt_subnet, lanes, gen, mgmt_rate=mgmt_rate,
+                arbitration=arbitration)
     d["nodes"] = [{"name": f"{node_prefix}{i}", "mgmt": _mgmt_addr(mgmt_subnet, i),
                    "ifaces": {f"rail{r}": [_rail_addr(r, p, i) for p in range(paths)]
                               for r in range(rails)}} for i in range(nodes)]
@@ -718,7 +766,7 @@ def gen_rails(nodes, rails=1, paths=1, rate=DEFAULT_RATE, mtu=DEFAULT_MTU,
 
 def gen_fattree(leaves, spines, nodes_per_leaf, rails=1, paths=1, rate=DEFAULT_RATE,
                 uplink_rate=None, mtu=DEFAULT_MTU, mgmt_subnet=DEFAULT_MGMT_SUBNET, lanes=None,
-                node_prefix="node", routing="dest-mod-k", mgmt_rate=None):
+                node_prefix="node", routing="dest-mod-k", mgmt_rate=None, arbitration=None):
     """Two-level fat-tree per rail: leaves (routers) with K nodes each, spines above.
 
     Each rail is its own plane of switches. With one rail the switches are
@@ -730,7 +778,8 @@ def gen_fattree(leaves, spines, nodes_per_leaf, rails=1, paths=1, rate=DEFAULT_R
         raise FabError("a fat-tree with several leaves needs at least one spine")
     gen = {"shape": "fattree", "leaves": leaves, "spines": spines, "nodes_per_leaf": nodes_per_leaf,
            "rails": rails, "paths": paths}
-    d = _common(leaves * nodes_per_leaf, rate, mtu, mgmt_subnet, lanes, gen, routing, mgmt_rate)
+    d = _common(leaves * nodes_per_leaf, rate, mtu, mgmt_subnet, lanes, gen, routing, mgmt_rate,
+                arbitration)
     n = leaves * nodes_per_leaf
     d["nodes"] = [{"name": f"{node_prefix}{i}", "mgmt": _mgmt_addr(mgmt_subnet, i),
                    "ifaces": {f"rail{r}": [_rail_addr(r, p, i) for p in range(paths)]

@@ -53,8 +53,9 @@ def plexus_json(fab, rates=None):
                 for s in fab.switches]
     links = [{"name": l.name, "a": l.a.owner, "a_port": l.a.dev, "b": l.b.owner, "b_port": l.b.dev,
               "rate_bps": rates.get(l.name, l.rate), "mtu": l.mtu,
-              "classes": [{"dscp": c["dscp"], "weight": c["weight"], "classid": f"1:{c['minor']}"}
-                          for c in l.classes]}
+              "classes": [{"dscp": c["dscp"], "weight": c["weight"], "classid": f"1:{c['minor']}",
+                           "priority": c.get("priority", "low")} for c in l.classes],
+              "arbitration": l.arbitration}
              for l in fab.links]
     routes = {sw: {str(ip): port for ip, port in sorted(t.items())} for sw, t in fab.routes.items()}
     return {"format": "plexus-topology", "version": 1, "name": fab.name,

@@ -103,7 +103,7 @@ def current(require_up=True):
 
 
 def new_faults():
-    return {"down": [], "loss": {}, "rate": {}, "partition": {}}
+    return {"down": [], "loss": {}, "rate": {}, "partition": {}, "block": {}}
 
 
 # ---- plan ---------------------------------------------------------------------------
@@ -133,28 +133,53 @@ def queue_bytes(link_queue, rate):
     return link_queue or max(int(rate / 8 * 0.005), 200_000)
 
 
-def htb_lines(dev, rate, mtu, classes, queue, change=False):
+def htb_lines(dev, rate, mtu, classes, queue, change=False, arbitration=None):
     """tc batch lines shaping one egress: root HTB, a parent class at the link rate,
-    a default child class 1:10 and one weighted child class per QoS lane."""
+    a default child class 1:10 and one weighted child class per QoS lane.
+
+    Without high-priority classes every class is guaranteed its weight's share
+    of the link and borrows the rest. With some (InfiniBand-style arbitration,
+    D._parse_arbitration), the low-priority group (the low classes and 1:10) is
+    guaranteed what high_limit leaves it, one packet per high_limit x 4 KB of
+    high-priority data (almost nothing at 255), the high group the rest; HTB
+    serves and lends to prio 0 (high) before prio 1 (low)."""
     verb = "change" if change else "add"
+    arb = arbitration or D.DEFAULT_ARBITRATION
     burst = max(int(rate / 8 / 1000), 4 * (mtu + 14))   # ~1 ms of traffic
 
     def quantum(r):
         return min(max(int(r / 8 / 1000), mtu + 14), 200_000)
 
-    total_w = 1 + sum(c["weight"] for c in classes)
+    parts = [(10, 1, "low")] + [(c["minor"], c["weight"], c.get("priority", "low")) for c in classes]
+    high = [p for p in parts if p[2] == "high"]
+    if high:
+        frame = mtu + 14
+        low_n = len(parts) - len(high)
+        if arb["high_limit"] == 255:
+            low_total = 8000 * low_n
+        else:
+            low_total = int(rate * frame / (max(arb["high_limit"] * 4096, frame) + frame))
+        share = {"high": (rate - low_total, sum(p[1] for p in high)),
+                 "low": (low_total, sum(p[1] for p in parts if p[2] == "low"))}
+    else:
+        share = {"low": (rate, sum(p[1] for p in parts))}
     lines = []
     if not change:
         lines.append(f"qdisc replace dev {dev} root handle 1: htb default 10")
     lines.append(f"class {verb} dev {dev} parent 1: classid 1:1 htb rate {rate}bit ceil {rate}bit "
                  f"burst {burst} cburst {burst} quantum {quantum(rate)}")
-    parts = [(10, 1)] + [(c["minor"], c["weight"]) for c in classes]
-    for minor, w in parts:
-        r = max(int(rate * w / total_w), 8000)
+    for minor, w, group in parts:
+        total, total_w = share[group]
+        r = max(int(total * w / total_w), 8000)
+        prio = f" prio {0 if group == 'high' else 1}" if high else ""
+        # spare bandwidth goes to a group's classes in proportion to their quantum:
+        # by weight, as if the group had the whole link
         lines.append(f"class {verb} dev {dev} parent 1:1 classid 1:{minor} htb rate {r}bit ceil {rate}bit "
-                     f"burst {burst} cburst {burst} quantum {quantum(r)}")
+                     f"burst {burst} cburst {burst} quantum {quantum(rate * w / total_w)}{prio}")
+        qd = (f"fq_codel memory_limit {queue}" if arb["queue"] == "fq" and classes
+              else f"bfifo limit {queue}")
         lines.append(f"qdisc {'change' if change else 'add'} dev {dev} parent 1:{minor} "
-                     f"handle {minor}: bfifo limit {queue}")
+                     f"handle {minor}: {qd}")
     if not change:
         for c in classes:
             for d in c["dscp"]:
@@ -434,7 +459,8 @@ def build(fab):
     for l in fab.links:
         for e in l.ends():
             per_ns.setdefault(owner_ns(fab, e.owner), []).extend(
-                htb_lines(e.dev, l.rate, l.mtu, l.classes, queue_bytes(l.queue, l.rate)))
+                htb_lines(e.dev, l.rate, l.mtu, l.classes, queue_bytes(l.queue, l.rate),
+                          arbitration=l.arbitration))
     if fab.mgmt_rate:
         q = queue_bytes(None, fab.mgmt_rate)
         for n in fab.nodes:
@@ -552,12 +578,22 @@ def fault_link_state(fab, link, up_):
 
 
 def apply_fault(action, target=None, value=None, log=print):
-    """One fault change: down/up/loss/rate/partition/heal/reset. Validates first."""
+    """One fault change: down/up/loss/rate/block/unblock/partition/heal/reset. Validates first."""
     K.require_root(f"'pxfab fault {action}'")
     with locked():
         st, fab = current()
         faults = st.get("faults") or new_faults()
-        if action in ("down", "up", "loss", "rate"):
+        faults.setdefault("block", {})
+        if action in ("block", "unblock"):
+            link = fab.resolve_link(target)
+            if isinstance(link, D.MgmtLink):
+                raise FabError(f"{link.name}: classes are blocked on fabric links only")
+            if action == "block":
+                faults["block"][link.name] = parse_dscps(value)
+            else:
+                faults["block"].pop(link.name, None)
+            render_nft(fab, faults, {ns for ns, _ in link_ends(fab, link) if ns})
+        elif action in ("down", "up", "loss", "rate"):
             link = fab.resolve_link(target)
             name = link.name
             if action == "down":
@@ -597,7 +633,7 @@ def apply_fault(action, target=None, value=None, log=print):
                 link = fab.resolve_link(name)
                 set_rate(fab, link, fab.mgmt_rate if isinstance(link, D.MgmtLink) else link.rate)
             touched = {n for n in faults["partition"]}
-            for name in faults["loss"]:
+            for name in list(faults["loss"]) + list(faults["block"]):
                 touched |= {ns for ns, _ in link_ends(fab, fab.resolve_link(name)) if ns}
             faults = new_faults()
             render_nft(fab, faults, touched)
@@ -605,6 +641,17 @@ def apply_fault(action, target=None, value=None, log=print):
             raise FabError(f"unknown fault action {action!r}")
         _save_faults(st, faults)
         return faults
+
+
+def parse_dscps(v):
+    """'8' or '8,10' -> [8, 10]: the DSCP values a 'block' fault drops."""
+    try:
+        out = sorted({int(x) for x in str(v).split(",")})
+    except ValueError:
+        raise FabError(f"invalid DSCP list {v!r} (e.g. 8 or 8,34)") from None
+    if not out or not all(0 <= d <= 63 for d in out):
+        raise FabError(f"DSCP values are 0..63, not {v!r}")
+    return out
 
 
 def parse_percent(v):
@@ -621,7 +668,8 @@ def set_rate(fab, link, rate):
     mgmt = isinstance(link, D.MgmtLink)
     for ns, dev in link_ends(fab, link):
         K.tc_batch(ns, htb_lines(dev, rate, 1500 if mgmt else link.mtu, [] if mgmt else link.classes,
-                                 queue_bytes(None if mgmt else link.queue, rate), change=True))
+                                 queue_bytes(None if mgmt else link.queue, rate), change=True,
+                                 arbitration=None if mgmt else link.arbitration))
 
 
 def loss_chain(hook, dev):
@@ -649,6 +697,16 @@ def render_nft(fab, faults, nss):
                     netdev.append(f"  chain {loss_chain(hook, dev)} {{\n"
                                   f"    type filter hook {hook} device \"{dev}\" priority 0;\n"
                                   f"    {rule}\n  }}")
+        for name, dscps in sorted(faults.get("block", {}).items()):
+            link = fab.resolve_link(name)
+            for ens, dev in link_ends(fab, link):
+                if ens != ns:
+                    continue
+                # each end drops what it receives of those classes: both directions
+                vals = ", ".join(str(d) for d in dscps)
+                netdev.append(f"  chain block_ingress_{dev.replace('-', '_').replace('.', '_')} {{\n"
+                              f"    type filter hook ingress device \"{dev}\" priority 1;\n"
+                              f"    ip dscp {{ {vals} }} counter drop\n  }}")
         inet = []
         part = faults["partition"].get(ns)
         if part is not None:
@@ -761,14 +819,16 @@ def stats(link_names=None):
             # the QoS lanes' classes: what each end sent through each (1:10 takes the rest)
             ca, cb = K.tc_class_stats(ends[0][0], ends[0][1]), K.tc_class_stats(ends[1][0], ends[1][1])
             a["classes"] = [{"dscp": c["dscp"], "weight": c["weight"],
+                             "priority": c.get("priority", "low"),
                              "a_to_b": ca.get(f"1:{c['minor']}", {}),
                              "b_to_a": cb.get(f"1:{c['minor']}", {})}
                             for c in link.classes]
-            a["classes"].append({"dscp": "other", "weight": 1,
+            a["classes"].append({"dscp": "other", "weight": 1, "priority": "low",
                                  "a_to_b": ca.get("1:10", {}), "b_to_a": cb.get("1:10", {})})
         rec = {"kind": link.kind, "a": a, "b": b,
                "state": "down" if link.name in faults["down"] else "up",
                "loss_percent": faults["loss"].get(link.name, 0),
+               "blocked_dscp": faults.get("block", {}).get(link.name, []),
                # Bytes a->b are what a sent; drops on the way are the shaper's and the loss rule's.
                "a_to_b": {"bytes": a.get("tx_bytes", 0), "packets": a.get("tx_packets", 0),
                           "drops": a.get("qdisc_drops", 0) + b.get("loss_drops", 0)},
@@ -809,7 +869,8 @@ def status():
                              "b": f"{owner_ns(fab, l.b.owner)}/{l.b.dev}",
                              "rate": D.format_rate(faults["rate"].get(l.name, l.rate)),
                              "mtu": l.mtu, "state": "down" if l.name in faults["down"] else "up",
-                             "loss_percent": faults["loss"].get(l.name, 0)})
+                             "loss_percent": faults["loss"].get(l.name, 0),
+                             "blocked_dscp": faults.get("block", {}).get(l.name, [])})
     return out
 
 
