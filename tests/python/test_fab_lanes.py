@@ -3,13 +3,15 @@ weighted HTB class per DSCP of Plexus's lane classes (CS5 small, AF41
 collectives, AF21 medium, CS1 bulk), and MPI jobs whose traffic must land in
 the classes its lanes are marked with, as pxfab's per-class counters show:
 every class with PX_LANES=4 (policy class), one class only for a job given
-PX_LANE_JOB_CLASS, and the small class for a communicator whose info hint
-says so (docs/lanes.md).
+PX_LANE_JOB_CLASS, and for two such jobs at once, the small class for a
+communicator whose info hint says so, and the other lanes carrying the bulk
+data while the bulk lane's class is dropped on the link (docs/lanes.md).
 """
 
 import json
 import os
 import subprocess
+import time
 
 import pytest
 
@@ -39,14 +41,17 @@ def class_bytes():
     return out
 
 
-def run_job(prog, *env):
-    before = class_bytes()
+def job_cmd(prog, *env):
     cmd = [PXRUN, "--launcher", "ip netns exec {host}", "--hosts", "node0:1,node1:1",
            "--bootstrap-iface", "pxf-mgmt", "--timeout", "120", "--env", "PX_NET=tcp"]
     for e in env:
         cmd += ["--env", e]
-    p = subprocess.run(cmd + [os.path.join(BUILD, "tests", "mpi", prog)], capture_output=True,
-                       text=True, timeout=150)
+    return cmd + [os.path.join(BUILD, "tests", "mpi", prog)]
+
+
+def run_job(prog, *env):
+    before = class_bytes()
+    p = subprocess.run(job_cmd(prog, *env), capture_output=True, text=True, timeout=150)
     assert p.returncode == 0 and f"PASS {prog} np=2:" in p.stdout, \
         f"{prog} {env}: rc={p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
     after = class_bytes()
@@ -76,3 +81,59 @@ def test_communicator_hint_marks_its_traffic(fab):
     d = run_job("lanes_comm", "PX_LANES=4")
     assert d[SMALL] > 40_000_000, d
     assert d[BULK] > 80_000_000, d
+
+
+def test_two_concurrent_jobs_stay_in_their_classes(fab):
+    """Two jobs at once on the same two nodes, one given the small class and
+    one the bulk class: each class carries one job's traffic, no other class
+    carries either (the segregation of jobs of docs/lanes.md)."""
+    before = class_bytes()
+    jobs = [subprocess.Popen(job_cmd("lanes", "PX_LANES=2", f"PX_LANE_JOB_CLASS={c}"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for c in ("small", "bulk")]
+    for j in jobs:
+        out, err = j.communicate(timeout=150)
+        assert j.returncode == 0 and "PASS lanes np=2:" in out, f"{out[-2000:]}\n{err[-3000:]}"
+    after = class_bytes()
+    d = {k: after[k] - before.get(k, 0) for k in after}
+    assert d[SMALL] > 10_000_000 and d[BULK] > 10_000_000, d
+    # both ran the same program: neither class holds much more than one job's share
+    assert 0.5 <= d[SMALL] / d[BULK] <= 2.0, d
+    for k in (COLL, MEDIUM):
+        assert d[k] < 8_000, f"DSCP {k} carried {d[k]} bytes of jobs marked small and bulk: {d}"
+
+
+def test_lane_blocked_mid_transfer_fails_over(fab):
+    """The bulk lane's class (CS1) dropped on the link for 2 s while a checksummed
+    stream of 1 KB to 1 MB messages runs with PX_LANES=4: the lane fails over
+    to the medium lane (it carries the bulk data meanwhile, the small lane
+    does not), the bulk lane rejoins when the class passes again, and
+    ft_stream finds nothing lost, duplicated or corrupted."""
+    cmd = job_cmd("ft_stream", "PX_LANES=4")
+    cmd += ["--seconds", "6", "--sizes", "1k,48k,1m"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        for line in p.stdout:
+            if line.startswith("FT_START"):
+                break
+        time.sleep(1.0)
+        pxfab("fault", "block", "node0:rail0", str(BULK))
+        at_block = class_bytes()
+        time.sleep(2.0)
+        during = class_bytes()
+        pxfab("fault", "unblock", "node0:rail0")
+        out, err = p.communicate(timeout=90)
+    finally:
+        pxfab("fault", "reset", check=False)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    after = class_bytes()
+    assert p.returncode == 0 and "PASS ft_stream np=2:" in out, f"{out[-2000:]}\n{err[-3000:]}"
+    moved = {k: during[k] - at_block.get(k, 0) for k in during}
+    # the 1 MB messages went on over the medium lane, the nearest class, while
+    # CS1 was dropped (hundreds of MB at 1 Gbit/s), not over the small one
+    assert moved[MEDIUM] > 20_000_000, f"little traffic while the bulk lane was blocked: {moved}"
+    assert moved[SMALL] < 8_000_000, f"bulk data moved to the small-message lane: {moved}"
+    # and the bulk lane carried bulk data again once it passed
+    assert after[BULK] - during[BULK] > 1_000_000, (during, after)

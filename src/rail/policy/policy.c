@@ -62,6 +62,19 @@ int px_rail_lane_sub(px_rail_vc_t *vc, int p, int c)
         if (px_rail_usable(&vc->sub[si]))
             return si;
     }
+    /* the class's lanes are out: the nearest class's, a less urgent one
+     * first, so that bulk data does not land on the small-message lane
+     * while a medium one works */
+    if (!lp->distribute)
+        for (int d = 1; d < PX_LANE_NCLASS; d++)
+            for (int sgn = 1; sgn >= -1; sgn -= 2) {
+                int cc = c + sgn * d;
+                if (cc < 0 || cc >= PX_LANE_NCLASS)
+                    continue;
+                for (int l = lp->first[cc]; l < lp->first[cc] + lp->count[cc] && l < vc->nlane; l++)
+                    if (px_rail_usable(&vc->sub[l * vc->npair + p]))
+                        return l * vc->npair + p;
+            }
     for (int l = 0; l < vc->nlane; l++)
         if (px_rail_usable(&vc->sub[l * vc->npair + p]))
             return l * vc->npair + p;
