@@ -223,6 +223,9 @@ def main():
             d = json.load(f)
         meta = argparse.Namespace(**(d["meta"] | {"svg_dir": a.svg_dir}))
         meta.__dict__.setdefault("background_dscp", 0)
+        for r in d["runs"]:  # JSON keys are strings; sizes are ints in a live run
+            if "rows" in r:
+                r["rows"] = {int(k): v for k, v in r["rows"].items()}
         report(meta, d["runs"], meta.mpis.split(","))
         return
     parts = a.parts.split(",")
@@ -383,12 +386,11 @@ def report(a, runs, whos):
         cols = [w for w in whos if any(r["mpi"] == w for r in rs)]
         print("| size | " + " | ".join(cols) + " | lanes / one lane | lanes / better peer |")
         print("|---" * (len(cols) + 3) + "|")
-        sizes = sorted({int(s) for r in rs for s in r["rows"]})
+        sizes = sorted({s for r in rs for s in r["rows"]})
         for s in sizes:
             med = {}
             for w in cols:
-                v = [r["rows"][str(s) if str(s) in r["rows"] else s][col] for r in rs
-                     if r["mpi"] == w and (str(s) in r["rows"] or s in r["rows"])]
+                v = [r["rows"][s][col] for r in rs if r["mpi"] == w and s in r["rows"]]
                 if v:
                     med[w] = statistics.median(v)
             ln, one = med.get("plexus-lanes"), med.get("plexus-1")
@@ -413,12 +415,11 @@ def report(a, runs, whos):
         print("| size | " + " | ".join(f"{w} {m}" for w, m in keys) +
               " | segregated / shared (Plexus) |")
         print("|---" * (len(keys) + 2) + "|")
-        sizes = sorted({int(s) for r in rs for s in r["rows"]})
+        sizes = sorted({s for r in rs for s in r["rows"]})
         for s in sizes:
             med = {}
             for k in keys:
-                v = [r["rows"][str(s) if str(s) in r["rows"] else s][0] for r in rs
-                     if (r["mpi"], r["mode"]) == k and (str(s) in r["rows"] or s in r["rows"])]
+                v = [r["rows"][s][0] for r in rs if (r["mpi"], r["mode"]) == k and s in r["rows"]]
                 if v:
                     med[k] = statistics.median(v)
             seg, sh = med.get(("plexus-1", "segregated")), med.get(("plexus-1", "shared"))
