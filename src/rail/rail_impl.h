@@ -379,6 +379,7 @@ struct px_rail {
     size_t frame_max; /* lossy: largest payload per frame */
     uint64_t rto_min;
     uint64_t retx_timeout, retx_fast, retx_spurious, rx_out_of_window, rx_dup;
+    uint64_t window_waits;             /* frames sent to the backlog by a full window */
     uint64_t resplits, resplit_pieces; /* failed stripes sent again in pieces */
     uint64_t small_frame_periods;      /* lossy: times a channel went to one-datagram frames */
     uint64_t rx_split_skipped;         /* pieces whose original had arrived whole */

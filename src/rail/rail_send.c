@@ -590,8 +590,10 @@ px_status_t px_rail_vc_send(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
     /* a striped block takes up to one sequence number per subchannel */
     if (__builtin_expect(!px_list_empty(&vc->backlog) || px_rail_window_full(vc, PX_NET_MAX_SUB) ||
                              px_rail_cwnd_full(vc, px_net_iov_len(iov, iovcnt)),
-                         0))
+                         0)) {
+        vc->rail->window_waits += px_rail_window_full(vc, PX_NET_MAX_SUB);
         return px_rail_enqueue(&vc->backlog, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
+    }
     return px_rail_send_now(vc, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
 }
 

@@ -93,6 +93,7 @@ void px_rail_counters_add(const px_rail_t *r, uint64_t *c)
     c[PX_CTR_rail_retransmits_spurious] += r->retx_spurious;
     c[PX_CTR_rail_duplicates] += r->rx_dup;
     c[PX_CTR_rail_out_of_window] += r->rx_out_of_window;
+    c[PX_CTR_rail_window_waits] += r->window_waits;
     c[PX_CTR_rail_resplits] += r->resplits;
     c[PX_CTR_rail_partitions] += r->partitions;
     c[PX_CTR_rail_partition_time] += r->partition_ns;
@@ -149,20 +150,20 @@ void px_rail_print_stats(px_rail_t *r, int rank)
                 "copied while waiting for the receiver %llu\n",
                 rank, (unsigned long long)r->released, (unsigned long long)r->released_bytes,
                 (unsigned long long)r->prestaged_bytes);
-    fprintf(stderr,
-            "[plexus profile] rank %d faults: suspect %llu moved %llu answered_after %llu down "
-            "%llu recovered %llu failover "
-            "frames %llu bytes %llu resplit %llu pieces %llu skipped %llu partitioned %llu "
-            "subchannel_down_s %.2f partition_s %.2f bulk_moved %llu bulk_rest_bytes %llu "
-            "transport %s\n",
-            rank, (unsigned long long)c[PX_CTR_rail_suspects],
-            (unsigned long long)c[PX_CTR_rail_moves],
-            (unsigned long long)c[PX_CTR_rail_moves_answered],
-            (unsigned long long)c[PX_CTR_rail_downs], (unsigned long long)c[PX_CTR_rail_recoveries],
-            (unsigned long long)c[PX_CTR_rail_resent_frames],
-            (unsigned long long)c[PX_CTR_rail_resent_bytes], (unsigned long long)r->resplits,
-            (unsigned long long)r->resplit_pieces, (unsigned long long)r->rx_split_skipped,
-            (unsigned long long)r->partitions, (double)c[PX_CTR_rail_down_time] / 1e9,
-            (double)r->partition_ns / 1e9, (unsigned long long)r->bulk_moved,
-            (unsigned long long)r->bulk_rest_bytes, r->ops->name);
+    fprintf(
+        stderr,
+        "[plexus profile] rank %d faults: suspect %llu moved %llu answered_after %llu down "
+        "%llu recovered %llu failover "
+        "frames %llu bytes %llu resplit %llu pieces %llu skipped %llu partitioned %llu "
+        "subchannel_down_s %.2f partition_s %.2f bulk_moved %llu bulk_rest_bytes %llu "
+        "window_waits %llu transport %s\n",
+        rank, (unsigned long long)c[PX_CTR_rail_suspects], (unsigned long long)c[PX_CTR_rail_moves],
+        (unsigned long long)c[PX_CTR_rail_moves_answered], (unsigned long long)c[PX_CTR_rail_downs],
+        (unsigned long long)c[PX_CTR_rail_recoveries],
+        (unsigned long long)c[PX_CTR_rail_resent_frames],
+        (unsigned long long)c[PX_CTR_rail_resent_bytes], (unsigned long long)r->resplits,
+        (unsigned long long)r->resplit_pieces, (unsigned long long)r->rx_split_skipped,
+        (unsigned long long)r->partitions, (double)c[PX_CTR_rail_down_time] / 1e9,
+        (double)r->partition_ns / 1e9, (unsigned long long)r->bulk_moved,
+        (unsigned long long)r->bulk_rest_bytes, (unsigned long long)r->window_waits, r->ops->name);
 }

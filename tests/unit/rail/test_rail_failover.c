@@ -26,6 +26,7 @@
 #include "rail/rail.h"
 #include "util/lanes.h"
 #include "util/param.h"
+#include "util/tool.h"
 #include "px_unit.h"
 
 #include <stdint.h>
@@ -839,6 +840,47 @@ static void lane_failover(int partial)
     lanes_teardown();
 }
 
+/* A bulk frame held on its lane pins the channel's window (one sequence per
+ * channel, acknowledged cumulatively): small frames on the small lane go
+ * until the window is full, then wait in the backlog (counted as window
+ * waits), and go once the bulk frame has arrived; all handed up in order. */
+static void lane_window(void)
+{
+    enum { N = 1500 };
+    uint64_t c0[PX_CTR_N] = {0}, c1[PX_CTR_N] = {0};
+    double rto_min = px_params.rail_rto_min, detect = px_params.rail_detect;
+    px_params.rail_rto_min = px_params.rail_detect = 60; /* held is slow, not suspect */
+    lanes_setup(0);
+    links[0][2].hold = 1;
+    struct iovec iov = {sendbuf, 100000};
+    static const char hdr[8] = "block";
+    CHECK(px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_STRIPE, sent_cb, NULL) ==
+          PX_INPROGRESS);
+    px_rail_counters_add(rail[0], c0);
+    for (int i = 0; i < N; i++) {
+        send_ord(i, 100, 0);
+        progress(1);
+    }
+    px_rail_counters_add(rail[0], c1);
+    int went = norder;
+    CHECK(went > 900 && went < 1024); /* the window's worth, less a striped block's room */
+    CHECK(c1[PX_CTR_rail_window_waits] - c0[PX_CTR_rail_window_waits] == (uint64_t)(N - went));
+    links[0][2].hold = 0;
+    for (int i = 0; i < 20 && (norder < N || completions < 1); i++)
+        progress(1);
+    CHECK(norder == N);
+    int ordered = 1;
+    for (int i = N - 256; i < N; i++)
+        ordered &= order_log[i & 255] == (i & 255);
+    CHECK(ordered);
+    px_rail_ack_all(rail[1]);
+    progress(2);
+    CHECK(completions == 1 && px_rail_vc_unacked(vc[0]) == 0);
+    lanes_teardown();
+    px_params.rail_rto_min = rto_min;
+    px_params.rail_detect = detect;
+}
+
 int main(void)
 {
     setenv("PX_RAIL_POLICY", "even", 1);
@@ -881,6 +923,7 @@ int main(void)
     lane_order(1);
     lane_failover(0);
     lane_failover(1);
+    lane_window();
 
     free(orig);
     free(sendbuf);
