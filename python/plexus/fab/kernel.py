@@ -59,7 +59,17 @@ def ip_batch(ns, lines):
 def tc_batch(ns, lines):
     if lines:
         base = ["tc"] + (["-n", ns] if ns else [])
-        run(base + ["-batch", "-"], input="\n".join(lines) + "\n")
+        try:
+            run(base + ["-batch", "-"], input="\n".join(lines) + "\n")
+        except KernelError as e:
+            if "qdisc kind is unknown" not in str(e):
+                raise
+            kinds = sorted({l.split(" handle ")[1].split()[1] for l in lines
+                            if l.startswith("qdisc ") and " handle " in l})
+            raise KernelError(f"this kernel lacks a queueing discipline pxfab asked for "
+                              f"(one of {', '.join(kinds)}: CONFIG_NET_SCH_* not built); "
+                              f"with --class-queue fq it needs fq_codel, with fifo only "
+                              f"htb and bfifo\n{e}") from None
 
 
 def tc_json(ns, *args):
