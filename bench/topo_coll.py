@@ -6,7 +6,9 @@ uplinks are slower than the node links (over-subscribed), writes its
 description (pxfab export, Plexus JSON) for PX_TOPO, and runs OSU collectives
 (osu_gather and osu_scatter by default) with --ppn ranks on each node:
 Plexus with PX_TOPO (the topology-aware algorithms), Plexus without it (its
-flat algorithms), MPICH and Open MPI, interleaved, --reps times each. With
+flat algorithms), MPICH and Open MPI, interleaved, --reps times each
+(--env-for adds settings to one configuration, e.g. to force an algorithm;
+--slow-nodes puts some nodes' links at --slow-rate: two link speeds). With
 --background, a bulk stream between a node of each leaf (another Plexus job,
 tests/mpi/ft_stream) loads the uplinks during every run, as the
 dissertation's measurements under background traffic. For every run it also
@@ -76,7 +78,16 @@ def main():
     p.add_argument("--iters", type=int, default=200)
     p.add_argument("--background", action="store_true")
     p.add_argument("--timeout", type=int, default=300, help="seconds per run before it is killed")
-    p.add_argument("--mpis", default="plexus-topo,plexus-flat,mpich,openmpi")
+    p.add_argument("--mpis", default="plexus-topo,plexus-flat,mpich,openmpi",
+                   help="configurations: plexus-topo (PX_TOPO), plexus-flat, mpich, openmpi, "
+                        "or any plexus-NAME given settings with --env-for")
+    p.add_argument("--env-for", action="append", default=[], metavar="CONFIG:VAR=VALUE",
+                   help="a setting for one configuration, e.g. "
+                        "plexus-topo:PX_ALLTOALL_ALGORITHM=topo (repeatable)")
+    p.add_argument("--slow-nodes", default="",
+                   help="nodes whose link runs at --slow-rate (nodes at two link speeds), "
+                        "e.g. node1,node3")
+    p.add_argument("--slow-rate", default="100mbit")
     p.add_argument("--json", default=os.path.join(RESULTS, "topo_coll-%s.json" %
                                                   time.strftime("%Y%m%d-%H%M%S")))
     a = p.parse_args()
@@ -86,6 +97,8 @@ def main():
                    stderr=subprocess.DEVNULL)
     pxfab("up", "--leaves", a.leaves, "--spines", a.spines, "--nodes-per-leaf",
           a.nodes_per_leaf, "--rate", a.rate, "--uplink-rate", a.uplink_rate)
+    for n in filter(None, a.slow_nodes.split(",")):
+        pxfab("fault", "rate", f"{n}:rail0", a.slow_rate)
     topo = os.path.join(RESULTS, "topo_coll-fabric.json")
     os.makedirs(RESULTS, exist_ok=True)
     pxfab("export", "--format", "plexus-json", "-o", topo)
@@ -105,6 +118,9 @@ def main():
                     argv = argv_for(mpi, bench, np_, nodes, args, a.ppn, a.timeout)
                     if who == "plexus-topo":
                         argv[1:1] = ["--env", "PX_TOPO=" + topo]
+                    for e in a.env_for:
+                        if e.split(":", 1)[0] == who:
+                            argv[1:1] = ["--env", e.split(":", 1)[1]]
                     bg = background(nodes, 600) if a.background else None
                     if bg:
                         time.sleep(2)  # the stream ramps up first
@@ -129,7 +145,8 @@ def main():
     whos = a.mpis.split(",")
     for bench in a.benches.split(","):
         print(f"\n### {bench}: {np_} ranks on {nodes} nodes ({a.leaves} leaves, "
-              f"{a.spines} spines, uplinks {a.uplink_rate}, nodes {a.rate})"
+              f"{a.spines} spines, uplinks {a.uplink_rate}, nodes {a.rate}"
+              f"{f', {a.slow_nodes} at {a.slow_rate}' if a.slow_nodes else ''})"
               f"{', background stream' if a.background else ''}; median of {a.reps}, µs\n")
         med = {}
         for who in whos:
