@@ -362,18 +362,14 @@ def parser():
         q = fs.add_parser(act, help=hlp)
         q.add_argument("target", metavar="LINK")
         q.set_defaults(fn=cmd_fault)
-    q = fs.add_parser("loss", help="drop PERCENT of the packets in each direction (0 clears)")
-    q.add_argument("target", metavar="LINK")
-    q.add_argument("value", metavar="PERCENT")
-    q.set_defaults(fn=cmd_fault)
-    q = fs.add_parser("rate", help="change a link's rate (both directions)")
-    q.add_argument("target", metavar="LINK")
-    q.add_argument("value", metavar="RATE")
-    q.set_defaults(fn=cmd_fault)
-    q = fs.add_parser("block", help="drop every packet of some DSCP values (a QoS lane failing)")
-    q.add_argument("target", metavar="LINK")
-    q.add_argument("value", metavar="DSCP[,DSCP...]")
-    q.set_defaults(fn=cmd_fault)
+    for act, value, hlp in (
+            ("loss", "PERCENT", "drop PERCENT of the packets in each direction (0 clears)"),
+            ("rate", "RATE", "change a link's rate (both directions)"),
+            ("block", "DSCP[,DSCP...]", "drop every packet of some DSCP values (a QoS lane failing)")):
+        q = fs.add_parser(act, help=hlp)
+        q.add_argument("target", metavar="LINK")
+        q.add_argument("value", metavar=value)
+        q.set_defaults(fn=cmd_fault)
     q = fs.add_parser("unblock", help="end a block")
     q.add_argument("target", metavar="LINK")
     q.set_defaults(fn=cmd_fault)
