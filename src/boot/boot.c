@@ -493,6 +493,8 @@ px_status_t px_boot_init(px_boot_info_t *info_p)
     if (!node)
         node = getenv("SLURMD_NODENAME");
     px_boot.info.node_name = node ? node : "";
+    px_boot.info.peer_cap =
+        px_boot.info.size + (int)(px_params.dyn_peers > 0 ? px_params.dyn_peers : 0);
     px_debug("boot", "%s: rank %d of %d, node %d of %d, local rank %d of %d, job %016llx",
              px_boot.ops->name, px_boot.info.rank, px_boot.info.size, px_boot.info.node_id,
              px_boot.info.num_nodes, px_boot.info.local_rank, px_boot.info.local_size,
@@ -522,6 +524,7 @@ px_status_t px_boot_put(const char *key, const void *val, size_t len)
         return PX_ERR_NO_MEMORY;
     }
     px_boot.npending++;
+    px_boot_own_keep(key, val, len);
     return PX_OK;
 }
 
@@ -541,8 +544,10 @@ px_status_t px_boot_fence(void)
  * PX_ERR_TRUNCATED and copies nothing. */
 px_status_t px_boot_get(int rank, const char *key, void *val, size_t maxlen, size_t *len_p)
 {
-    if (!px_boot.initialized || !key || rank < 0 || rank >= px_boot.info.size)
+    if (!px_boot.initialized || !key || rank < 0)
         return PX_ERR_INVALID_PARAM;
+    if (rank >= px_boot.info.size)
+        return px_boot_peer_get(rank, key, val, maxlen, len_p);
     px_boot_kv_t **pp = px_boot_store_find(rank, key);
     if ((!pp || !*pp) && px_boot.ops->get) {
         px_status_t st = px_boot.ops->get(rank, key);
@@ -586,6 +591,7 @@ px_status_t px_boot_finalize(void)
         return PX_ERR_INVALID_PARAM;
     if (atomic_load(&px_boot.finalized))
         return PX_OK;
+    px_boot_peers_clear();
     return px_boot.ops->finalize();
 }
 

@@ -25,6 +25,9 @@ typedef struct px_boot_info {
     const char *boot_host; /* address of the bootstrap server ("" for singleton) */
     const char *node_name; /* the launcher's name for this rank's host ("": none) */
     int singleton;
+    /* Room in the per-peer tables of every layer: the job's ranks, then
+     * processes of other jobs (px_boot_peer_add), size + PX_DYN_PEERS. */
+    int peer_cap;
 } px_boot_info_t;
 
 /* Connects to pxrun (PX_BOOT_ADDR, PX_JOB_SECRET, PX_RANK, ... set) or sets up
@@ -53,6 +56,43 @@ const char *px_boot_local_addr(void);
 
 /* The per-job secret (32 bytes), for authenticating data connections too. */
 const uint8_t *px_boot_secret(size_t *len_p);
+
+/* Fills buf with random bytes (getrandom, /dev/urandom fallback). */
+px_status_t px_boot_random(void *buf, size_t len);
+
+/* The value this process put under key last (whether fenced or not). */
+px_status_t px_boot_own(const char *key, void *val, size_t maxlen, size_t *len_p);
+
+/* ---------- processes of other jobs ----------
+ * A process's peers are the ranks of its job, 0 .. size-1, then the
+ * processes of other jobs it met (MPI_Comm_connect, MPI_Comm_accept,
+ * MPI_Comm_spawn), numbered from size up in the order they were met, below
+ * peer_cap. Each has an identity (its job id and its rank there), a key
+ * that authenticates data connections between the two processes (the job's
+ * secret for the job's own ranks; for the others derived by both sides from
+ * what they shared when their groups met), and what it published under
+ * one transport's name (its address card), given when it was added and
+ * read back with px_boot_get. */
+
+/* Adds (job_id, rank), or finds it when met before (its key and card stay
+ * those of the first meeting). PX_ERR_NO_MEMORY when peer_cap is reached,
+ * PX_ERR_INVALID_PARAM for this job's own id. */
+px_status_t px_boot_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[32], const char *net,
+                             const char *card, const char *node, int *peer_p);
+/* The peer of (job_id, rank), or -1 when it is not one. */
+int px_boot_peer_find(uint64_t job_id, uint32_t rank);
+/* The identity of a peer; -1 when peer is not one. */
+int px_boot_peer_ident(int peer, uint64_t *job_id, uint32_t *rank);
+/* The key of connections with peer (32 bytes), NULL when peer is not one. */
+const uint8_t *px_boot_peer_key(int peer, size_t *len_p);
+/* Whether two peers run on one machine (node ids for the job's ranks; for
+ * those of other jobs the machine's name they gave). */
+int px_boot_peer_same_node(int a, int b);
+/* Whether peer a comes before peer b in the order every job agrees on
+ * (job id, then rank): a < b for two ranks of this job. */
+int px_boot_peer_before(int a, int b);
+/* The name of this process's machine as px_boot_peer_add wants it. */
+const char *px_boot_node_ident(void);
 
 /* The backends this build has, whether each can work here, and which one
  * the environment selects (for pxinfo). */

@@ -76,6 +76,11 @@ const char *px_boot_pmix_missing(void);
 px_status_t px_boot_store_insert(int rank, const uint8_t *key, size_t klen, const uint8_t *val,
                                  size_t vlen);
 
+/* peers.c: this process's own puts, the peers of other jobs, and forgetting both. */
+void px_boot_own_keep(const char *key, const void *val, size_t len);
+px_status_t px_boot_peer_get(int peer, const char *key, void *val, size_t maxlen, size_t *len_p);
+void px_boot_peers_clear(void);
+
 /* This process's rank (for backends' keys and messages). */
 int px_boot_self_rank(void);
 

@@ -96,7 +96,6 @@ void px_boot_auth_mac(const uint8_t secret[PX_BOOT_SECRET_LEN],
 /* Checks one put (key length, NUL-free key, value length); 1 when valid. */
 int px_boot_put_valid(size_t klen, const uint8_t *key, size_t vlen);
 
-/* Fills buf with random bytes (getrandom, /dev/urandom fallback). */
-px_status_t px_boot_random(void *buf, size_t len);
+/* px_boot_random: boot.h */
 
 #endif

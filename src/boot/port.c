@@ -141,6 +141,21 @@ static int px_port_parse(const char *name, uint8_t token[PX_PORT_TOKEN_LEN], cha
     return atoi(port) > 0 && atoi(port) < 65536 ? 0 : -1;
 }
 
+px_status_t px_port_derive(const char *name, const uint8_t *salt, size_t slen, uint8_t out[32])
+{
+    uint8_t token[PX_PORT_TOKEN_LEN], key[32], msg[64];
+    char port[8], host[PX_PORT_NAME_MAX];
+    static const char label[] = "plexus peers";
+    if (px_port_parse(name, token, port, sizeof(port), host, sizeof(host)) ||
+        slen > sizeof(msg) - (sizeof(label) - 1))
+        return PX_ERR_INVALID_PARAM;
+    px_port_key(token, key);
+    memcpy(msg, label, sizeof(label) - 1);
+    memcpy(msg + sizeof(label) - 1, salt, slen);
+    px_hmac_sha256(key, sizeof(key), msg, sizeof(label) - 1 + slen, out);
+    return PX_OK;
+}
+
 px_status_t px_port_open(const char *host, px_port_t **port_p, char name[PX_PORT_NAME_MAX])
 {
     if (!host || !*host)

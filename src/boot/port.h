@@ -51,6 +51,11 @@ px_status_t px_port_join(int fd, const uint8_t *secret, size_t slen, const uint8
 px_status_t px_port_swap(int fd, const void *out, size_t olen, void *in, size_t ilen,
                          int timeout_ms, px_port_idle_fn idle, void *arg);
 
+/* A key for the two groups that met through port `name`, known to both
+ * roots and never sent: HMAC-SHA256(the port's key, "plexus peers" || salt),
+ * salt (at most 52 bytes) what the roots swapped. */
+px_status_t px_port_derive(const char *name, const uint8_t *salt, size_t slen, uint8_t out[32]);
+
 /* The name service: one file per name in a directory of this user's
  * (PX_NAME_DIR, else $XDG_RUNTIME_DIR/plexus-names, else
  * /tmp/plexus-names-<uid>), mode 0700, refused when another user owns it or

@@ -237,7 +237,7 @@ static px_status_t px_chan_create(const px_boot_info_t *boot, int r)
         c->hybrid = px_c.rail_rc && px_rail_reachable(px_c.rail_rc, r);
     } else {
         px_error("chan", "no transport in PX_NET='%s' reaches rank %d (node %d)", px_params.net, r,
-                 boot->node_of[r]);
+                 r < boot->size ? boot->node_of[r] : -1);
         st = PX_ERR_PEER_UNREACHABLE;
     }
     if (st != PX_OK)
@@ -319,7 +319,7 @@ px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up)
         px_error("chan", "PX_CHANNELS='%s': %s", px_params.channels, err);
         return PX_ERR_INVALID_PARAM;
     }
-    px_c.peers = calloc((size_t)boot->size, sizeof(*px_c.peers));
+    px_c.peers = calloc((size_t)boot->peer_cap, sizeof(*px_c.peers));
     if (!px_c.peers)
         return PX_ERR_NO_MEMORY;
 
@@ -347,6 +347,7 @@ px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up)
     for (int r = 0; r < boot->size; r++)
         if ((st = px_chan_create(boot, r)) != PX_OK)
             goto err;
+    px_c.npeers = boot->size;
     /* sleeping in epoll is only safe when no shared-memory ring needs polling */
     px_c.block_ok = px_c.rail_peers && !px_c.shm_if;
     if (!strcmp(px_params.progress_mode, "sleep") && (st = px_chan_sleep_setup()) != PX_OK)
@@ -380,6 +381,49 @@ void px_chan_finalize(void)
     px_c.shm_if = px_c.self_if = NULL;
     free(px_c.peers);
     px_c.peers = NULL;
+    px_c.npeers = 0;
+}
+
+/* ---------- processes of other jobs ---------- */
+
+/* They are reached over tcp only: over the job's tcp rail, or one opened
+ * now when the job has no network (a singleton, a job on one node with
+ * PX_NET=shm). Datagrams (whose every packet carries the job's key) and ofi
+ * carry only the job's own ranks. */
+static px_status_t px_chan_dyn_rail(void)
+{
+    if (px_c.rail)
+        return strcmp(px_rail_net_name(px_c.rail), "tcp") ? PX_ERR_UNSUPPORTED : PX_OK;
+    return px_chan_open_rails(&px_c.boot, 1, 0, 0);
+}
+
+px_status_t px_chan_card(char *card, size_t len)
+{
+    px_status_t st = px_chan_dyn_rail();
+    size_t n;
+    if (st == PX_OK)
+        st = px_boot_own("tcp", card, len - 1, &n);
+    if (st == PX_OK)
+        card[n] = 0;
+    return st;
+}
+
+px_status_t px_chan_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[32],
+                             const char *card, const char *node, int *peer_p)
+{
+    px_status_t st = px_chan_dyn_rail();
+    int p;
+    if (st == PX_OK)
+        st = px_boot_peer_add(job_id, rank, key, "tcp", card, node, &p);
+    if (st != PX_OK)
+        return st;
+    if (p >= px_c.npeers) {
+        if ((st = px_chan_create(&px_c.boot, p)) != PX_OK)
+            return st;
+        px_c.npeers = p + 1;
+    }
+    *peer_p = p;
+    return PX_OK;
 }
 
 /* ---------- progress ---------- */
@@ -523,7 +567,7 @@ px_status_t px_chan_flush(int mode, void (*wait)(unsigned *idle))
     uint64_t deadline = px_time_ns() + 60000000000ull;
     for (;;) {
         int busy = 0;
-        for (int r = 0; r < px_c.boot.size && !busy; r++)
+        for (int r = 0; r < px_c.npeers && !busy; r++)
             busy = px_chan_busy(&px_c.peers[r], acks);
         if (!busy)
             return mode == PX_CHAN_FLUSH_LAST && lossy ? px_chan_quiesce(wait) : PX_OK;

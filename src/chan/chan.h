@@ -82,6 +82,16 @@ typedef struct px_chan_up {
 px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up);
 void px_chan_finalize(void);
 
+/* Processes of other jobs (boot.h, px_boot_peer_add), reached over tcp.
+ * px_chan_card: this process's address card, which the other job's
+ * processes give px_chan_peer_add (opens tcp if the job had no network);
+ * PX_ERR_UNSUPPORTED when the job's network is not tcp.
+ * px_chan_peer_add: the channel to rank `rank` of job `job_id`, made now
+ * unless met before; *peer_p: its peer number, from the job's size up. */
+px_status_t px_chan_card(char *card, size_t len);
+px_status_t px_chan_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[32],
+                             const char *card, const char *node, int *peer_p);
+
 /* ---------- choosing and sending ---------- */
 
 typedef struct px_chan_pick {

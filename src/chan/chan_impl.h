@@ -64,7 +64,8 @@ typedef struct px_chan_am {
 extern struct px_chan_state {
     px_boot_info_t boot;
     const px_chan_up_t *up;
-    px_chan_t *peers;
+    px_chan_t *peers; /* boot.peer_cap of them */
+    int npeers;       /* made: the job's ranks, then processes of other jobs */
     const px_net_ops_t *self_ops, *shm_ops;
     px_net_iface_t *self_if, *shm_if;
     px_rail_t *rail;

@@ -196,9 +196,11 @@ int px_mpi_comm_create_from_group(px_mpi_comm_t *parent, px_mpi_group_t *group, 
     /* ranks of this communicator on my node */
     if (px_comm_boot) {
         int me_node = px_comm_boot->node_id;
+        for (int i = 0; i < group->size; i++)
+            c->mixed |= group->world[i] >= px_comm_boot->size;
         c->local_rank = c->local_size = 0;
         for (int i = 0; i < group->size; i++)
-            if (px_comm_boot->node_of[group->world[i]] == me_node) {
+            if (c->mixed ? i == group->rank : px_comm_boot->node_of[group->world[i]] == me_node) {
                 if (i == group->rank)
                     c->local_rank = c->local_size;
                 c->local_size++;
@@ -210,7 +212,9 @@ int px_mpi_comm_create_from_group(px_mpi_comm_t *parent, px_mpi_group_t *group, 
 
 int px_mpi_comm_node_of(const px_mpi_comm_t *c, int rank)
 {
-    return px_comm_boot ? px_comm_boot->node_of[c->group->world[rank]] : 0;
+    if (!px_comm_boot)
+        return 0;
+    return c->mixed ? px_comm_boot->num_nodes + rank : px_comm_boot->node_of[c->group->world[rank]];
 }
 
 PX_PMPI(MPI_Comm_rank)(MPI_Comm comm, int *rank)
@@ -431,7 +435,7 @@ PX_PMPI(MPI_Comm_split_type)
     if (split_type == MPI_UNDEFINED)
         color = MPI_UNDEFINED;
     else if (split_type == MPI_COMM_TYPE_SHARED)
-        color = px_comm_boot->node_of[c->group->world[c->rank]]; /* node from the launcher */
+        color = px_mpi_comm_node_of(c, c->rank); /* node from the launcher */
     else
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_split_type", "unknown split type %d",
                             split_type);

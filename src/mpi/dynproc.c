@@ -100,54 +100,113 @@ static int px_dyn_max(void *arg, int *val)
     return rc != MPI_SUCCESS ? rc : res[1];
 }
 
-/* The root's side of the exchange: the other group's world ranks into
- * *rworld_p (malloc'ed) and their number into *rn_p. */
-static px_status_t px_dyn_swap_groups(px_mpi_comm_t *c, int fd, int **rworld_p, int *rn_p)
+/* What each member tells the other group about itself: its identity (job
+ * id and rank there), its machine and, when the groups are of different
+ * jobs, its address card (px_proto_card; "" otherwise). */
+enum {
+    PX_DYN_NODE = 64,
+    PX_DYN_CARD = PX_BOOT_VAL_MAX,
+    PX_DYN_REC = 12 + PX_DYN_NODE + PX_DYN_CARD
+};
+
+/* This process's record, for the other group (cards: other jobs there). */
+static px_status_t px_dyn_record(int cards, uint8_t *rec)
 {
     const px_boot_info_t *b = px_mpi_boot_info();
-    uint8_t hdr[12], rhdr[12];
-    px_dyn_put32(hdr, (uint32_t)(b->job_id >> 32));
-    px_dyn_put32(hdr + 4, (uint32_t)b->job_id);
-    px_dyn_put32(hdr + 8, (uint32_t)c->size);
-    int tmo = px_dyn_timeout_ms();
-    px_status_t st = px_port_swap(fd, hdr, 12, rhdr, 12, tmo, px_dyn_idle, NULL);
+    memset(rec, 0, PX_DYN_REC);
+    px_dyn_put32(rec, (uint32_t)(b->job_id >> 32));
+    px_dyn_put32(rec + 4, (uint32_t)b->job_id);
+    px_dyn_put32(rec + 8, (uint32_t)b->rank);
+    snprintf((char *)rec + 12, PX_DYN_NODE, "%s", px_boot_node_ident());
+    return cards ? px_proto_card((char *)rec + 12 + PX_DYN_NODE, PX_DYN_CARD) : PX_OK;
+}
+
+/* What the root learnt, for its group: the outcome, the other group's
+ * size, whether it holds processes of other jobs, and the key both jobs
+ * derived from the port. */
+typedef struct {
+    int32_t st, rn, cards;
+    uint8_t key[32];
+} px_dyn_hdr_t;
+
+/* Root: the first swap with the other root: job ids, group sizes, nonces. */
+static px_status_t px_dyn_swap_hdr(px_mpi_comm_t *c, int fd, const char *port, int acc,
+                                   px_dyn_hdr_t *h)
+{
+    const px_boot_info_t *b = px_mpi_boot_info();
+    uint8_t out[28], in[28], salt[32];
+    px_dyn_put32(out, (uint32_t)(b->job_id >> 32));
+    px_dyn_put32(out + 4, (uint32_t)b->job_id);
+    px_dyn_put32(out + 8, (uint32_t)c->size);
+    px_status_t st = px_boot_random(out + 12, 16);
+    if (st == PX_OK)
+        st = px_port_swap(fd, out, 28, in, 28, px_dyn_timeout_ms(), px_dyn_idle, NULL);
     if (st != PX_OK)
         return st;
-    /* both roots see the same two ids: both stop here, or neither */
-    if (memcmp(hdr, rhdr, 8))
-        return PX_ERR_UNSUPPORTED;
-    uint32_t rn = px_dyn_get32(rhdr + 8);
-    if (rn == 0 || rn > (uint32_t)b->size)
+    uint32_t rn = px_dyn_get32(in + 8);
+    if (rn == 0 || rn > (uint32_t)b->peer_cap)
         return PX_ERR_PROTOCOL;
-    uint8_t *out = malloc(4 * (size_t)c->size), *in = malloc(4 * (size_t)rn);
-    int *rw = malloc(sizeof(int) * rn);
-    uint8_t *mine = calloc((size_t)b->size, 1);
-    st = out && in && rw && mine ? PX_OK : PX_ERR_NO_MEMORY;
-    if (st == PX_OK) {
-        for (int i = 0; i < c->size; i++) {
-            px_dyn_put32(out + 4 * i, (uint32_t)c->group->world[i]);
-            mine[c->group->world[i]] = 1;
-        }
-        st = px_port_swap(fd, out, 4 * (size_t)c->size, in, 4 * (size_t)rn, tmo, px_dyn_idle, NULL);
+    h->rn = (int32_t)rn;
+    h->cards = memcmp(out, in, 8) != 0;
+    if (h->cards) {
+        /* both roots order the nonces the same way: the acceptor's first */
+        memcpy(salt, acc ? out + 12 : in + 12, 16);
+        memcpy(salt + 16, acc ? in + 12 : out + 12, 16);
+        /* join has no port: two processes of one job only */
+        st = port ? px_port_derive(port, salt, sizeof(salt), h->key) : PX_ERR_UNSUPPORTED;
     }
-    /* ranks of this job, none twice, none in this group */
-    for (uint32_t i = 0; st == PX_OK && i < rn; i++) {
-        uint32_t w = px_dyn_get32(in + 4 * i);
-        if (w >= (uint32_t)b->size || mine[w])
-            st = PX_ERR_PROTOCOL;
-        else
-            mine[w] = 2, rw[i] = (int)w;
-    }
-    free(out);
-    free(in);
-    free(mine);
-    if (st != PX_OK) {
-        free(rw);
+    return st;
+}
+
+/* Root: swaps the two groups' records and the outcome of gathering them. */
+static px_status_t px_dyn_swap_recs(px_mpi_comm_t *c, int fd, px_status_t st, const uint8_t *mine,
+                                    uint8_t *theirs, int rn)
+{
+    uint8_t o[4], i[4];
+    int tmo = px_dyn_timeout_ms();
+    px_dyn_put32(o, (uint32_t)-st);
+    px_status_t s2 = px_port_swap(fd, o, 4, i, 4, tmo, px_dyn_idle, NULL);
+    if (s2 != PX_OK)
+        return s2;
+    if (st != PX_OK)
         return st;
+    if (px_dyn_get32(i) != 0) /* the other group could not say where it is */
+        return PX_ERR_PEER_UNREACHABLE;
+    return px_port_swap(fd, mine, (size_t)c->size * PX_DYN_REC, theirs, (size_t)rn * PX_DYN_REC,
+                        tmo, px_dyn_idle, NULL);
+}
+
+/* Every member: the other group's records into peer numbers (channels to
+ * processes of other jobs made now). PX_ERR_PROTOCOL for a record that is
+ * not valid here: malformed, twice, or one of this group. */
+static px_status_t px_dyn_peers(px_mpi_comm_t *c, const px_dyn_hdr_t *h, const uint8_t *recs,
+                                int *rworld)
+{
+    px_status_t st = PX_OK;
+    for (int i = 0; i < h->rn && st == PX_OK; i++) {
+        const uint8_t *r = recs + (size_t)i * PX_DYN_REC;
+        uint64_t job = (uint64_t)px_dyn_get32(r) << 32 | px_dyn_get32(r + 4);
+        uint32_t rank = px_dyn_get32(r + 8);
+        const char *node = (const char *)r + 12, *card = node + PX_DYN_NODE;
+        if (!memchr(node, 0, PX_DYN_NODE) || !memchr(card, 0, PX_DYN_CARD))
+            return PX_ERR_PROTOCOL;
+        int p = px_boot_peer_find(job, rank);
+        if (p < 0 && !h->cards)
+            return PX_ERR_PROTOCOL; /* one job: a rank it does not have */
+        if (p < 0 || (p >= px_mpi_boot_info()->size && !card[0]))
+            st = card[0] ? px_proto_peer_add(job, rank, h->key, card, node, &p) : PX_ERR_PROTOCOL;
+        rworld[i] = p;
     }
-    *rworld_p = rw;
-    *rn_p = (int)rn;
-    return PX_OK;
+    /* disjoint from this group, none twice */
+    for (int i = 0; i < h->rn && st == PX_OK; i++) {
+        for (int j = 0; j < c->size && st == PX_OK; j++)
+            if (rworld[i] == c->group->world[j])
+                st = PX_ERR_PROTOCOL;
+        for (int j = 0; j < i && st == PX_OK; j++)
+            if (rworld[i] == rworld[j])
+                st = PX_ERR_PROTOCOL;
+    }
+    return st;
 }
 
 static const char *px_dyn_why(px_status_t st)
@@ -163,10 +222,14 @@ static const char *px_dyn_why(px_status_t st)
     case PX_ERR_AUTH:
         return "the other side refused the connection: it could not prove the port's token";
     case PX_ERR_UNSUPPORTED:
-        return "the other group belongs to another job; connecting the processes of two jobs is "
-               "not implemented yet";
+        return "the other side belongs to another job: MPI_Comm_join meets processes of one job "
+               "only (use ports)";
     case PX_ERR_PROTOCOL:
         return "the other side sent a group that is not valid here (the groups must be disjoint)";
+    case PX_ERR_NO_MEMORY:
+        return "out of memory, or no room left for more processes of other jobs (PX_DYN_PEERS)";
+    case PX_ERR_PEER_UNREACHABLE:
+        return "the other group could not complete the meeting (its members report why)";
     default:
         return "the connection between the roots failed";
     }
@@ -174,42 +237,100 @@ static const char *px_dyn_why(px_status_t st)
 
 static int px_dyn_class(px_status_t st)
 {
-    return st == PX_ERR_UNSUPPORTED ? MPI_ERR_UNSUPPORTED_OPERATION
-           : st == PX_ERR_NO_MEMORY ? MPI_ERR_NO_MEM
-                                    : MPI_ERR_PORT;
+    return st == PX_ERR_UNSUPPORTED        ? MPI_ERR_UNSUPPORTED_OPERATION
+           : st == PX_ERR_NO_MEMORY        ? MPI_ERR_NO_MEM
+           : st == PX_ERR_PEER_UNREACHABLE ? MPI_ERR_OTHER
+                                           : MPI_ERR_PORT;
+}
+
+/* The outcome of a step for both groups: each group's worst, then the
+ * roots swap theirs (when the socket still works) and each tells its group. */
+static px_status_t px_dyn_agree(px_mpi_comm_t *c, int root, int fd, px_status_t st)
+{
+    int mine = -(int)st, worst = 0;
+    if (px_mpi_coll_allreduce(&mine, &worst, 1, MPI_INT, MPI_MAX, c) != MPI_SUCCESS)
+        worst = -PX_ERR_IO;
+    if (c->rank == root) {
+        uint8_t o[4], i[4];
+        px_dyn_put32(o, (uint32_t)worst);
+        if (px_port_swap(fd, o, 4, i, 4, px_dyn_timeout_ms(), px_dyn_idle, NULL) != PX_OK)
+            worst = -PX_ERR_IO;
+        else if (!worst && px_dyn_get32(i))
+            worst = -PX_ERR_PEER_UNREACHABLE; /* the other group failed */
+    }
+    if (px_mpi_coll_bcast(&worst, 1, MPI_INT, root, c) != MPI_SUCCESS)
+        worst = -PX_ERR_IO;
+    return (px_status_t)-worst;
 }
 
 /* Collective over c: the root (which has fd, or has failed with st) meets
  * the other group's root; everyone gets the inter-communicator. low: this
- * side goes first in an Intercomm_merge where both pass the same `high`. */
-static int px_dyn_meet(px_mpi_comm_t *c, int root, int fd, px_status_t st, int low,
-                       MPI_Comm *newcomm, const char *fn)
+ * side goes first in an Intercomm_merge where both pass the same `high`;
+ * acc: this side accepted on `port` (NULL for join). */
+static int px_dyn_meet(px_mpi_comm_t *c, int root, int fd, px_status_t st, int low, int acc,
+                       const char *port, MPI_Comm *newcomm, const char *fn)
 {
-    int hdr[2] = {st, 0}, *rworld = NULL;
+    px_dyn_hdr_t h = {.st = st};
+    uint8_t *mine = NULL, *theirs = NULL, rec[PX_DYN_REC];
+    int *rworld = NULL, rc;
     *newcomm = MPI_COMM_NULL; /* what a failure leaves */
     if (c->rank == root && st == PX_OK)
-        hdr[0] = px_dyn_swap_groups(c, fd, &rworld, &hdr[1]);
-    int rc = px_mpi_coll_bcast(hdr, 2, MPI_INT, root, c);
-    if (rc != MPI_SUCCESS || hdr[0] != PX_OK) {
-        free(rworld);
-        if (rc != MPI_SUCCESS)
-            return px_mpi_error(c, rc, fn, "communication failed in the local group");
-        return px_mpi_error(c, px_dyn_class(hdr[0]), fn, "%s", px_dyn_why(hdr[0]));
+        h.st = px_dyn_swap_hdr(c, fd, port, acc, &h);
+    rc = px_mpi_coll_bcast(&h, (int)sizeof(h), MPI_BYTE, root, c);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, fn, "communication failed in the local group");
+    if (h.st != PX_OK)
+        return px_mpi_error(c, px_dyn_class(h.st), fn, "%s", px_dyn_why(h.st));
+    /* every member's record to the root, the two roots swap them, each
+     * root gives its group the other's */
+    st = px_dyn_record(h.cards, rec);
+    int ok = st == PX_OK, all = 0;
+    mine = c->rank == root ? malloc((size_t)c->size * PX_DYN_REC) : NULL;
+    theirs = malloc((size_t)h.rn * PX_DYN_REC);
+    rworld = malloc(sizeof(int) * (size_t)h.rn);
+    if ((c->rank == root && !mine) || !theirs || !rworld)
+        ok = 0, st = PX_ERR_NO_MEMORY;
+    rc = px_mpi_coll_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c);
+    if (rc == MPI_SUCCESS && all)
+        rc = px_mpi_coll_gather_bytes(rec, mine, PX_DYN_REC, root, c);
+    if (rc != MPI_SUCCESS) {
+        st = PX_ERR_IO;
+    } else if (!all && st == PX_OK) {
+        st = PX_ERR_UNSUPPORTED; /* another member could not give its card */
     }
-    px_mpi_group_t *rg = px_mpi_group_new(hdr[1]);
+    int sw = st;
+    if (c->rank == root)
+        sw = px_dyn_swap_recs(c, fd, st, mine, theirs, h.rn);
+    rc = px_mpi_coll_bcast(&sw, 1, MPI_INT, root, c);
+    if (rc == MPI_SUCCESS && sw == PX_OK)
+        rc = px_mpi_coll_bcast(theirs, (int)((size_t)h.rn * PX_DYN_REC), MPI_BYTE, root, c);
+    st = rc != MPI_SUCCESS ? PX_ERR_IO : (px_status_t)sw;
+    /* channels to the other job's processes, then both groups agree that
+     * every member has them before anyone sends */
+    if (st == PX_OK) {
+        st = px_dyn_agree(c, root, fd, px_dyn_peers(c, &h, theirs, rworld));
+    }
+    free(mine);
+    free(theirs);
+    if (st != PX_OK) {
+        free(rworld);
+        return px_mpi_error(c, px_dyn_class(st), fn, "%s",
+                            st == PX_ERR_UNSUPPORTED
+                                ? "a process of this group cannot reach processes of another job: "
+                                  "they are reached over tcp, which PX_NET must then name"
+                                : px_dyn_why(st));
+    }
+    px_mpi_group_t *rg = px_mpi_group_new(h.rn);
     if (!rg) {
         free(rworld);
         return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     }
-    if (rworld)
-        memcpy(rg->world, rworld, sizeof(int) * (size_t)hdr[1]);
+    memcpy(rg->world, rworld, sizeof(int) * (size_t)h.rn);
     free(rworld);
     rg->rank = MPI_UNDEFINED;
-    rc = px_mpi_coll_bcast(rg->world, hdr[1], MPI_INT, root, c);
     uint32_t ctx = 0;
     px_dyn_max_t a = {c, root, fd};
-    if (rc == MPI_SUCCESS)
-        rc = px_mpi_comm_agree_ctx(4, px_dyn_max, &a, &ctx);
+    rc = px_mpi_comm_agree_ctx(4, px_dyn_max, &a, &ctx);
     if (rc != MPI_SUCCESS) {
         px_mpi_group_release(rg);
         return px_mpi_error(c, rc, fn,
@@ -306,7 +427,7 @@ static int px_dyn_accept_connect(const char *port_name, MPI_Info info, int root,
         st = d ? px_port_accept(d->port, -1, px_dyn_idle, NULL, &fd) : PX_ERR_INVALID_PARAM;
     } else if (c->rank == root)
         st = px_port_connect(port_name, px_dyn_timeout_ms(), px_dyn_idle, NULL, &fd);
-    rc = px_dyn_meet(c, root, fd, st, acc, newcomm, fn);
+    rc = px_dyn_meet(c, root, fd, st, acc, acc, port_name, newcomm, fn);
     if (fd >= 0)
         close(fd);
     return rc;
@@ -354,7 +475,7 @@ PX_PMPI(MPI_Comm_join)(int fd, MPI_Comm *intercomm)
                                               : px_dyn_why(st));
     /* the lower world rank goes first in a merge */
     int low = (uint32_t)b->rank < px_dyn_get32(pid + 8);
-    return px_dyn_meet(px_mpi_comm_self, 0, fd, PX_OK, low, intercomm, fn);
+    return px_dyn_meet(px_mpi_comm_self, 0, fd, PX_OK, low, 0, NULL, intercomm, fn);
 }
 PX_WEAK(MPI_Comm_join)
 

@@ -71,6 +71,11 @@ typedef struct px_mpi_comm {
     int coll_tag_next; /* a persistent collective's start: the tag its init took, + 1 */
     /* node awareness (learnt from the launcher) */
     int local_rank, local_size;
+    /* members of several jobs (dynamic processes): the jobs number their
+     * nodes apart, so here each member counts as a node of its own; all
+     * members see it alike, as each sees the other jobs' members as peers
+     * beyond its own job */
+    int mixed;
     /* Rabenseifner's allreduce: 0 not chosen yet, 1 largest distance first,
      * 2 smallest first (allreduce/allreduce_rabenseifner.c) */
     int rab_order;

@@ -317,7 +317,7 @@ static void px_net_addr_lanes(px_net_addr_peer_t *p, const char *net, int rank)
 /* Pairs this rank's addresses with those `rank` published under `net`. */
 static px_net_addr_peer_t *px_net_addr_peer_new(const char *net, const px_net_addr_t *local,
                                                 int nlocal, int explicit_rails, int me, int rank,
-                                                const int *node_of, px_status_t *st_p)
+                                                px_status_t *st_p)
 {
     char val[PX_BOOT_VAL_MAX];
     size_t len;
@@ -337,8 +337,8 @@ static px_net_addr_peer_t *px_net_addr_peer_new(const char *net, const px_net_ad
      * holds one per peer it talks to */
     px_net_addr_peer_t full, *p = &full;
     memset(&full, 0, sizeof(full));
-    int lo = me < rank;
-    int same = node_of && node_of[rank] == node_of[me];
+    int lo = px_boot_peer_before(me, rank);
+    int same = px_boot_peer_same_node(me, rank);
     int n = lo ? px_net_addr_pair(local, nlocal, theirs, nt, 1, same, px_params.paths, p)
                : px_net_addr_pair(theirs, nt, local, nlocal, 0, same, px_params.paths, p);
     if (n < 0) {
@@ -450,13 +450,12 @@ px_status_t px_net_addr_open(px_net_addrs_t *a, const char *net, int type,
     a->net = net;
     a->ep_new = ep_new;
     a->me = boot->rank;
-    a->nranks = boot->size;
-    a->node_of = boot->node_of;
+    a->nranks = boot->peer_cap;
     a->epfd = -1;
     for (int i = 0; i < PX_NET_MAX_ADDR; i++)
         a->fd[i] = -1;
-    a->peers = calloc((size_t)boot->size, sizeof(*a->peers));
-    a->eps = calloc((size_t)boot->size * PX_NET_MAX_SUB, sizeof(*a->eps));
+    a->peers = calloc((size_t)boot->peer_cap, sizeof(*a->peers));
+    a->eps = calloc((size_t)boot->peer_cap * PX_NET_MAX_SUB, sizeof(*a->eps));
     if (!a->peers || !a->eps)
         goto err;
     int n =
@@ -512,7 +511,9 @@ static inline px_net_addrs_t *px_net_addr_of(px_net_iface_t *iface)
 int px_net_addr_iface_reachable(px_net_iface_t *iface, int rank)
 {
     const px_net_addrs_t *a = px_net_addr_of(iface);
-    return rank >= 0 && rank < a->nranks && rank != a->me;
+    uint64_t job;
+    uint32_t r;
+    return rank >= 0 && rank < a->nranks && rank != a->me && !px_boot_peer_ident(rank, &job, &r);
 }
 
 int px_net_addr_iface_fd(px_net_iface_t *iface) { return px_net_addr_of(iface)->epfd; }
@@ -526,8 +527,8 @@ static px_net_addr_peer_t *px_net_addr_peer(px_net_iface_t *iface, int rank, px_
     if (!px_net_addr_iface_reachable(iface, rank))
         return NULL;
     if (!a->peers[rank])
-        a->peers[rank] = px_net_addr_peer_new(a->net, a->local, a->nlocal, a->explicit_rails, a->me,
-                                              rank, a->node_of, st_p);
+        a->peers[rank] =
+            px_net_addr_peer_new(a->net, a->local, a->nlocal, a->explicit_rails, a->me, rank, st_p);
     return a->peers[rank];
 }
 

@@ -104,7 +104,6 @@ typedef px_net_ep_t *(*px_net_addr_ep_new_t)(px_net_iface_t *iface, int rank, in
 typedef struct px_net_addrs {
     const char *net; /* "tcp", "udp": the bootstrap key, and the tag of its messages */
     int me, nranks;
-    const int *node_of;
     int nlocal;
     px_net_addr_t local[PX_NET_MAX_ADDR];
     int fd[PX_NET_MAX_ADDR]; /* the socket of each local address */

@@ -503,7 +503,7 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
             sigaction(SIGUSR1, &sa, NULL);
         }
     }
-    px_p.peers = calloc((size_t)boot->size, sizeof(*px_p.peers));
+    px_p.peers = calloc((size_t)boot->peer_cap, sizeof(*px_p.peers));
     if (!px_p.peers)
         return PX_ERR_NO_MEMORY;
     px_proto_am_register();
@@ -537,6 +537,14 @@ px_status_t px_proto_flush(int mode)
                          : mode == PX_FLUSH_ACKED ? PX_CHAN_FLUSH_ACKED
                                                   : PX_CHAN_FLUSH_LAST,
                          px_proto_wait_step);
+}
+
+px_status_t px_proto_card(char *card, size_t len) { return px_chan_card(card, len); }
+
+px_status_t px_proto_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[32],
+                              const char *card, const char *node, int *peer_p)
+{
+    return px_chan_peer_add(job_id, rank, key, card, node, peer_p);
 }
 
 void px_proto_print_stats(void)

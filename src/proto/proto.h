@@ -86,6 +86,14 @@ enum {
 px_status_t px_proto_flush(int mode);
 void px_proto_finalize(void);
 
+/* Processes of other jobs (dynamic processes; boot.h and chan.h):
+ * px_proto_card gives this process's address card, px_proto_peer_add makes
+ * the channel to rank `rank` of job `job_id` from its card and the key both
+ * jobs derived, and gives its peer number (from the job's size up). */
+px_status_t px_proto_card(char *card, size_t len);
+px_status_t px_proto_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[32],
+                              const char *card, const char *node, int *peer_p);
+
 px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
                            const void *buf, size_t len, px_proto_mode_t mode);
 px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank, int tag,

@@ -92,7 +92,7 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
     r->link_fd = -1;
     r->up = up;
     r->now = px_time_ns();
-    r->nranks = boot->size;
+    r->nranks = boot->peer_cap;
     r->local_rank = boot->local_rank;
     r->me = boot->rank;
     st = px_rail_parse_params(r);
@@ -105,10 +105,10 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
         goto err;
     }
     st = PX_ERR_NO_MEMORY;
-    r->vcs = calloc((size_t)boot->size, sizeof(*r->vcs));
-    r->vlist = calloc((size_t)boot->size, sizeof(*r->vlist));
-    r->due = calloc((size_t)boot->size, sizeof(*r->due));
-    r->hot = calloc((size_t)boot->size, sizeof(*r->hot));
+    r->vcs = calloc((size_t)boot->peer_cap, sizeof(*r->vcs));
+    r->vlist = calloc((size_t)boot->peer_cap, sizeof(*r->vlist));
+    r->due = calloc((size_t)boot->peer_cap, sizeof(*r->due));
+    r->hot = calloc((size_t)boot->peer_cap, sizeof(*r->hot));
     if (!r->vcs || !r->vlist || !r->due || !r->hot)
         goto err;
     st = r->ops->iface_open(boot, &px_rail_rx_ops, r, &r->iface);
@@ -272,7 +272,7 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
             s->idx = i;
             s->info = info[i];
             s->st = &s->st_own;
-            if (r->seg) {
+            if (r->seg && rank < (int)r->seg->nranks) { /* the job's ranks: pxinfo --stats */
                 px_rail_stats_entry_t *e = &r->seg->e[rank * PX_NET_MAX_SUB + i];
                 e->peer = rank;
                 e->sub = i;

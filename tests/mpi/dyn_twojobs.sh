@@ -3,15 +3,20 @@
 # a file (tests/mpi/dyn_twojobs.c): both must end within the bound, exit 0,
 # and print their PASS lines.
 #
-# usage: dyn_twojobs.sh PXRUN PROGRAM NP_ACCEPT NP_CONNECT [PXRUN OPTIONS...]
+# usage: dyn_twojobs.sh PXRUN PROGRAM NP_ACCEPT NP_CONNECT [refuse] [PXRUN OPTIONS...]
 set -u
 pxrun="$1" prog="$2" na="$3" nc="$4"
 shift 4
+extra=
+if [ "${1:-}" = refuse ]; then
+    extra=refuse
+    shift
+fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/px-twojobs.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-"$pxrun" -n "$na" --timeout 60 "$@" "$prog" accept "$tmp/port" >"$tmp/a.out" 2>&1 &
+"$pxrun" -n "$na" --timeout 60 "$@" "$prog" accept "$tmp/port" "$nc" $extra >"$tmp/a.out" 2>&1 &
 apid=$!
-"$pxrun" -n "$nc" --timeout 60 "$@" "$prog" connect "$tmp/port" >"$tmp/c.out" 2>&1
+"$pxrun" -n "$nc" --timeout 60 "$@" "$prog" connect "$tmp/port" "$na" $extra >"$tmp/c.out" 2>&1
 crc=$?
 wait "$apid"
 arc=$?

@@ -53,7 +53,8 @@ def knock(payload):
 
 
 # 1. a well-formed hello claiming rank 2, followed by a wrong key
-hello = struct.pack("<IHHQII16s", 0x50585443, 1, 0, jobid, 2, 0, b"\x01" * 16)
+# magic, version, sub, sender's job, receiver's job, from, to, nonce
+hello = struct.pack("<IHHQQII16s", 0x50585443, 2, 0, jobid, jobid, 2, 0, b"\x01" * 16)
 reply = knock(hello + b"\x00" * 32)
 # rank 0 answers with its own hello and proof, then must hang up
 if len(reply) < len(hello):
@@ -62,7 +63,7 @@ if len(reply) < len(hello):
 # 2. garbage
 knock(b"GET / HTTP/1.0\r\n\r\n" + b"\xff" * 64)
 # 3. a hello from another job
-knock(struct.pack("<IHHQII16s", 0x50585443, 1, 0, jobid ^ 1, 2, 0, b"\x02" * 16) + b"\0" * 32)
+knock(struct.pack("<IHHQQII16s", 0x50585443, 2, 0, jobid ^ 1, jobid, 2, 0, b"\x02" * 16) + b"\0" * 32)
 
 out, err = job.communicate(timeout=60)
 err = "".join(lines) + err

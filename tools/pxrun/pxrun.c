@@ -2,6 +2,7 @@
  * signals, and ends the whole job when one rank fails. One thread, one poll
  * loop: no rank can block pxrun. */
 #include "pxrun.h"
+#include "boot/boot.h"
 #include "boot/boot_wire.h"
 #include "util/clock.h"
 

@@ -106,9 +106,8 @@ static px_status_t px_tcp_iface_open(const px_boot_info_t *boot, const px_net_rx
     s->rx = rx;
     s->owner = owner;
     s->me = boot->rank;
-    s->nranks = boot->size;
+    s->nranks = boot->peer_cap;
     s->job_id = boot->job_id;
-    s->secret = px_boot_secret(&s->secret_len);
     px_list_init(&s->conns);
     px_list_init(&s->dead);
     s->direct_max = px_params.tcp_poll_direct < 0 ? 0

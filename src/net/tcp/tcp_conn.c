@@ -143,31 +143,45 @@ px_status_t px_tcp_connect(struct px_net_ep *ep)
 
 static void px_tcp_hs_queue_hello(px_tcp_conn_t *c)
 {
+    uint64_t to_job;
+    uint32_t to;
+    px_boot_peer_ident(c->peer_rank, &to_job, &to);
     px_tcp_hello_t h = {
         .magic = PX_TCP_HELLO_MAGIC,
         .version = PX_TCP_VERSION,
         .sub = (uint16_t)c->sub,
         .job_id = c->iface->job_id,
+        .to_job = to_job,
         .from = (uint32_t)c->iface->me,
-        .to = (uint32_t)c->peer_rank,
+        .to = to,
     };
     memcpy(h.nonce, c->my_nonce, sizeof(h.nonce));
     memcpy(c->hs_out + c->hs_out_len, &h, sizeof(h));
     c->hs_out_len += sizeof(h);
 }
 
-static void px_tcp_hs_mac(px_tcp_conn_t *c, const uint8_t *nonce, uint32_t from, uint32_t to,
-                          uint8_t mac[32])
+/* The proof of peer `from` to peer `to` (either is this process) with the
+ * key of the connection's peer: the job's secret, or the one its job and
+ * this one derived when they met. 0, or -1 when the peer has no key. */
+static int px_tcp_hs_mac(px_tcp_conn_t *c, const uint8_t *nonce, int from, int to, uint8_t mac[32])
 {
-    uint8_t msg[8 + 16 + 4 + 4 + 2 + 8];
-    memcpy(msg, "plxtcp01", 8);
+    uint8_t msg[8 + 16 + 2 * (8 + 4) + 2];
+    uint64_t jf, jt;
+    uint32_t rf, rt;
+    size_t klen;
+    const uint8_t *key = px_boot_peer_key(c->peer_rank, &klen);
+    if (!key || px_boot_peer_ident(from, &jf, &rf) || px_boot_peer_ident(to, &jt, &rt))
+        return -1;
+    memcpy(msg, "plxtcp02", 8);
     memcpy(msg + 8, nonce, 16);
-    memcpy(msg + 24, &from, 4);
-    memcpy(msg + 28, &to, 4);
+    memcpy(msg + 24, &jf, 8);
+    memcpy(msg + 32, &rf, 4);
+    memcpy(msg + 36, &jt, 8);
+    memcpy(msg + 44, &rt, 4);
     uint16_t sub = (uint16_t)c->sub;
-    memcpy(msg + 32, &sub, 2);
-    memcpy(msg + 34, &c->iface->job_id, 8);
-    px_hmac_sha256(c->iface->secret, c->iface->secret_len, msg, sizeof(msg), mac);
+    memcpy(msg + 48, &sub, 2);
+    px_hmac_sha256(key, klen, msg, sizeof(msg), mac);
+    return 0;
 }
 
 static int px_tcp_hs_write(px_tcp_conn_t *c)
@@ -214,7 +228,7 @@ static int px_tcp_bind_incoming(px_tcp_conn_t *c)
             px_tcp_mark_incoming(c);
             return 0;
         }
-        if (s->me < c->peer_rank && ep->conn->initiator)
+        if (px_boot_peer_before(s->me, c->peer_rank) && ep->conn->initiator)
             return -1; /* ours wins */
         px_tcp_conn_close(ep->conn, PX_OK);
     }
@@ -303,17 +317,20 @@ static int px_tcp_handshake_step(px_tcp_conn_t *c, uint32_t events)
         if (!c->hello_in) {
             px_tcp_hello_t h;
             memcpy(&h, c->hs_in, sizeof(h));
-            if (h.magic != PX_TCP_HELLO_MAGIC || h.version != PX_TCP_VERSION ||
-                h.job_id != s->job_id || h.to != (uint32_t)s->me || h.from >= (uint32_t)s->nranks ||
+            /* from a rank of this job, or a process of another job met before */
+            int from = h.magic == PX_TCP_HELLO_MAGIC && h.version == PX_TCP_VERSION
+                           ? px_boot_peer_find(h.job_id, h.from)
+                           : -1;
+            if (from < 0 || from == s->me || h.to_job != s->job_id || h.to != (uint32_t)s->me ||
                 h.sub >= PX_TCP_MAX_SUB ||
-                (c->initiator && (h.from != (uint32_t)c->peer_rank || h.sub != c->sub))) {
+                (c->initiator && (from != c->peer_rank || h.sub != c->sub))) {
                 px_warn("tcp", "rejected connection: bad hello");
                 goto fail;
             }
             memcpy(c->peer_nonce, h.nonce, 16);
             c->hello_in = 1;
             if (!c->initiator) {
-                c->peer_rank = (int)h.from;
+                c->peer_rank = from;
                 c->sub = h.sub;
                 if (px_tcp_bind_incoming(c) < 0) {
                     px_tcp_conn_close(c, PX_OK);
@@ -322,7 +339,8 @@ static int px_tcp_handshake_step(px_tcp_conn_t *c, uint32_t events)
                 px_tcp_hs_queue_hello(c);
             }
             uint8_t mac[32];
-            px_tcp_hs_mac(c, c->peer_nonce, (uint32_t)s->me, (uint32_t)c->peer_rank, mac);
+            if (px_tcp_hs_mac(c, c->peer_nonce, s->me, c->peer_rank, mac))
+                goto fail;
             memcpy(c->hs_out + c->hs_out_len, mac, 32);
             c->hs_out_len += 32;
             c->auth_sent = 1;
@@ -331,8 +349,8 @@ static int px_tcp_handshake_step(px_tcp_conn_t *c, uint32_t events)
             continue;
         }
         uint8_t mac[32];
-        px_tcp_hs_mac(c, c->my_nonce, (uint32_t)c->peer_rank, (uint32_t)s->me, mac);
-        if (memcmp(mac, c->hs_in + sizeof(px_tcp_hello_t), 32)) {
+        if (px_tcp_hs_mac(c, c->my_nonce, c->peer_rank, s->me, mac) ||
+            memcmp(mac, c->hs_in + sizeof(px_tcp_hello_t), 32)) {
             px_warn("tcp", "rejected connection claiming rank %d: authentication failed",
                     c->peer_rank);
             goto fail;

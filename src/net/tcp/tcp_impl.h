@@ -43,7 +43,7 @@
 #define PX_TCP_MAX_SUB PX_NET_MAX_SUB
 #define PX_TCP_HELLO_MAGIC 0x50585443u /* "PXTC" */
 #define PX_TCP_FRAME_MAGIC 0x5846u
-#define PX_TCP_VERSION 1
+#define PX_TCP_VERSION 2
 #define PX_TCP_RXBUF (64 * 1024)
 #define PX_TCP_DIRECT_MIN 8192 /* read payloads this large straight into place */
 /* After a payload of PX_TCP_BIG_MIN or more, and until PX_TCP_BIG_KEEP
@@ -62,7 +62,8 @@ typedef struct __attribute__((packed)) px_tcp_hello {
     uint32_t magic;
     uint16_t version;
     uint16_t sub;
-    uint64_t job_id;
+    uint64_t job_id; /* the sender's job: from is its rank there */
+    uint64_t to_job; /* the receiver's: to is its rank there */
     uint32_t from, to;
     uint8_t nonce[16];
 } px_tcp_hello_t;
@@ -132,11 +133,9 @@ struct px_net_ep {
 struct px_net_iface {
     px_net_addrs_t addr; /* first, for addr.c: one listening socket per address */
     const px_net_rx_ops_t *rx;
-    void *owner; /* the layer above's, for ep_incoming */
-    int me, nranks;
+    void *owner;    /* the layer above's, for ep_incoming */
+    int me, nranks; /* nranks: room for peers (px_boot_info_t.peer_cap) */
     uint64_t job_id;
-    const uint8_t *secret;
-    size_t secret_len;
     px_list_t conns;
     int nconns;
     int closing;
