@@ -6,7 +6,9 @@
  * operation until it is freed. The arguments are checked when the
  * collective starts: an error the init could have found is reported by
  * the first MPI_Start. A derived datatype is duplicated at the init (the
- * program may free its own handle at once); a user operation is held. */
+ * program may free its own handle at once); a user operation is held; the
+ * arrays of counts, displacements and datatypes are copied (the program
+ * may free them once the init returns, as mpi4py does). */
 #include "coll_impl.h"
 
 #include <stdlib.h>
@@ -25,6 +27,9 @@ typedef struct px_pcoll_side {
      * displacements of both kinds of init) */
     const MPI_Count *ccounts;
     const MPI_Aint *cdispls;
+    /* a large-count init: every member's start takes the large-count
+     * collective, also where its arrays are not significant (NULL) */
+    int big;
 } px_pcoll_side_t;
 
 struct px_pcoll {
@@ -35,6 +40,7 @@ struct px_pcoll {
     MPI_Comm comm;
     int tag;           /* the collective tag its init took */
     MPI_Request inner; /* the collective of the current start */
+    void *copy[2];     /* the copies of s's and r's arrays */
 };
 
 static int px_pcoll_poll(px_mpi_req_t *r)
@@ -83,6 +89,8 @@ static void px_pcoll_release(px_mpi_req_t *r)
     px_pcoll_type_drop(&p->s.type);
     px_pcoll_type_drop(&p->r.type);
     px_mpi_op_release(p->op);
+    free(p->copy[0]);
+    free(p->copy[1]);
     free(p);
     r->sched = NULL;
 }
@@ -106,6 +114,63 @@ int px_mpi_pcoll_start(px_mpi_req_t *r)
     }
     if (!px_pcoll_poll(r))
         px_mpi_req_poll_start(r);
+    return MPI_SUCCESS;
+}
+
+static int px_start_gatherv(px_pcoll_t *p, MPI_Request *q);
+static int px_start_scatterv(px_pcoll_t *p, MPI_Request *q);
+static int px_start_reduce_scatter(px_pcoll_t *p, MPI_Request *q);
+static int px_start_nbr_allgatherv(px_pcoll_t *p, MPI_Request *q);
+static int px_start_nbr_alltoallv(px_pcoll_t *p, MPI_Request *q);
+static int px_start_nbr_alltoallw(px_pcoll_t *p, MPI_Request *q);
+
+/* How many entries the arrays of a side hold: the neighbours the side
+ * talks to (neighbourhood collectives), none where they are not
+ * significant (the v-side of a rooted one away from its root), the local
+ * group (reduce_scatter's counts), else the group it talks to. */
+static int px_pcoll_len(px_pcoll_start_fn start, px_mpi_comm_t *c, int send, int root)
+{
+    if (start == px_start_nbr_allgatherv || start == px_start_nbr_alltoallv ||
+        start == px_start_nbr_alltoallw) {
+        int kind = MPI_UNDEFINED, in = 0, out = 0, w = 0, n = 0;
+        PMPI_Topo_test(c->handle, &kind);
+        if (kind == MPI_DIST_GRAPH)
+            PMPI_Dist_graph_neighbors_count(c->handle, &in, &out, &w);
+        else if (kind == MPI_GRAPH)
+            PMPI_Graph_neighbors_count(c->handle, c->rank, &n), in = out = n;
+        else if (kind == MPI_CART)
+            PMPI_Cartdim_get(c->handle, &n), in = out = 2 * n;
+        return send ? out : in;
+    }
+    if ((start == px_start_gatherv && !send) || (start == px_start_scatterv && send))
+        if (c->is_inter ? root != MPI_ROOT : root != c->rank)
+            return 0;
+    if (start == px_start_reduce_scatter)
+        return c->size;
+    return c->is_inter ? c->remote->size : c->size;
+}
+
+/* Copies the arrays of side x (n entries each) into one allocation. */
+static int px_pcoll_copy(px_pcoll_side_t *x, int n, void **mem)
+{
+    const void *src[5] = {x->counts, x->displs, x->types, x->ccounts, x->cdispls};
+    const size_t sz[5] = {sizeof(int), sizeof(int), sizeof(MPI_Datatype), sizeof(MPI_Count),
+                          sizeof(MPI_Aint)};
+    size_t total = 0;
+    for (int i = 0; i < 5; i++)
+        total += src[i] ? sz[i] * (size_t)n : 0;
+    if (!total)
+        return MPI_SUCCESS;
+    char *m = *mem = malloc(total);
+    if (!m)
+        return MPI_ERR_NO_MEM;
+    void *dst[5];
+    for (int i = 0; i < 5; i++) {
+        dst[i] = src[i] ? memcpy(m, src[i], sz[i] * (size_t)n) : NULL;
+        m += src[i] ? sz[i] * (size_t)n : 0;
+    }
+    x->counts = dst[0], x->displs = dst[1], x->types = dst[2], x->ccounts = dst[3];
+    x->cdispls = dst[4];
     return MPI_SUCCESS;
 }
 
@@ -134,10 +199,19 @@ static int px_pcoll_make(const char *fn, px_pcoll_start_fn start, MPI_Comm comm,
                       .root = root,
                       .comm = comm,
                       .inner = MPI_REQUEST_NULL};
+    if (px_pcoll_copy(&p->s, px_pcoll_len(start, c, 1, root), &p->copy[0]) ||
+        px_pcoll_copy(&p->r, px_pcoll_len(start, c, 0, root), &p->copy[1])) {
+        free(p->copy[0]);
+        free(p);
+        px_mpi_req_free(q);
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
     int rc = px_pcoll_type_own(&p->s.type);
     if (rc == MPI_SUCCESS && (rc = px_pcoll_type_own(&p->r.type)) != MPI_SUCCESS)
         px_pcoll_type_drop(&p->s.type);
     if (rc != MPI_SUCCESS) {
+        free(p->copy[0]);
+        free(p->copy[1]);
         free(p);
         px_mpi_req_free(q);
         return px_mpi_error(c, rc, fn, "invalid datatype");
@@ -160,20 +234,20 @@ static int px_pcoll_make(const char *fn, px_pcoll_start_fn start, MPI_Comm comm,
  * init (C), or a neighbourhood alltoallw's (int counts, MPI_Aint
  * displacements: NW). */
 #define PX_ONE(buf, count, type)                                                                   \
-    ((px_pcoll_side_t){(void *)(buf), (count), NULL, NULL, (type), NULL, NULL, NULL})
+    ((px_pcoll_side_t){(void *)(buf), (count), NULL, NULL, (type), NULL, NULL, NULL, 0})
 #define PX_V(buf, counts, displs, type)                                                            \
-    ((px_pcoll_side_t){(void *)(buf), 0, (counts), (displs), (type), NULL, NULL, NULL})
+    ((px_pcoll_side_t){(void *)(buf), 0, (counts), (displs), (type), NULL, NULL, NULL, 0})
 #define PX_W(buf, counts, displs, types)                                                           \
     ((px_pcoll_side_t){(void *)(buf), 0, (counts), (displs), MPI_DATATYPE_NULL, (types), NULL,     \
-                       NULL})
+                       NULL, 0})
 #define PX_VC(buf, counts, displs, type)                                                           \
-    ((px_pcoll_side_t){(void *)(buf), 0, NULL, NULL, (type), NULL, (counts), (displs)})
+    ((px_pcoll_side_t){(void *)(buf), 0, NULL, NULL, (type), NULL, (counts), (displs), 1})
 #define PX_WC(buf, counts, displs, types)                                                          \
     ((px_pcoll_side_t){(void *)(buf), 0, NULL, NULL, MPI_DATATYPE_NULL, (types), (counts),         \
-                       (displs)})
+                       (displs), 1})
 #define PX_NW(buf, counts, displs, types)                                                          \
     ((px_pcoll_side_t){(void *)(buf), 0, (counts), NULL, MPI_DATATYPE_NULL, (types), NULL,         \
-                       (displs)})
+                       (displs), 0})
 #define PX_NONE PX_ONE(NULL, 0, MPI_DATATYPE_NULL)
 #define PX_PCOLL_EXPAND(...) __VA_ARGS__
 
@@ -268,7 +342,7 @@ PX_PCOLL_ONE_COUNT(Neighbor_alltoall, px_start_nbr_alltoall, (), 0)
  * entry point of the arrays its init was given. */
 static int px_start_gatherv(px_pcoll_t *p, MPI_Request *q)
 {
-    if (p->r.ccounts)
+    if (p->r.big)
         return PMPI_Igatherv_c(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.ccounts,
                                p->r.cdispls, p->r.type, p->root, p->comm, q);
     return PMPI_Igatherv(p->s.buf, (int)p->s.count, p->s.type, p->r.buf, p->r.counts, p->r.displs,
@@ -276,7 +350,7 @@ static int px_start_gatherv(px_pcoll_t *p, MPI_Request *q)
 }
 static int px_start_scatterv(px_pcoll_t *p, MPI_Request *q)
 {
-    if (p->s.ccounts)
+    if (p->s.big)
         return PMPI_Iscatterv_c(p->s.buf, p->s.ccounts, p->s.cdispls, p->s.type, p->r.buf,
                                 p->r.count, p->r.type, p->root, p->comm, q);
     return PMPI_Iscatterv(p->s.buf, p->s.counts, p->s.displs, p->s.type, p->r.buf, (int)p->r.count,
@@ -284,7 +358,7 @@ static int px_start_scatterv(px_pcoll_t *p, MPI_Request *q)
 }
 static int px_start_allgatherv(px_pcoll_t *p, MPI_Request *q)
 {
-    if (p->r.ccounts)
+    if (p->r.big)
         return PMPI_Iallgatherv_c(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.ccounts,
                                   p->r.cdispls, p->r.type, p->comm, q);
     return PMPI_Iallgatherv(p->s.buf, (int)p->s.count, p->s.type, p->r.buf, p->r.counts,
@@ -292,7 +366,7 @@ static int px_start_allgatherv(px_pcoll_t *p, MPI_Request *q)
 }
 static int px_start_nbr_allgatherv(px_pcoll_t *p, MPI_Request *q)
 {
-    if (p->r.ccounts)
+    if (p->r.big)
         return PMPI_Ineighbor_allgatherv_c(p->s.buf, p->s.count, p->s.type, p->r.buf, p->r.ccounts,
                                            p->r.cdispls, p->r.type, p->comm, q);
     return PMPI_Ineighbor_allgatherv(p->s.buf, (int)p->s.count, p->s.type, p->r.buf, p->r.counts,
@@ -300,7 +374,7 @@ static int px_start_nbr_allgatherv(px_pcoll_t *p, MPI_Request *q)
 }
 static int px_start_alltoallv(px_pcoll_t *p, MPI_Request *q)
 {
-    if (p->r.ccounts)
+    if (p->r.big)
         return PMPI_Ialltoallv_c(p->s.buf, p->s.ccounts, p->s.cdispls, p->s.type, p->r.buf,
                                  p->r.ccounts, p->r.cdispls, p->r.type, p->comm, q);
     return PMPI_Ialltoallv(p->s.buf, p->s.counts, p->s.displs, p->s.type, p->r.buf, p->r.counts,
@@ -308,7 +382,7 @@ static int px_start_alltoallv(px_pcoll_t *p, MPI_Request *q)
 }
 static int px_start_nbr_alltoallv(px_pcoll_t *p, MPI_Request *q)
 {
-    if (p->r.ccounts)
+    if (p->r.big)
         return PMPI_Ineighbor_alltoallv_c(p->s.buf, p->s.ccounts, p->s.cdispls, p->s.type, p->r.buf,
                                           p->r.ccounts, p->r.cdispls, p->r.type, p->comm, q);
     return PMPI_Ineighbor_alltoallv(p->s.buf, p->s.counts, p->s.displs, p->s.type, p->r.buf,
@@ -316,7 +390,7 @@ static int px_start_nbr_alltoallv(px_pcoll_t *p, MPI_Request *q)
 }
 static int px_start_alltoallw(px_pcoll_t *p, MPI_Request *q)
 {
-    if (p->r.ccounts)
+    if (p->r.big)
         return PMPI_Ialltoallw_c(p->s.buf, p->s.ccounts, p->s.cdispls, p->s.types, p->r.buf,
                                  p->r.ccounts, p->r.cdispls, p->r.types, p->comm, q);
     return PMPI_Ialltoallw(p->s.buf, p->s.counts, p->s.displs, p->s.types, p->r.buf, p->r.counts,
@@ -324,7 +398,7 @@ static int px_start_alltoallw(px_pcoll_t *p, MPI_Request *q)
 }
 static int px_start_nbr_alltoallw(px_pcoll_t *p, MPI_Request *q)
 {
-    if (p->r.ccounts)
+    if (p->r.big)
         return PMPI_Ineighbor_alltoallw_c(p->s.buf, p->s.ccounts, p->s.cdispls, p->s.types,
                                           p->r.buf, p->r.ccounts, p->r.cdispls, p->r.types, p->comm,
                                           q);
@@ -415,7 +489,7 @@ static int px_start_reduce_scatter_block(px_pcoll_t *p, MPI_Request *q)
 }
 static int px_start_reduce_scatter(px_pcoll_t *p, MPI_Request *q)
 {
-    if (p->r.ccounts)
+    if (p->r.big)
         return PMPI_Ireduce_scatter_c(p->s.buf, p->r.buf, p->r.ccounts, p->r.type, p->op, p->comm,
                                       q);
     return PMPI_Ireduce_scatter(p->s.buf, p->r.buf, p->r.counts, p->r.type, p->op, p->comm, q);
