@@ -79,6 +79,8 @@ px_status_t px_boot_own(const char *key, void *val, size_t maxlen, size_t *len_p
  * PX_ERR_INVALID_PARAM for this job's own id. */
 px_status_t px_boot_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[32], const char *net,
                              const char *card, const char *node, int *peer_p);
+/* Forgets a peer of another job: its number may be given to another. */
+void px_boot_peer_remove(int peer);
 /* The peer of (job_id, rank), or -1 when it is not one. */
 int px_boot_peer_find(uint64_t job_id, uint32_t rank);
 /* The identity of a peer; -1 when peer is not one. */

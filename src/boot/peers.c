@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 typedef struct px_boot_peer {
+    int used;
     uint64_t job_id;
     uint32_t rank;
     uint8_t key[32];
@@ -17,7 +18,8 @@ typedef struct px_boot_peer {
     char *card;
 } px_boot_peer_t;
 
-/* Those met, in order: peer size + i is px_boot_peers[i]. */
+/* Those met: peer size + i is px_boot_peers[i] (used: met and not
+ * removed); npeers: the highest number given, + 1 - size. */
 static px_boot_peer_t *px_boot_peers;
 static int px_boot_npeers;
 
@@ -90,7 +92,8 @@ int px_boot_peer_find(uint64_t job_id, uint32_t rank)
     if (job_id == px_boot.info.job_id)
         return rank < (uint32_t)px_boot.info.size ? (int)rank : -1;
     for (int i = 0; i < px_boot_npeers; i++)
-        if (px_boot_peers[i].job_id == job_id && px_boot_peers[i].rank == rank)
+        if (px_boot_peers[i].used && px_boot_peers[i].job_id == job_id &&
+            px_boot_peers[i].rank == rank)
             return px_boot.info.size + i;
     return -1;
 }
@@ -98,7 +101,7 @@ int px_boot_peer_find(uint64_t job_id, uint32_t rank)
 static const px_boot_peer_t *px_boot_peer_of(int peer)
 {
     int i = peer - px_boot.info.size;
-    return i >= 0 && i < px_boot_npeers ? &px_boot_peers[i] : NULL;
+    return i >= 0 && i < px_boot_npeers && px_boot_peers[i].used ? &px_boot_peers[i] : NULL;
 }
 
 px_status_t px_boot_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[32], const char *net,
@@ -111,15 +114,15 @@ px_status_t px_boot_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[3
         *peer_p = p;
         return PX_OK;
     }
-    if (px_boot.info.size + px_boot_npeers >= px_boot.info.peer_cap)
+    int room = px_boot.info.peer_cap - px_boot.info.size, i = 0;
+    if (!px_boot_peers && room > 0 &&
+        !(px_boot_peers = calloc((size_t)room, sizeof(*px_boot_peers))))
         return PX_ERR_NO_MEMORY;
-    if (!px_boot_peers) {
-        int room = px_boot.info.peer_cap - px_boot.info.size;
-        px_boot_peers = calloc((size_t)room, sizeof(*px_boot_peers));
-        if (!px_boot_peers)
-            return PX_ERR_NO_MEMORY;
-    }
-    px_boot_peer_t *e = &px_boot_peers[px_boot_npeers];
+    while (i < px_boot_npeers && px_boot_peers[i].used) /* the first number free again */
+        i++;
+    if (i >= room)
+        return PX_ERR_NO_MEMORY;
+    px_boot_peer_t *e = &px_boot_peers[i];
     if (!(e->card = strdup(card)))
         return PX_ERR_NO_MEMORY;
     e->job_id = job_id;
@@ -127,10 +130,24 @@ px_status_t px_boot_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[3
     memcpy(e->key, key, 32);
     snprintf(e->net, sizeof(e->net), "%s", net);
     snprintf(e->node, sizeof(e->node), "%s", node);
-    *peer_p = px_boot.info.size + px_boot_npeers++;
+    e->used = 1;
+    if (i == px_boot_npeers)
+        px_boot_npeers++;
+    *peer_p = px_boot.info.size + i;
     px_debug("boot", "peer %d: rank %u of job %016llx on %s", *peer_p, rank,
              (unsigned long long)job_id, e->node);
     return PX_OK;
+}
+
+void px_boot_peer_remove(int peer)
+{
+    px_boot_peer_t *e = (px_boot_peer_t *)px_boot_peer_of(peer);
+    if (!e)
+        return;
+    px_debug("boot", "peer %d (rank %u of job %016llx) forgotten", peer, e->rank,
+             (unsigned long long)e->job_id);
+    free(e->card);
+    memset(e, 0, sizeof(*e));
 }
 
 int px_boot_peer_ident(int peer, uint64_t *job_id, uint32_t *rank)

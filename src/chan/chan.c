@@ -417,12 +417,29 @@ px_status_t px_chan_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[3
         st = px_boot_peer_add(job_id, rank, key, "tcp", card, node, &p);
     if (st != PX_OK)
         return st;
-    if (p >= px_c.npeers) {
-        if ((st = px_chan_create(&px_c.boot, p)) != PX_OK)
+    if (!px_c.peers[p].vc) { /* new, or a number given back */
+        if ((st = px_chan_create(&px_c.boot, p)) != PX_OK) {
+            memset(&px_c.peers[p], 0, sizeof(px_c.peers[p]));
+            px_boot_peer_remove(p);
             return st;
-        px_c.npeers = p + 1;
+        }
+        if (p >= px_c.npeers)
+            px_c.npeers = p + 1;
     }
     *peer_p = p;
+    return PX_OK;
+}
+
+px_status_t px_chan_peer_remove(int peer)
+{
+    px_chan_t *c = &px_c.peers[peer];
+    if (peer < px_c.boot.size || peer >= px_c.npeers || !c->vc)
+        return PX_ERR_INVALID_PARAM;
+    px_status_t st = px_rail_vc_destroy(px_c.rail, c->vc);
+    if (st != PX_OK)
+        return st;
+    memset(c, 0, sizeof(*c));
+    px_boot_peer_remove(peer);
     return PX_OK;
 }
 
@@ -565,6 +582,13 @@ px_status_t px_chan_flush(int mode, void (*wait)(unsigned *idle))
     int lossy = px_c.rail && px_rail_lossy(px_c.rail);
     int acks = mode == PX_CHAN_FLUSH_ACKED || (mode == PX_CHAN_FLUSH_LAST && lossy);
     uint64_t deadline = px_time_ns() + 60000000000ull;
+    /* what arrived is acknowledged now: a peer of another job may finalize
+     * while this process goes on (or the other way round), and waits for
+     * these acknowledgements in its own flush */
+    if (px_c.rail)
+        px_rail_ack_all(px_c.rail);
+    if (px_c.rail_rc)
+        px_rail_ack_all(px_c.rail_rc);
     for (;;) {
         int busy = 0;
         for (int r = 0; r < px_c.npeers && !busy; r++)

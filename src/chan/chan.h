@@ -89,6 +89,10 @@ void px_chan_finalize(void);
  * px_chan_peer_add: the channel to rank `rank` of job `job_id`, made now
  * unless met before; *peer_p: its peer number, from the job's size up. */
 px_status_t px_chan_card(char *card, size_t len);
+/* Ends the channel to a process of another job that has left (nothing
+ * queued or unacknowledged, else PX_ERR_BUSY); its number may be given to
+ * another. */
+px_status_t px_chan_peer_remove(int peer);
 px_status_t px_chan_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[32],
                              const char *card, const char *node, int *peer_p);
 

@@ -285,12 +285,19 @@ PX_PMPI(MPI_Comm_get_attr)(MPI_Comm comm, int keyval, void *attribute_val, int *
         *out = &px_attr_wtime_global;
         return MPI_SUCCESS;
     case MPI_UNIVERSE_SIZE:
-        px_attr_universe = px_mpi_comm_world->size;
+        /* the slots the launcher was given, at least the job's size */
+        px_attr_universe = px_mpi_boot_info()->universe_size > px_mpi_comm_world->size
+                               ? px_mpi_boot_info()->universe_size
+                               : px_mpi_comm_world->size;
         *out = &px_attr_universe;
         return MPI_SUCCESS;
-    case MPI_APPNUM:
+    case MPI_APPNUM: {
+        /* the index of this process's command (pxrun's ':' list, spawn_multiple) */
+        const char *a = getenv("PX_APPNUM");
+        px_attr_appnum = a ? atoi(a) : 0;
         *out = &px_attr_appnum;
         return MPI_SUCCESS;
+    }
     case MPI_LASTUSEDCODE:
         *out = &px_mpi_lastusedcode;
         return MPI_SUCCESS;

@@ -152,6 +152,8 @@ void px_mpi_comm_release(px_mpi_comm_t *c)
 {
     if (!c || --c->refs > 0)
         return;
+    if (c == px_mpi_comm_parent) /* freed or disconnected: no parent any more */
+        px_mpi_comm_parent = NULL;
     px_htab_del(&px_mpi_comm_tab, PX_HANDLE_IDX(c->handle));
     if (c->topo && c->topo_free)
         c->topo_free(c->topo);
@@ -160,9 +162,21 @@ void px_mpi_comm_release(px_mpi_comm_t *c)
     px_mpi_comm_release(c->local_comm);
     px_mpi_info_destroy(c->info);
     px_coll_shm_free(c->cshm);
+    px_coll_hier_forget(c);
     px_coll_tclus_free(c->tclus);
     px_coll_ta2a_free(c->ta2a);
     free(c);
+}
+
+void px_mpi_comms_mark(uint8_t *named, int base, int room)
+{
+    for (int i = 0; i < px_mpi_comm_tab.n; i++) {
+        const px_mpi_comm_t *c = px_mpi_comm_tab.obj[i];
+        if (c) {
+            px_mpi_group_mark(c->group, named, base, room);
+            px_mpi_group_mark(c->remote, named, base, room);
+        }
+    }
 }
 
 void px_mpi_comm_finalize(void)
@@ -501,7 +515,30 @@ PX_PMPI(MPI_Comm_free)(MPI_Comm *comm)
 }
 PX_WEAK(MPI_Comm_free)
 
-PX_PMPI(MPI_Comm_disconnect)(MPI_Comm *comm) { return PMPI_Comm_free(comm); }
+/* Collective: every member has sent what it will send on comm (the
+ * barrier), and what each received is acknowledged at once, so that a
+ * process of another job can finalize without waiting for this one. */
+PX_PMPI(MPI_Comm_disconnect)(MPI_Comm *comm)
+{
+    static const char fn[] = "MPI_Comm_disconnect";
+    if (!comm)
+        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "null argument");
+    if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF)
+        return px_mpi_error(NULL, MPI_ERR_COMM, fn, "cannot disconnect a predefined communicator");
+    int rc = PMPI_Barrier(*comm); /* checks the communicator too */
+    if (rc != MPI_SUCCESS)
+        return rc;
+    {
+        PX_CS_ENTER();
+        px_proto_flush(PX_FLUSH_SENT);
+    }
+    rc = PMPI_Comm_free(comm);
+    if (rc == MPI_SUCCESS) {
+        PX_CS_ENTER();
+        px_mpi_dyn_gc(); /* the processes of other jobs it named, if nothing else does */
+    }
+    return rc;
+}
 PX_WEAK(MPI_Comm_disconnect)
 
 PX_PMPI(MPI_Comm_compare)(MPI_Comm comm1, MPI_Comm comm2, int *result)

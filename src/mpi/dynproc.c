@@ -1,6 +1,5 @@
 /* Dynamic processes (MPI-3.1 chapter 10): ports, MPI_Comm_accept,
- * MPI_Comm_connect, MPI_Comm_join, the name service, and MPI_Comm_spawn's
- * entry points.
+ * MPI_Comm_connect, MPI_Comm_join and the name service.
  *
  * Two groups meet through their roots: the accepting root waits on a port
  * (src/boot/port.c, a listening socket named with a random token both ends
@@ -13,10 +12,10 @@
  * The socket is closed then (join leaves the program's socket open); the
  * inter-communicator's traffic goes over the ordinary channels.
  *
- * The peers of a process are the ranks of its job: two groups of one job
- * meet, groups of two different jobs are refused with
- * MPI_ERR_UNSUPPORTED_OPERATION (adding another job's processes as peers
- * is not implemented yet), and MPI_Comm_spawn fails with MPI_ERR_SPAWN. */
+ * Groups of two jobs meet the same way, and each member then makes
+ * channels to the other job's processes (px_proto_peer_add) with a key
+ * both roots derive from the port's token; MPI_Comm_spawn (spawn.c)
+ * starts a job whose processes connect to a port of the parent's root. */
 #include "mpi_impl.h"
 #include "../boot/port.h"
 
@@ -41,14 +40,14 @@ static px_dyn_port_t **px_dyn_port_find(const char *name)
     return pp;
 }
 
-static int px_dyn_timeout_ms(void)
+int px_mpi_dyn_timeout_ms(void)
 {
     double ms = px_params.port_timeout * 1000.0;
     return ms >= (double)INT_MAX ? INT_MAX : ms < 1 ? 1 : (int)ms;
 }
 
 /* While a root waits on its socket, the others' messages still move. */
-static void px_dyn_idle(void *arg)
+void px_mpi_dyn_idle(void *arg)
 {
     (void)arg;
     px_proto_progress();
@@ -88,7 +87,8 @@ static int px_dyn_max(void *arg, int *val)
     if (a->c->rank == a->root) {
         uint8_t out[4], in[4];
         px_dyn_put32(out, (uint32_t)lmax);
-        if (px_port_swap(a->fd, out, 4, in, 4, px_dyn_timeout_ms(), px_dyn_idle, NULL) != PX_OK)
+        if (px_port_swap(a->fd, out, 4, in, 4, px_mpi_dyn_timeout_ms(), px_mpi_dyn_idle, NULL) !=
+            PX_OK)
             res[1] = MPI_ERR_PORT;
         else if (px_dyn_get32(in) > 0x7ffffff0u)
             res[1] = MPI_ERR_PORT;
@@ -140,7 +140,7 @@ static px_status_t px_dyn_swap_hdr(px_mpi_comm_t *c, int fd, const char *port, i
     px_dyn_put32(out + 8, (uint32_t)c->size);
     px_status_t st = px_boot_random(out + 12, 16);
     if (st == PX_OK)
-        st = px_port_swap(fd, out, 28, in, 28, px_dyn_timeout_ms(), px_dyn_idle, NULL);
+        st = px_port_swap(fd, out, 28, in, 28, px_mpi_dyn_timeout_ms(), px_mpi_dyn_idle, NULL);
     if (st != PX_OK)
         return st;
     uint32_t rn = px_dyn_get32(in + 8);
@@ -163,9 +163,9 @@ static px_status_t px_dyn_swap_recs(px_mpi_comm_t *c, int fd, px_status_t st, co
                                     uint8_t *theirs, int rn)
 {
     uint8_t o[4], i[4];
-    int tmo = px_dyn_timeout_ms();
+    int tmo = px_mpi_dyn_timeout_ms();
     px_dyn_put32(o, (uint32_t)-st);
-    px_status_t s2 = px_port_swap(fd, o, 4, i, 4, tmo, px_dyn_idle, NULL);
+    px_status_t s2 = px_port_swap(fd, o, 4, i, 4, tmo, px_mpi_dyn_idle, NULL);
     if (s2 != PX_OK)
         return s2;
     if (st != PX_OK)
@@ -173,7 +173,7 @@ static px_status_t px_dyn_swap_recs(px_mpi_comm_t *c, int fd, px_status_t st, co
     if (px_dyn_get32(i) != 0) /* the other group could not say where it is */
         return PX_ERR_PEER_UNREACHABLE;
     return px_port_swap(fd, mine, (size_t)c->size * PX_DYN_REC, theirs, (size_t)rn * PX_DYN_REC,
-                        tmo, px_dyn_idle, NULL);
+                        tmo, px_mpi_dyn_idle, NULL);
 }
 
 /* Every member: the other group's records into peer numbers (channels to
@@ -183,6 +183,8 @@ static px_status_t px_dyn_peers(px_mpi_comm_t *c, const px_dyn_hdr_t *h, const u
                                 int *rworld)
 {
     px_status_t st = PX_OK;
+    if (h->cards) /* room for the newcomers: those who left give theirs back */
+        px_mpi_dyn_gc();
     for (int i = 0; i < h->rn && st == PX_OK; i++) {
         const uint8_t *r = recs + (size_t)i * PX_DYN_REC;
         uint64_t job = (uint64_t)px_dyn_get32(r) << 32 | px_dyn_get32(r + 4);
@@ -207,6 +209,25 @@ static px_status_t px_dyn_peers(px_mpi_comm_t *c, const px_dyn_hdr_t *h, const u
                 st = PX_ERR_PROTOCOL;
     }
     return st;
+}
+
+void px_mpi_dyn_gc(void)
+{
+    const px_boot_info_t *b = px_mpi_boot_info();
+    int room = b->peer_cap - b->size;
+    uint8_t *named = room > 0 ? calloc((size_t)room, 1) : NULL;
+    if (!named)
+        return;
+    px_mpi_comms_mark(named, b->size, room);
+    px_mpi_groups_mark(named, b->size, room);
+    for (int i = 0; i < room; i++) {
+        uint64_t job;
+        uint32_t rank;
+        /* busy (acknowledgements on the way): at the next meeting */
+        if (!named[i] && !px_boot_peer_ident(b->size + i, &job, &rank))
+            px_proto_peer_remove(b->size + i);
+    }
+    free(named);
 }
 
 static const char *px_dyn_why(px_status_t st)
@@ -253,7 +274,7 @@ static px_status_t px_dyn_agree(px_mpi_comm_t *c, int root, int fd, px_status_t 
     if (c->rank == root) {
         uint8_t o[4], i[4];
         px_dyn_put32(o, (uint32_t)worst);
-        if (px_port_swap(fd, o, 4, i, 4, px_dyn_timeout_ms(), px_dyn_idle, NULL) != PX_OK)
+        if (px_port_swap(fd, o, 4, i, 4, px_mpi_dyn_timeout_ms(), px_mpi_dyn_idle, NULL) != PX_OK)
             worst = -PX_ERR_IO;
         else if (!worst && px_dyn_get32(i))
             worst = -PX_ERR_PEER_UNREACHABLE; /* the other group failed */
@@ -267,8 +288,8 @@ static px_status_t px_dyn_agree(px_mpi_comm_t *c, int root, int fd, px_status_t 
  * the other group's root; everyone gets the inter-communicator. low: this
  * side goes first in an Intercomm_merge where both pass the same `high`;
  * acc: this side accepted on `port` (NULL for join). */
-static int px_dyn_meet(px_mpi_comm_t *c, int root, int fd, px_status_t st, int low, int acc,
-                       const char *port, MPI_Comm *newcomm, const char *fn)
+int px_mpi_dyn_meet(px_mpi_comm_t *c, int root, int fd, px_status_t st, int low, int acc,
+                    const char *port, MPI_Comm *newcomm, const char *fn)
 {
     px_dyn_hdr_t h = {.st = st};
     uint8_t *mine = NULL, *theirs = NULL, rec[PX_DYN_REC];
@@ -393,8 +414,7 @@ PX_PMPI(MPI_Close_port)(const char *port_name)
 PX_WEAK(MPI_Close_port)
 
 /* Arguments every accept and connect checks; MPI_SUCCESS or raised. */
-static int px_dyn_check(px_mpi_comm_t *c, MPI_Info info, int root, MPI_Comm *newcomm,
-                        const char *fn)
+int px_mpi_dyn_check(px_mpi_comm_t *c, MPI_Info info, int root, MPI_Comm *newcomm, const char *fn)
 {
     if (!newcomm)
         return px_mpi_error(c, MPI_ERR_ARG, fn, "null argument");
@@ -409,12 +429,12 @@ static int px_dyn_check(px_mpi_comm_t *c, MPI_Info info, int root, MPI_Comm *new
 
 /* MPI_Comm_accept (acc) and MPI_Comm_connect: the root waits on its port or
  * connects to one, then the groups meet (the accepting one first in a merge). */
-static int px_dyn_accept_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
-                                 MPI_Comm *newcomm, int acc, const char *fn)
+int px_mpi_dyn_accept_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                              MPI_Comm *newcomm, int acc, const char *fn)
 {
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
-    int rc = px_dyn_check(c, info, root, newcomm, fn);
+    int rc = px_mpi_dyn_check(c, info, root, newcomm, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     int fd = -1;
@@ -424,10 +444,10 @@ static int px_dyn_accept_connect(const char *port_name, MPI_Info info, int root,
     else if (c->rank == root && acc) {
         /* the port must be this process's: an unknown one is not a name */
         px_dyn_port_t *d = *px_dyn_port_find(port_name);
-        st = d ? px_port_accept(d->port, -1, px_dyn_idle, NULL, &fd) : PX_ERR_INVALID_PARAM;
+        st = d ? px_port_accept(d->port, -1, px_mpi_dyn_idle, NULL, &fd) : PX_ERR_INVALID_PARAM;
     } else if (c->rank == root)
-        st = px_port_connect(port_name, px_dyn_timeout_ms(), px_dyn_idle, NULL, &fd);
-    rc = px_dyn_meet(c, root, fd, st, acc, acc, port_name, newcomm, fn);
+        st = px_port_connect(port_name, px_mpi_dyn_timeout_ms(), px_mpi_dyn_idle, NULL, &fd);
+    rc = px_mpi_dyn_meet(c, root, fd, st, acc, acc, port_name, newcomm, fn);
     if (fd >= 0)
         close(fd);
     return rc;
@@ -437,7 +457,7 @@ PX_PMPI(MPI_Comm_accept)
 (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
     PX_CS_ENTER();
-    return px_dyn_accept_connect(port_name, info, root, comm, newcomm, 1, "MPI_Comm_accept");
+    return px_mpi_dyn_accept_connect(port_name, info, root, comm, newcomm, 1, "MPI_Comm_accept");
 }
 PX_WEAK(MPI_Comm_accept)
 
@@ -445,7 +465,7 @@ PX_PMPI(MPI_Comm_connect)
 (const char *port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm *newcomm)
 {
     PX_CS_ENTER();
-    return px_dyn_accept_connect(port_name, info, root, comm, newcomm, 0, "MPI_Comm_connect");
+    return px_mpi_dyn_accept_connect(port_name, info, root, comm, newcomm, 0, "MPI_Comm_connect");
 }
 PX_WEAK(MPI_Comm_connect)
 
@@ -466,7 +486,7 @@ PX_PMPI(MPI_Comm_join)(int fd, MPI_Comm *intercomm)
     px_dyn_put32(id + 8, (uint32_t)b->rank);
     size_t slen;
     const uint8_t *secret = px_boot_secret(&slen);
-    px_status_t st = px_port_join(fd, secret, slen, id, pid, px_dyn_timeout_ms());
+    px_status_t st = px_port_join(fd, secret, slen, id, pid, px_mpi_dyn_timeout_ms());
     if (st == PX_ERR_AUTH && memcmp(id, pid, 8))
         st = PX_ERR_UNSUPPORTED;
     if (st != PX_OK)
@@ -475,7 +495,7 @@ PX_PMPI(MPI_Comm_join)(int fd, MPI_Comm *intercomm)
                                               : px_dyn_why(st));
     /* the lower world rank goes first in a merge */
     int low = (uint32_t)b->rank < px_dyn_get32(pid + 8);
-    return px_dyn_meet(px_mpi_comm_self, 0, fd, PX_OK, low, 0, NULL, intercomm, fn);
+    return px_mpi_dyn_meet(px_mpi_comm_self, 0, fd, PX_OK, low, 0, NULL, intercomm, fn);
 }
 PX_WEAK(MPI_Comm_join)
 
@@ -549,70 +569,3 @@ PX_PMPI(MPI_Unpublish_name)(const char *service_name, MPI_Info info, const char 
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Unpublish_name)
-
-/* ---------- spawning ---------- */
-
-static int px_dyn_spawn_fail(int n, int *errcodes, const char *fn, px_mpi_comm_t *c)
-{
-    if (errcodes)
-        for (int i = 0; i < n; i++)
-            errcodes[i] = MPI_ERR_SPAWN;
-    return px_mpi_error(c, MPI_ERR_SPAWN, fn,
-                        "starting processes is not implemented yet (no process was started)");
-}
-
-PX_PMPI(MPI_Comm_spawn)
-(const char *command, char *argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
- MPI_Comm *intercomm, int array_of_errcodes[])
-{
-    PX_CS_ENTER();
-    static const char fn[] = "MPI_Comm_spawn";
-    PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
-    (void)command, (void)argv, (void)info;
-    int rc = px_dyn_check(c, MPI_INFO_NULL, root, intercomm, fn);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    *intercomm = MPI_COMM_NULL;
-    /* maxprocs is the root's: everyone learns it for array_of_errcodes */
-    int n = c->rank == root && maxprocs > 0 ? maxprocs : 0;
-    px_mpi_coll_bcast(&n, 1, MPI_INT, root, c);
-    return px_dyn_spawn_fail(n, array_of_errcodes, fn, c);
-}
-PX_WEAK(MPI_Comm_spawn)
-
-PX_PMPI(MPI_Comm_spawn_multiple)
-(int count, char *array_of_commands[], char **array_of_argv[], const int array_of_maxprocs[],
- const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm *intercomm,
- int array_of_errcodes[])
-{
-    PX_CS_ENTER();
-    static const char fn[] = "MPI_Comm_spawn_multiple";
-    PX_CHECK_INIT(fn);
-    PX_GET_COMM(c, comm, fn);
-    (void)array_of_commands, (void)array_of_argv, (void)array_of_info;
-    int rc = px_dyn_check(c, MPI_INFO_NULL, root, intercomm, fn);
-    if (rc != MPI_SUCCESS)
-        return rc;
-    int n = 0;
-    if (c->rank == root && count > 0 && array_of_maxprocs)
-        for (int i = 0; i < count; i++)
-            n += array_of_maxprocs[i] > 0 ? array_of_maxprocs[i] : 0;
-    *intercomm = MPI_COMM_NULL;
-    px_mpi_coll_bcast(&n, 1, MPI_INT, root, c);
-    return px_dyn_spawn_fail(n, array_of_errcodes, fn, c);
-}
-PX_WEAK(MPI_Comm_spawn_multiple)
-
-/* No process of a Plexus job was started by MPI_Comm_spawn. */
-PX_PMPI(MPI_Comm_get_parent)(MPI_Comm *parent)
-{
-    PX_CS_ENTER();
-    static const char fn[] = "MPI_Comm_get_parent";
-    PX_CHECK_INIT(fn);
-    if (!parent)
-        return px_mpi_error(NULL, MPI_ERR_ARG, fn, "null argument");
-    *parent = MPI_COMM_NULL;
-    return MPI_SUCCESS;
-}
-PX_WEAK(MPI_Comm_get_parent)

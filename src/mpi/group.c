@@ -58,6 +58,19 @@ int px_mpi_group_handle(px_mpi_group_t *g)
     return g->handle;
 }
 
+void px_mpi_group_mark(const px_mpi_group_t *g, uint8_t *named, int base, int room)
+{
+    for (int i = 0; g && i < g->size; i++)
+        if (g->world[i] >= base && g->world[i] < base + room)
+            named[g->world[i] - base] = 1;
+}
+
+void px_mpi_groups_mark(uint8_t *named, int base, int room)
+{
+    for (int i = 0; i < px_group_tab.n; i++)
+        px_mpi_group_mark(px_group_tab.obj[i], named, base, room);
+}
+
 void px_mpi_group_release(px_mpi_group_t *g)
 {
     if (!g || g == px_group_empty || --g->refs > 0)

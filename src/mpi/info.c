@@ -172,6 +172,13 @@ static px_mpi_info_t *px_info_get(MPI_Info h)
     return in && in->handle == h ? in : NULL;
 }
 
+const char *px_mpi_info_value(MPI_Info h, const char *key)
+{
+    const px_mpi_info_t *in = h == MPI_INFO_NULL ? NULL : px_info_get(h);
+    const px_info_kv_t *e = in ? px_info_find(in, key, NULL) : NULL;
+    return e ? e->value : NULL;
+}
+
 static int px_info_register(px_mpi_info_t *in, MPI_Info *out)
 {
     int idx = px_htab_add(&px_info_tab, in);

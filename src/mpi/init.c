@@ -161,6 +161,8 @@ static int px_mpi_init_common(const char *fn)
     px_mpi_rt_acquire(fn);
     px_mpi_main_thread = pthread_self();
     px_mpi_initialized = 1;
+    /* a spawned job meets its parent before the program goes on */
+    px_mpi_spawn_init();
     return MPI_SUCCESS;
 }
 
@@ -208,6 +210,9 @@ PX_PMPI(MPI_Finalize)(void)
     px_mpi_finalized = 1;
     /* the runtime stays up while a session is open */
     px_mpi_rt_release();
+    /* finalize is collective over connected processes: the jobs this
+     * process spawned end first */
+    px_mpi_spawn_finalize();
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Finalize)

@@ -139,6 +139,8 @@ int px_mpi_comm_alloc_ctx(px_mpi_comm_t *parent, uint32_t *ctx_p);
 void px_mpi_comm_release(px_mpi_comm_t *c);
 void px_coll_shm_free(struct px_coll_shm *m);
 void px_coll_tclus_free(struct px_coll_tclus *t);
+/* Frees c's node hierarchy (its node and leader communicators), if built. */
+void px_coll_hier_forget(px_mpi_comm_t *c);
 void px_coll_ta2a_free(struct px_coll_ta2a *t);
 /* World rank of point-to-point peer r: a member of the remote group on an
  * inter-communicator, of the group otherwise. */
@@ -198,6 +200,8 @@ void px_mpi_info_destroy(px_mpi_info_t *info);
 int px_mpi_info_set_comm(px_mpi_comm_t *c, MPI_Info info);
 /* Whether info names an info object. */
 int px_mpi_info_valid(MPI_Info info);
+/* The value of key in info, NULL when absent (or MPI_INFO_NULL). */
+const char *px_mpi_info_value(MPI_Info info, const char *key);
 
 /* ---------- datatypes ---------- */
 
@@ -395,6 +399,34 @@ int px_mpi_error_call(MPI_Errhandler eh, void *obj, int code, const char *fn, co
     px_mpi_comm_t *var = px_mpi_comm_get(handle);                                                  \
     if (__builtin_expect(!var, 0))                                                                 \
     return px_mpi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator")
+
+/* ---------- dynamic processes (dynproc.c, spawn.c) ---------- */
+
+/* Checks the arguments every accept, connect and spawn checks. */
+int px_mpi_dyn_check(px_mpi_comm_t *c, MPI_Info info, int root, MPI_Comm *newcomm, const char *fn);
+/* MPI_Comm_accept (acc) or MPI_Comm_connect on comm. */
+int px_mpi_dyn_accept_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                              MPI_Comm *newcomm, int acc, const char *fn);
+/* Collective over c: the root (which has the socket fd from the port, or
+ * failed with st) meets the other group's root; *newcomm the result. */
+int px_mpi_dyn_meet(px_mpi_comm_t *c, int root, int fd, px_status_t st, int low, int acc,
+                    const char *port, MPI_Comm *newcomm, const char *fn);
+/* PX_PORT_TIMEOUT in milliseconds; the progress a waiting root keeps up. */
+int px_mpi_dyn_timeout_ms(void);
+void px_mpi_dyn_idle(void *arg);
+/* Processes of other jobs that no communicator or group names any more
+ * are forgotten (px_proto_peer_remove): their numbers are free again. The
+ * marks: named[p - base] for peers base .. base + room - 1. */
+void px_mpi_dyn_gc(void);
+void px_mpi_group_mark(const px_mpi_group_t *g, uint8_t *named, int base, int room);
+void px_mpi_groups_mark(uint8_t *named, int base, int room);
+void px_mpi_comms_mark(uint8_t *named, int base, int room);
+/* MPI_Init of a spawned job: connects to the parent (PX_PARENT_PORT). */
+void px_mpi_spawn_init(void);
+/* MPI_Finalize: waits for the jobs this process spawned to end. */
+void px_mpi_spawn_finalize(void);
+/* The inter-communicator to the parent (NULL: none, or freed). */
+extern px_mpi_comm_t *px_mpi_comm_parent;
 
 /* ---------- collectives ---------- */
 

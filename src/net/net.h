@@ -166,6 +166,14 @@ typedef struct px_net_ops {
      * again elsewhere then do not wait behind a stalled connection.
      * px_net_stub_ep_withdraw where sends are never held back. */
     void (*ep_withdraw)(px_net_ep_t *ep);
+    /* Ends the endpoint of a process that has left (one of another job,
+     * after MPI_Comm_disconnect): its connection closes in order, which the
+     * peer takes for "leaving", queued sends end with PX_ERR_CANCELED, no
+     * upcall follows, and the transport forgets the endpoint; once all of a
+     * rank's are ended, the next ep_create pairs its addresses afresh from
+     * what the bootstrap store then holds. px_net_stub_ep_destroy (nothing)
+     * where no process of another job is ever reached. */
+    void (*ep_destroy)(px_net_ep_t *ep);
     /* Discards the rest of the payload of the frame being received (rx_done
      * still runs); the layer above got the same frame another way
      * (PX_NET_CAP_RESET). */
@@ -223,6 +231,7 @@ int px_net_stub_ep_path_check(px_net_ep_t *ep, uint64_t timeout_ns);
 int px_net_stub_ep_subs(px_net_iface_t *iface, int rank, px_net_sub_info_t *info, int max);
 void px_net_stub_ep_reset(px_net_ep_t *ep);                  /* does nothing */
 void px_net_stub_ep_withdraw(px_net_ep_t *ep);               /* does nothing */
+void px_net_stub_ep_destroy(px_net_ep_t *ep);                /* does nothing */
 void px_net_stub_ep_rx_cancel(px_net_ep_t *ep);              /* does nothing */
 const char *px_net_stub_ep_describe(px_net_ep_t *ep);        /* "" */
 int px_net_stub_iface_fd(px_net_iface_t *iface);             /* -1: nothing to block on */

@@ -36,6 +36,7 @@ int px_net_stub_ep_subs(px_net_iface_t *iface, int rank, px_net_sub_info_t *info
 void px_net_stub_ep_reset(px_net_ep_t *ep) { (void)ep; }
 
 void px_net_stub_ep_withdraw(px_net_ep_t *ep) { (void)ep; }
+void px_net_stub_ep_destroy(px_net_ep_t *ep) { (void)ep; }
 
 void px_net_stub_ep_rx_cancel(px_net_ep_t *ep) { (void)ep; }
 

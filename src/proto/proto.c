@@ -370,7 +370,7 @@ static void px_proto_dump(void)
     }
     if (n > MAX_LIST)
         fprintf(stderr, "[rank %d state] ... %d rendezvous transfers in all\n", me, n);
-    for (int k = 0; k < px_p.boot.size; k++)
+    for (int k = 0; k < px_p.boot.peer_cap; k++) /* processes of other jobs too */
         px_chan_dump(k, me, px_p.peers[k].msgs_tx || px_p.peers[k].msgs_rx);
     fflush(stderr);
 }
@@ -545,6 +545,14 @@ px_status_t px_proto_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[
                               const char *card, const char *node, int *peer_p)
 {
     return px_chan_peer_add(job_id, rank, key, card, node, peer_p);
+}
+
+px_status_t px_proto_peer_remove(int peer)
+{
+    px_status_t st = px_chan_peer_remove(peer);
+    if (st == PX_OK)
+        memset(&px_p.peers[peer], 0, sizeof(px_p.peers[peer]));
+    return st;
 }
 
 void px_proto_print_stats(void)

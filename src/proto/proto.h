@@ -91,6 +91,9 @@ void px_proto_finalize(void);
  * the channel to rank `rank` of job `job_id` from its card and the key both
  * jobs derived, and gives its peer number (from the job's size up). */
 px_status_t px_proto_card(char *card, size_t len);
+/* Forgets a process of another job no communicator names any more
+ * (PX_ERR_BUSY while its channel still has traffic). */
+px_status_t px_proto_peer_remove(int peer);
 px_status_t px_proto_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[32],
                               const char *card, const char *node, int *peer_p);
 

@@ -323,6 +323,26 @@ px_status_t px_rail_vc_create(px_rail_t *r, int rank, void *owner, px_rail_vc_t 
     return PX_OK;
 }
 
+px_status_t px_rail_vc_destroy(px_rail_t *r, px_rail_vc_t *vc)
+{
+    if (!vc->failed && (px_rail_vc_pending(vc) || px_rail_vc_unacked(vc)))
+        return PX_ERR_BUSY;
+    for (int i = 0; i < r->nvc; i++)
+        if (r->vlist[i] == vc)
+            r->vlist[i--] = r->vlist[--r->nvc];
+    for (int i = 0; i < r->ndue; i++)
+        if (r->due[i] == vc)
+            r->due[i--] = r->due[--r->ndue];
+    for (int i = 0; i < r->nhot; i++)
+        if (r->hot[i] == vc)
+            r->hot[i--] = r->hot[--r->nhot];
+    for (int i = 0; i < vc->nsub; i++)
+        r->ops->ep_destroy(vc->sub[i].ep);
+    r->vcs[vc->rank] = NULL;
+    px_rail_vc_free(vc);
+    return PX_OK;
+}
+
 size_t px_rail_vc_eager_limit(px_rail_vc_t *vc) { return vc->rail->attr.eager_limit; }
 
 uint32_t px_rail_vc_unacked(px_rail_vc_t *vc) { return vc->tx_seq - vc->tx_acked; }

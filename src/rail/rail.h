@@ -99,6 +99,10 @@ int px_rail_reachable(px_rail_t *rail, int rank);
 /* Creates the channel and its subchannels (connections are made on first
  * use). Fails when the peer shares no usable network. */
 px_status_t px_rail_vc_create(px_rail_t *rail, int rank, void *owner, px_rail_vc_t **vc_p);
+/* Ends the channel to a process that has left (of another job): its
+ * endpoints ended (ep_destroy) and the channel freed; PX_ERR_BUSY while it
+ * has frames queued or unacknowledged (unless it failed). */
+px_status_t px_rail_vc_destroy(px_rail_t *rail, px_rail_vc_t *vc);
 /* Same contract as px_net_ops_t.ep_send, plus PX_RAIL_F_* flags. */
 px_status_t px_rail_vc_send(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
                             const struct iovec *iov, int iovcnt, unsigned flags,

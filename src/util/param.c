@@ -41,10 +41,11 @@ typedef union {
 } px_param_value_t;
 
 /* Set by pxrun (or a resource manager) for each rank. */
-const char *const px_param_launcher_vars[] = {"PX_RANK",          "PX_SIZE",       "PX_NODE_ID",
-                                              "PX_NUM_NODES",     "PX_LOCAL_RANK", "PX_LOCAL_SIZE",
-                                              "PX_UNIVERSE_SIZE", "PX_NODE_NAME",  "PX_BOOT_ADDR",
-                                              "PX_JOB_SECRET",    "PX_JOB_ID",     NULL};
+const char *const px_param_launcher_vars[] = {
+    "PX_RANK", "PX_SIZE", "PX_NODE_ID", "PX_NUM_NODES", "PX_LOCAL_RANK", "PX_LOCAL_SIZE",
+    "PX_UNIVERSE_SIZE", "PX_NODE_NAME", "PX_BOOT_ADDR", "PX_JOB_SECRET", "PX_JOB_ID", "PX_APPNUM",
+    /* what MPI_Comm_spawn starts its children with */
+    "PX_PXRUN", "PX_PXRUN_HOSTS", "PX_PXRUN_LAUNCHER", "PX_PARENT_PORT", NULL};
 
 int px_param_is_launcher_var(const char *name)
 {

@@ -61,6 +61,10 @@ expect_error "unknown option" "$bound" "no-such-option" -- \
     "$pxrun" --no-such-option -n 2 "$good"
 expect_error "zero ranks" "$bound" "" -- "$pxrun" -n 0 "$good"
 expect_error "negative ranks" "$bound" "" -- "$pxrun" -n -2 "$good"
+expect_error "several programs, the first without -n" "$bound" "give each its -n" -- \
+    "$pxrun" "$good" : -n 1 "$good"
+expect_error "several programs, one missing" "$bound" "no program given" -- \
+    "$pxrun" -n 1 "$good" : -n 1 -- : -n 1 "$good"
 expect_error "non-numeric ranks" "$bound" "abc" -- "$pxrun" -n abc "$good"
 expect_error "missing -n value" "$bound" "" -- "$pxrun" -n
 expect_error "missing program" "$bound" "/nonexistent/px-no-such-program" -- \

@@ -48,7 +48,7 @@
 /* clang-format off */
 #define CONF_OPS(X) \
     X(iface_open) X(iface_close) X(iface_query) X(iface_reachable) X(ep_create) X(ep_subs) \
-    X(ep_send) X(ep_get) X(ep_put) X(ep_pending) X(ep_reset) X(ep_withdraw) X(ep_rx_cancel) \
+    X(ep_send) X(ep_get) X(ep_put) X(ep_pending) X(ep_reset) X(ep_withdraw) X(ep_destroy) X(ep_rx_cancel) \
     X(iface_progress) X(iface_fd) X(ep_path_check) X(ep_describe) X(iface_quiet) X(ep_ready) \
     X(ep_bulk_recv) X(ep_bulk_send) X(ep_bulk_acked) X(ep_bulk_cancel) X(iface_sleep)
 /* clang-format on */

@@ -39,8 +39,16 @@ typedef struct pxrun_opts {
     const char *timeout_from; /* "--timeout" or "MPIEXEC_TIMEOUT", for messages */
     double connect_timeout;
     int connect_timeout_given; /* also applies when no rank connected at all */
-    char **argv;               /* program and its arguments */
+    char **argv;               /* program and its arguments (the first of apps) */
     int argc;
+    /* MPMD: "prog args : -n N prog2 args2 ...", apps[k] its k-th program;
+     * its ranks follow those of apps[k-1] and get PX_APPNUM=k */
+    struct pxrun_app {
+        int np;
+        char **argv;
+        int argc;
+    } * apps;
+    int napps;
 } pxrun_opts_t;
 
 /* Buffered output of one stream of one rank; only whole lines leave it. */
@@ -75,6 +83,7 @@ typedef struct pxrun_job {
     int np;
     int num_nodes;
     int universe_size;
+    char *hosts_list; /* the hosts given, "host:slots,...", for MPI_Comm_spawn; NULL: none */
     int *node_of;
     char **launcher_words; /* launcher template split into words; NULL when forking locally */
     int nlauncher_words;
@@ -117,6 +126,8 @@ int pxrun_prepare_launcher(pxrun_job_t *job);
 int pxrun_slurm_hosts(pxrun_opts_t *o);
 int pxrun_add_host(pxrun_opts_t *o, const char *name, size_t nlen, int slots);
 int pxrun_check_program(pxrun_job_t *job);
+/* The program of a rank (MPMD: its app's). */
+const struct pxrun_app *pxrun_app_of(const pxrun_opts_t *o, int rank, int *appnum_p);
 int pxrun_launch_rank(pxrun_job_t *job, pxrun_rank_t *r);
 char *pxrun_launcher_cmdline(pxrun_job_t *job, const pxrun_rank_t *r);
 

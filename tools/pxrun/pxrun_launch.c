@@ -97,14 +97,17 @@ int pxrun_check_program(pxrun_job_t *job)
         any_local |= !job->ranks[r].remote;
     if (!any_local)
         return 0;
-    int e = pxrun_which(job->opts->argv[0]);
-    if (e == ENOENT) {
-        pxrun_msg("program '%s' not found", job->opts->argv[0]);
-        return PXRUN_EXIT_NOTFOUND;
-    }
-    if (e) {
-        pxrun_msg("program '%s' is not executable", job->opts->argv[0]);
-        return PXRUN_EXIT_NOEXEC;
+    for (int k = 0; k < job->opts->napps; k++) {
+        const char *prog = job->opts->apps[k].argv[0];
+        int e = pxrun_which(prog);
+        if (e == ENOENT) {
+            pxrun_msg("program '%s' not found", prog);
+            return PXRUN_EXIT_NOTFOUND;
+        }
+        if (e) {
+            pxrun_msg("program '%s' is not executable", prog);
+            return PXRUN_EXIT_NOEXEC;
+        }
     }
     return 0;
 }
@@ -112,7 +115,7 @@ int pxrun_check_program(pxrun_job_t *job)
 /* The rank's variables as "VAR=VAL" strings (NULL-terminated, malloc'ed). */
 static char **pxrun_rank_env(pxrun_job_t *job, const pxrun_rank_t *r, int with_px_tunables)
 {
-    size_t cap = 16 + (size_t)job->opts->nenv;
+    size_t cap = 24 + (size_t)job->opts->nenv;
     if (with_px_tunables)
         for (char **e = environ; *e; e++)
             cap++;
@@ -132,7 +135,10 @@ static char **pxrun_rank_env(pxrun_job_t *job, const pxrun_rank_t *r, int with_p
                 PXRUN_ENV("%s", *e);
     for (int i = 0; i < job->opts->nenv; i++)
         PXRUN_ENV("%s", job->opts->env[i]);
+    int appnum;
+    pxrun_app_of(job->opts, r->rank, &appnum);
     PXRUN_ENV("PX_RANK=%d", r->rank);
+    PXRUN_ENV("PX_APPNUM=%d", appnum);
     PXRUN_ENV("PX_SIZE=%d", job->np);
     PXRUN_ENV("PX_NODE_ID=%d", r->node_id);
     PXRUN_ENV("PX_NUM_NODES=%d", job->num_nodes);
@@ -143,6 +149,16 @@ static char **pxrun_rank_env(pxrun_job_t *job, const pxrun_rank_t *r, int with_p
     PXRUN_ENV("PX_BOOT_ADDR=%s", px_boot_server_addr(job->srv));
     PXRUN_ENV("PX_JOB_SECRET=%s", job->secret_hex);
     PXRUN_ENV("PX_JOB_ID=%016llx", (unsigned long long)job->job_id);
+    /* MPI_Comm_spawn starts its children with this pxrun, placed and
+     * launched like this job (docs/dynamic.md) */
+    char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (sl > 0)
+        PXRUN_ENV("PX_PXRUN=%.*s", (int)sl, self);
+    if (job->opts->launcher)
+        PXRUN_ENV("PX_PXRUN_LAUNCHER=%s", job->opts->launcher);
+    if (job->hosts_list)
+        PXRUN_ENV("PX_PXRUN_HOSTS=%s", job->hosts_list);
 #undef PXRUN_ENV
     v[n] = NULL;
     return v;
@@ -210,7 +226,8 @@ static char **pxrun_launcher_argv(pxrun_job_t *job, const pxrun_rank_t *r)
     int nenv = 0;
     while (env[nenv])
         nenv++;
-    size_t total = (size_t)job->nlauncher_words + 1 + (size_t)nenv + (size_t)job->opts->argc + 1;
+    const struct pxrun_app *app = pxrun_app_of(job->opts, r->rank, NULL);
+    size_t total = (size_t)job->nlauncher_words + 1 + (size_t)nenv + (size_t)app->argc + 1;
     char **v = calloc(total, sizeof(char *));
     int n = 0, ok = v != NULL;
     for (int i = 0; ok && i < job->nlauncher_words; i++)
@@ -220,8 +237,8 @@ static char **pxrun_launcher_argv(pxrun_job_t *job, const pxrun_rank_t *r)
         ok = (v[n++] = strdup("env")) != NULL;
     for (int i = 0; ok && i < nenv; i++)
         ok = (v[n++] = wrap(env[i])) != NULL;
-    for (int i = 0; ok && i < job->opts->argc; i++)
-        ok = (v[n++] = wrap(job->opts->argv[i])) != NULL;
+    for (int i = 0; ok && i < app->argc; i++)
+        ok = (v[n++] = wrap(app->argv[i])) != NULL;
     pxrun_free_vec(env);
     if (!ok) {
         pxrun_free_vec(v);
@@ -327,8 +344,9 @@ int pxrun_launch_rank(pxrun_job_t *job, pxrun_rank_t *r)
             }
         for (char **e = env; *e; e++)
             putenv(*e);
-        execvp(job->opts->argv[0], job->opts->argv);
-        pxrun_child_fail("execute", job->opts->argv[0], errno);
+        char **prog = pxrun_app_of(job->opts, r->rank, NULL)->argv;
+        execvp(prog[0], prog);
+        pxrun_child_fail("execute", prog[0], errno);
     }
     setpgid(pid, pid); /* also here: no window where a signal misses the group */
     close(out[1]);

@@ -17,7 +17,7 @@ static void pxrun_usage(FILE *out)
 {
     fprintf(
         out,
-        "usage: pxrun [options] program [args...]\n"
+        "usage: pxrun [options] program [args...] [: -n N program2 [args2...] ...]\n"
         "\n"
         "Starts an MPI job (Plexus launcher, like mpiexec).\n"
         "\n"
@@ -51,8 +51,11 @@ static void pxrun_usage(FILE *out)
         "  -h, --help               this text\n"
         "  --version                print the version\n"
         "\n"
-        "Every rank gets");
-    size_t col = 15;
+        "Several programs make one job with ':' (as mpiexec takes them): 'pxrun -n 2 a : -n 3 b'\n"
+        "starts ranks 0-1 as a, 2-4 as b; MPI_APPNUM is each one's index in the list.\n"
+        "\n"
+        "Every rank gets (some only when it needs them)");
+    size_t col = 46;
     for (int i = 0; px_param_launcher_vars[i]; i++) {
         const char *sep = !px_param_launcher_vars[i + 1] ? " and" : i ? "," : "";
         size_t w = strlen(sep) + 1 + strlen(px_param_launcher_vars[i]);
@@ -252,6 +255,55 @@ static int pxrun_add_env(pxrun_opts_t *o, const char *opt, const char *spec)
 }
 
 /* Returns 0 to run, 1 when done (help/version printed), -1 on a usage error. */
+/* Splits the program part at each ':' followed by -n/-np N (MPMD, as
+ * mpiexec does): "prog args : -n N [--] prog2 args2 ...". Without one, a
+ * single app of every rank. */
+static int pxrun_opts_apps(pxrun_opts_t *o)
+{
+    char **v = o->argv;
+    int n = o->argc, start = 0, total = 0;
+    o->apps = calloc((size_t)n, sizeof(*o->apps));
+    if (!o->apps)
+        return -1;
+    o->napps = 0;
+    for (int j = 0; j <= n; j++) {
+        int sep = j < n && !strcmp(v[j], ":") && j + 2 < n &&
+                  (!strcmp(v[j + 1], "-n") || !strcmp(v[j + 1], "-np"));
+        if (j < n && !sep)
+            continue;
+        struct pxrun_app *a = &o->apps[o->napps++];
+        a->argv = v + start;
+        a->argc = j - start;
+        if (a->argc < 1) {
+            pxrun_msg("no program given for program %d of the ':' list", o->napps);
+            return -1;
+        }
+        if (j == n)
+            break;
+        v[j] = NULL; /* ends this program's arguments */
+        if (pxrun_parse_int("-n", v[j + 2], 1, &o->apps[o->napps].np) < 0)
+            return -1;
+        start = j + 3;
+        if (start < n && !strcmp(v[start], "--"))
+            start++;
+        j = start - 1;
+    }
+    o->argc = o->apps[0].argc;
+    if (o->napps > 1) {
+        if (!o->np) {
+            pxrun_msg("with several programs (':'), give each its -n, the first one too");
+            return -1;
+        }
+        o->apps[0].np = o->np;
+        for (int k = 0; k < o->napps; k++)
+            total += o->apps[k].np;
+        o->np = total;
+    } else {
+        o->apps[0].np = o->np;
+    }
+    return 0;
+}
+
 int pxrun_opts_parse(int argc, char **argv, pxrun_opts_t *o)
 {
     static const struct {
@@ -422,7 +474,17 @@ int pxrun_opts_parse(int argc, char **argv, pxrun_opts_t *o)
     }
     o->argv = argv + i;
     o->argc = argc - i;
-    return 0;
+    return pxrun_opts_apps(o);
+}
+
+const struct pxrun_app *pxrun_app_of(const pxrun_opts_t *o, int rank, int *appnum_p)
+{
+    int k = 0;
+    for (int first = 0; k < o->napps - 1 && rank >= first + o->apps[k].np; k++)
+        first += o->apps[k].np;
+    if (appnum_p)
+        *appnum_p = k;
+    return &o->apps[k];
 }
 
 int pxrun_host_is_local(const char *name)
@@ -457,6 +519,14 @@ int pxrun_place(pxrun_job_t *job)
 
     if (!o->nhosts && pxrun_slurm_hosts(o) < 0)
         return -1;
+    for (int h = 0; h < o->nhosts; h++) {
+        char *l = NULL;
+        if (asprintf(&l, "%s%s%s:%d", job->hosts_list ? job->hosts_list : "", h ? "," : "",
+                     o->hosts[h].name, o->hosts[h].slots) < 0)
+            return -1;
+        free(job->hosts_list);
+        job->hosts_list = l;
+    }
     if (!o->nhosts) {
         if (gethostname(me, sizeof(me)) < 0 || !me[0])
             strcpy(me, "localhost");

@@ -54,6 +54,15 @@ static px_coll_hier_t *px_hier_lookup(px_mpi_comm_t *c)
     return h && h->handle == c->handle && h->ctx == c->ctx ? h : NULL;
 }
 
+void px_coll_hier_forget(px_mpi_comm_t *c)
+{
+    px_coll_hier_t *h = px_hier_lookup(c);
+    if (h) {
+        px_hier_tab[PX_HANDLE_IDX(c->handle)] = NULL;
+        px_hier_drop(h);
+    }
+}
+
 px_coll_hier_t *px_coll_hier_get(px_mpi_comm_t *c)
 {
     px_coll_hier_t *h = px_hier_lookup(c);

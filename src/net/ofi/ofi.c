@@ -740,6 +740,7 @@ const px_net_ops_t px_net_ofi_ops = {
     .ep_pending = px_ofi_ep_pending,
     .ep_reset = px_ofi_ep_reset,
     .ep_withdraw = px_net_stub_ep_withdraw,
+    .ep_destroy = px_net_stub_ep_destroy,
     .ep_rx_cancel = px_ofi_ep_rx_cancel,
     .iface_progress = px_ofi_iface_progress,
     .iface_fd = px_ofi_iface_fd,

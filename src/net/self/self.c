@@ -161,6 +161,7 @@ const px_net_ops_t px_net_self_ops = {
     .ep_pending = px_self_ep_pending,
     .ep_reset = px_net_stub_ep_reset,
     .ep_withdraw = px_net_stub_ep_withdraw,
+    .ep_destroy = px_net_stub_ep_destroy,
     .ep_rx_cancel = px_net_stub_ep_rx_cancel,
     .iface_progress = px_self_iface_progress,
     .iface_fd = px_net_stub_iface_fd,

@@ -738,6 +738,7 @@ const px_net_ops_t px_net_shm_ops = {
     .ep_pending = px_shm_ep_pending,
     .ep_reset = px_net_stub_ep_reset,
     .ep_withdraw = px_net_stub_ep_withdraw,
+    .ep_destroy = px_net_stub_ep_destroy,
     .ep_rx_cancel = px_net_stub_ep_rx_cancel,
     .iface_progress = px_shm_iface_progress,
     .iface_fd = px_shm_iface_fd,

@@ -393,6 +393,33 @@ static void px_tcp_ep_reset(px_net_ep_t *ep)
     ep->next_attempt = 0;
 }
 
+static void px_tcp_ep_destroy(px_net_ep_t *ep)
+{
+    struct px_net_iface *s = ep->iface;
+    px_list_t *e, *t;
+    /* its connections (also one still in its handshake) end in order */
+    px_list_for_each_safe(e, t, &s->conns) {
+        px_tcp_conn_t *c = px_container_of(e, px_tcp_conn_t, link);
+        if (c->ep != ep && ep->conn != c)
+            continue;
+        c->ep = NULL;
+        c->orderly = 1;
+        px_tcp_conn_close(c, PX_OK);
+    }
+    ep->conn = NULL;
+    px_tcp_drop_queue(ep, PX_ERR_CANCELED);
+    px_net_ep_t **slot = &s->addr.eps[ep->rank * PX_TCP_MAX_SUB];
+    slot[ep->sub] = NULL;
+    int left = 0;
+    for (int k = 0; k < PX_TCP_MAX_SUB; k++)
+        left |= slot[k] != NULL;
+    if (!left) {
+        free(s->addr.peers[ep->rank]);
+        s->addr.peers[ep->rank] = NULL;
+    }
+    free(ep);
+}
+
 static void px_tcp_ep_withdraw(px_net_ep_t *ep)
 {
     px_list_t q, *e, *t;
@@ -680,6 +707,7 @@ const px_net_ops_t px_net_tcp_ops = {
     .ep_pending = px_tcp_ep_pending,
     .ep_reset = px_tcp_ep_reset,
     .ep_withdraw = px_tcp_ep_withdraw,
+    .ep_destroy = px_tcp_ep_destroy,
     .ep_rx_cancel = px_tcp_ep_rx_cancel,
     .iface_progress = px_tcp_iface_progress,
     .iface_fd = px_net_addr_iface_fd,

@@ -46,8 +46,8 @@ void px_tcp_conn_close(px_tcp_conn_t *c, px_status_t why)
         return;
     int was_established = c->state == PX_TCP_ESTABLISHED;
     epoll_ctl(s->addr.epfd, EPOLL_CTL_DEL, c->fd, NULL);
-    if (!s->closing) {
-        /* Only finalize ends a connection in order: the peer takes an
+    if (!s->closing && !c->orderly) {
+        /* Only finalize (and ep_destroy) ends a connection in order: the peer takes an
          * orderly end for "finalizing" and what it wrote for delivered. Any
          * other end is a reset, even of a connection still in its handshake
          * here (the peer may have finished its side and written frames; an

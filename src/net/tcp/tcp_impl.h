@@ -104,6 +104,7 @@ typedef struct px_tcp_conn {
     uint8_t hs_in[sizeof(px_tcp_hello_t) + 32];
     size_t hs_in_len;
     int hello_in, auth_sent;
+    int orderly; /* ends in order outside finalize (ep_destroy) */
     int peer_rank, sub;
     /* receive */
     char *rxbuf;

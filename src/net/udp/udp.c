@@ -703,6 +703,7 @@ const px_net_ops_t px_net_udp_ops = {
     .ep_pending = px_udp_ep_pending,
     .ep_reset = px_udp_ep_reset,
     .ep_withdraw = px_net_stub_ep_withdraw,
+    .ep_destroy = px_net_stub_ep_destroy,
     .ep_rx_cancel = px_udp_ep_rx_cancel,
     .iface_progress = px_udp_iface_progress,
     .iface_fd = px_net_addr_iface_fd,
