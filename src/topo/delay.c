@@ -41,11 +41,12 @@
 struct px_topo_delay {
     px_topo_t *topo;
     int n;
-    int *hosts;     /* fabric host of each member, -1 unknown */
-    uint64_t *rate; /* each member's first link, 0 unknown */
-    int mixed;      /* members' rates differ */
-    double **row;   /* computed rows */
-    int **hops;     /* and their hop counts */
+    int *hosts;      /* fabric host of each member, -1 unknown */
+    uint64_t *rate;  /* each member's first link, 0 unknown */
+    int mixed;       /* members' rates differ */
+    double **row;    /* computed rows */
+    int **hops;      /* and their hop counts */
+    int *cl, levels; /* the members' clusters (px_topo_delay_clusters) */
 };
 
 #define PX_TOPO_DELAY_FAR 1e18
@@ -95,6 +96,7 @@ void px_topo_delay_free(px_topo_delay_t *d)
     free(d->hops);
     free(d->hosts);
     free(d->rate);
+    free(d->cl);
     free(d);
 }
 
@@ -180,6 +182,8 @@ typedef struct px_topo_fill {
     const double *row;
     const int *hops; /* the parent's rows */
     int *sel, nsel;  /* ranks chosen for the current subtree */
+    int *surplus;    /* per tier: members of the parent's pool no forwarding
+                      * position left there asks for, free to be leaves */
 } px_topo_fill_t;
 
 static int px_topo_fill_cl(const px_topo_fill_t *f, int m, int level)
@@ -241,22 +245,40 @@ static void px_topo_fill_count(const px_topo_fill_t *f, const int *x, int nx, in
         cnt[f->tier[f->member[x[i]]]]++;
 }
 
-/* Chooses from the ranks x (one run at level-1, in rank order) members of
- * each tier t, need[t] of them, for one subtree, keeping whole clusters
- * together: the smallest cluster of the level that can hold the subtree
- * (between equals the farthest from the parent, or for a single host the
- * nearest), else whole clusters, the largest first, then the rest from
- * the clusters that supply most of it, a level down. need is consumed.
- * Returns -1 out of memory. */
+/* What a cluster of counts cnt (per tier) can give toward need: need[t]
+ * members of tier t for the forwarding positions, need[T] of any tier
+ * with a surplus for the leaves; into give (T + 1). Returns the total. */
+static int px_topo_fill_give(const px_topo_fill_t *f, const int *cnt, const int *need, int *give)
+{
+    int T = f->ntiers, spare = 0, total = 0;
+    for (int t = 0; t < T; t++) {
+        give[t] = cnt[t] < need[t] ? cnt[t] : need[t];
+        int s = cnt[t] - give[t];
+        spare += s < f->surplus[t] ? s : f->surplus[t];
+        total += give[t];
+    }
+    give[T] = spare < need[T] ? spare : need[T];
+    return total + give[T];
+}
+
+/* Chooses from the ranks x (one run at level-1, in rank order) the
+ * members of one subtree: need[t] of tier t (t < T, its forwarding
+ * positions) and need[T] of any tier with a surplus (its leaves),
+ * keeping whole clusters together: the smallest cluster of the level
+ * that can give it all (between equals the farthest from the parent, or
+ * for a single host the nearest), else whole clusters, the largest
+ * first, then the rest from the clusters that give most of it, a level
+ * down. need is consumed. Returns -1 out of memory. */
 static int px_topo_fill_carve(px_topo_fill_t *f, const int *x, int nx, int level, int *need)
 {
     int total = 0, T = f->ntiers;
-    for (int t = 0; t < T; t++)
+    for (int t = 0; t <= T; t++)
         total += need[t];
     if (!total)
         return 0;
     if (level > f->levels) {
-        /* one cluster of the finest level: the nearest to the parent */
+        /* one cluster of the finest level: the nearest to the parent for
+         * the forwarding positions, then for the leaves the slowest */
         px_topo_near_t *c = malloc(sizeof(*c) * (size_t)nx);
         if (!c)
             return -1;
@@ -269,21 +291,29 @@ static int px_topo_fill_carve(px_topo_fill_t *f, const int *x, int nx, int level
             if (need[f->tier[c[i].m]] > 0) {
                 need[f->tier[c[i].m]]--;
                 f->sel[f->nsel++] = c[i].rank;
+                c[i].rank = -1;
             }
+        for (int t = T - 1; t >= 0; t--)
+            for (int i = 0; i < nx && need[T] > 0 && f->surplus[t] > 0; i++)
+                if (c[i].rank >= 0 && f->tier[c[i].m] == t) {
+                    need[T]--;
+                    f->surplus[t]--;
+                    f->sel[f->nsel++] = c[i].rank;
+                }
         free(c);
         return 0;
     }
     int *start = malloc(sizeof(int) * ((size_t)nx + 1)), *taken = calloc((size_t)nx, sizeof(int));
-    int *cnt = malloc(sizeof(int) * (size_t)T * 2), ng = 0, rc = -1;
+    int *cnt = malloc(sizeof(int) * ((size_t)T * 2 + 1)), ng = 0, rc = -1;
     if (!start || !taken || !cnt)
         goto out;
-    int *sub = cnt + T;
+    int *give = cnt + T;
     for (int i = 0; i < nx; i++)
         if (!i || px_topo_fill_cl(f, f->member[x[i]], level) !=
                       px_topo_fill_cl(f, f->member[x[i - 1]], level))
             start[ng++] = i;
     start[ng] = nx;
-    /* pass 0: one cluster that holds it all; pass 1: whole clusters that
+    /* pass 0: one cluster that gives it all; pass 1: whole clusters that
      * fit in what is still needed, the largest first; pass 2: the rest */
     for (int pass = 0; pass < 3 && total > 0; pass++) {
         for (;;) {
@@ -291,14 +321,10 @@ static int px_topo_fill_carve(px_topo_fill_t *f, const int *x, int nx, int level
             for (int g = 0; g < ng; g++) {
                 if (taken[g])
                     continue;
-                int a = start[g], size = start[g + 1] - a, ok = 1, use = 0;
+                int a = start[g], size = start[g + 1] - a;
                 px_topo_fill_count(f, x + a, size, cnt);
-                for (int t = 0; t < T; t++) {
-                    use += cnt[t] < need[t] ? cnt[t] : need[t];
-                    if (pass == 0 ? cnt[t] < need[t] : pass == 1 ? cnt[t] > need[t] : 0)
-                        ok = 0;
-                }
-                if (!ok || !use)
+                int use = px_topo_fill_give(f, cnt, need, give);
+                if (!use || (pass == 0 && use < total) || (pass == 1 && use < size))
                     continue;
                 int join = px_topo_fill_join(f, f->member[x[a]]), better;
                 if (best < 0)
@@ -323,12 +349,10 @@ static int px_topo_fill_carve(px_topo_fill_t *f, const int *x, int nx, int level
             int a = start[best], size = start[best + 1] - a;
             taken[best] = 1;
             px_topo_fill_count(f, x + a, size, cnt);
-            for (int t = 0; t < T; t++) {
-                sub[t] = cnt[t] < need[t] ? cnt[t] : need[t];
-                need[t] -= sub[t];
-                total -= sub[t];
-            }
-            if (px_topo_fill_carve(f, x + a, size, level + 1, sub) < 0)
+            total -= px_topo_fill_give(f, cnt, need, give);
+            for (int t = 0; t <= T; t++)
+                need[t] -= give[t];
+            if (px_topo_fill_carve(f, x + a, size, level + 1, give) < 0)
                 goto out;
             if (pass == 0 || !total)
                 break;
@@ -362,7 +386,7 @@ static int px_topo_fill_head(px_topo_fill_t *f, int tier, int *run)
     }
     for (int i = 0; i < ns; i++) {
         int m = f->member[f->sel[i]];
-        if (f->tier[m] != tier)
+        if (tier < f->ntiers && f->tier[m] != tier)
             continue;
         int cmp = 0;
         if (best < 0)
@@ -390,13 +414,16 @@ static int px_topo_fill_head(px_topo_fill_t *f, int tier, int *run)
  * Only the leaves are clustered, not the fabric's hosts: a description
  * of a whole site costs nothing more for a small job. Above
  * PX_TOPO_FILL_MAX_LEAVES leaves (the clustering grows with their cube)
- * only the leaves count. Returns the levels, -1 out of memory. */
-#define PX_TOPO_FILL_MAX_LEAVES 512
-static int px_topo_fill_clusters(px_topo_fill_t *f)
+ * only the leaves count. Computed at the first tree and kept: d->cl[m *
+ * levels + level - 1] is member m's cluster at a level. Returns the
+ * levels, -1 out of memory. */
+#define PX_TOPO_FILL_MAX_LEAVES 256
+static int px_topo_delay_clusters(px_topo_delay_t *d)
 {
-    px_topo_delay_t *d = f->d;
+    if (d->cl)
+        return d->levels;
     px_topo_t *t = d->topo;
-    int n = f->n, na = 0, levels = -1;
+    int n = d->n, na = 0, levels = -1;
     int *atom = malloc(sizeof(int) * (size_t)n), *rep = malloc(sizeof(int) * (size_t)n);
     int *of_leaf = malloc(sizeof(int) * (size_t)(t->nswitches ? t->nswitches : 1));
     int *dist = NULL, *acl = NULL, *ncl = NULL, adepth = 1;
@@ -418,23 +445,23 @@ static int px_topo_fill_clusters(px_topo_fill_t *f)
     if (na <= PX_TOPO_FILL_MAX_LEAVES) {
         if (!(dist = malloc(sizeof(int) * (size_t)na * (size_t)na)))
             goto out;
-        for (int a = 0; a < na; a++)
-            for (int b = 0; b < na; b++) {
-                int h = a == b                     ? 0
-                        : rep[a] < 0 || rep[b] < 0 ? -1
-                                                   : px_topo_hops(t, rep[a], rep[b]);
-                dist[(size_t)a * na + b] = h < 0 ? PX_TOPO_FAR : h;
+        for (int a = 0; a < na; a++) {
+            dist[(size_t)a * na + a] = 0;
+            for (int b = a + 1; b < na; b++) {
+                int h = rep[a] < 0 || rep[b] < 0 ? -1 : px_topo_hops(t, rep[a], rep[b]);
+                dist[(size_t)a * na + b] = dist[(size_t)b * na + a] = h < 0 ? PX_TOPO_FAR : h;
             }
+        }
         if (px_topo_cluster_matrix(na, dist, &acl, &ncl, &adepth) != PX_OK)
             goto out;
     }
-    if (!(f->cl = malloc(sizeof(int) * (size_t)n * (size_t)adepth)))
+    if (!(d->cl = malloc(sizeof(int) * (size_t)(n ? n : 1) * (size_t)adepth)))
         goto out;
     for (int m = 0; m < n; m++)
         for (int level = 1; level <= adepth; level++)
-            f->cl[(size_t)m * adepth + level - 1] =
+            d->cl[(size_t)m * adepth + level - 1] =
                 acl ? acl[(size_t)level * na + atom[m]] : atom[m];
-    levels = f->levels = adepth;
+    levels = d->levels = adepth;
 out:
     free(atom);
     free(rep);
@@ -483,10 +510,12 @@ px_status_t px_topo_bcast_order(px_topo_delay_t *d, int root, int *order)
     if (root < 0 || root >= n)
         return PX_ERR_INVALID_PARAM;
     px_topo_fill_t f = {.d = d, .n = n};
-    int levels = px_topo_fill_clusters(&f);
+    int levels = f.levels = px_topo_delay_clusters(d);
+    f.cl = d->cl;
     int *queue = malloc(sizeof(int) * (size_t)n), *owner = malloc(sizeof(int) * (size_t)n);
     int *pos_tier = malloc(sizeof(int) * (size_t)n);
     int *cand = malloc(sizeof(int) * (size_t)n), *need = NULL, *run = NULL;
+    char *done = calloc((size_t)n, 1); /* positions whose subtree has its members */
     px_topo_slot_t *slot = malloc(sizeof(*slot) * (size_t)n);
     px_topo_clkey_t *key = malloc(sizeof(*key) * (size_t)n);
     f.member = malloc(sizeof(int) * (size_t)n);
@@ -494,11 +523,14 @@ px_status_t px_topo_bcast_order(px_topo_delay_t *d, int root, int *order)
     f.sel = malloc(sizeof(int) * (size_t)n);
     run = malloc(sizeof(int) * (size_t)n * (size_t)(levels > 0 ? levels : 1));
     px_status_t st = PX_ERR_NO_MEMORY;
-    if (levels < 0 || !queue || !owner || !pos_tier || !cand || !slot || !key || !f.member ||
-        !f.tier || !f.sel || !run || px_topo_fill_tiers(&f) < 0)
+    if (levels < 0 || !queue || !owner || !pos_tier || !cand || !done || !slot || !key ||
+        !f.member || !f.tier || !f.sel || !run || px_topo_fill_tiers(&f) < 0)
         goto out;
-    if (!(need = malloc(sizeof(int) * (size_t)f.ntiers * 2)))
+    int T = f.ntiers;
+    if (!(need = malloc(sizeof(int) * ((size_t)T * 3 + 1))))
         goto out;
+    int *left = need + T + 1;
+    f.surplus = left + T;
     /* the members in the order of their clusters */
     for (int m = 0; m < n; m++)
         key[m] = (px_topo_clkey_t){f.cl + (size_t)m * levels, levels, m};
@@ -522,10 +554,9 @@ px_status_t px_topo_bcast_order(px_topo_delay_t *d, int root, int *order)
         slot[i - 1] = (px_topo_slot_t){low < n - v ? low : n - v, i, v};
     }
     qsort(slot, (size_t)(qn - 1), sizeof(*slot), px_topo_slot_cmp);
-    /* the tier each position takes: the fastest left to the largest
-     * subtrees */
-    int *left = need + f.ntiers;
-    memset(left, 0, sizeof(int) * (size_t)f.ntiers);
+    /* the tier each forwarding position takes: the fastest left to the
+     * largest subtrees; the leaves take any (tier T) */
+    memset(left, 0, sizeof(int) * (size_t)T);
     for (int m = 0; m < n; m++)
         if (m != root)
             left[f.tier[m]]++;
@@ -534,8 +565,9 @@ px_status_t px_topo_bcast_order(px_topo_delay_t *d, int root, int *order)
         int tt = 0;
         while (!left[tt])
             tt++;
-        left[tt]--;
-        pos_tier[slot[i].pos] = tt;
+        if (slot[i].size > 1)
+            left[tt]--;
+        pos_tier[slot[i].pos] = slot[i].size > 1 ? tt : T;
     }
     /* each position's subtree draws on its parent's pool: owner[m] is the
      * position whose pool member m is in, -1 once placed */
@@ -548,12 +580,23 @@ px_status_t px_topo_bcast_order(px_topo_delay_t *d, int root, int *order)
         if (!(f.row = px_topo_delay_row(d, f.parent)))
             goto out;
         f.hops = d->hops[f.parent];
+        /* the pool's members beyond what its forwarding positions still
+         * ask for may be leaves */
+        memset(f.surplus, 0, sizeof(int) * (size_t)T);
         for (int r = 0; r < n; r++)
-            if (owner[f.member[r]] == p)
+            if (owner[f.member[r]] == p) {
                 cand[nc++] = r;
-        memset(need, 0, sizeof(int) * (size_t)f.ntiers);
-        for (int v = c; v < c + size; v++)
+                f.surplus[f.tier[f.member[r]]]++;
+            }
+        int low = p ? p & -p : top, end = p + low < n ? p + low : n;
+        for (int v = p + 1; v < end; v++)
+            if (!done[v] && pos_tier[v] < T)
+                f.surplus[pos_tier[v]]--;
+        memset(need, 0, sizeof(int) * ((size_t)T + 1));
+        for (int v = c; v < c + size; v++) {
             need[pos_tier[v]]++;
+            done[v] = 1;
+        }
         f.nsel = 0;
         f.size = size;
         if (px_topo_fill_carve(&f, cand, nc, 1, need) < 0)
@@ -574,11 +617,11 @@ out:
     free(owner);
     free(pos_tier);
     free(cand);
+    free(done);
     free(need);
     free(run);
     free(slot);
     free(key);
-    free(f.cl);
     free(f.member);
     free(f.tier);
     free(f.sel);
