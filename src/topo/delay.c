@@ -27,12 +27,13 @@
  *
  * The clusters are the members' leaf switches joined as the switch
  * clusters join hosts (cluster.c), computed for the leaves of the members
- * only. With hosts at several rates (their first links) each position is
- * given a rate first, the fastest to the largest subtrees, and the
- * clusters are kept whole among the members of the rate asked for: the
- * positions that forward to most of the tree get the fastest hosts, the
- * leaves of the tree the slowest. Rows of the matrix are computed as the
- * tree asks for them. */
+ * only. With hosts at several rates (their first links) each position
+ * that forwards is given a rate first, the fastest to the largest
+ * subtrees, and the clusters are kept whole among the members of the
+ * rate asked for; the leaves of the tree take the members left over, of
+ * any rate. The positions that forward to most of the tree so get the
+ * fastest hosts, and the slowest are leaves. Rows of the matrix are
+ * computed as the tree asks for them. */
 #include "topo_impl.h"
 
 #include <stdlib.h>

@@ -181,10 +181,12 @@ const double *px_topo_delay_row(px_topo_delay_t *d, int i);
  * first (between equals breadth first). Each subtree takes its members
  * from its parent's: whole switch clusters where one fits (the smallest
  * that holds it, between equals the farthest from the parent), so that
- * each cluster is entered from outside as few times as the sizes allow;
+ * each cluster is entered from outside once where the sizes allow it
+ * (greedy: below the top level of an uneven tree sometimes once more);
  * its head is the member in the largest part of it, then the closest to
- * the parent. With hosts at several link rates the faster ones take the
- * positions with the larger subtrees first. */
+ * the parent. With hosts at several link rates the positions that
+ * forward take the fastest members, the largest subtrees first, and the
+ * leaves of the tree the members left over. */
 px_status_t px_topo_bcast_order(px_topo_delay_t *d, int root, int *order);
 
 /* ---- the job's view (PX_TOPO) ---------------------------------------- */
