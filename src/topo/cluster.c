@@ -13,29 +13,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PX_TOPO_FAR INT_MAX
-
-static px_status_t px_topo_build_clusters(px_topo_t *t)
+px_status_t px_topo_cluster_matrix(int n, int *d, int **cluster_p, int **nclusters_p, int *depth_p)
 {
-    if (t->clustered)
-        return PX_OK;
-    int n = t->nhosts, ids = 2 * n + 1;
-    int *d = malloc(sizeof(int) * (size_t)n * (size_t)n);
+    int ids = 2 * n + 1;
     int *node = malloc(sizeof(int) * (size_t)n), *active = malloc(sizeof(int) * (size_t)n);
     int *parent = malloc(sizeof(int) * (size_t)ids), *depth = malloc(sizeof(int) * (size_t)ids);
     int *list = malloc(sizeof(int) * (size_t)n), *gone = malloc(sizeof(int) * (size_t)n);
     int *row = malloc(sizeof(int) * (size_t)n), *chain = malloc(sizeof(int) * (size_t)ids);
+    int *cluster = NULL, *nclusters = NULL;
     px_status_t st = PX_ERR_NO_MEMORY;
-    if (!d || !node || !active || !parent || !depth || !list || !gone || !row || !chain)
+    if (!node || !active || !parent || !depth || !list || !gone || !row || !chain)
         goto out;
     for (int i = 0; i < n; i++) {
         node[i] = i;
         active[i] = 1;
-        d[(size_t)i * n + i] = 0;
-        for (int j = i + 1; j < n; j++) {
-            int h = px_topo_hops(t, i, j);
-            d[(size_t)i * n + j] = d[(size_t)j * n + i] = h < 0 ? PX_TOPO_FAR : h;
-        }
     }
     for (int i = 0; i < ids; i++)
         parent[i] = -1;
@@ -119,11 +110,9 @@ static px_status_t px_topo_build_clusters(px_topo_t *t)
         if (depth[h] > maxd)
             maxd = depth[h];
     }
-    free(t->cluster);
-    free(t->nclusters);
-    t->cluster = malloc(sizeof(int) * (size_t)n * (size_t)(maxd + 1));
-    t->nclusters = calloc((size_t)maxd + 1, sizeof(int));
-    if (!t->cluster || !t->nclusters)
+    cluster = malloc(sizeof(int) * (size_t)(n ? n : 1) * (size_t)(maxd + 1));
+    nclusters = calloc((size_t)maxd + 1, sizeof(int));
+    if (!cluster || !nclusters)
         goto out;
     /* chain now maps a tree node to its cluster id at the level */
     for (int level = 0; level <= maxd; level++) {
@@ -134,15 +123,18 @@ static px_status_t px_topo_build_clusters(px_topo_t *t)
             while (depth[x] > level)
                 x = parent[x];
             if (chain[x] < 0)
-                chain[x] = t->nclusters[level]++;
-            t->cluster[(size_t)level * n + h] = chain[x];
+                chain[x] = nclusters[level]++;
+            cluster[(size_t)level * n + h] = chain[x];
         }
     }
-    t->depth = maxd;
-    t->clustered = 1;
+    *cluster_p = cluster;
+    *nclusters_p = nclusters;
+    *depth_p = maxd;
+    cluster = nclusters = NULL;
     st = PX_OK;
 out:
-    free(d);
+    free(cluster);
+    free(nclusters);
     free(node);
     free(active);
     free(parent);
@@ -152,6 +144,35 @@ out:
     free(row);
     free(chain);
     return st;
+}
+
+static px_status_t px_topo_build_clusters(px_topo_t *t)
+{
+    if (t->clustered)
+        return PX_OK;
+    int n = t->nhosts;
+    int *d = malloc(sizeof(int) * (size_t)(n ? n : 1) * (size_t)n);
+    if (!d)
+        return PX_ERR_NO_MEMORY;
+    for (int i = 0; i < n; i++) {
+        d[(size_t)i * n + i] = 0;
+        for (int j = i + 1; j < n; j++) {
+            int h = px_topo_hops(t, i, j);
+            d[(size_t)i * n + j] = d[(size_t)j * n + i] = h < 0 ? PX_TOPO_FAR : h;
+        }
+    }
+    int *cluster, *nclusters, depth;
+    px_status_t st = px_topo_cluster_matrix(n, d, &cluster, &nclusters, &depth);
+    free(d);
+    if (st != PX_OK)
+        return st;
+    free(t->cluster);
+    free(t->nclusters);
+    t->cluster = cluster;
+    t->nclusters = nclusters;
+    t->depth = depth;
+    t->clustered = 1;
+    return PX_OK;
 }
 
 int px_topo_depth(px_topo_t *t) { return px_topo_build_clusters(t) == PX_OK ? t->depth : -1; }

@@ -176,11 +176,17 @@ uint64_t px_topo_delay_rate(const px_topo_delay_t *d, int i);
 /* Delays from member i to every member, or NULL when out of memory. */
 const double *px_topo_delay_row(px_topo_delay_t *d, int i);
 /* The members renumbered for a binomial tree rooted at member root:
- * order[v] is the member at tree position v (order[0] = root). Filled
- * in the order of the positions' subtree sizes, largest first (between
- * equals breadth first), each position taking the member closest to its
- * parent's (between equals the one with the faster
- * link, then the fewer hops, then the lower). */
+ * order[v] is the member at tree position v (order[0] = root). The
+ * positions are filled in the order of their subtrees' sizes, largest
+ * first (between equals breadth first). Each subtree takes its members
+ * from its parent's: whole switch clusters where one fits (the smallest
+ * that holds it, between equals the farthest from the parent), so that
+ * each cluster is entered from outside once where the sizes allow it
+ * (greedy: below the top level of an uneven tree sometimes once more);
+ * its head is the member in the largest part of it, then the closest to
+ * the parent. With hosts at several link rates the positions that
+ * forward take the fastest members, the largest subtrees first, and the
+ * leaves of the tree the members left over. */
 px_status_t px_topo_bcast_order(px_topo_delay_t *d, int root, int *order);
 
 /* ---- the job's view (PX_TOPO) ---------------------------------------- */

@@ -5,6 +5,7 @@
 #ifndef PX_TOPO_IMPL_H
 #define PX_TOPO_IMPL_H
 
+#include <limits.h>
 #include <stdarg.h>
 #include "topo.h"
 
@@ -103,6 +104,13 @@ int px_topo_peer(const px_topo_t *t, int v, int port, int *peer_port);
  * links crossed, each up to its max; returns the switch count, or -1. */
 int px_topo_walk(px_topo_t *t, int a, int b, int rail, int path, int *sws, int maxs, int *links,
                  int maxl);
+
+/* The switch clusters' agglomerative clustering (cluster.c) over a
+ * distance matrix d of n points (n x n, PX_TOPO_FAR without a route;
+ * changed in place): cluster[level * n + i] is point i's cluster at a
+ * level, 0..depth, nclusters[level] how many. The caller frees both. */
+#define PX_TOPO_FAR INT_MAX
+px_status_t px_topo_cluster_matrix(int n, int *d, int **cluster_p, int **nclusters_p, int *depth_p);
 
 /* The next line of text (without its newline) into a buffer the caller
  * frees; NULL at the end. */

@@ -308,8 +308,58 @@ static void test_lfts(void)
  * leaf. With two rates the delay is 1/min(rate on the route): the DDR
  * hosts take the positions that forward to the most (position v of 8
  * heads a subtree of min(lowest bit of v, 8 - v)), the SDR ones the
- * leaves; by hops alone the root's leaf mates would come first. */
+ * leaves. Whatever the rates, each switch cluster's hosts hang together
+ * in the tree: a cluster is entered once. */
 static int subtree(int v, int n) { return (v & -v) < n - v ? (v & -v) : n - v; }
+
+/* Tree edges (parent position -> position) between two clusters of a
+ * level. */
+static int crossings(px_topo_t *t, const int *hosts, const int *order, int n, int level)
+{
+    int count = 0;
+    for (int v = 1; v < n; v++) {
+        int p = v - (v & -v);
+        count += px_topo_cluster(t, hosts[order[v]], level) !=
+                 px_topo_cluster(t, hosts[order[p]], level);
+    }
+    return count;
+}
+
+/* For every root: the order is a renumbering rooted there, and at every
+ * level of the clusters the tree enters each cluster from outside
+ * `extra` times more than once (crossings = clusters touched - 1 +
+ * extra; 0: the least a tree can do). Returns the trees and levels that
+ * differ. */
+static int check_bcast_clusters(px_topo_t *t, const int *hosts, int n, int extra, const char *what)
+{
+    px_topo_delay_t *d = px_topo_delay_new(t, hosts, n);
+    CHECK(d != NULL);
+    if (!d)
+        return -1;
+    int order[64], bad = 0, depth = px_topo_depth(t);
+    CHECK(n <= 64 && depth >= 2);
+    for (int root = 0; root < n && n <= 64; root++) {
+        CHECK(px_topo_bcast_order(d, root, order) == PX_OK);
+        unsigned long long seen = 0;
+        for (int v = 0; v < n; v++)
+            seen |= 1ull << order[v];
+        CHECK(order[0] == root && seen == (n == 64 ? ~0ull : (1ull << n) - 1));
+        for (int level = 1; level < depth; level++) {
+            int c = crossings(t, hosts, order, n, level);
+            int least = px_topo_num_clusters_of(t, level, hosts, n) - 1;
+            if (c == least + extra)
+                continue;
+            bad++;
+            fprintf(stderr, "%s: root %d, level %d: %d crossings, want %d; order", what, root,
+                    level, c, least + extra);
+            for (int v = 0; v < n; v++)
+                fprintf(stderr, " %s", px_topo_host_name(t, hosts[order[v]]));
+            fprintf(stderr, "\n");
+        }
+    }
+    px_topo_delay_free(d);
+    return bad;
+}
 
 static void test_bcast_order(void)
 {
@@ -342,27 +392,88 @@ static void test_bcast_order(void)
         }
         CHECK(fast_least >= slow_most);
     }
-    /* from SDR n01: DDR n02 (its leaf) heads half the tree, DDR n04 a
-     * quarter, DDR n06 under n02 a quarter; the last DDR host n08 is a
-     * leaf under n01; SDR n03 under n02, n05 under n04, n07 under n06 */
+    /* and the far leaf is entered once, from the root */
+    CHECK(check_bcast_clusters(t, hosts, 8, 0, "mixed.ibnet") == 0);
+    /* from SDR n01: DDR n06 heads the far leaf (half the tree), DDR n08
+     * a quarter under it over SDR n05, SDR n07 a leaf of n06; DDR n02 the
+     * root's other quarter over SDR n03, DDR n04 a leaf of the root */
     CHECK(px_topo_bcast_order(d, 0, order) == PX_OK);
-    int want[8] = {0, 7, 3, 4, 1, 2, 5, 6};
+    int want[8] = {0, 3, 1, 2, 5, 6, 7, 4};
     CHECK(!memcmp(order, want, sizeof(want)));
     px_topo_delay_free(d);
-    /* one rate (fattree.ibnet, all 4xQDR): hops decide, leaf mates first */
+    px_topo_free(t);
+
+    /* one rate (fattree.ibnet, all 4xQDR, two leaves of five): from
+     * node01, the two hosts of the far leaf make the root's larger
+     * subtree (one crossing), node02 of its own leaf the smaller */
     px_topo_t *f = load("fattree.ibnet");
+    CHECK(f != NULL);
     if (f) {
         int fh[4] = {H(f, "node01"), H(f, "node06"), H(f, "node07"), H(f, "node02")};
         d = px_topo_delay_new(f, fh, 4);
         CHECK(d && !px_topo_delay_mixed(d));
         CHECK(px_topo_bcast_order(d, 0, order) == PX_OK);
-        CHECK(order[0] == 0 && order[2] == 3 && order[1] == 1 && order[3] == 2);
+        CHECK(order[0] == 0 && order[2] == 1 && order[3] == 2 && order[1] == 3);
         CHECK(px_topo_bcast_order(d, 1, order) == PX_OK);
-        CHECK(order[0] == 1 && order[2] == 2 && order[1] == 0 && order[3] == 3);
+        CHECK(order[0] == 1 && order[2] == 0 && order[3] == 3 && order[1] == 2);
         px_topo_delay_free(d);
+        /* two leaves of four, the members listed alternating between them */
+        int h8[8];
+        CHECK(set(f, "node01 node06 node02 node07 node03 node08 node04 node09", h8) == 8);
+        CHECK(check_bcast_clusters(f, h8, 8, 0, "fattree 2x4") == 0);
+        /* members on hosts the description lacks (-1): each alone */
+        int hu[6] = {H(f, "node01"), -1, H(f, "node06"), H(f, "node02"), -1, H(f, "node07")};
+        d = px_topo_delay_new(f, hu, 6);
+        CHECK(d != NULL);
+        for (int root = 0; d && root < 6; root++) {
+            int seen = 0;
+            CHECK(px_topo_bcast_order(d, root, order) == PX_OK);
+            for (int v = 0; v < 6; v++)
+                seen |= 1 << order[v];
+            CHECK(order[0] == root && seen == 0x3f);
+        }
+        px_topo_delay_free(d);
+        /* five and three: the three cannot be one subtree of 8 (subtrees
+         * hold 1, 2 or 4), so two crossings is the least */
+        CHECK(set(f, "node01 node02 node03 node04 node05 node06 node07 node08", h8) == 8);
+        CHECK(check_bcast_clusters(f, h8, 8, 1, "fattree 5+3") == 0);
         px_topo_free(f);
     }
-    px_topo_free(t);
+    /* the emulated fabric of the measurements: two leaves of two */
+    px_topo_t *p = load("pxfab-fattree.json");
+    CHECK(p != NULL);
+    if (p) {
+        int h4[4];
+        CHECK(set(p, "node0 node2 node1 node3", h4) == 4);
+        CHECK(check_bcast_clusters(p, h4, 4, 0, "pxfab 2x2") == 0);
+        px_topo_free(p);
+    }
+    /* four leaves of two under one spine */
+    const char *conf = "SwitchName=spine Switches=leaf[1-4]\n"
+                       "SwitchName=leaf1 Nodes=h[1-2]\n"
+                       "SwitchName=leaf2 Nodes=h[3-4]\n"
+                       "SwitchName=leaf3 Nodes=h[5-6]\n"
+                       "SwitchName=leaf4 Nodes=h[7-8]\n";
+    char err[256];
+    px_topo_t *q = NULL;
+    CHECK(px_topo_parse(conf, strlen(conf), "4x2.conf", &q, err, sizeof(err)) == PX_OK);
+    if (q) {
+        int h8[8];
+        CHECK(set(q, "h1 h3 h5 h7 h2 h4 h6 h8", h8) == 8);
+        CHECK(check_bcast_clusters(q, h8, 8, 0, "4x2") == 0);
+        px_topo_free(q);
+    }
+    /* two levels (Figure 5.4: core, two aggregation switches, four edges
+     * of two): each aggregation switch's hosts and each edge's are
+     * entered once */
+    px_topo_t *g = load("figure54.topology.conf");
+    CHECK(g != NULL);
+    if (g) {
+        int h8[8];
+        CHECK(set(g, "cn08 cn01 cn05 cn03 cn02 cn07 cn04 cn06", h8) == 8);
+        CHECK(check_bcast_clusters(g, h8, 8, 0, "figure 5.4") == 0);
+        px_topo_free(g);
+    }
 }
 
 static void test_errors(void)

@@ -337,14 +337,14 @@ static int px_tclus_glead(const px_coll_tclus_t *t, int g, int root)
 
 /* Broadcast down a binomial tree over the hosts renumbered from the delay
  * matrix (px_topo_bcast_order: hop counts, or 1/min(link rate) when the
- * hosts' links differ in rate): each position of the tree, breadth first
- * and the largest subtrees first, gets the host closest to its parent's,
- * so the positions that carry most of the tree get the nearest and
- * fastest hosts. One rank per host (the root on its own) takes part;
- * each then hands the data to the other ranks of its host. The tree is
- * built at the first broadcast from each root's host and kept with the
- * communicator. (The node-aware broadcast, smp, runs it among the node
- * leaders.) */
+ * hosts' links differ in rate): each subtree, the largest first, takes
+ * its hosts from its parent's keeping switch clusters whole, so each
+ * leaf is entered over the spines once where the sizes allow, and the
+ * positions that carry most of the tree get the fastest hosts. One rank
+ * per host (the root on its own) takes part; each then hands the data to
+ * the other ranks of its host. The tree is built at the first broadcast
+ * from each root's host and kept with the communicator. (The node-aware
+ * broadcast, smp, runs it among the node leaders.) */
 PX_COLL_BUILDER(px_coll_bcast_topo)
 {
     px_coll_tclus_t *t = (px_coll_tclus_t *)px_coll_tclus(c);
