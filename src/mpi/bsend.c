@@ -29,7 +29,8 @@ static void px_bsend_reclaim(void)
     px_nbsegs = k;
 }
 
-/* First fit; each segment also pays MPI_BSEND_OVERHEAD like the standard says. */
+/* First fit; each segment pays MPI_BSEND_OVERHEAD besides its data, as
+ * the standard says. */
 static int px_bsend_alloc(size_t need, size_t *off_p, int *pos_p)
 {
     size_t prev_end = 0;
@@ -51,7 +52,10 @@ int px_mpi_bsend_start(const void *buf, int count, MPI_Datatype dt, int dest, in
 {
     px_mpi_dt_t *d = px_mpi_dt_get(dt);
     size_t nbytes = (size_t)count * (size_t)d->size;
-    size_t need = ((nbytes + 15) & ~(size_t)15) + MPI_BSEND_OVERHEAD;
+    /* a message takes its bytes and MPI_BSEND_OVERHEAD, no more (a buffer
+     * sized by the standard's formula must hold it): the overhead holds
+     * the padding that aligns the data to 16 bytes */
+    size_t need = nbytes + MPI_BSEND_OVERHEAD;
     size_t off;
     int pos;
     unsigned idle = 0;
@@ -79,7 +83,7 @@ int px_mpi_bsend_start(const void *buf, int count, MPI_Datatype dt, int dest, in
         px_bsegs = s;
         px_capbsegs = cap;
     }
-    char *data = px_bbuf + off + MPI_BSEND_OVERHEAD;
+    char *data = px_bbuf + ((off + 15) & ~(size_t)15);
     if (d->contig)
         memcpy(data, (const char *)buf + d->true_lb, nbytes);
     else if (nbytes)

@@ -3,6 +3,8 @@
  * comm_group.c; inter-communicator construction: intercomm.c. */
 #include "mpi_impl.h"
 
+#include <sched.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -435,25 +437,71 @@ PX_PMPI(MPI_Comm_split)(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 }
 PX_WEAK(MPI_Comm_split)
 
+/* The color of this process for a split by hardware resource (MPI-4.0
+ * 7.4.2): "mpi_shared_memory" is the node (the launcher's; processes of
+ * other jobs never share one, and on an inter-communicator with another
+ * job nobody does), "PU" the processing unit it runs on now. -2: not a
+ * resource type Plexus knows. */
+static int px_comm_hw_color(px_mpi_comm_t *c, const char *type)
+{
+    if (!strcmp(type, "mpi_shared_memory")) {
+        if (c->is_inter)
+            for (int i = 0; i < c->remote->size; i++)
+                if (c->remote->world[i] >= px_comm_boot->size)
+                    return MPI_UNDEFINED;
+        return px_mpi_comm_node_of(c, c->rank);
+    }
+    if (!strcmp(type, "PU")) {
+        int cpu = sched_getcpu();
+        return cpu < 0 ? c->rank : cpu;
+    }
+    return -2;
+}
+
 PX_PMPI(MPI_Comm_split_type)
 (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     PX_CS_ENTER();
-    (void)info;
-    PX_CHECK_INIT("MPI_Comm_split_type");
-    PX_GET_COMM(c, comm, "MPI_Comm_split_type");
-    int color;
-    if (c->is_inter)
-        return px_mpi_error(c, MPI_ERR_COMM, "MPI_Comm_split_type",
-                            "not supported on inter-communicators");
-    if (split_type == MPI_UNDEFINED)
-        color = MPI_UNDEFINED;
-    else if (split_type == MPI_COMM_TYPE_SHARED)
-        color = px_mpi_comm_node_of(c, c->rank); /* node from the launcher */
-    else
-        return px_mpi_error(c, MPI_ERR_ARG, "MPI_Comm_split_type", "unknown split type %d",
-                            split_type);
-    return px_comm_split(c, color, key, newcomm, "MPI_Comm_split_type");
+    static const char fn[] = "MPI_Comm_split_type";
+    PX_CHECK_INIT(fn);
+    PX_GET_COMM(c, comm, fn);
+    if (info != MPI_INFO_NULL && !px_mpi_info_valid(info))
+        return px_mpi_error(c, MPI_ERR_INFO, fn, "invalid info object");
+    int color = MPI_UNDEFINED;
+    const char *type = NULL;
+    if (split_type == MPI_COMM_TYPE_SHARED) {
+        type = "mpi_shared_memory";
+    } else if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
+        /* the resource the info names; none, or one not known: no communicator */
+        type = px_mpi_info_value(info, "mpi_hw_resource_type");
+    } else if (split_type == MPI_COMM_TYPE_HW_UNGUIDED) {
+        /* the largest resource that splits comm: its nodes, else the
+         * processing units of its one node (alike at every member:
+         * local_size == size holds everywhere or nowhere) */
+        type = c->is_inter ? NULL : c->local_size < c->size ? "mpi_shared_memory" : "PU";
+    } else if (split_type != MPI_UNDEFINED) {
+        return px_mpi_error(c, MPI_ERR_ARG, fn, "unknown split type %d", split_type);
+    }
+    if (type && (color = px_comm_hw_color(c, type)) == -2)
+        color = MPI_UNDEFINED, type = NULL;
+    if (split_type == MPI_COMM_TYPE_HW_UNGUIDED && type) {
+        /* only a strict subset will do: one group of everyone is none */
+        int lo = color, hi = color, rc = px_mpi_coll_allreduce(&color, &lo, 1, MPI_INT, MPI_MIN, c);
+        if (rc == MPI_SUCCESS)
+            rc = px_mpi_coll_allreduce(&color, &hi, 1, MPI_INT, MPI_MAX, c);
+        if (rc != MPI_SUCCESS)
+            return px_mpi_error(c, rc, fn, "communication failed");
+        if (lo == hi)
+            color = MPI_UNDEFINED, type = NULL;
+    }
+    int rc = px_comm_split(c, color, key, newcomm, fn);
+    /* which resource an unguided split took, in the caller's info object */
+    if (rc == MPI_SUCCESS && split_type == MPI_COMM_TYPE_HW_UNGUIDED && type &&
+        *newcomm != MPI_COMM_NULL) {
+        if (info != MPI_INFO_NULL)
+            PMPI_Info_set(info, "mpi_hw_resource_type", type);
+    }
+    return rc;
 }
 PX_WEAK(MPI_Comm_split_type)
 

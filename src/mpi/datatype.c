@@ -232,7 +232,10 @@ PX_PMPI(MPI_Type_get_name)(MPI_Datatype datatype, char *name, int *resultlen)
     if (!name || !resultlen)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_get_name", "null argument");
     px_dt_obj_t *o = px_dt_obj(d);
-    int n = snprintf(name, MPI_MAX_OBJECT_NAME, "%s", o ? o->name : d->b->name);
+    int n = snprintf(name, MPI_MAX_OBJECT_NAME, "%s",
+                     o           ? o->name
+                     : d->rename ? d->rename
+                                 : d->b->name);
     *resultlen = n < MPI_MAX_OBJECT_NAME ? n : MPI_MAX_OBJECT_NAME - 1;
     return MPI_SUCCESS;
 }
@@ -245,9 +248,14 @@ PX_PMPI(MPI_Type_set_name)(MPI_Datatype datatype, const char *name)
     if (!name)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_set_name", "null argument");
     px_dt_obj_t *o = px_dt_obj(d);
-    if (!o) /* predefined names are fixed by the standard */
-        return px_mpi_error(NULL, MPI_ERR_TYPE, "MPI_Type_set_name",
-                            "cannot rename a predefined datatype");
+    if (!o) { /* a predefined type: this process's name for it */
+        char *r = strndup(name, MPI_MAX_OBJECT_NAME - 1);
+        if (!r)
+            return px_mpi_error(NULL, MPI_ERR_NO_MEM, "MPI_Type_set_name", "out of memory");
+        free(d->rename);
+        d->rename = r;
+        return MPI_SUCCESS;
+    }
     snprintf(o->name, sizeof(o->name), "%s", name);
     return MPI_SUCCESS;
 }
@@ -840,7 +848,7 @@ PX_PMPI(MPI_Type_free)(MPI_Datatype *datatype)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_free", "null argument");
     PX_DT_GET(d, *datatype, "MPI_Type_free");
     px_dt_obj_t *o = px_dt_obj(d);
-    if (!o)
+    if (!o || o->fixed)
         return px_mpi_error(NULL, MPI_ERR_TYPE, "MPI_Type_free",
                             "cannot free a predefined datatype");
     px_mpi_type_attr_delete_all(*datatype);

@@ -31,6 +31,7 @@ typedef struct px_dt_obj {
     int user_freed;      /* urefs reached 0 */
     int saved_committed; /* committed state before MPI_Type_free */
     int registered;      /* has a handle in px_mpi_dt_tab */
+    int fixed;           /* MPI_Type_create_f90_*: predefined, never freed */
     int combiner;
     int ni, na, nt;
     int *ints;

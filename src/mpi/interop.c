@@ -1,7 +1,12 @@
 /* Language interoperability: statuses between C and Fortran, and the
  * datatypes of Fortran's parameterised kinds (MPI_Type_create_f90_*,
- * MPI_Type_match_size), which are predefined sized types here. */
+ * MPI_Type_match_size). An f90 type is the sized type of its kind under a
+ * handle of its own, made once per (kind, p, r) and kept: predefined
+ * (never freed), with the combiner and the integers of its call. */
 #include "mpi_impl.h"
+#include "dtype_engine.h"
+
+#include <stdlib.h>
 
 /* The Fortran status is the C one, integer for integer (MPICH's layout). */
 PX_PMPI(MPI_Status_c2f)(const MPI_Status *c_status, MPI_Fint *f_status)
@@ -66,6 +71,43 @@ static const struct {
     {33, 4931, MPI_REAL16, MPI_COMPLEX32},
 };
 
+/* The f90 type of (combiner, p, r) with the layout of `sized`. */
+static int px_f90_type(int combiner, int p, int r, MPI_Datatype sized, MPI_Datatype *newtype,
+                       const char *fn)
+{
+    static struct px_f90 {
+        int combiner, p, r;
+        MPI_Datatype t;
+    } made[64];
+    static int nmade;
+    for (int i = 0; i < nmade; i++)
+        if (made[i].combiner == combiner && made[i].p == p && made[i].r == r) {
+            *newtype = made[i].t;
+            return MPI_SUCCESS;
+        }
+    MPI_Datatype t;
+    int ni = combiner == MPI_COMBINER_F90_INTEGER ? 1 : 2;
+    int *ints = malloc(sizeof(int) * 2);
+    if (nmade == (int)(sizeof(made) / sizeof(made[0])) || !ints ||
+        PMPI_Type_dup(sized, &t) != MPI_SUCCESS) {
+        free(ints);
+        return px_mpi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory (or too many f90 types)");
+    }
+    px_dt_obj_t *o = px_dt_obj(px_mpi_dt_get(t));
+    ints[0] = ni == 1 ? r : p;
+    ints[1] = r;
+    free(o->ints);
+    o->ints = ints;
+    o->ni = ni;
+    o->nt = 0; /* the sized type is predefined: nothing held */
+    o->combiner = combiner;
+    o->fixed = 1;
+    PMPI_Type_get_name(sized, o->name, &(int){0});
+    made[nmade++] = (struct px_f90){combiner, p, r, t};
+    *newtype = t;
+    return MPI_SUCCESS;
+}
+
 static int px_f90_real(int p, int r, int complex, MPI_Datatype *newtype, const char *fn)
 {
     if (!newtype)
@@ -74,10 +116,10 @@ static int px_f90_real(int p, int r, int complex, MPI_Datatype *newtype, const c
         return px_mpi_error(NULL, MPI_ERR_ARG, fn, "p and r both MPI_UNDEFINED");
     for (size_t i = 0; i < sizeof(px_f90_reals) / sizeof(px_f90_reals[0]); i++)
         if ((p == MPI_UNDEFINED || p <= px_f90_reals[i].p) &&
-            (r == MPI_UNDEFINED || r <= px_f90_reals[i].r)) {
-            *newtype = complex ? px_f90_reals[i].complex : px_f90_reals[i].real;
-            return MPI_SUCCESS;
-        }
+            (r == MPI_UNDEFINED || r <= px_f90_reals[i].r))
+            return px_f90_type(complex ? MPI_COMBINER_F90_COMPLEX : MPI_COMBINER_F90_REAL, p, r,
+                               complex ? px_f90_reals[i].complex : px_f90_reals[i].real, newtype,
+                               fn);
     return px_mpi_error(NULL, MPI_ERR_ARG, fn, "no REAL kind has precision %d and range %d", p, r);
 }
 
@@ -105,10 +147,9 @@ PX_PMPI(MPI_Type_create_f90_integer)(int r, MPI_Datatype *newtype)
     if (!newtype)
         return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_create_f90_integer", "null argument");
     for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++)
-        if (r <= ints[i].r) {
-            *newtype = ints[i].t;
-            return MPI_SUCCESS;
-        }
+        if (r <= ints[i].r)
+            return px_f90_type(MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r, ints[i].t, newtype,
+                               "MPI_Type_create_f90_integer");
     return px_mpi_error(NULL, MPI_ERR_ARG, "MPI_Type_create_f90_integer",
                         "no INTEGER kind has range %d", r);
 }

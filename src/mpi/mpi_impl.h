@@ -212,6 +212,7 @@ typedef struct px_mpi_dt {
     int committed;
     int builtin;
     const px_dtype_builtin_t *b; /* for builtins */
+    char *rename;                /* builtins: the name MPI_Type_set_name gave, NULL: b's */
     MPI_Aint elements;           /* basic elements per item (MPI_Get_elements) */
     /* gather count items at src into dst (size*count bytes), and back */
     void (*pack)(const struct px_mpi_dt *d, MPI_Aint count, const void *src, void *dst);

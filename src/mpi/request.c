@@ -149,12 +149,22 @@ static int px_greq_query(px_mpi_req_t *r, MPI_Status *status)
     return rc;
 }
 
-static void px_greq_release(px_mpi_req_t *r)
+/* The free function, once: its error is what the MPI_Wait or MPI_Test
+ * that frees the request returns (when the query succeeded). */
+static int px_greq_free(px_mpi_req_t *r)
 {
     px_greq_t *g = r->sched;
-    if (g && g->free)
-        g->free(g->extra);
-    free(g);
+    MPI_Grequest_free_function *f = g ? g->free : NULL;
+    if (!f)
+        return MPI_SUCCESS;
+    g->free = NULL;
+    return f(g->extra);
+}
+
+static void px_greq_release(px_mpi_req_t *r)
+{
+    px_greq_free(r);
+    free(r->sched);
     r->sched = NULL;
 }
 
@@ -307,6 +317,9 @@ static int px_req_finish(MPI_Request *h, px_mpi_req_t *r, MPI_Status *status)
         if (r->kind == PX_MPI_REQ_DONE && r->p.kind) /* PROC_NULL persistent: restore */
             r->kind = (uint8_t)(r->p.kind == PX_PROTO_REQ_SEND ? PX_MPI_REQ_SEND : PX_MPI_REQ_RECV);
     } else {
+        int frc = r->kind == PX_MPI_REQ_GREQ ? px_greq_free(r) : MPI_SUCCESS;
+        if (rc == MPI_SUCCESS)
+            rc = frc;
         px_mpi_req_free(r);
         *h = MPI_REQUEST_NULL;
     }

@@ -1,7 +1,10 @@
 /* Datatype decoding and utilities: get_envelope/get_contents round trips
  * (rebuilding every type from its contents gives the same layout), names,
- * dup, the _x queries, Pack_size bounds, external32 byte order, and the
- * error classes for uncommitted, freed and invalid types. */
+ * dup, the _x queries, Pack_size bounds, external32 byte order, the error
+ * classes for uncommitted, freed and invalid types, the Fortran kinds'
+ * types (MPI_Type_create_f90_*: their combiner and integers, one handle
+ * per kind, never freed), renaming a predefined type, and a generalized
+ * request whose free function fails. */
 #include "px_test.h"
 
 static int nchecks;
@@ -325,6 +328,86 @@ static void errors(void)
     PX_CHECK(c == MPI_ERR_ARG, "darray block too small: class %d", c);
 }
 
+static void f90_kinds(void)
+{
+    static const struct {
+        int comb, p, r, size;
+    } k[] = {{MPI_COMBINER_F90_REAL, 6, 30, 4},    {MPI_COMBINER_F90_REAL, 15, 300, 8},
+             {MPI_COMBINER_F90_COMPLEX, 6, 30, 8}, {MPI_COMBINER_F90_COMPLEX, 15, 300, 16},
+             {MPI_COMBINER_F90_INTEGER, 0, 4, 2},  {MPI_COMBINER_F90_INTEGER, 0, 9, 4}};
+    for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+        MPI_Datatype t, again;
+        nchecks++;
+        if (k[i].comb == MPI_COMBINER_F90_INTEGER) {
+            PX_MPI(MPI_Type_create_f90_integer(k[i].r, &t));
+            PX_MPI(MPI_Type_create_f90_integer(k[i].r, &again));
+        } else if (k[i].comb == MPI_COMBINER_F90_REAL) {
+            PX_MPI(MPI_Type_create_f90_real(k[i].p, k[i].r, &t));
+            PX_MPI(MPI_Type_create_f90_real(k[i].p, k[i].r, &again));
+        } else {
+            PX_MPI(MPI_Type_create_f90_complex(k[i].p, k[i].r, &t));
+            PX_MPI(MPI_Type_create_f90_complex(k[i].p, k[i].r, &again));
+        }
+        int ni, na, nd, comb, s, I[2] = {-1, -1};
+        MPI_Aint A[1];
+        MPI_Datatype D[1];
+        PX_MPI(MPI_Type_get_envelope(t, &ni, &na, &nd, &comb));
+        int want_ni = k[i].comb == MPI_COMBINER_F90_INTEGER ? 1 : 2;
+        PX_CHECK(comb == k[i].comb && ni == want_ni && na == 0 && nd == 0,
+                 "f90 kind %zu: combiner %d, %d integers %d addresses %d types", i, comb, ni, na,
+                 nd);
+        PX_MPI(MPI_Type_get_contents(t, 2, 0, 0, I, A, D));
+        PX_CHECK(want_ni == 1 ? I[0] == k[i].r : I[0] == k[i].p && I[1] == k[i].r,
+                 "f90 kind %zu: contents %d %d", i, I[0], I[1]);
+        PX_MPI(MPI_Type_size(t, &s));
+        PX_CHECK(s == k[i].size && t == again, "f90 kind %zu: size %d, handles %s", i, s,
+                 t == again ? "equal" : "differ");
+        MPI_Datatype f = t;
+        PX_CHECK(cls_of(MPI_Type_free(&f)) == MPI_ERR_TYPE, "f90 kind %zu could be freed", i);
+    }
+}
+
+static void predefined_name(void)
+{
+    char name[MPI_MAX_OBJECT_NAME];
+    int len;
+    nchecks++;
+    PX_MPI(MPI_Type_set_name(MPI_SHORT, "my short"));
+    PX_MPI(MPI_Type_get_name(MPI_SHORT, name, &len));
+    PX_CHECK(!strcmp(name, "my short") && len == 8, "renamed MPI_SHORT is '%s'", name);
+    PX_MPI(MPI_Type_set_name(MPI_SHORT, "MPI_SHORT"));
+}
+
+static int greq_query(void *extra, MPI_Status *st)
+{
+    (void)extra;
+    MPI_Status_set_elements(st, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(st, 0);
+    return MPI_SUCCESS;
+}
+static int greq_free_fails(void *extra)
+{
+    ++*(int *)extra;
+    return MPI_ERR_BUFFER;
+}
+static int greq_cancel(void *extra, int complete)
+{
+    (void)extra, (void)complete;
+    return MPI_SUCCESS;
+}
+
+static void greq_free_error(void)
+{
+    MPI_Request r;
+    int freed = 0;
+    nchecks++;
+    PX_MPI(MPI_Grequest_start(greq_query, greq_free_fails, greq_cancel, &freed, &r));
+    PX_MPI(MPI_Grequest_complete(r));
+    int c = cls_of(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    PX_CHECK(c == MPI_ERR_BUFFER && freed == 1 && r == MPI_REQUEST_NULL,
+             "Wait of a request whose free function fails: class %d, freed %d times", c, freed);
+}
+
 int main(int argc, char **argv)
 {
     px_test_init(&argc, &argv, "dtype_misc");
@@ -334,5 +417,8 @@ int main(int argc, char **argv)
     pack_sizes();
     external32();
     errors();
+    f90_kinds();
+    predefined_name();
+    greq_free_error();
     return px_test_finish("%d groups of checks", nchecks);
 }

@@ -2,7 +2,11 @@
  * (MPI_COMM_TYPE_SHARED) groups exactly the ranks that its name for the
  * node puts together (PX_NODE_NAME under pxrun, SLURMD_NODENAME under
  * srun), in rank order, and MPI_UNIVERSE_SIZE and MPI_Get_processor_name
- * agree. */
+ * agree. MPI-4.0's split types: MPI_COMM_TYPE_HW_GUIDED with
+ * "mpi_shared_memory" groups alike, with no or an unknown resource gives
+ * MPI_COMM_NULL; MPI_COMM_TYPE_HW_UNGUIDED gives strict subsets, says
+ * which resource in the info, and ends in MPI_COMM_NULL; on an
+ * inter-communicator, MPI_UNDEFINED gives MPI_COMM_NULL. */
 #include "px_test.h"
 
 #define NAME_MAX_LEN 128
@@ -67,6 +71,68 @@ int main(int argc, char **argv)
             first = strcmp(all + (size_t)q * NAME_MAX_LEN, all + (size_t)r * NAME_MAX_LEN) != 0;
         nodes += first;
     }
+    /* guided by "mpi_shared_memory": the same groups; else none */
+    MPI_Info info;
+    MPI_Comm hw;
+    MPI_Info_create(&info);
+    PX_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info, &hw));
+    PX_CHECK(hw == MPI_COMM_NULL, "HW_GUIDED without a resource gave a communicator");
+    MPI_Info_set(info, "mpi_hw_resource_type", "no-such-resource");
+    PX_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info, &hw));
+    PX_CHECK(hw == MPI_COMM_NULL, "HW_GUIDED with an unknown resource gave a communicator");
+    MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
+    PX_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info, &hw));
+    int result = MPI_UNEQUAL;
+    if (hw != MPI_COMM_NULL)
+        MPI_Comm_compare(hw, shm, &result);
+    PX_CHECK(result == MPI_CONGRUENT, "HW_GUIDED mpi_shared_memory differs from SHARED (%d)",
+             result);
+    if (hw != MPI_COMM_NULL)
+        MPI_Comm_free(&hw);
+    MPI_Info_free(&info);
+    /* unguided: strict subsets down to none */
+    MPI_Comm cur = MPI_COMM_WORLD;
+    int levels = 0;
+    for (;;) {
+        int csize, crank;
+        char type[MPI_MAX_INFO_VAL] = "";
+        MPI_Comm_size(cur, &csize);
+        MPI_Comm_rank(cur, &crank);
+        MPI_Info_create(&info);
+        PX_MPI(MPI_Comm_split_type(cur, MPI_COMM_TYPE_HW_UNGUIDED, crank, info, &hw));
+        int flag = 0, bl = sizeof(type);
+        MPI_Info_get_string(info, "mpi_hw_resource_type", &bl, type, &flag);
+        MPI_Info_free(&info);
+        if (cur != MPI_COMM_WORLD)
+            MPI_Comm_free(&cur);
+        if (hw == MPI_COMM_NULL)
+            break;
+        int hsize;
+        MPI_Comm_size(hw, &hsize);
+        PX_CHECK(hsize < csize && flag && type[0], "unguided split of %d gave %d (resource '%s')",
+                 csize, hsize, type);
+        cur = hw;
+        if (++levels > 8 || hsize >= csize)
+            break;
+    }
+    PX_CHECK(size == 1 || levels >= 1, "no unguided split of %d ranks", size);
+    if (cur != MPI_COMM_WORLD && cur != MPI_COMM_NULL && levels > 8)
+        MPI_Comm_free(&cur);
+    /* an inter-communicator between the halves */
+    if (size >= 2) {
+        MPI_Comm half, inter, out;
+        MPI_Comm_split(MPI_COMM_WORLD, rank < size / 2, rank, &half);
+        PX_MPI(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, rank < size / 2 ? size / 2 : 0, 7,
+                                    &inter));
+        PX_MPI(MPI_Comm_split_type(inter, MPI_UNDEFINED, 0, MPI_INFO_NULL, &out));
+        PX_CHECK(out == MPI_COMM_NULL, "inter-communicator split_type UNDEFINED gave one");
+        PX_MPI(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &out));
+        if (out != MPI_COMM_NULL)
+            MPI_Comm_free(&out);
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
+
     free(members);
     free(all);
     MPI_Comm_free(&shm);

@@ -190,7 +190,7 @@ static int err_class(int rc)
 /* Errors are local to the sender: to itself, so nothing can leak to others. */
 static void buffered_errors(void)
 {
-    char data[1000], small[MPI_BSEND_OVERHEAD + 16];
+    char data[1000], small[MPI_BSEND_OVERHEAD + 24];
     void *det = NULL;
     int detsize = -1, rc, flag = 1, me = px_test_rank;
     MPI_Request r = MPI_REQUEST_NULL;
@@ -218,6 +218,18 @@ static void buffered_errors(void)
              detsize);
     MPI_Iprobe(me, T_NONE, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
     PX_CHECK(flag == 0, "a failed Bsend was delivered anyway");
+    /* a buffer of exactly size + MPI_BSEND_OVERHEAD holds its message, at
+     * any size and any alignment of the buffer */
+    for (int n = 0; n <= 17; n++)
+        for (int shift = 0; shift < 3; shift++) {
+            PX_MPI(MPI_Buffer_attach(small + shift, n + MPI_BSEND_OVERHEAD));
+            rc = MPI_Bsend(data, n, MPI_BYTE, me, T_NONE + 2, MPI_COMM_WORLD);
+            PX_CHECK(rc == MPI_SUCCESS, "Bsend of %d B into %d + MPI_BSEND_OVERHEAD: class %d",
+                     n, n, err_class(rc));
+            if (rc == MPI_SUCCESS)
+                MPI_Recv(data, n, MPI_BYTE, me, T_NONE + 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            PX_MPI(MPI_Buffer_detach(&det, &detsize));
+        }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
