@@ -13,8 +13,10 @@
  * commands (spawn_multiple) are one job: pxrun's ':' form, each command's
  * processes with MPI_APPNUM its index.
  *
- * The launcher is a child process of the root, asked to end (SIGTERM) if
- * the root dies first. Should it end before the children connect (a
+ * The launcher is a child process of the root and ends the children if
+ * the root's process ends first: it watches a pipe whose other end only
+ * the root holds (PX_PXRUN_PARENT_FD; not the death signal of prctl, which
+ * follows the thread that forked, and mpi4py spawns from passing threads). Should it end before the children connect (a
  * command that cannot start, a program that never calls MPI_Init within
  * PX_PORT_TIMEOUT), the spawn fails with MPI_ERR_SPAWN at every member.
  * MPI_Finalize of the root waits for the launchers it started to end:
@@ -30,7 +32,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +42,7 @@ px_mpi_comm_t *px_mpi_comm_parent;
 /* Launchers this process started and has not reaped. */
 typedef struct px_spawned {
     pid_t pid;
+    int watch; /* the root's end of the launcher's watch pipe */
     struct px_spawned *next;
 } px_spawned_t;
 static px_spawned_t *px_spawned;
@@ -161,7 +163,7 @@ static char **px_spawn_env(void)
     int n = 0;
     while (environ[n])
         n++;
-    char **v = calloc((size_t)n + 1, sizeof(char *));
+    char **v = calloc((size_t)n + 2, sizeof(char *)); /* and PX_PXRUN_PARENT_FD */
     if (!v)
         return NULL;
     for (int i = 0, k = 0; i < n; i++) {
@@ -175,22 +177,30 @@ static char **px_spawn_env(void)
     return v;
 }
 
-/* Starts the launcher; *pid_p its process. */
-static px_status_t px_spawn_start(char **argv, const char *wdir, pid_t *pid_p, char *why,
-                                  size_t wlen)
+/* Starts the launcher; *pid_p its process, *watch_p the root's end of the
+ * pipe whose end (the root's process ending) ends the children. */
+static px_status_t px_spawn_start(char **argv, const char *wdir, pid_t *pid_p, int *watch_p,
+                                  char *why, size_t wlen)
 {
-    char **env = px_spawn_env();
-    if (!env)
+    char **env = px_spawn_env(), var[48];
+    int pfd[2] = {-1, -1};
+    if (!env || pipe2(pfd, O_CLOEXEC) < 0) {
+        free(env);
+        snprintf(why, wlen, "cannot start the children: %s", strerror(errno));
         return PX_ERR_NO_MEMORY;
-    pid_t self = getpid();
+    }
+    int n = 0;
+    while (env[n])
+        n++;
+    snprintf(var, sizeof(var), "PX_PXRUN_PARENT_FD=%d", pfd[0]);
+    env[n] = var; /* px_spawn_env left room for one */
+    env[n + 1] = NULL;
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
     if (pid == 0) {
         /* only async-signal-safe calls from here: the parent may have threads */
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-        if (getppid() != self)
-            _exit(127);
+        fcntl(pfd[0], F_SETFD, 0);
         int nul = open("/dev/null", O_RDONLY);
         if (nul >= 0)
             dup2(nul, STDIN_FILENO);
@@ -204,11 +214,14 @@ static px_status_t px_spawn_start(char **argv, const char *wdir, pid_t *pid_p, c
     }
     int err = errno;
     free(env);
+    close(pfd[0]);
     if (pid < 0) {
+        close(pfd[1]);
         snprintf(why, wlen, "cannot start %s: %s", argv[0], strerror(err));
         return PX_ERR_IO;
     }
     *pid_p = pid;
+    *watch_p = pfd[1];
     return PX_OK;
 }
 
@@ -230,7 +243,8 @@ static px_status_t px_spawn_root(px_port_t *port, int count, char *cmds[], char 
     px_spawn_argv(&a, pxrun, px_port_name(port), count, cmds, argvs, np, infos);
     const char *wdir = px_mpi_info_value(infos ? infos[0] : MPI_INFO_NULL, "wdir");
     pid_t pid = -1;
-    px_status_t st = a.oom ? PX_ERR_NO_MEMORY : px_spawn_start(a.v, wdir, &pid, why, wlen);
+    int watch = -1;
+    px_status_t st = a.oom ? PX_ERR_NO_MEMORY : px_spawn_start(a.v, wdir, &pid, &watch, why, wlen);
     px_argv_free(&a);
     if (st != PX_OK)
         return st;
@@ -241,6 +255,7 @@ static px_status_t px_spawn_root(px_port_t *port, int count, char *cmds[], char 
             break;
         int status;
         if (waitpid(pid, &status, WNOHANG) == pid) {
+            close(watch);
             snprintf(why, wlen,
                      "the children's launcher ended (%s %d) before they connected; its messages "
                      "say why (a command that cannot start, or that does not call MPI_Init)",
@@ -252,15 +267,17 @@ static px_status_t px_spawn_root(px_port_t *port, int count, char *cmds[], char 
     if (st != PX_OK) {
         kill(pid, SIGTERM);
         waitpid(pid, NULL, 0);
+        close(watch);
         snprintf(why, wlen, "waiting for the children: %s", px_status_string(st));
         return st;
     }
     px_spawned_t *s = malloc(sizeof(*s));
     if (s) {
         s->pid = pid;
+        s->watch = watch;
         s->next = px_spawned;
         px_spawned = s;
-    }
+    } /* else the launcher runs on, unwatched, and is not waited for */
     return PX_OK;
 }
 
@@ -401,6 +418,7 @@ void px_mpi_spawn_finalize(void)
             continue;
         }
         px_spawned = s->next;
+        close(s->watch);
         free(s);
     }
 }

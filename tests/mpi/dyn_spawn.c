@@ -13,7 +13,12 @@
  *   3. spawning /bin/true (a program that never calls MPI_Init) and a
  *      command that does not exist fail at every rank with MPI_ERR_SPAWN,
  *      every errcode MPI_ERR_SPAWN, MPI_COMM_NULL, within the bound.
- * Children: the same steps from the other side, with MPI_Comm_get_parent. */
+ * Children: the same steps from the other side, with MPI_Comm_get_parent.
+ *
+ * With DYN_SPAWN_ABORT=1 in the environment: the parents spawn 2 children
+ * that wait for a message that never comes, and rank 0 calls MPI_Abort:
+ * the children's job must end with the parents' (the test runner checks
+ * that no process of the program is left). */
 #include "px_test.h"
 
 static const size_t sizes[] = {8, 65536, 1u << 20};
@@ -94,6 +99,11 @@ static int child(int argc, char **argv)
     MPI_Comm parent;
     PX_MPI(MPI_Comm_get_parent(&parent));
     PX_REQUIRE(parent != MPI_COMM_NULL, "a spawned process without a parent");
+    if (!strcmp(argv[2], "wait")) { /* until the parents' end ends this job */
+        int x;
+        MPI_Recv(&x, 1, MPI_INT, 0, 0, parent, MPI_STATUS_IGNORE);
+        return 1;
+    }
     int np_parent, np;
     MPI_Comm_remote_size(parent, &np_parent);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -128,6 +138,19 @@ int main(int argc, char **argv)
     MPI_Comm parent = MPI_COMM_WORLD, ic = MPI_COMM_NULL;
     MPI_Comm_get_parent(&parent);
     PX_CHECK(parent == MPI_COMM_NULL, "a parent communicator");
+    if (getenv("DYN_SPAWN_ABORT")) {
+        char *wargs[] = {"child", "wait", NULL};
+        PX_MPI(MPI_Comm_spawn(argv[0], wargs, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic,
+                              MPI_ERRCODES_IGNORE));
+        if (me == 0) {
+            printf("PX_FAULT_MARK rank=%d t=%.6f: MPI_Abort with 2 spawned children waiting\n", me,
+                   px_epoch_now());
+            fflush(stdout);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        for (;;)
+            px_sleep_ms(100);
+    }
 
     /* 1 */
     for (int i = 0; i < 8; i++)

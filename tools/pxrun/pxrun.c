@@ -338,7 +338,7 @@ static void pxrun_close_pipes(pxrun_job_t *job)
 
 static int pxrun_loop(pxrun_job_t *job, int sigfd)
 {
-    size_t cap = 4 + 2 * (size_t)job->np;
+    size_t cap = 5 + 2 * (size_t)job->np;
     struct pollfd *fds = calloc(cap, sizeof(*fds));
     int *who = calloc(cap, sizeof(int)); /* rank*2 (+1 for stderr); negative: special */
     uint64_t all_exited_ns = 0;
@@ -381,6 +381,10 @@ static int pxrun_loop(pxrun_job_t *job, int sigfd)
             fds[n] = (struct pollfd){.fd = job->stdin_pipe, .events = POLLOUT};
             who[n++] = -4;
         }
+        if (job->parent_fd >= 0) {
+            fds[n] = (struct pollfd){.fd = job->parent_fd, .events = POLLIN};
+            who[n++] = -5;
+        }
         for (int i = 0; i < job->np; i++) {
             if (job->ranks[i].out.fd >= 0) {
                 fds[n] = (struct pollfd){.fd = job->ranks[i].out.fd, .events = POLLIN};
@@ -408,6 +412,16 @@ static int pxrun_loop(pxrun_job_t *job, int sigfd)
                     pxrun_stdin_read(job);
             } else if (who[k] == -4) {
                 pxrun_stdin_write(job);
+            } else if (who[k] == -5) {
+                /* nothing is ever written: this is the end of the process
+                 * that spawned the job */
+                char c;
+                if (read(job->parent_fd, &c, 1) <= 0) {
+                    close(job->parent_fd);
+                    job->parent_fd = -1;
+                    pxrun_fail(job, PXRUN_EXIT_ERROR,
+                               "the process that spawned this job has ended; terminating it");
+                }
             }
         }
         struct signalfd_siginfo si;
@@ -562,6 +576,13 @@ static int pxrun_run(int argc, char **argv, pxrun_job_t *job)
         return PXRUN_EXIT_ERROR;
     }
 
+    /* started by MPI_Comm_spawn: the spawning process's end ends the job */
+    const char *pfd = getenv("PX_PXRUN_PARENT_FD");
+    job->parent_fd = pfd && *pfd ? atoi(pfd) : -1;
+    if (job->parent_fd >= 0 && fcntl(job->parent_fd, F_SETFD, FD_CLOEXEC) < 0)
+        job->parent_fd = -1;
+    unsetenv("PX_PXRUN_PARENT_FD");
+
     /* a background pxrun must not read the terminal (it would be stopped) */
     job->stdin_open = !(isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) != getpgrp());
 
@@ -584,7 +605,7 @@ static int pxrun_run(int argc, char **argv, pxrun_job_t *job)
 int main(int argc, char **argv)
 {
     pxrun_opts_t opts = {0};
-    pxrun_job_t job = {.opts = &opts, .stdin_pipe = -1};
+    pxrun_job_t job = {.opts = &opts, .stdin_pipe = -1, .parent_fd = -1};
     int rc = pxrun_run(argc, argv, &job);
     pxrun_job_free(&job);
     return rc;

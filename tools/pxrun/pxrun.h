@@ -107,6 +107,10 @@ typedef struct pxrun_job {
     /* stdin of pxrun -> rank 0 */
     int stdin_open; /* still reading our stdin */
     int stdin_pipe; /* write end to rank 0, -1 when closed */
+
+    /* a job MPI_Comm_spawn started: the read end of a pipe only the
+     * spawning process holds open; its end ends this job (-1: none) */
+    int parent_fd;
     char *stdin_buf;
     size_t stdin_len;
     int out_broken[3]; /* our stdout/stderr refused data: drop further output */
