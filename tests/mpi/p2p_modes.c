@@ -224,8 +224,8 @@ static void buffered_errors(void)
         for (int shift = 0; shift < 3; shift++) {
             PX_MPI(MPI_Buffer_attach(small + shift, n + MPI_BSEND_OVERHEAD));
             rc = MPI_Bsend(data, n, MPI_BYTE, me, T_NONE + 2, MPI_COMM_WORLD);
-            PX_CHECK(rc == MPI_SUCCESS, "Bsend of %d B into %d + MPI_BSEND_OVERHEAD: class %d",
-                     n, n, err_class(rc));
+            PX_CHECK(rc == MPI_SUCCESS, "Bsend of %d B into %d + MPI_BSEND_OVERHEAD: class %d", n,
+                     n, err_class(rc));
             if (rc == MPI_SUCCESS)
                 MPI_Recv(data, n, MPI_BYTE, me, T_NONE + 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             PX_MPI(MPI_Buffer_detach(&det, &detsize));
