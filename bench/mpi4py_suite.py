@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """mpi4py's whole test suite, timed under Plexus, MPICH and Open MPI side by
 side: mpi4py (the sdist tests/mpi4py downloads) is built once per MPI with
-that MPI's mpicc into its own virtual environment under bench/.cache, then
+that MPI's mpicc into its own virtual environment under bench/.cache (for
+Plexus, the one tests/mpi4py built is used when it exists), then
 main.py runs under each MPI's launcher at --np ranks, --reps times in turn.
 Prints the wall time (median) and the outcome of each; raw runs go to
 --json (default bench/results/mpi4py-suite-DATE.json). A benchmark: it
@@ -37,7 +38,11 @@ MPIS = {
 
 
 def venv_for(name, sdist):
-    """A virtual environment with mpi4py built by this MPI's mpicc."""
+    """A virtual environment with mpi4py built by this MPI's mpicc (for
+    Plexus, the one tests/mpi4py built, when there is one)."""
+    own = os.path.join(BUILD, "mpi4py", "venv", "bin", "python")
+    if name == "plexus" and os.path.exists(own):
+        return own
     top = os.path.join(CACHE, name)
     py = os.path.join(top, "venv", "bin", "python")
     stamp = os.path.join(top, "built")

@@ -30,6 +30,13 @@ typedef struct px_boot_info {
     int peer_cap;
 } px_boot_info_t;
 
+/* The room of per-peer tables: peer_cap, at least the job (a description
+ * made by hand may leave peer_cap 0). */
+static inline int px_boot_peer_room(const px_boot_info_t *b)
+{
+    return b->peer_cap > b->size ? b->peer_cap : b->size;
+}
+
 /* Connects to pxrun (PX_BOOT_ADDR, PX_JOB_SECRET, PX_RANK, ... set) or sets up
  * a singleton job. Also starts a watcher that ends this process promptly when
  * the job is aborted or pxrun goes away. */

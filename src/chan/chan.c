@@ -319,7 +319,7 @@ px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up)
         px_error("chan", "PX_CHANNELS='%s': %s", px_params.channels, err);
         return PX_ERR_INVALID_PARAM;
     }
-    px_c.peers = calloc((size_t)boot->peer_cap, sizeof(*px_c.peers));
+    px_c.peers = calloc((size_t)px_boot_peer_room(boot), sizeof(*px_c.peers));
     if (!px_c.peers)
         return PX_ERR_NO_MEMORY;
 

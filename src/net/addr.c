@@ -450,12 +450,12 @@ px_status_t px_net_addr_open(px_net_addrs_t *a, const char *net, int type,
     a->net = net;
     a->ep_new = ep_new;
     a->me = boot->rank;
-    a->nranks = boot->peer_cap;
+    a->nranks = px_boot_peer_room(boot);
     a->epfd = -1;
     for (int i = 0; i < PX_NET_MAX_ADDR; i++)
         a->fd[i] = -1;
-    a->peers = calloc((size_t)boot->peer_cap, sizeof(*a->peers));
-    a->eps = calloc((size_t)boot->peer_cap * PX_NET_MAX_SUB, sizeof(*a->eps));
+    a->peers = calloc((size_t)px_boot_peer_room(boot), sizeof(*a->peers));
+    a->eps = calloc((size_t)px_boot_peer_room(boot) * PX_NET_MAX_SUB, sizeof(*a->eps));
     if (!a->peers || !a->eps)
         goto err;
     int n =

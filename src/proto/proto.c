@@ -370,7 +370,7 @@ static void px_proto_dump(void)
     }
     if (n > MAX_LIST)
         fprintf(stderr, "[rank %d state] ... %d rendezvous transfers in all\n", me, n);
-    for (int k = 0; k < px_p.boot.peer_cap; k++) /* processes of other jobs too */
+    for (int k = 0; k < px_boot_peer_room(&px_p.boot); k++) /* processes of other jobs too */
         px_chan_dump(k, me, px_p.peers[k].msgs_tx || px_p.peers[k].msgs_rx);
     fflush(stderr);
 }
@@ -503,7 +503,7 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
             sigaction(SIGUSR1, &sa, NULL);
         }
     }
-    px_p.peers = calloc((size_t)boot->peer_cap, sizeof(*px_p.peers));
+    px_p.peers = calloc((size_t)px_boot_peer_room(boot), sizeof(*px_p.peers));
     if (!px_p.peers)
         return PX_ERR_NO_MEMORY;
     px_proto_am_register();

@@ -92,7 +92,7 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
     r->link_fd = -1;
     r->up = up;
     r->now = px_time_ns();
-    r->nranks = boot->peer_cap;
+    r->nranks = px_boot_peer_room(boot);
     r->local_rank = boot->local_rank;
     r->me = boot->rank;
     st = px_rail_parse_params(r);
@@ -105,10 +105,10 @@ px_status_t px_rail_init(const px_boot_info_t *boot, const char *net, const px_r
         goto err;
     }
     st = PX_ERR_NO_MEMORY;
-    r->vcs = calloc((size_t)boot->peer_cap, sizeof(*r->vcs));
-    r->vlist = calloc((size_t)boot->peer_cap, sizeof(*r->vlist));
-    r->due = calloc((size_t)boot->peer_cap, sizeof(*r->due));
-    r->hot = calloc((size_t)boot->peer_cap, sizeof(*r->hot));
+    r->vcs = calloc((size_t)px_boot_peer_room(boot), sizeof(*r->vcs));
+    r->vlist = calloc((size_t)px_boot_peer_room(boot), sizeof(*r->vlist));
+    r->due = calloc((size_t)px_boot_peer_room(boot), sizeof(*r->due));
+    r->hot = calloc((size_t)px_boot_peer_room(boot), sizeof(*r->hot));
     if (!r->vcs || !r->vlist || !r->due || !r->hot)
         goto err;
     st = r->ops->iface_open(boot, &px_rail_rx_ops, r, &r->iface);

@@ -106,7 +106,7 @@ static px_status_t px_tcp_iface_open(const px_boot_info_t *boot, const px_net_rx
     s->rx = rx;
     s->owner = owner;
     s->me = boot->rank;
-    s->nranks = boot->peer_cap;
+    s->nranks = px_boot_peer_room(boot);
     s->job_id = boot->job_id;
     px_list_init(&s->conns);
     px_list_init(&s->dead);
