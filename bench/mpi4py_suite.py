@@ -57,11 +57,18 @@ def venv_for(name, sdist):
     return py
 
 
-def run_once(name, py, tests, np_):
+def run_once(name, py, tests, np_, limit):
     cmd = MPIS[name]["run"] + [str(np_), py, os.path.join(tests, "main.py")]
     t0 = time.monotonic()
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       timeout=1800)
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           timeout=limit, start_new_session=True)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else e.stdout or ""
+        subprocess.run(["pkill", "-9", "-f", py])
+        last = [l for l in out.splitlines() if " ... " in l][-1:] or ["?"]
+        return {"seconds": None, "exit": None, "tests": 0,
+                "outcome": f"no end within {limit} s (last: {last[0][:80]})"}
     dt = time.monotonic() - t0
     ran = re.findall(r"^Ran (\d+) tests", p.stdout, re.M)
     status = re.findall(r"^(OK.*|FAILED.*)$", p.stdout, re.M)
@@ -74,6 +81,7 @@ def main():
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--mpis", default="plexus,mpich,openmpi")
+    ap.add_argument("--limit", type=int, default=600, help="seconds a run may take")
     ap.add_argument("--json")
     a = ap.parse_args()
     sdist = os.path.join(BUILD, "mpi4py", f"mpi4py-{VERSION}.tar.gz")
@@ -85,17 +93,22 @@ def main():
     runs = {n: [] for n in names}
     for _ in range(a.reps):
         for n in names:  # in turn, so that the machine's state is shared
-            runs[n].append(run_once(n, pys[n], tests, a.np))
+            runs[n].append(run_once(n, pys[n], tests, a.np, a.limit))
     out = a.json or os.path.join(
         HERE, "results", f"mpi4py-suite-{datetime.datetime.now():%Y%m%d-%H%M%S}.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     json.dump({"np": a.np, "version": VERSION, "runs": runs}, open(out, "w"), indent=1)
-    base = statistics.median(r["seconds"] for r in runs[names[0]])
+    def med(n):
+        t = [r["seconds"] for r in runs[n] if r["seconds"] is not None]
+        return statistics.median(t) if t else None
+    base = med(names[0])
     print(f"mpi4py {VERSION} whole suite, {a.np} ranks, median of {a.reps} (raw: {out})")
     for n in names:
-        med = statistics.median(r["seconds"] for r in runs[n])
-        print(f"  {n:8s} {med:7.1f} s  ({med / base:.2f} of {names[0]})  "
-              f"{runs[n][-1]['tests']} tests, {runs[n][-1]['outcome']}, exit {runs[n][-1]['exit']}")
+        m = med(n)
+        fig = f"{m:7.1f} s" + (f"  ({m / base:.2f} of {names[0]})" if m and base else "") \
+            if m is not None else "    -   "
+        print(f"  {n:8s} {fig}  {runs[n][-1]['tests']} tests, {runs[n][-1]['outcome']}, "
+              f"exit {runs[n][-1]['exit']}")
 
 
 if __name__ == "__main__":
