@@ -46,10 +46,25 @@ void px_mpi_comm_finalize(void);
 void px_mpi_bsend_finalize(void);
 
 /* The runtime under the world model and the sessions: brought up by its
- * first user, torn down when the last one finalizes. Set up once per
- * process: the bootstrap cannot be joined again once left. */
+ * first user. MPI_Finalize as its last user tears it down (collective
+ * over the job, as MPI_Finalize is). A session as its last user leaves it
+ * at rest instead: MPI_Session_finalize is not collective over the job, and
+ * a new session may follow (MPI-4.0 11.3); a process whose runtime is at
+ * rest tears it down as it exits, where every process of the job does the
+ * same. Set up once per process: the bootstrap cannot be joined again once
+ * left. */
 int px_mpi_rt_up, px_mpi_rt_gone;
 static int px_mpi_rt_users;
+
+static void px_mpi_rt_teardown(void);
+
+/* At exit: the runtime at rest goes down (not one still in use: a program
+ * that ends without finalizing is ended by the launcher as before). */
+static void px_mpi_rt_exit(void)
+{
+    if (px_mpi_rt_up && px_mpi_rt_users == 0)
+        px_mpi_rt_teardown();
+}
 
 static void px_mpi_rt_start(const char *fn)
 {
@@ -101,6 +116,7 @@ static void px_mpi_rt_start(const char *fn)
     if (px_mpi_comm_init_world(&px_mpi_boot) != MPI_SUCCESS)
         px_boot_abort(1, "cannot create MPI_COMM_WORLD");
     px_mpi_rt_up = 1;
+    atexit(px_mpi_rt_exit);
     px_boot_spread();
     px_mpi_profile_start();
     if (px_params.async_progress) {
@@ -116,7 +132,7 @@ int px_mpi_rt_acquire(const char *fn)
 {
     if (px_mpi_rt_gone)
         return MPI_ERR_OTHER;
-    if (px_mpi_rt_users++ == 0)
+    if (px_mpi_rt_users++ == 0 && !px_mpi_rt_up)
         px_mpi_rt_start(fn);
     return MPI_SUCCESS;
 }
@@ -125,6 +141,16 @@ void px_mpi_rt_release(void)
 {
     if (px_mpi_rt_users <= 0 || --px_mpi_rt_users > 0)
         return;
+    if (!px_mpi_initialized) {
+        /* the last session: at rest, with everything it sent acknowledged */
+        px_proto_flush(PX_FLUSH_ACKED);
+        return;
+    }
+    px_mpi_rt_teardown();
+}
+
+static void px_mpi_rt_teardown(void)
+{
     /* files the program left open, on any communicator */
     px_mpi_io_finalize();
     /* what the program sent, before the library's own last messages */

@@ -1,5 +1,6 @@
 /* MPI-4.0 sessions (chapter 11): MPI_Session_init and _finalize, the
- * process sets mpi://WORLD and mpi://SELF, groups made from them, and the
+ * process sets mpi://WORLD, mpi://SELF and mpix://SHARED (the processes of
+ * this machine, as Open MPI names it), groups made from them, and the
  * sessions' error handlers and info. A session is one more user of the
  * runtime (init.c): the first user, session or MPI_Init, brings it up, the
  * last one to finalize tears it down. Communicators come from a session's
@@ -21,7 +22,8 @@ static px_htab_t px_session_tab;
 /* MPICH's layout: direct handle (bits 30-31 10) of object kind 14 */
 #define PX_SESSION_DYN 0xb8000000u
 
-static const char *const px_psets[] = {"mpi://WORLD", "mpi://SELF"};
+static const char *const px_psets[] = {"mpi://WORLD", "mpi://SELF", "mpix://SHARED"};
+enum { PX_PSET_WORLD, PX_PSET_SELF, PX_PSET_SHARED };
 #define PX_NPSETS ((int)(sizeof(px_psets) / sizeof(px_psets[0])))
 
 static const char *const px_thread_names[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
@@ -66,6 +68,27 @@ static int px_session_pset(px_mpi_session_t *s, const char *name, const void *ou
         return PX_SESSION_ERR(s, MPI_ERR_ARG, fn, "no process set named \"%s\"",
                               name ? name : "(null)");
     return MPI_SUCCESS;
+}
+
+/* The members of process set p in world ranks, in order, into world (when
+ * not NULL); returns how many, and this process's rank among them in *me. */
+static int px_pset_members(int p, int *world, int *me)
+{
+    const px_mpi_comm_t *w = px_mpi_comm_sworld;
+    int n = 0;
+    for (int r = 0; r < w->size; r++) {
+        int in = p == PX_PSET_WORLD  ? 1
+                 : p == PX_PSET_SELF ? r == w->rank
+                                     : px_mpi_comm_node_of(w, r) == px_mpi_comm_node_of(w, w->rank);
+        if (!in)
+            continue;
+        if (r == w->rank)
+            *me = n;
+        if (world)
+            world[n] = r;
+        n++;
+    }
+    return n;
 }
 
 static int px_info_check(MPI_Info info) { return info == MPI_INFO_NULL || px_mpi_info_valid(info); }
@@ -130,8 +153,8 @@ PX_PMPI(MPI_Session_finalize)(MPI_Session *session)
     px_htab_del(&px_session_tab, PX_HANDLE_IDX(s->handle));
     free(s);
     *session = MPI_SESSION_NULL;
-    /* the last user of the runtime: every process of the job synchronises
-     * here, as in MPI_Finalize */
+    /* the last user of the runtime leaves it at rest (init.c): a new
+     * session may follow, and the job's processes synchronise as they exit */
     px_mpi_rt_release();
     return MPI_SUCCESS;
 }
@@ -193,7 +216,8 @@ PX_PMPI(MPI_Session_get_pset_info)(MPI_Session session, const char *pset_name, M
     if (rc != MPI_SUCCESS)
         return rc;
     char size[16];
-    snprintf(size, sizeof(size), "%d", p == 0 ? px_mpi_comm_sworld->size : 1);
+    int me;
+    snprintf(size, sizeof(size), "%d", px_pset_members(p, NULL, &me));
     rc = px_session_info1("mpi_size", size, info);
     if (rc != MPI_SUCCESS)
         return PX_SESSION_ERR(s, rc, fn, "cannot make the info object");
@@ -224,18 +248,11 @@ PX_PMPI(MPI_Group_from_session_pset)
     int p, rc = px_session_pset(s, pset_name, newgroup, &p, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    const px_mpi_comm_t *w = px_mpi_comm_sworld;
-    px_mpi_group_t *g = px_mpi_group_new(p == 0 ? w->size : 1);
+    int me = 0;
+    px_mpi_group_t *g = px_mpi_group_new(px_pset_members(p, NULL, &me));
     if (!g)
         return PX_SESSION_ERR(s, MPI_ERR_NO_MEM, fn, "out of memory");
-    if (p == 0) {
-        for (int i = 0; i < w->size; i++)
-            g->world[i] = i;
-        g->rank = w->rank;
-    } else {
-        g->world[0] = w->rank;
-        g->rank = 0;
-    }
+    px_pset_members(p, g->world, &g->rank);
     *newgroup = px_mpi_group_handle(g);
     if (*newgroup == MPI_GROUP_NULL) {
         px_mpi_group_release(g);

@@ -4,8 +4,9 @@
  * communicators made concurrently from two overlapping halves under two
  * string tags (kept apart), an inter-communicator made from two disjoint
  * halves (messages both ways), the session's info and error handlers, and
- * the error classes of bad arguments. MPI_Initialized and MPI_Finalized
- * stay 0 all along: they speak of the world model only. */
+ * the error classes of bad arguments, mpix://SHARED against split_type,
+ * and new sessions after the last one ended. MPI_Initialized and
+ * MPI_Finalized stay 0 all along: they speak of the world model only. */
 #include "px_test.h"
 
 static MPI_Session handler_session = MPI_SESSION_NULL;
@@ -307,7 +308,30 @@ int main(void)
     PX_CHECK(s2 == MPI_SESSION_NULL, "finalized session is 0x%x", (unsigned)s2);
     check_sum(wcomm, 2, 2 * n, "WORLD after the second session ended");
 
-    /* agree on the outcome, then end */
+    /* mpix://SHARED: the processes of this machine, as split_type shared
+     * sees them */
+    MPI_Group hgroup, lgroup;
+    MPI_Comm lcomm;
+    PX_MPI(MPI_Group_from_session_pset(s, "mpix://SHARED", &hgroup));
+    PX_MPI(MPI_Comm_split_type(wcomm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &lcomm));
+    MPI_Comm_group(lcomm, &lgroup);
+    int gcmp = -1, hsize = -1;
+    MPI_Group_compare(hgroup, lgroup, &gcmp);
+    MPI_Group_size(hgroup, &hsize);
+    PX_CHECK(gcmp == MPI_IDENT, "mpix://SHARED (%d processes) is not the node's group (%d)", hsize,
+             gcmp);
+    MPI_Info hi;
+    char hv[32] = "";
+    int hflag = 0;
+    PX_MPI(MPI_Session_get_pset_info(s, "mpix://SHARED", &hi));
+    PX_MPI(MPI_Info_get(hi, "mpi_size", (int)sizeof(hv) - 1, hv, &hflag));
+    PX_CHECK(hflag && atoi(hv) == hsize, "mpix://SHARED: mpi_size \"%s\", want %d", hv, hsize);
+    MPI_Info_free(&hi);
+    MPI_Group_free(&hgroup);
+    MPI_Group_free(&lgroup);
+    MPI_Comm_free(&lcomm);
+
+    /* agree on the outcome so far */
     int total = -1;
     PX_MPI(MPI_Allreduce(&px_test_errors, &total, 1, MPI_INT, MPI_SUM, wcomm));
     if (ca != MPI_COMM_NULL)
@@ -328,10 +352,45 @@ int main(void)
                 me, flag, fin);
         return 1;
     }
+    /* MPI again after the last session ended (MPI-4.0 11.3): twice, with a
+     * communicator over WORLD each time; then the even ranks alone, on
+     * their own, while the odd ones end (finalizing a session does not wait
+     * for the other processes) */
+    for (int round = 0; round < 2; round++) {
+        MPI_Session s3 = MPI_SESSION_NULL;
+        MPI_Group g3;
+        MPI_Comm c3 = MPI_COMM_NULL;
+        char tag[32];
+        PX_MPI(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s3));
+        PX_MPI(MPI_Group_from_session_pset(s3, "mpi://WORLD", &g3));
+        snprintf(tag, sizeof(tag), "org.plexus.test.again%d", round);
+        PX_MPI(MPI_Comm_create_from_group(g3, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &c3));
+        check_sum(c3, me + round, n * (n - 1) / 2 + n * round, "WORLD in a new session");
+        int t3 = -1;
+        PX_MPI(MPI_Allreduce(&px_test_errors, &t3, 1, MPI_INT, MPI_SUM, c3));
+        total = t3;
+        MPI_Comm_free(&c3);
+        MPI_Group_free(&g3);
+        PX_MPI(MPI_Session_finalize(&s3));
+    }
+    if (me % 2 == 0) {
+        MPI_Session s4 = MPI_SESSION_NULL;
+        MPI_Group g4;
+        MPI_Comm c4 = MPI_COMM_NULL;
+        PX_MPI(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s4));
+        PX_MPI(MPI_Group_from_session_pset(s4, "mpi://SELF", &g4));
+        PX_MPI(MPI_Comm_create_from_group(g4, "org.plexus.test.self", MPI_INFO_NULL,
+                                          MPI_ERRORS_RETURN, &c4));
+        check_sum(c4, 7, 7, "SELF in a session of its own");
+        MPI_Comm_free(&c4);
+        MPI_Group_free(&g4);
+        PX_MPI(MPI_Session_finalize(&s4));
+        total += px_test_errors; /* this rank's own, reported by itself */
+    }
     if (me == 0) {
         if (total == 0)
             printf("PASS sessions np=%d: process sets, WORLD/SELF/halves/inter communicators%s, "
-                   "two sessions, errors\n",
+                   "two sessions, errors, mpix://SHARED, sessions after the last one ended\n",
                    n, inter_done ? "" : " (no inter-communicator at np=1)");
         else
             printf("FAIL sessions np=%d: %d failed checks\n", n, total);
