@@ -1,5 +1,6 @@
 ! use mpi_f08: procedures passed to MPI. A user reduction (MPI_Op_create,
-! MPI_User_function with TYPE(C_PTR) buffers), communicator and file error
+! MPI_User_function with TYPE(C_PTR) buffers; refused on sections of a
+! nonblocking reduction), communicator and file error
 ! handlers, a generalized request, attribute keyvals with copy and delete
 ! callbacks and the predefined MPI_COMM_NULL_COPY_FN / MPI_COMM_DUP_FN /
 ! MPI_TYPE_NULL_DELETE_FN.
@@ -103,7 +104,7 @@ program f08_callbacks
     use mpi_f08
     use f08_callbacks_fns
     implicit none
-    integer :: rank, nprocs, v(2), r(2), kv, kv2, tkv, ierr, cls
+    integer :: rank, nprocs, v(2), r(2), w(8), kv, kv2, tkv, ierr, cls
     character(len=32) :: fname
     character(len=*), parameter :: prog = 'f08_callbacks'
     integer(kind=MPI_ADDRESS_KIND) :: val
@@ -123,6 +124,15 @@ program f08_callbacks
     v = (/ -rank * 3, rank /)
     call MPI_Allreduce(v, r, 2, MPI_INTEGER, op, MPI_COMM_WORLD)
     call check(r(1) == 3 * (nprocs - 1) .and. r(2) == nprocs - 1, 'user operation')
+    ! The same on strided sections, nonblocking: the function would get the
+    ! section's datatype in place of MPI_INTEGER, so MPI_ERR_BUFFER.
+    w = 1
+    call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
+    call MPI_Iallreduce(w(1:4:2), w(5:8:2), 2, MPI_INTEGER, op, MPI_COMM_WORLD, req, ierr)
+    call MPI_Error_class(ierr, cls)
+    call check(cls == MPI_ERR_BUFFER .and. all(w == 1), &
+               'iallreduce of a section with a user operation: MPI_ERR_BUFFER')
+    call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL)
     call MPI_Op_free(op)
     call check(op == MPI_OP_NULL, 'op_free')
 

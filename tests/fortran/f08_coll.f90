@@ -2,13 +2,14 @@
 ! allreduce (also MPI_IN_PLACE), gather(v), scatter, allgather, alltoall,
 ! scan, barrier, ibcast/iallreduce/iallgather/ibarrier with wait/test, a
 ! persistent allreduce, the large-count interface (INTEGER(MPI_COUNT_KIND)
-! counts), and non-contiguous sections as collective buffers.
+! counts), and non-contiguous sections as collective buffers, also of
+! nonblocking and persistent reductions.
 ! px-np: 2 3 4
 program f08_coll
     use mpi_f08
     implicit none
     character(len=*), parameter :: prog = 'f08_coll'
-    integer :: rank, nprocs, i, root, ierr
+    integer :: rank, nprocs, i, root, ierr, t, w(8), mi(4, 6), mo(4, 6)
     integer :: ival(3), isum(3)
     integer, allocatable :: gat(:), cnts(:), displs(:), sbuf(:), rbuf(:)
     double precision :: dval(2), m(4, 6), v(8)
@@ -164,6 +165,49 @@ program f08_coll
     call MPI_Wait(req, MPI_STATUS_IGNORE)
     call check(all(rbuf(1:2 * nprocs:2) == (/ (100 * i + 2 * rank + 1, i = 0, nprocs - 1) /)) &
                .and. all(rbuf(2:2 * nprocs:2) == -1), 'ialltoall of sections')
+
+    ! Nonblocking and persistent reductions of sections laid out alike (a
+    ! predefined operation applies to the section's elements, the elements
+    ! between stay untouched): 2-d strided sections, matrix rows to each
+    ! root, a scan in place, an exscan, a persistent allreduce started twice.
+    t = nprocs * (nprocs - 1) / 2
+    mi = reshape((/ (i, i = 1, 24) /), (/ 4, 6 /)) + rank
+    mo = -1
+    call MPI_Iallreduce(mi(1:4:3, 1:6:5), mo(1:4:3, 1:6:5), 4, MPI_INTEGER, MPI_SUM, &
+                        MPI_COMM_WORLD, req)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
+    call check(mo(1, 1) == nprocs + t .and. mo(4, 1) == 4 * nprocs + t .and. &
+               mo(1, 6) == 21 * nprocs + t .and. mo(4, 6) == 24 * nprocs + t .and. &
+               count(mo == -1) == 20, 'iallreduce of 2-d strided sections')
+    do root = 0, nprocs - 1
+        mo = -1
+        call MPI_Ireduce(mi(2, :), mo(3, :), 6, MPI_INTEGER, MPI_MAX, root, MPI_COMM_WORLD, req)
+        call MPI_Wait(req, MPI_STATUS_IGNORE)
+        if (rank == root) call check(all(mo(3, :) == mi(2, :) - rank + nprocs - 1) .and. &
+                                     count(mo == -1) == 18, 'ireduce of a matrix row')
+    end do
+    w = rank + 1
+    call MPI_Iscan(MPI_IN_PLACE, w(1:8:2), 4, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, req)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
+    call check(all(w(1:8:2) == (rank + 1) * (rank + 2) / 2) .and. all(w(2:8:2) == rank + 1), &
+               'iscan in place on a section')
+    mo = -1
+    call MPI_Iexscan(mi(1, 1:6:2), mo(1, 1:6:2), 3, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, req)
+    call MPI_Wait(req, MPI_STATUS_IGNORE)
+    if (rank > 0) call check(mo(1, 1) == rank + rank * (rank - 1) / 2 .and. &
+                             mo(1, 5) == 17 * rank + rank * (rank - 1) / 2 .and. &
+                             count(mo == -1) == 21, 'iexscan of a section')
+    mo = -1
+    call MPI_Allreduce_init(mi(2, :), mo(2, :), 6, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD, &
+                            MPI_INFO_NULL, req)
+    do i = 1, 2
+        call MPI_Start(req)
+        call MPI_Wait(req, MPI_STATUS_IGNORE)
+        call check(all(mo(2, :) == (/ (2 + 4 * (root - 1) + (i - 1) * 100, root = 1, 6) /)) &
+                   .and. count(mo == -1) == 18, 'persistent allreduce of a matrix row')
+        mi = mi + 100
+    end do
+    call MPI_Request_free(req)
 
     if (rank == 0) write (*, '(A,A,A,I0,A)') 'PASS ', prog, ' np=', nprocs, ':'
     call MPI_Finalize()

@@ -1,8 +1,8 @@
 ! use mpi_f08: error handling. With MPI_ERRORS_RETURN an invalid rank gives
 ! an error code in ierror (class MPI_ERR_RANK, with a string); without
 ! ierror the error is returned and dropped; errhandler handles compare;
-! a non-contiguous section where the binding cannot describe it (a
-! nonblocking reduction) fails with MPI_ERR_BUFFER instead of moving wrong
+! a non-contiguous section where the binding cannot describe it (buffers
+! of a nonblocking reduction laid out differently) fails with MPI_ERR_BUFFER instead of moving wrong
 ! data; MPI_SUBARRAYS_SUPPORTED, MPI_ASYNC_PROTECTS_NONBLOCKING, MPI_F_sync_reg.
 ! px-np: 2 4
 program f08_errors
@@ -49,12 +49,17 @@ program f08_errors
     call MPI_Error_class(ierr, cls)
     call check(cls == MPI_ERR_TYPE, 'invalid datatype handle')
 
-    ! A nonblocking reduction of a strided section: the operation would apply
-    ! to a datatype following the section, so MPI_ERR_BUFFER.
+    ! A nonblocking reduction of a strided section into a contiguous one: one
+    ! datatype cannot describe both, so MPI_ERR_BUFFER.
     call MPI_Iallreduce(x(1:8:2), y(1:4), 4, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, req, ierr)
     call MPI_Error_class(ierr, cls)
     call check(cls == MPI_ERR_BUFFER, &
-               'iallreduce of a section: MPI_ERR_BUFFER')
+               'iallreduce of sections laid out differently: MPI_ERR_BUFFER')
+    ! A reduce_scatter_block of a section: its buffers differ in length.
+    call MPI_Ireduce_scatter_block(x(1:8:2), y(1:1), 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, &
+                                   req, ierr)
+    call MPI_Error_class(ierr, cls)
+    call check(cls == MPI_ERR_BUFFER, 'ireduce_scatter_block of a section: MPI_ERR_BUFFER')
     ! A datatype with gaps on a strided section of a nonblocking send.
     call MPI_Type_create_resized(MPI_INTEGER, 0_MPI_ADDRESS_KIND, 8_MPI_ADDRESS_KIND, gappy)
     call MPI_Type_commit(gappy)

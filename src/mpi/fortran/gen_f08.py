@@ -289,15 +289,26 @@ def classify_buffers(name, params):
             info[b] = ("shared", cnt, dt)
         elif kind == "vector" and len(owners[dt]) > 1:
             info[b] = ("other", None, None)
-    # Partitions multiply the count. A reduction of a collective applies its
-    # operation to the datatype itself (predefined operations take only
-    # predefined datatypes, user functions get the datatype), so there the
-    # datatype of a section would not do; one-sided accumulates apply it to
-    # the basic elements.
+    # Partitions multiply the count. A reduction of a collective applies a
+    # predefined operation to the basic elements of the section's datatype,
+    # but a user function would get that datatype in place of its own: the
+    # wrapper checks the operation at run time (reduction_op). In a
+    # reduce_scatter one datatype describes buffers of different lengths,
+    # which a section's datatype cannot. One-sided accumulates apply the
+    # operation to the basic elements.
     if any(p[1] == "partitions" for p in params) or (
-            any(p[0] == "MPI_Op" for p in params) and not any(p[0] == "MPI_Win" for p in params)):
+            reduction_op(name, params) and re.search(r"reduce_scatter", name)):
         info = {b: ("other", None, None) for b in info}
     return info
+
+
+def reduction_op(name, params):
+    """The operation argument of a collective reduction (not of a one-sided
+    accumulate), or None."""
+    if any(p[0] == "MPI_Win" for p in params):
+        return None
+    ops = [p[1] for p in params if p[0] == "MPI_Op"]
+    return ops[0] if ops else None
 
 
 def fortran_decl(name, ctype, an, extra, is_array, is_const, deferred):
@@ -408,10 +419,13 @@ class Routine:
                         decls.append("    px_f08_sect_t s_%s = {0};" % dt)
                         decls.append("    const CFI_cdesc_t *g_%s[] = {%s};"
                                      % (dt, ", ".join("a_" + b for b in group)))
+                        op = reduction_op(name, params)
                         pre.append("    err = px_f08_sect_begin(&s_%s, g_%s, %d, %s, *a_%s, "
-                                   "%d, \"%s\");" % (dt, dt, len(group),
-                                                      "-1" if kind == "vector" else count,
-                                                      dt, kind == "shared", name))
+                                   "%d, %s, \"%s\");" % (dt, dt, len(group),
+                                                          "-1" if kind == "vector" else count,
+                                                          dt, kind == "shared",
+                                                          "*a_" + op if op else "MPI_OP_NULL",
+                                                          name))
                         pre.append("    if (err != MPI_SUCCESS)\n        goto bad_buffer;")
                         if cnt:
                             subst[cnt] = "s_%s.count" % dt

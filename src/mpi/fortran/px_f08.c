@@ -1,5 +1,6 @@
 /* Support of the mpi_f08 bindings (see px_f08.h). */
 #include "px_f08.h"
+#include "../op_builtin.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -197,7 +198,7 @@ static int section_type(const CFI_cdesc_t *d, MPI_Count count, MPI_Count per, MP
 }
 
 int px_f08_sect_begin(px_f08_sect_t *s, const CFI_cdesc_t *const *bufs, int nbufs, MPI_Count count,
-                      MPI_Datatype type, int shared, const char *routine)
+                      MPI_Datatype type, int shared, MPI_Op op, const char *routine)
 {
     s->count = count;
     s->type = type;
@@ -208,10 +209,15 @@ int px_f08_sect_begin(px_f08_sect_t *s, const CFI_cdesc_t *const *bufs, int nbuf
             d = bufs[i];
     if (!d || count == 0)
         return MPI_SUCCESS;
+    if (op != MPI_OP_NULL && !px_mpi_op_is_builtin(op))
+        return unsupported(routine, "a user-defined operation would get the section's datatype "
+                                    "in place of its own");
     /* buffers that share the datatype (a reduction's send and receive
-     * buffers) must be laid out alike, or be MPI_IN_PLACE */
+     * buffers) must be laid out alike, or be MPI_IN_PLACE (or a scalar: a
+     * receive buffer where it is not used) */
     for (int i = 0; shared && i < nbufs; i++)
-        if (bufs[i]->base_addr != (void *)&MPIR_F08_MPI_IN_PLACE && !same_layout(bufs[i], d))
+        if (bufs[i]->base_addr != (void *)&MPIR_F08_MPI_IN_PLACE && bufs[i]->rank > 0 &&
+            !same_layout(bufs[i], d))
             return unsupported(routine, "the buffers described by one datatype are laid out "
                                         "differently");
     MPI_Count size, lb, extent, tlb, textent;

@@ -46,14 +46,16 @@ void px_f08_tmp_end(px_f08_tmp_t *t);
  * pair (shared: a reduction's) must be laid out alike or be MPI_IN_PLACE.
  * count < 0: counts and displacements in units of the datatype describe the
  * buffer (a v-collective); the datatype's extent becomes the stride of a
- * 1-d section. */
+ * 1-d section. op: a collective reduction's operation (else MPI_OP_NULL),
+ * which must be predefined for a section's datatype to replace the user's
+ * (a user function would get it in place of its own). */
 typedef struct {
     MPI_Count count;
     MPI_Datatype type;
     int owned;
 } px_f08_sect_t;
 int px_f08_sect_begin(px_f08_sect_t *s, const CFI_cdesc_t *const *bufs, int nbufs, MPI_Count count,
-                      MPI_Datatype type, int shared, const char *routine);
+                      MPI_Datatype type, int shared, MPI_Op op, const char *routine);
 void px_f08_sect_end(px_f08_sect_t *s);
 
 /* Buffer of such a routine with no datatype to describe it (a datatype per
