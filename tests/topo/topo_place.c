@@ -1,5 +1,6 @@
 /* Placement of a 3-D stencil (MPI_Cart_create, MPI_Graph_create and
- * MPI_Dist_graph_create(_adjacent) with reorder=1). Each new communicator
+ * MPI_Dist_graph_create(_adjacent) with reorder=1; MPI_Cart_map and
+ * MPI_Graph_map must give the ranks reorder=1 gave). Each new communicator
  * must be a permutation of the old ranks that every rank sees the same,
  * its neighbours must be the stencil's, and messages over it must arrive
  * from the right ranks. Then each rank classifies its messages to its
@@ -175,6 +176,13 @@ int main(int argc, char **argv)
     for (int reorder = 0; reorder <= 1; reorder++) {
         MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, reorder, &comm);
         check(comm, reorder ? "cart reorder=1" : "cart reorder=0", reorder, min_intra, max_far);
+        if (reorder) {
+            /* MPI_Cart_map (local) gives the rank reorder=1 gave */
+            int cr = -1, mr = -2;
+            MPI_Comm_rank(comm, &cr);
+            MPI_Cart_map(MPI_COMM_WORLD, 3, dims, periods, &mr);
+            CHECK(mr == cr, "Cart_map gave %d, reorder=1 %d", mr, cr);
+        }
         MPI_Comm_free(&comm);
     }
     /* the same stencil as a graph */
@@ -185,6 +193,12 @@ int main(int argc, char **argv)
     }
     MPI_Graph_create(MPI_COMM_WORLD, nprocs, index, edges, 1, &comm);
     check(comm, "graph reorder=1", 1, min_intra, max_far);
+    {
+        int gr = -1, mr = -2;
+        MPI_Comm_rank(comm, &gr);
+        MPI_Graph_map(MPI_COMM_WORLD, nprocs, index, edges, &mr);
+        CHECK(mr == gr, "Graph_map gave %d, reorder=1 %d", mr, gr);
+    }
     MPI_Comm_free(&comm);
     int nb[6], deg = stencil(myrank, nb);
     MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, deg, nb, MPI_UNWEIGHTED, deg, nb, MPI_UNWEIGHTED,

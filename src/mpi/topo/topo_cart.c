@@ -331,10 +331,11 @@ static long long px_cart_check(px_mpi_comm_t *c, int ndims, const int *dims, con
 
 /* ---------- Cart_create and queries ---------- */
 
-/* reorder=1: the grid's edges (each process to its neighbours along every
- * dimension) placed onto old's first n members. */
-static int px_cart_reorder(px_mpi_comm_t *c, int n, int ndims, const int *dims, const int *periods,
-                           int *order, int *newrank)
+/* reorder=1 (map 0), or MPI_Cart_map (map 1): the grid's edges (each
+ * process to its neighbours along every dimension) placed onto old's first
+ * n members. */
+static int px_cart_place(px_mpi_comm_t *c, int n, int ndims, const int *dims, const int *periods,
+                         int map, int *order, int *newrank)
 {
     px_mpi_topo_t *g = px_cart_topo(ndims, dims, periods, 0);
     int m = 2 * ndims * n, k = 0;
@@ -354,8 +355,13 @@ static int px_cart_reorder(px_mpi_comm_t *c, int n, int ndims, const int *dims, 
         }
         rc = MPI_SUCCESS;
     }
-    /* every member takes part, also after running out of memory above */
-    int rc2 = px_mpi_topo_reorder(c, n, rc == MPI_SUCCESS ? k : 0, src, dst, NULL, order, newrank);
+    int rc2;
+    if (map) {
+        rc2 = rc == MPI_SUCCESS ? px_mpi_topo_map(c, n, k, src, dst, newrank) : rc;
+    } else {
+        /* every member takes part, also after running out of memory above */
+        rc2 = px_mpi_topo_reorder(c, n, rc == MPI_SUCCESS ? k : 0, src, dst, NULL, order, newrank);
+    }
     px_mpi_topo_free(g);
     free(src);
     free(dst);
@@ -378,7 +384,7 @@ PX_PMPI(MPI_Cart_create)
     int *order = NULL, newrank = c->rank < n ? c->rank : MPI_UNDEFINED;
     if (reorder && !c->is_inter) {
         order = malloc(sizeof(int) * (size_t)n);
-        rc = px_cart_reorder(c, (int)n, ndims, dims, periods, order, &newrank);
+        rc = px_cart_place(c, (int)n, ndims, dims, periods, 0, order, &newrank);
         if (!order || rc != MPI_SUCCESS) {
             uint32_t ctx;
             px_mpi_comm_alloc_ctx(c, &ctx);
@@ -587,8 +593,10 @@ PX_PMPI(MPI_Cart_map)(MPI_Comm comm, int ndims, const int dims[], const int peri
     long long n = px_cart_check(c, ndims, dims, periods, "MPI_Cart_map", &rc);
     if (n < 0)
         return rc;
-    /* identity placement: the first n processes form the grid */
-    *newrank = c->rank < n ? c->rank : MPI_UNDEFINED;
+    /* the placement reorder=1 would choose (the identity without one) */
+    rc = px_cart_place(c, (int)n, ndims, dims, periods, 1, NULL, newrank);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, "MPI_Cart_map", "cannot place the ranks");
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Cart_map)

@@ -252,6 +252,42 @@ int px_mpi_topo_may_reorder(px_mpi_comm_t *old, int n)
     return k > 1 && k <= PX_TOPO_PLACE_MAX_NODES && (k < n || px_topo_job());
 }
 
+/* The placement of the graph onto old's members 0..n-1, computed here:
+ * place[v] is the member that takes vertex v (the identity when nothing
+ * better is found or memory runs out). */
+static void px_topo_compute(px_mpi_comm_t *old, int n, int nedges, const int *src, const int *dst,
+                            const int *w, int *place)
+{
+    int placed = -1, *first = NULL, *slot_node = malloc(sizeof(int) * (size_t)n);
+    int k = slot_node ? px_mpi_topo_slot_nodes(old, n, slot_node, &first) : -1;
+    if (k > 0) {
+        int *dist = malloc(sizeof(int) * (size_t)k * (size_t)k), *xadj = NULL, *adj = NULL,
+            *wt = NULL;
+        if (dist && px_topo_graph_build(n, nedges, src, dst, w, &xadj, &adj, &wt) == PX_OK) {
+            px_mpi_topo_node_dist(old, k, first, dist);
+            placed = px_topo_place(n, xadj, adj, wt, slot_node, k, dist, place);
+        }
+        free(dist);
+        free(xadj);
+        free(adj);
+        free(wt);
+    }
+    if (placed < 0)
+        for (int v = 0; v < n; v++)
+            place[v] = v;
+    free(slot_node);
+    free(first);
+}
+
+/* This process's vertex in a placement (MPI_UNDEFINED when it has none). */
+static int px_topo_vertex_of(const px_mpi_comm_t *old, int n, const int *place)
+{
+    for (int v = 0; v < n; v++)
+        if (place[v] == old->rank)
+            return v;
+    return MPI_UNDEFINED;
+}
+
 int px_mpi_topo_reorder(px_mpi_comm_t *old, int n, int nedges, const int *src, const int *dst,
                         const int *w, int *order, int *newrank)
 {
@@ -260,40 +296,31 @@ int px_mpi_topo_reorder(px_mpi_comm_t *old, int n, int nedges, const int *src, c
     *newrank = old->rank < n ? old->rank : MPI_UNDEFINED;
     if (!px_mpi_topo_may_reorder(old, n))
         return MPI_SUCCESS;
-    int *slot_node = malloc(sizeof(int) * (size_t)n), *first = NULL;
-    int k = slot_node ? px_mpi_topo_slot_nodes(old, n, slot_node, &first) : -1;
-    if (k < 0) {
-        free(slot_node);
-        return MPI_ERR_NO_MEM;
-    }
     int *place = malloc(sizeof(int) * (size_t)n);
-    if (old->rank == 0 && place) {
-        int *dist = malloc(sizeof(int) * (size_t)k * (size_t)k), *xadj = NULL, *adj = NULL,
-            *wt = NULL;
-        int placed = -1;
-        if (dist && px_topo_graph_build(n, nedges, src, dst, w, &xadj, &adj, &wt) == PX_OK) {
-            px_mpi_topo_node_dist(old, k, first, dist);
-            placed = px_topo_place(n, xadj, adj, wt, slot_node, k, dist, place);
-        }
-        if (placed < 0)
-            for (int v = 0; v < n; v++)
-                place[v] = v;
-        free(dist);
-        free(xadj);
-        free(adj);
-        free(wt);
-    }
-    free(slot_node);
-    free(first);
+    if (old->rank == 0 && place)
+        px_topo_compute(old, n, nedges, src, dst, w, place);
     /* everyone takes part in the broadcast, also on failure */
     int dummy = 0, rc = px_mpi_coll_bcast(place ? place : &dummy, place ? n : 0, MPI_INT, 0, old);
     if (rc == MPI_SUCCESS && place && order) {
         for (int v = 0; v < n; v++)
             order[v] = place[v];
-        for (int v = 0; v < n; v++)
-            if (order[v] == old->rank)
-                *newrank = v;
+        *newrank = px_topo_vertex_of(old, n, place);
     }
     free(place);
     return !place ? MPI_ERR_NO_MEM : rc;
+}
+
+int px_mpi_topo_map(px_mpi_comm_t *old, int n, int nedges, const int *src, const int *dst,
+                    int *newrank)
+{
+    *newrank = old->rank < n ? old->rank : MPI_UNDEFINED;
+    if (!px_mpi_topo_may_reorder(old, n))
+        return MPI_SUCCESS;
+    int *place = malloc(sizeof(int) * (size_t)n);
+    if (!place)
+        return MPI_ERR_NO_MEM;
+    px_topo_compute(old, n, nedges, src, dst, NULL, place);
+    *newrank = px_topo_vertex_of(old, n, place);
+    free(place);
+    return MPI_SUCCESS;
 }

@@ -196,7 +196,18 @@ PX_PMPI(MPI_Graph_map)
         return rc;
     if (nnodes < 1)
         return px_mpi_error(c, MPI_ERR_ARG, "MPI_Graph_map", "nnodes must be positive");
-    *newrank = c->rank < nnodes ? c->rank : MPI_UNDEFINED; /* identity placement */
+    /* the placement reorder=1 would choose (the identity without one) */
+    int ne = index[nnodes - 1];
+    int *src = malloc(sizeof(int) * (size_t)(ne + 1));
+    if (!src)
+        return px_mpi_error(c, MPI_ERR_NO_MEM, "MPI_Graph_map", "out of memory");
+    for (int i = 0, e = 0; i < nnodes; i++)
+        for (; e < index[i]; e++)
+            src[e] = i;
+    rc = px_mpi_topo_map(c, nnodes, ne, src, edges, newrank);
+    free(src);
+    if (rc != MPI_SUCCESS)
+        return px_mpi_error(c, rc, "MPI_Graph_map", "cannot place the ranks");
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Graph_map)

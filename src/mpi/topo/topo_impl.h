@@ -68,6 +68,12 @@ int px_mpi_topo_may_reorder(px_mpi_comm_t *old, int n);
  * leave nothing to place. */
 int px_mpi_topo_reorder(px_mpi_comm_t *old, int n, int nedges, const int *src, const int *dst,
                         const int *w, int *order, int *newrank);
+/* MPI_Cart_map and MPI_Graph_map: the same placement, computed by the
+ * calling process alone (local: px_topo_place is deterministic and every
+ * member sees the same nodes, so all agree with each other and with
+ * reorder=1); *newrank as above. */
+int px_mpi_topo_map(px_mpi_comm_t *old, int n, int nedges, const int *src, const int *dst,
+                    int *newrank);
 /* Rank of Cartesian coordinates (already wrapped or checked). */
 int px_mpi_topo_cart_rank_of(const px_mpi_topo_t *t, const int *coords);
 void px_mpi_topo_cart_coords_of(const px_mpi_topo_t *t, int rank, int *coords);
