@@ -255,7 +255,7 @@ static px_status_t px_chan_create(const px_boot_info_t *boot, int r)
     return PX_OK;
 }
 
-/* PX_PROGRESS_MODE=sleep: one epoll set over the shared-memory doorbell
+/* PX_PROGRESS_MODE=sleep and block: one epoll set over the shared-memory doorbell
  * and the network's descriptors. Without a doorbell (no socket for it)
  * shared memory must be polled, and the process never sleeps. */
 static px_status_t px_chan_sleep_setup(void)
@@ -348,9 +348,8 @@ px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up)
         if ((st = px_chan_create(boot, r)) != PX_OK)
             goto err;
     px_c.npeers = boot->size;
-    /* sleeping in epoll is only safe when no shared-memory ring needs polling */
-    px_c.block_ok = px_c.rail_peers && !px_c.shm_if;
-    if (!strcmp(px_params.progress_mode, "sleep") && (st = px_chan_sleep_setup()) != PX_OK)
+    if ((!strcmp(px_params.progress_mode, "sleep") || !strcmp(px_params.progress_mode, "block")) &&
+        (st = px_chan_sleep_setup()) != PX_OK)
         goto err;
     px_debug("chan", "ready: %d ranks, %s%s", boot->size, px_c.shm_if ? "shm " : "",
              px_c.rail ? px_rail_net_name(px_c.rail) : "");
@@ -484,13 +483,6 @@ int px_chan_progress(void)
         }
     }
     return n;
-}
-
-int px_chan_wait_fd(void)
-{
-    if (!px_c.block_ok)
-        return -1;
-    return px_c.epfd >= 0 ? px_c.epfd : px_c.rail_fd;
 }
 
 int px_chan_sleep_arm(void)

@@ -175,10 +175,7 @@ int px_chan_bulk_busy(void);
 
 /* Polls every channel once; returns the number of events. */
 int px_chan_progress(void);
-/* A descriptor to sleep on when every channel is a socket (no
- * shared-memory ring to poll), else -1. */
-int px_chan_wait_fd(void);
-/* PX_PROGRESS_MODE=sleep, around a sleep with the library's lock released.
+/* PX_PROGRESS_MODE=sleep and block, around a sleep with the library's lock released.
  * px_chan_sleep_arm asks the peers to signal this process, then polls once
  * more: -1 when it must not sleep now (nothing to sleep on, transfers under
  * way, sends waiting for ring space), else the events of that poll (when

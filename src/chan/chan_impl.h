@@ -81,7 +81,6 @@ extern struct px_chan_state {
     int rail_active;
     int rail_peers; /* some peer is reached over the network */
     int rail_fd;
-    int block_ok; /* only sockets to watch: a waiter may sleep in the kernel */
     int sleep_fd; /* PX_PROGRESS_MODE=sleep: every channel's descriptor, or -1 */
     int finalizing;
     unsigned tick;

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 
 struct px_proto_state px_p;
 
@@ -397,8 +396,8 @@ int px_proto_progress(void)
 
 void px_proto_set_progress_hook(int (*hook)(void)) { px_p.hook = hook; }
 
-/* PX_PROGRESS_MODE=sleep: a poll found nothing, so sleep in the kernel
- * at once, with no spinning first: peers wake us on arrival. */
+/* A poll found nothing, so sleep in the kernel (PX_PROGRESS_MODE=sleep at
+ * once, block after PX_SPIN_COUNT empty polls): peers wake us on arrival. */
 static void px_proto_sleep(unsigned *idle)
 {
     int n = px_chan_sleep_arm();
@@ -433,19 +432,19 @@ void px_proto_wait_step(unsigned *idle)
         px_cs_yield();
         return;
     }
-    int depth = px_cs_release();
-    int fd = px_chan_wait_fd();
-    /* (bulk transfers' sockets are not in the epoll set: no sleeping while in use) */
-    if (fd >= 0 && px_p.mode == PX_WAIT_BLOCK && !px_chan_bulk_busy()) {
-        /* only sockets to watch: sleep in the kernel until one is ready.
-         * Not the default when oversubscribed: waking from epoll takes
-         * longer than a yielding process takes to run again
-         * (docs/architecture.md, "Progress and placement"). */
-        struct epoll_event ev;
-        epoll_wait(fd, &ev, 1, 1);
-    } else {
-        sched_yield();
+    if (px_p.mode == PX_WAIT_BLOCK) {
+        /* sleep in the kernel until something arrives: on the sockets, and
+         * on the doorbell that shared-memory senders ring while this process
+         * sleeps (it yields instead while it must not sleep: transfers under
+         * way, sends waiting for ring space). Not the default when
+         * oversubscribed: waking from epoll takes longer than a yielding
+         * process takes to run again (docs/architecture.md, "Progress and
+         * placement"). */
+        px_proto_sleep(idle);
+        return;
     }
+    int depth = px_cs_release();
+    sched_yield();
     px_cs_reacquire(depth);
 }
 

@@ -2,7 +2,8 @@
  * comes only after a second uses little CPU meanwhile (it sleeps in the
  * kernel instead of polling), and still wakes promptly when the message
  * arrives; then a burst of ping-pongs checks nothing is lost or delayed by
- * the sleeping in between. Run with PX_PROGRESS_MODE=sleep (testlist). */
+ * the sleeping in between. Run with PX_PROGRESS_MODE=sleep and block
+ * (testlist: block sleeps too, after PX_SPIN_COUNT empty polls). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +30,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const char *mode = getenv("PX_PROGRESS_MODE");
-    if (!mode || strcmp(mode, "sleep")) {
+    if (!mode || (strcmp(mode, "sleep") && strcmp(mode, "block"))) {
         if (rank == 0)
-            fprintf(stderr, "FAIL progress_sleep: run with PX_PROGRESS_MODE=sleep\n");
+            fprintf(stderr, "FAIL progress_sleep: run with PX_PROGRESS_MODE=sleep or block\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     MPI_Barrier(MPI_COMM_WORLD);

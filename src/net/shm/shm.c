@@ -6,7 +6,7 @@
  * 0600 and unlinked as soon as every local rank has mapped it, so nothing is
  * left behind even if the job dies.
  *
- * PX_PROGRESS_MODE=sleep: a process about to sleep raises its doorbell word
+ * PX_PROGRESS_MODE=sleep or block: a process about to sleep raises its doorbell word
  * in the segment; a sender that finds it raised lowers it and sends one
  * datagram to the sleeper's abstract Unix socket (its iface_fd), which
  * wakes its epoll. Senders look at the word only when some local rank runs
@@ -296,7 +296,9 @@ static px_status_t px_shm_iface_open(const px_boot_info_t *boot, const px_net_rx
                     h->cell_size = s->cell;
                 }
                 atomic_store(&h->pids[s->me], (int32_t)getpid());
-                if (!strcmp(px_params.progress_mode, "sleep") && px_shm_bell_open(s) == PX_OK)
+                if ((!strcmp(px_params.progress_mode, "sleep") ||
+                     !strcmp(px_params.progress_mode, "block")) &&
+                    px_shm_bell_open(s) == PX_OK)
                     atomic_store(&h->sleepers, 1);
                 px_shm_prefault(s);
             }
