@@ -23,6 +23,9 @@ enum { OP_SEND, OP_PUT, OP_GET };
 #define BASE_SIZE 4         /* bytes of the base latency */
 #define BASE_WINDOW 64      /* messages in flight in the base bandwidth */
 #define BW_SIZE (64 * 1024) /* bytes per message of the base bandwidth, at most */
+#define MAX_TRANSFER                                                                               \
+    (4u << 20) /* largest transfer size: beyond the largest single active
+                                 * message, a transfer is cut into several */
 #define MAX_ROWS 256
 #define MAX_KV 32
 
@@ -47,7 +50,8 @@ static struct {
     uint64_t pings_due;     /* pings rank 1 has been told to expect so far */
     plexus_am_counter_t lc; /* local completions of sends from constant buffers */
     uint64_t posted;
-    char *buf; /* BW_SIZE-or-more bytes, never written after start */
+    char *buf;  /* MAX_TRANSFER-or-more bytes, never written after start */
+    char *rbuf; /* as many bytes, where handlers copy what arrives, as a program's would */
     size_t buflen, max_data, bw_size;
     char **pool; /* fresh buffers for the buffer-reuse benchmark */
     size_t npool;
@@ -127,12 +131,33 @@ static void row_addn(const char *group, long value, const char *metric, double r
 
 /* ---------- handlers ---------- */
 
+/* The header of a piece of a transfer: where its data goes in the
+ * receiver's buffer, and whether it is the transfer's last piece (pieces of
+ * one sender arrive in order). Messages without one go to offset 0. */
+typedef struct {
+    uint64_t off;
+    uint64_t last;
+} piece_t;
+
+/* Copies a piece's data into the receive buffer; 1 when it ends its transfer. */
+static int land(const void *hdr, size_t hl, const void *data, size_t len)
+{
+    piece_t h = {0, 1};
+    if (hl >= sizeof(h))
+        memcpy(&h, hdr, sizeof(h));
+    if (len && h.off + len <= g.buflen)
+        memcpy(g.rbuf + h.off, data, len);
+    return h.last != 0;
+}
+
 static void send_const(plexus_am_ep_t ep, unsigned id, const struct iovec *iov, int k);
 
 static void on_ping(plexus_am_token_t *tok, const void *hdr, size_t hl, void *data, size_t len,
                     void *arg)
 {
-    (void)hdr, (void)hl, (void)data, (void)arg;
+    (void)arg;
+    if (!land(hdr, hl, data, len))
+        return;
     g.pings.count++;
     if (!g.reply_in_handler) {
         g.pinged = 1;
@@ -152,10 +177,19 @@ static void on_flag(plexus_am_token_t *tok, const void *hdr, size_t hl, void *da
     *(volatile int *)arg = 1;
 }
 
+static void on_pong(plexus_am_token_t *tok, const void *hdr, size_t hl, void *data, size_t len,
+                    void *arg)
+{
+    (void)tok, (void)arg;
+    if (land(hdr, hl, data, len))
+        g.ponged = 1;
+}
+
 static void on_sink(plexus_am_token_t *tok, const void *hdr, size_t hl, void *data, size_t len,
                     void *arg)
 {
-    (void)tok, (void)hdr, (void)hl, (void)data, (void)len, (void)arg;
+    (void)tok, (void)arg;
+    land(hdr, hl, data, len);
 }
 
 static void on_key(plexus_am_token_t *tok, const void *hdr, size_t hl, void *data, size_t len,
@@ -194,6 +228,29 @@ static void send_const(plexus_am_ep_t ep, unsigned id, const struct iovec *iov, 
 
 static void drain(void) { CALL(plexus_am_wait_counter(&g.lc, g.posted)); }
 
+/* Active messages a transfer of len bytes takes. */
+static uint64_t pieces(size_t len)
+{
+    return len <= g.max_data ? 1 : (len + g.max_data - 1) / g.max_data;
+}
+
+/* A transfer of len bytes from p as one active message per g.max_data
+ * bytes, as a program on the layer sends what one message cannot hold;
+ * each counts once in c's counters. */
+static void send_transfer(plexus_am_ep_t ep, unsigned id, const char *p, size_t len,
+                          const plexus_am_cmpl_t *c)
+{
+    size_t off = 0;
+    do {
+        size_t n = len - off < g.max_data ? len - off : g.max_data;
+        piece_t h = {off, off + n == len};
+        plexus_am_cmpl_t cc = *c;
+        g.posted += cc.local == &g.lc;
+        CALL(plexus_am_send(ep, id, &h, sizeof(h), p + off, n, &cc));
+        off += n;
+    } while (off < len);
+}
+
 static void done_to(plexus_am_ep_t ep) { CALL(plexus_am_send(ep, H_DONE, NULL, 0, NULL, 0, NULL)); }
 
 static void wait_done(void)
@@ -221,7 +278,11 @@ static double pingpong(size_t len, int k)
                 t0 = now_s();
                 c0 = cpu_s();
             }
-            send_const(g.peer, H_PING, iov, k);
+            if (len > g.max_data) {
+                plexus_am_cmpl_t c = {.local = &g.lc};
+                send_transfer(g.peer, H_PING, g.buf, len, &c);
+            } else
+                send_const(g.peer, H_PING, iov, k);
             CALL(plexus_am_wait_flag(&g.ponged));
             g.ponged = 0;
         }
@@ -239,8 +300,8 @@ static double pingpong(size_t len, int k)
             for (int i = 0; i < n; i++) {
                 CALL(plexus_am_wait_flag(&g.pinged));
                 g.pinged = 0;
-                struct iovec one = {g.buf, len};
-                send_const(g.peer, H_PONG, &one, 1);
+                plexus_am_cmpl_t c = {.local = &g.lc};
+                send_transfer(g.peer, H_PONG, g.buf, len, &c);
             }
         drain();
     }
@@ -274,6 +335,7 @@ static char *pick(long i, int reuse, size_t *next)
 static double stream(size_t len, int window, int reuse, int op, size_t total)
 {
     long n = (long)(total / len), warm = window, most = g.quick ? 512 : 50000;
+    uint64_t per = op == OP_SEND ? pieces(len) : 1; /* remote completions per message */
     if (n > most)
         n = most;
     if (n < 2L * window)
@@ -288,18 +350,20 @@ static double stream(size_t len, int window, int reuse, int op, size_t total)
     double t0 = 0, c0 = 0, t;
     for (long i = 0; i < warm + n; i++) {
         if (i == warm) {
-            CALL(plexus_am_wait_counter(&ctr, (uint64_t)i));
+            CALL(plexus_am_wait_counter(&ctr, (uint64_t)i * per));
             t0 = now_s();
             c0 = cpu_s();
         }
         if (i >= window)
-            CALL(plexus_am_wait_counter(&ctr, (uint64_t)(i - window + 1)));
+            CALL(plexus_am_wait_counter(&ctr, (uint64_t)(i - window + 1) * per));
         char *p = pick(i, reuse, &next);
         plexus_am_cmpl_t c = {.local = &g.lc, .remote = &ctr};
+        if (op == OP_SEND) {
+            send_transfer(g.peer, H_SINK, p, len, &c);
+            continue;
+        }
         g.posted++;
-        if (op == OP_SEND)
-            CALL(plexus_am_send(g.peer, H_SINK, NULL, 0, p, len, &c));
-        else if (op == OP_PUT)
+        if (op == OP_PUT)
             CALL(plexus_am_put(g.peer, p, len, &g.key, 0, &c));
         else {
             c.remote = NULL;
@@ -308,7 +372,7 @@ static double stream(size_t len, int window, int reuse, int op, size_t total)
             CALL(plexus_am_get(g.peer, p, len, &g.key, 0, &c));
         }
     }
-    CALL(plexus_am_wait_counter(&ctr, (uint64_t)(warm + n)));
+    CALL(plexus_am_wait_counter(&ctr, (uint64_t)(warm + n) * per));
     t = now_s() - t0;
     g.last_cpu = (cpu_s() - c0) / t;
     drain();
@@ -555,18 +619,26 @@ static void bench_onesided(void)
     }
 }
 
+static void bench_size(size_t s)
+{
+    row_addn("transfer_size", (long)s, "latency_us", pingpong(s, 1));
+    CALL(plexus_am_barrier());
+    /* at least 8 transfers in flight, whatever their size */
+    size_t total = g.bw_bytes > 16 * s ? g.bw_bytes : 16 * s;
+    row_addn("transfer_size", (long)s, "bandwidth_mbs",
+             stream(s, s > g.max_data ? 8 : BASE_WINDOW, 100, OP_SEND, total));
+    CALL(plexus_am_barrier());
+}
+
+/* Powers of 4 up to MAX_TRANSFER, and the largest single active message;
+ * beyond it a transfer is several messages (send_transfer). */
 static void bench_sizes(void)
 {
-    for (size_t s = 1;; s *= 4) {
-        if (s > g.max_data)
-            s = g.max_data;
-        row_addn("transfer_size", (long)s, "latency_us", pingpong(s, 1));
-        CALL(plexus_am_barrier());
-        row_addn("transfer_size", (long)s, "bandwidth_mbs",
-                 stream(s, BASE_WINDOW, 100, OP_SEND, g.bw_bytes));
-        CALL(plexus_am_barrier());
-        if (s == g.max_data)
-            break;
+    size_t top = g.quick ? 256u << 10 : MAX_TRANSFER;
+    for (size_t s = 1; s <= top; s *= 4) {
+        if (s / 4 < g.max_data && g.max_data < s)
+            bench_size(g.max_data);
+        bench_size(s);
     }
 }
 
@@ -713,8 +785,9 @@ int main(int argc, char **argv)
     CALL(plexus_am_ep(g.me == 0 ? 1 : 0, &g.peer));
     g.max_data = plexus_am_max_data(g.peer);
     g.bw_size = g.max_data < BW_SIZE ? g.max_data : BW_SIZE;
-    g.buflen = g.max_data > BW_SIZE ? g.max_data : BW_SIZE;
+    g.buflen = g.max_data > MAX_TRANSFER ? g.max_data : MAX_TRANSFER;
     g.buf = calloc(1, g.buflen);
+    g.rbuf = calloc(1, g.buflen);
     g.lat_iters = g.quick ? 100 : 10000;
     g.lat_warm = g.quick ? 10 : 500;
     g.bw_bytes = g.quick ? (2u << 20) : (256u << 20);
@@ -722,7 +795,7 @@ int main(int argc, char **argv)
     /* fresh buffers: a pool larger than the caches */
     g.npool = (g.quick ? (4u << 20) : (64u << 20)) / g.bw_size;
     g.pool = calloc(g.npool, sizeof(*g.pool));
-    if (!g.buf || !g.pool)
+    if (!g.buf || !g.rbuf || !g.pool)
         die("memory", PLEXUS_AM_ERR_NO_MEMORY);
     for (size_t i = 0; i < g.npool; i++)
         if (!(g.pool[i] = calloc(1, g.bw_size)))
@@ -730,7 +803,7 @@ int main(int argc, char **argv)
     memset(g.buf, 0x5a, g.buflen);
 
     CALL(plexus_am_register(H_PING, on_ping, NULL, NULL));
-    CALL(plexus_am_register(H_PONG, on_flag, NULL, (void *)&g.ponged));
+    CALL(plexus_am_register(H_PONG, on_pong, NULL, NULL));
     CALL(plexus_am_register(H_SINK, on_sink, NULL, NULL));
     CALL(plexus_am_register(H_DONE, on_flag, NULL, (void *)&g.done));
     CALL(plexus_am_register(H_KEY, on_key, NULL, NULL));
