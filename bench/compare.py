@@ -139,6 +139,15 @@ CASES = [
          "MB/s", True, 100, 10, ["-w", "create", "-s", "lock"]),
     )
 ]
+# Threads (--cases threads): osu_latency_mt with N sender and N receiver
+# threads (MPI_THREAD_MULTIPLE), each pair a ping-pong on MPI_COMM_WORLD;
+# the 1-thread row beside shm_lat shows what the thread level alone costs.
+CASES += [
+    Case("mt_lat%d" % n, "shared memory, 8 B latency, %d thread pair%s (osu_latency_mt)"
+         % (n, "s" if n > 1 else ""), "pt2pt/osu_latency_mt", 8, "µs", False,
+         osu_args(8, 20000 // n, 2000 // n) + ["-t", "%d:%d" % (n, n)], default=False)
+    for n in (1, 2, 4)
+]
 for _c in CASES:  # fewer iterations between nodes: each takes longer
     if _c.nodes and _c.key.startswith("rma_"):
         i = _c.args.index("-i")
@@ -284,7 +293,8 @@ def main():
                     help="comma-separated subset of mpich,openmpi,plexus")
     ap.add_argument("--cases", default="",
                     help="comma-separated case keys (default: the default set; 'all' for every case; "
-                         "'rma' for the one-sided ones, 'rma_ns' for those between nodes)")
+                         "'rma' for the one-sided ones, 'rma_ns' for those between nodes, 'threads' for "
+                         "osu_latency_mt with 1, 2 and 4 thread pairs beside shm_lat)")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
     ap.add_argument("--json", default="", help="write raw results here (default bench/results/compare-DATE.json)")
     ap.add_argument("--rate", default=UNSHAPED,
@@ -301,6 +311,8 @@ def main():
         cases = list(CASES)
     elif args.cases in ("rma", "rma_ns"):
         cases = [c for c in CASES if c.key.startswith(args.cases + "_")]
+    elif args.cases == "threads":
+        cases = [c for c in CASES if c.key == "shm_lat" or c.key.startswith("mt_lat")]
     elif args.cases:
         keys = args.cases.split(",")
         unknown = [k for k in keys if k not in {c.key for c in CASES}]
