@@ -250,7 +250,7 @@ extern const px_net_ops_t px_net_self_ops;
 extern const px_net_ops_t px_net_shm_ops;
 /* PX_SHM_EAGER_LIMIT=auto: the limit while ranks on the machine are at
  * most twice its cores, and above that */
-#define PX_SHM_EAGER_AUTO_HIGH 32768
+#define PX_SHM_EAGER_AUTO_HIGH 65536
 #define PX_SHM_EAGER_AUTO_LOW 16384
 extern const px_net_ops_t px_net_tcp_ops;
 extern const px_net_ops_t px_net_udp_ops;
