@@ -345,14 +345,14 @@ px_status_t px_port_connect(const char *name, int timeout_ms, px_port_idle_fn id
 /* Both ends at once: magic, id, nonce; then HMAC(secret, 'J' | other's
  * nonce | own id) each way. */
 px_status_t px_port_join(int fd, const uint8_t *secret, size_t slen, const uint8_t id[12],
-                         uint8_t peer_id[12], int timeout_ms)
+                         uint8_t peer_id[12], int timeout_ms, px_port_idle_fn idle, void *arg)
 {
     uint8_t out[4 + 12 + PX_BOOT_NONCE_LEN], in[sizeof(out)], mac[32], pmac[32];
     px_port_put_u32(out, PX_PORT_MAGIC + 1);
     memcpy(out + 4, id, 12);
     px_status_t st = px_boot_random(out + 16, PX_BOOT_NONCE_LEN);
     if (st == PX_OK)
-        st = px_port_swap(fd, out, sizeof(out), in, sizeof(in), timeout_ms, NULL, NULL);
+        st = px_port_swap(fd, out, sizeof(out), in, sizeof(in), timeout_ms, idle, arg);
     if (st != PX_OK)
         return st;
     if (px_port_get_u32(in) != PX_PORT_MAGIC + 1)
@@ -362,7 +362,7 @@ px_status_t px_port_join(int fd, const uint8_t *secret, size_t slen, const uint8
     uint8_t k2[32], want[32];
     px_hmac_sha256(secret, slen, out + 4, 12, k2);
     px_port_mac(k2, 32, 'J', in + 16, mac);
-    st = px_port_swap(fd, mac, sizeof(mac), pmac, sizeof(pmac), timeout_ms, NULL, NULL);
+    st = px_port_swap(fd, mac, sizeof(mac), pmac, sizeof(pmac), timeout_ms, idle, arg);
     if (st != PX_OK)
         return st;
     px_hmac_sha256(secret, slen, in + 4, 12, k2);

@@ -43,9 +43,10 @@ px_status_t px_port_connect(const char *name, int timeout_ms, px_port_idle_fn id
 /* MPI_Comm_join: both ends of a connected socket prove `secret` to each
  * other (the same job's) and learn the other's id (job id and world rank,
  * 12 bytes, sent as given; filled also when the proof fails). PX_ERR_AUTH
- * when the other cannot prove it. */
+ * when the other cannot prove it. idle(arg), when given, runs while it
+ * waits (as in px_port_swap). */
 px_status_t px_port_join(int fd, const uint8_t *secret, size_t slen, const uint8_t id[12],
-                         uint8_t peer_id[12], int timeout_ms);
+                         uint8_t peer_id[12], int timeout_ms, px_port_idle_fn idle, void *arg);
 /* Sends olen bytes and receives ilen at once (neither end blocks the
  * other, whatever the sizes); PX_ERR_IO when the other end has gone. */
 px_status_t px_port_swap(int fd, const void *out, size_t olen, void *in, size_t ilen,

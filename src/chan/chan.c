@@ -516,30 +516,33 @@ void px_chan_sleep_disarm(void)
 
 /* ---------- flush ---------- */
 
-/* Lossy transports at finalize: every frame of ours is acknowledged; stay
- * (answering) until each peer we talked to says the same, so none is left
- * waiting for an acknowledgement we would no longer send. */
-static px_status_t px_chan_quiesce(void (*wait)(unsigned *idle))
+/* Lossy transports at finalize (peers NULL: every peer talked to) and at
+ * MPI_Comm_disconnect (the communicator's peers): every frame of ours is
+ * acknowledged; stay (answering) until each of those peers says the same,
+ * so none is left waiting for an acknowledgement we would no longer send. */
+static px_status_t px_chan_quiesce(const int *peers, int n, void (*wait)(unsigned *idle))
 {
     uint64_t t0 = px_time_ns(), next = 0, now;
     unsigned idle = 0;
-    while (!px_rail_peers_done(px_c.rail, NULL, 0)) {
+    px_rail_done_begin(px_c.rail, peers, n);
+    while (!px_rail_peers_done(px_c.rail, peers, n, NULL, 0)) {
         now = px_time_ns();
         if (now >= next) {
-            px_rail_send_done(px_c.rail);
+            px_rail_send_done(px_c.rail, peers, n);
             px_rail_ack_all(px_c.rail);
             next = now + 2000000ull;
         }
         if (now - t0 > 10000000000ull) {
             char who[256];
-            px_rail_peers_done(px_c.rail, who, sizeof(who));
-            px_warn("chan", "finalize: rank(s) %s did not confirm their traffic within 10 s", who);
+            px_rail_peers_done(px_c.rail, peers, n, who, sizeof(who));
+            px_warn("chan", "%s: rank(s) %s did not confirm their traffic within 10 s",
+                    peers ? "disconnect" : "finalize", who);
             return PX_ERR_TIMEOUT;
         }
         wait(&idle);
     }
     for (int i = 0; i < 3; i++) /* our last DONE may be lost: it costs nothing to repeat */
-        px_rail_send_done(px_c.rail);
+        px_rail_send_done(px_c.rail, peers, n);
     return PX_OK;
 }
 
@@ -586,7 +589,7 @@ px_status_t px_chan_flush(int mode, void (*wait)(unsigned *idle))
         for (int r = 0; r < px_c.npeers && !busy; r++)
             busy = px_chan_busy(&px_c.peers[r], acks);
         if (!busy)
-            return mode == PX_CHAN_FLUSH_LAST && lossy ? px_chan_quiesce(wait) : PX_OK;
+            return mode == PX_CHAN_FLUSH_LAST && lossy ? px_chan_quiesce(NULL, 0, wait) : PX_OK;
         if (acks && px_c.rail)
             px_rail_ack_all(px_c.rail); /* peers in the same loop wait for ours */
         if (acks && px_c.rail_rc)
@@ -597,6 +600,42 @@ px_status_t px_chan_flush(int mode, void (*wait)(unsigned *idle))
         }
         wait(&idle);
     }
+}
+
+px_status_t px_chan_flush_peers(const int *peers, int n, void (*wait)(unsigned *idle))
+{
+    unsigned idle = 0;
+    uint64_t deadline = px_time_ns() + 60000000000ull;
+    for (;;) {
+        if (px_c.rail)
+            px_rail_ack_all(px_c.rail); /* the peers in the same loop wait for ours */
+        if (px_c.rail_rc)
+            px_rail_ack_all(px_c.rail_rc);
+        int busy = 0;
+        for (int i = 0; i < n && !busy; i++)
+            busy =
+                peers[i] >= 0 && peers[i] < px_c.npeers && px_chan_busy(&px_c.peers[peers[i]], 1);
+        if (!busy)
+            break;
+        if (px_time_ns() > deadline) {
+            px_warn("chan", "disconnect: data to its peers still unacknowledged after 60 s");
+            return PX_ERR_TIMEOUT;
+        }
+        wait(&idle);
+    }
+    if (!px_c.rail || !px_rail_lossy(px_c.rail))
+        return PX_OK;
+    /* the rail's channels to these peers (tcp and shared-memory peers and
+     * this process itself have none, and are left out) */
+    int *q = malloc(sizeof(int) * (size_t)(n ? n : 1)), k = 0;
+    if (!q)
+        return PX_ERR_NO_MEMORY;
+    for (int i = 0; i < n; i++)
+        if (peers[i] >= 0 && peers[i] < px_c.npeers && px_c.peers[peers[i]].kind == PX_CHAN_RAIL)
+            q[k++] = peers[i];
+    px_status_t st = k ? px_chan_quiesce(q, k, wait) : PX_OK;
+    free(q);
+    return st;
 }
 
 /* ---------- state ---------- */

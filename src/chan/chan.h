@@ -196,6 +196,11 @@ enum {
 };
 /* wait(idle) is one step of the caller's wait loop (it must progress). */
 px_status_t px_chan_flush(int mode, void (*wait)(unsigned *idle));
+/* MPI_Comm_disconnect: everything sent to the n peers is acknowledged, and
+ * over lossy transports each of them has said the same (px_rail_done_begin),
+ * so that nothing sent either way still needs this process's progress
+ * after it returns. Collective over those peers. */
+px_status_t px_chan_flush_peers(const int *peers, int n, void (*wait)(unsigned *idle));
 
 int px_chan_failed(int peer);
 const char *px_chan_name(int peer);

@@ -577,8 +577,23 @@ PX_PMPI(MPI_Comm_disconnect)(MPI_Comm *comm)
     if (rc != MPI_SUCCESS)
         return rc;
     {
+        /* what the members sent each other has arrived and is acknowledged
+         * both ways: nothing needs a member's progress once it returns,
+         * even if it then waits outside MPI (on a socket of its own, say) */
         PX_CS_ENTER();
-        px_proto_flush(PX_FLUSH_SENT);
+        px_mpi_comm_t *c = px_mpi_comm_get(*comm);
+        const px_mpi_group_t *gs[2] = {c->group, c->is_inter ? c->remote : NULL};
+        int n = c->group->size + (c->is_inter ? c->remote->size : 0), k = 0;
+        int *peers = malloc(sizeof(int) * (size_t)n);
+        for (int g = 0; g < 2 && peers; g++)
+            for (int i = 0; gs[g] && i < gs[g]->size; i++)
+                if (gs[g] != c->group || i != c->rank)
+                    peers[k++] = gs[g]->world[i];
+        if (peers)
+            px_proto_flush_peers(peers, k);
+        else
+            px_proto_flush(PX_FLUSH_ACKED);
+        free(peers);
     }
     rc = PMPI_Comm_free(comm);
     if (rc == MPI_SUCCESS) {

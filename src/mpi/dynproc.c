@@ -486,7 +486,10 @@ PX_PMPI(MPI_Comm_join)(int fd, MPI_Comm *intercomm)
     px_dyn_put32(id + 8, (uint32_t)b->rank);
     size_t slen;
     const uint8_t *secret = px_boot_secret(&slen);
-    px_status_t st = px_port_join(fd, secret, slen, id, pid, px_mpi_dyn_timeout_ms());
+    /* the other end may still need this process's progress to get here
+     * (a message of ours it waits for, lost and to be sent again) */
+    px_status_t st =
+        px_port_join(fd, secret, slen, id, pid, px_mpi_dyn_timeout_ms(), px_mpi_dyn_idle, NULL);
     if (st == PX_ERR_AUTH && memcmp(id, pid, 8))
         st = PX_ERR_UNSUPPORTED;
     if (st != PX_OK)

@@ -538,6 +538,11 @@ px_status_t px_proto_flush(int mode)
                          px_proto_wait_step);
 }
 
+px_status_t px_proto_flush_peers(const int *peers, int n)
+{
+    return px_chan_flush_peers(peers, n, px_proto_wait_step);
+}
+
 px_status_t px_proto_card(char *card, size_t len) { return px_chan_card(card, len); }
 
 px_status_t px_proto_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[32],

@@ -84,6 +84,10 @@ enum {
     PX_FLUSH_LAST,
 };
 px_status_t px_proto_flush(int mode);
+/* MPI_Comm_disconnect: what this process and the n peers sent each other
+ * is acknowledged both ways (src/chan: px_chan_flush_peers); collective
+ * over them. */
+px_status_t px_proto_flush_peers(const int *peers, int n);
 void px_proto_finalize(void);
 
 /* Processes of other jobs (dynamic processes; boot.h and chan.h):

@@ -495,37 +495,59 @@ size_t px_rail_max_frame(px_rail_t *rail) { return rail->frame_max; }
 
 int px_rail_vc_used(const px_rail_vc_t *vc) { return !vc->failed && (vc->tx_seq || vc->rx_next); }
 
-void px_rail_send_done(px_rail_t *r)
+/* The i-th channel a quiescence concerns: the listed peers' (peers[i]), or
+ * every channel that carried frames (peers NULL, i < r->nvc); NULL: none. */
+static px_rail_vc_t *px_rail_q_vc(px_rail_t *r, const int *peers, int i)
+{
+    px_rail_vc_t *vc;
+    if (!peers) {
+        vc = r->vlist[i];
+        return px_rail_vc_used(vc) ? vc : NULL;
+    }
+    vc = peers[i] >= 0 && peers[i] < r->nranks ? r->vcs[peers[i]] : NULL;
+    return vc && !vc->failed ? vc : NULL;
+}
+
+void px_rail_done_begin(px_rail_t *r, const int *peers, int n)
+{
+    for (int i = 0; i < (peers ? n : r->nvc); i++) {
+        px_rail_vc_t *vc = px_rail_q_vc(r, peers, i);
+        if (vc)
+            vc->done_epoch++;
+    }
+}
+
+void px_rail_send_done(px_rail_t *r, const int *peers, int n)
 {
     r->now = px_time_ns();
-    for (int i = 0; i < r->nvc; i++) {
-        px_rail_vc_t *vc = r->vlist[i];
-        if (!px_rail_vc_used(vc))
+    for (int i = 0; i < (peers ? n : r->nvc); i++) {
+        px_rail_vc_t *vc = px_rail_q_vc(r, peers, i);
+        if (!vc)
             continue;
         int si = px_rail_best(vc, PX_SUB_SUSPECT);
         if (si >= 0) {
             uint64_t w[PX_RAIL_SACK_WORDS];
             px_rail_rx_bitmap(vc, w);
-            px_rail_send_ctl(vc, si, PX_RAIL_DONE, 0, 0, w[0]);
+            px_rail_send_ctl(vc, si, PX_RAIL_DONE, 0, vc->done_epoch, w[0]);
         }
     }
 }
 
-int px_rail_peers_done(px_rail_t *r, char *missing, size_t len)
+int px_rail_peers_done(px_rail_t *r, const int *peers, int n, char *missing, size_t len)
 {
     int done = 1;
-    size_t n = 0;
+    size_t k = 0;
     if (missing && len)
         missing[0] = 0;
-    for (int i = 0; i < r->nvc; i++) {
-        px_rail_vc_t *vc = r->vlist[i];
-        if (!px_rail_vc_used(vc) || vc->peer_done)
+    for (int i = 0; i < (peers ? n : r->nvc); i++) {
+        px_rail_vc_t *vc = px_rail_q_vc(r, peers, i);
+        if (!vc || (int32_t)(vc->peer_epoch - vc->done_epoch) >= 0)
             continue;
         done = 0;
         if (!missing)
             break;
-        if (n < len)
-            n += (size_t)snprintf(missing + n, len - n, "%s%d", n ? " " : "", vc->rank);
+        if (k < len)
+            k += (size_t)snprintf(missing + k, len - k, "%s%d", k ? " " : "", vc->rank);
     }
     return done;
 }

@@ -178,13 +178,19 @@ int px_rail_bulk_busy(const px_rail_t *rail);
 /* The same for every channel of the rail. */
 size_t px_rail_eager_limit(px_rail_t *rail);
 size_t px_rail_max_frame(px_rail_t *rail);
-/* Finalize on lossy transports: once every frame is acknowledged a rank says
- * DONE to each peer it talked to, and leaves when each has said DONE too (a
- * peer may still need acknowledgements until then). */
-void px_rail_send_done(px_rail_t *rail);
+/* Quiescence on lossy transports (finalize, MPI_Comm_disconnect): once
+ * every frame to the peers is acknowledged a rank says DONE to each, and
+ * leaves when each has said DONE too (a peer may still need its
+ * acknowledgements until then). The peers are those listed (n of them), or
+ * with peers NULL every peer it talked to. Each quiescence with a peer has
+ * its number (px_rail_done_begin counts them, both sides alike since the
+ * calls that quiesce are collective), so a DONE from an earlier one does
+ * not end a later one. */
+void px_rail_done_begin(px_rail_t *rail, const int *peers, int n);
+void px_rail_send_done(px_rail_t *rail, const int *peers, int n);
 /* Frames went either way (over tcp: the connection exists). */
 int px_rail_vc_used(const px_rail_vc_t *vc);
-int px_rail_peers_done(px_rail_t *rail, char *missing, size_t len);
+int px_rail_peers_done(px_rail_t *rail, const int *peers, int n, char *missing, size_t len);
 
 /* Introspection (tests, pxinfo, PX_PROFILE). */
 int px_rail_vc_nsub(px_rail_vc_t *vc);

@@ -326,8 +326,10 @@ struct px_rail_vc {
         size_t cwnd; /* before the timeout halved it */
     } rto_log[8];
     unsigned rto_next;
-    int peer_done; /* the peer sent DONE at finalize */
-    int gap_ack;   /* a frame arrived above a gap: acknowledge in this pass */
+    /* quiescence (px_rail_done_begin): how many times this process began
+     * one with the peer, and the most recent the peer said DONE for */
+    uint32_t done_epoch, peer_epoch;
+    int gap_ack; /* a frame arrived above a gap: acknowledge in this pass */
     /* receive side */
     uint32_t rx_next;                   /* every frame below has arrived */
     uint32_t rx_top;                    /* ... and none from here on */

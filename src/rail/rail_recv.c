@@ -176,7 +176,8 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
         px_rail_sub_alive(s);
         return NULL;
     case PX_RAIL_DONE:
-        vc->peer_done = 1;
+        if ((int32_t)(h.seq - vc->peer_epoch) > 0)
+            vc->peer_epoch = h.seq;
         return NULL;
     case PX_RAIL_SUBDOWN:
         /* not when it has just come back: the notice may predate that */

@@ -80,10 +80,6 @@ def parse_testlist():
 # The default run: every program once over datagrams (but the two that move
 # hundreds of megabytes), and a few over hybrid channels.
 HEAVY = {"p2p_large", "p2p_many"}
-# Known to hang here, not yet understood: dyn_join with ranks 0 and 3 on
-# different nodes under loss once left rank 0 inside the program's accept or
-# MPI_Comm_join's exchange on that socket until the job's time limit.
-KNOWN_HANG = {"dyn_join"}
 # Timing bounds that assume every rank is in MPI when a message of its is
 # lost: progress_sleep's rank 0 sleeps outside MPI between waking the
 # others, so a lost wake-up (or acknowledgement) waits up to its whole
@@ -102,7 +98,7 @@ def cases():
         for mode in MODES:
             if ALL:
                 chosen = nps
-            elif (variant or prog in HEAVY or prog in KNOWN_HANG or prog in LOSS_TIMING
+            elif (variant or prog in HEAVY or prog in LOSS_TIMING
                   or (mode == "hybrid" and prog not in HYBRID_FEW)):
                 chosen = []
             else:
