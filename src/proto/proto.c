@@ -427,8 +427,12 @@ void px_proto_wait_step(unsigned *idle)
         px_proto_sleep(idle);
         return;
     }
+    /* auto: spin while the ranks fit the cores, but not with the library's
+     * lock on (MPI_THREAD_MULTIPLE): threads waiting in MPI may outnumber
+     * the cores, and one that spins on without end keeps the thread whose
+     * message it waits for from running */
     if (!*idle || *idle < px_p.spin_limit || px_p.mode == PX_WAIT_SPIN ||
-        (px_p.mode == PX_WAIT_AUTO && !px_p.oversub)) {
+        (px_p.mode == PX_WAIT_AUTO && !px_p.oversub && !px_cs_on)) {
         px_cs_yield();
         return;
     }
