@@ -571,11 +571,14 @@ size_t px_chan_pending(int peer)
     return 0;
 }
 
-px_status_t px_chan_flush(int mode, void (*wait)(unsigned *idle))
+/* Waits until nothing is queued to the n peers (peers NULL: every peer),
+ * and with acks until they acknowledged everything; then, with quiesce,
+ * the DONE handshake with them (px_chan_quiesce). `what` names the call in
+ * warnings. */
+static px_status_t px_chan_drain(const int *peers, int n, int acks, int quiesce, const char *what,
+                                 void (*wait)(unsigned *idle))
 {
     unsigned idle = 0;
-    int lossy = px_c.rail && px_rail_lossy(px_c.rail);
-    int acks = mode == PX_CHAN_FLUSH_ACKED || (mode == PX_CHAN_FLUSH_LAST && lossy);
     uint64_t deadline = px_time_ns() + 60000000000ull;
     /* what arrived is acknowledged now: a peer of another job may finalize
      * while this process goes on (or the other way round), and waits for
@@ -586,56 +589,38 @@ px_status_t px_chan_flush(int mode, void (*wait)(unsigned *idle))
         px_rail_ack_all(px_c.rail_rc);
     for (;;) {
         int busy = 0;
-        for (int r = 0; r < px_c.npeers && !busy; r++)
-            busy = px_chan_busy(&px_c.peers[r], acks);
+        for (int i = 0; i < (peers ? n : px_c.npeers) && !busy; i++) {
+            int r = peers ? peers[i] : i;
+            busy = r >= 0 && r < px_c.npeers && px_chan_busy(&px_c.peers[r], acks);
+        }
         if (!busy)
-            return mode == PX_CHAN_FLUSH_LAST && lossy ? px_chan_quiesce(NULL, 0, wait) : PX_OK;
+            return quiesce ? px_chan_quiesce(peers, n, wait) : PX_OK;
         if (acks && px_c.rail)
             px_rail_ack_all(px_c.rail); /* peers in the same loop wait for ours */
         if (acks && px_c.rail_rc)
             px_rail_ack_all(px_c.rail_rc);
         if (px_time_ns() > deadline) {
-            px_warn("chan", "data still queued after 60 s at finalize");
+            px_warn("chan", "%s: data still queued or unacknowledged after 60 s", what);
             return PX_ERR_TIMEOUT;
         }
         wait(&idle);
     }
 }
 
+px_status_t px_chan_flush(int mode, void (*wait)(unsigned *idle))
+{
+    int lossy = px_c.rail && px_rail_lossy(px_c.rail);
+    int last = mode == PX_CHAN_FLUSH_LAST && lossy;
+    return px_chan_drain(NULL, 0, mode == PX_CHAN_FLUSH_ACKED || last, last, "finalize", wait);
+}
+
+/* The peers without a channel of the rail (shared memory, this process)
+ * have none in the rail's quiescence either (px_rail_done_begin skips
+ * them). */
 px_status_t px_chan_flush_peers(const int *peers, int n, void (*wait)(unsigned *idle))
 {
-    unsigned idle = 0;
-    uint64_t deadline = px_time_ns() + 60000000000ull;
-    for (;;) {
-        if (px_c.rail)
-            px_rail_ack_all(px_c.rail); /* the peers in the same loop wait for ours */
-        if (px_c.rail_rc)
-            px_rail_ack_all(px_c.rail_rc);
-        int busy = 0;
-        for (int i = 0; i < n && !busy; i++)
-            busy =
-                peers[i] >= 0 && peers[i] < px_c.npeers && px_chan_busy(&px_c.peers[peers[i]], 1);
-        if (!busy)
-            break;
-        if (px_time_ns() > deadline) {
-            px_warn("chan", "disconnect: data to its peers still unacknowledged after 60 s");
-            return PX_ERR_TIMEOUT;
-        }
-        wait(&idle);
-    }
-    if (!px_c.rail || !px_rail_lossy(px_c.rail))
-        return PX_OK;
-    /* the rail's channels to these peers (tcp and shared-memory peers and
-     * this process itself have none, and are left out) */
-    int *q = malloc(sizeof(int) * (size_t)(n ? n : 1)), k = 0;
-    if (!q)
-        return PX_ERR_NO_MEMORY;
-    for (int i = 0; i < n; i++)
-        if (peers[i] >= 0 && peers[i] < px_c.npeers && px_c.peers[peers[i]].kind == PX_CHAN_RAIL)
-            q[k++] = peers[i];
-    px_status_t st = k ? px_chan_quiesce(q, k, wait) : PX_OK;
-    free(q);
-    return st;
+    int lossy = px_c.rail && px_rail_lossy(px_c.rail);
+    return px_chan_drain(peers, n, 1, lossy, "disconnect", wait);
 }
 
 /* ---------- state ---------- */

@@ -2,8 +2,9 @@
  * process sets mpi://WORLD, mpi://SELF and mpix://SHARED (the processes of
  * this machine, as Open MPI names it), groups made from them, and the
  * sessions' error handlers and info. A session is one more user of the
- * runtime (init.c): the first user, session or MPI_Init, brings it up, the
- * last one to finalize tears it down. Communicators come from a session's
+ * runtime (init.c): the first user, session or MPI_Init, brings it up; the
+ * last to finalize tears it down (MPI_Finalize) or leaves it at rest for a
+ * later session (a session). Communicators come from a session's
  * groups through MPI_Comm_create_from_group (comm.c) and
  * MPI_Intercomm_create_from_groups (intercomm.c). */
 #include "mpi_impl.h"

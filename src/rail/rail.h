@@ -181,8 +181,9 @@ size_t px_rail_max_frame(px_rail_t *rail);
 /* Quiescence on lossy transports (finalize, MPI_Comm_disconnect): once
  * every frame to the peers is acknowledged a rank says DONE to each, and
  * leaves when each has said DONE too (a peer may still need its
- * acknowledgements until then). The peers are those listed (n of them), or
- * with peers NULL every peer it talked to. Each quiescence with a peer has
+ * acknowledgements until then). The peers are those listed (n of them;
+ * those this rail has no channel to are left out), or with peers NULL every
+ * peer it talked to. Each quiescence with a peer has
  * its number (px_rail_done_begin counts them, both sides alike since the
  * calls that quiesce are collective), so a DONE from an earlier one does
  * not end a later one. */
