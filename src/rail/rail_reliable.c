@@ -271,15 +271,17 @@ static void px_rail_retransmit(px_rail_vc_t *vc, px_rail_tx_t *x, int elsewhere)
     px_rail_xmit(vc, x, si);
 }
 
-/* Lossy transports: a loss halves the congestion window, once per `gap`
- * (a round trip: the losses of one window are one event). */
+/* Lossy transports: a loss takes the congestion window down by 30% (as
+ * Linux's CUBIC does; halving it, as Reno does, left the link idle after
+ * each random loss), once per `gap` (a round trip: the losses of one
+ * window are one event). */
 static void px_rail_cwnd_cut(px_rail_vc_t *vc, uint64_t now, uint64_t gap)
 {
     px_rail_t *r = vc->rail;
     if (px_since(now, vc->last_cut) <= gap)
         return;
     vc->last_cut = now;
-    vc->cwnd /= 2;
+    vc->cwnd = vc->cwnd / 10 * 7;
     if (vc->cwnd < 4 * r->frame_max)
         vc->cwnd = 4 * r->frame_max;
 }
@@ -302,10 +304,16 @@ void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now)
         px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
         if (!x || x->seq != q || x->acked || x->wire || x->resend || x->sub < 0)
             continue;
-        uint64_t rto = px_rail_rto(r, &vc->sub[x->sub]) << (x->tries < 6 ? x->tries : 6);
+        const px_rail_sub_t *s = &vc->sub[x->sub];
+        uint64_t rto = px_rail_rto(r, s) << (x->tries < 6 ? x->tries : 6);
         if (rto > 1000000000ull)
             rto = 1000000000ull;
-        if (px_since(now, x->t_sent) < rto)
+        /* timed from the later of its sending and the subchannel's last
+         * acknowledgement, as TCP restarts its timer on each: while the
+         * peer acknowledges what went before it, x is queued, not lost (a
+         * loss among frames that keep arriving shows in the bitmap) */
+        uint64_t from = x->t_sent > s->busy_since ? x->t_sent : s->busy_since;
+        if (px_since(now, from) < rto)
             continue;
         if (x->tries < 255)
             x->tries++;
@@ -384,6 +392,8 @@ void px_rail_dup_in(px_rail_vc_t *vc, uint32_t seq)
         if (!vc->rto_log[k].used || vc->rto_log[k].seq != seq)
             continue;
         vc->rail->retx_spurious++;
+        if (vc->fr_retx) /* not a loss: out of the loss rate too */
+            vc->fr_retx--;
         if (vc->cwnd < vc->rto_log[k].cwnd)
             vc->cwnd = vc->rto_log[k].cwnd;
         vc->rto_log[k].used = 0;
