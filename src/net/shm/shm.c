@@ -18,6 +18,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,10 +34,27 @@
 #define PX_SHM_MAGIC 0x706c7873686d3031ull /* "plxshm01" */
 #define PX_SHM_FIRST 1u
 #define PX_SHM_LAST 2u
+#define PX_SHM_HELP 4u /* a shared copy to help with (px_shm_help), not a message */
+
+/* A large ep_get shared by the two processes: the reader copies chunks from
+ * the front, the owner of the memory (asked by a HELP cell on the ring,
+ * answered from its progress) writes chunks from the back with
+ * process_vm_writev, until they meet (each takes half when both are
+ * there, the reader all of it when the owner is busy elsewhere). claim: gen (16 bits) | lo (24) | hi
+ * (24), the chunks [lo, hi) not yet taken; done: bytes copied. The reader
+ * sets it up and returns only when done covers everything, so the owner
+ * never writes into a buffer the reader has given back; a HELP that comes
+ * late finds another gen or nothing left, and does nothing. */
+typedef struct px_shm_share {
+    _Atomic uint64_t claim;
+    _Atomic uint64_t done;
+    uint64_t src, dst, len, chunk; /* owner's memory, reader's buffer */
+} px_shm_share_t;
 
 typedef struct px_shm_ring_ctl {
     _Alignas(64) _Atomic uint64_t head; /* written by the producer */
     _Alignas(64) _Atomic uint64_t tail; /* written by the consumer */
+    _Alignas(64) px_shm_share_t share;  /* the producer's shared ep_get from the consumer */
 } px_shm_ring_ctl_t;
 
 typedef struct px_shm_cell {
@@ -88,6 +107,7 @@ struct px_net_ep {
     px_list_t pending_link; /* on iface->pending when sendq is not empty */
     int ring;               /* the peer may sleep: look at its doorbell after a send */
     _Atomic uint32_t *bell; /* the peer's doorbell */
+    uint16_t share_gen;     /* of this process's last shared ep_get from the peer */
 };
 
 struct px_net_iface {
@@ -611,8 +631,108 @@ static px_status_t px_shm_cma(px_net_ep_t *ep, void *local, uint64_t raddr, size
     return PX_OK;
 }
 
+/* ---------- shared copies ---------- */
+
+#define PX_SHM_SHARE_CHUNK ((size_t)64 << 10)
+#define PX_SHM_SHARE_MIN (2 * PX_SHM_SHARE_CHUNK)
+#define PX_SHM_W_LO(w) (((w) >> 24) & 0xffffffu)
+#define PX_SHM_W_HI(w) ((w)&0xffffffu)
+
+/* Takes a chunk of gen's copy: the first one left (front) or the last;
+ * 1 and its index, or 0 when none is left (or gen is over). */
+static int px_shm_claim(px_shm_share_t *sh, uint16_t gen, int front, uint32_t *idx)
+{
+    uint64_t w = atomic_load_explicit(&sh->claim, memory_order_acquire);
+    for (;;) {
+        uint32_t lo = PX_SHM_W_LO(w), hi = PX_SHM_W_HI(w);
+        if ((uint16_t)(w >> 48) != gen || lo >= hi)
+            return 0;
+        uint64_t nw = front ? w + (1ull << 24) : w - 1;
+        if (atomic_compare_exchange_weak_explicit(&sh->claim, &w, nw, memory_order_acq_rel,
+                                                  memory_order_acquire)) {
+            *idx = front ? lo : hi - 1;
+            return 1;
+        }
+    }
+}
+
+/* The owner of the memory: chunks from the back of the reader's copy gen,
+ * written into its buffer, until none is left. */
+static void px_shm_help(struct px_net_iface *s, struct px_net_ep *ep, uint16_t gen)
+{
+    px_shm_share_t *sh = &ep->in->share;
+    uint32_t i;
+    while (s->cma_ok && px_shm_claim(sh, gen, 0, &i)) {
+        size_t off = (size_t)i * sh->chunk,
+               k = sh->len - off < sh->chunk ? sh->len - off : sh->chunk;
+        if (px_shm_cma(ep, (void *)(uintptr_t)(sh->src + off), sh->dst + off, k, 1) != PX_OK) {
+            /* give it back: only this side lowers hi, so it is still i + 1's */
+            uint64_t w = atomic_load_explicit(&sh->claim, memory_order_relaxed);
+            while ((uint16_t)(w >> 48) == gen && PX_SHM_W_HI(w) == i &&
+                   !atomic_compare_exchange_weak_explicit(
+                       &sh->claim, &w, w + 1, memory_order_acq_rel, memory_order_relaxed))
+                ;
+            return;
+        }
+        atomic_fetch_add_explicit(&sh->done, k, memory_order_release);
+    }
+}
+
+/* A large read shared with the peer when it polls: a HELP cell on the
+ * ring (only between whole messages, and not to a peer that may sleep),
+ * then chunks from the front until the two meet; waits for the peer's. */
+static px_status_t px_shm_get_shared(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len)
+{
+    px_shm_share_t *sh = &ep->out->share;
+    size_t chunk = (len / 2 + 4095) & ~(size_t)4095; /* halves: more took longer */
+    if (chunk < PX_SHM_SHARE_CHUNK)
+        chunk = PX_SHM_SHARE_CHUNK;
+    uint16_t gen = ++ep->share_gen;
+    uint32_t n = (uint32_t)((len + chunk - 1) / chunk), i;
+    sh->src = raddr;
+    sh->dst = (uint64_t)(uintptr_t)local;
+    sh->len = len;
+    sh->chunk = chunk;
+    atomic_store_explicit(&sh->done, 0, memory_order_relaxed);
+    atomic_store_explicit(&sh->claim, (uint64_t)gen << 48 | n, memory_order_release);
+    px_shm_cell_t *c = px_shm_out_cell(ep);
+    c->hdr_len = c->frag_len = 0;
+    c->flags = PX_SHM_FIRST | PX_SHM_LAST | PX_SHM_HELP;
+    c->total = gen;
+    px_shm_publish(ep);
+    px_status_t st = PX_OK;
+    size_t skipped = 0; /* chunks taken after a failure, not copied */
+    unsigned spins = 0;
+    for (;;) {
+        if (px_shm_claim(sh, gen, 1, &i)) {
+            size_t off = (size_t)i * chunk, k = len - off < chunk ? len - off : chunk;
+            if (st == PX_OK)
+                st = px_shm_cma(ep, (char *)local + off, raddr + off, k, 0);
+            if (st == PX_OK)
+                atomic_fetch_add_explicit(&sh->done, k, memory_order_release);
+            else
+                skipped += k;
+            continue;
+        }
+        /* the peer's chunks: a few microseconds each, unless it lost its core */
+        if (atomic_load_explicit(&sh->done, memory_order_acquire) + skipped >= len)
+            return st;
+        if (++spins % 256 == 0) {
+            sched_yield();
+            /* a peer that died holding a chunk: the job has lost it anyway */
+            if (spins % (1u << 20) == 0 && kill(ep->pid, 0) < 0 && errno == ESRCH) {
+                px_error("shm", "rank %d exited during a shared copy", ep->rank);
+                return PX_ERR_IO;
+            }
+        }
+    }
+}
+
 static px_status_t px_shm_ep_get(px_net_ep_t *ep, void *local, uint64_t raddr, size_t len)
 {
+    if (len >= PX_SHM_SHARE_MIN && ep->iface->cma_ok && !ep->ring && px_list_empty(&ep->sendq) &&
+        px_shm_out_space(ep))
+        return px_shm_get_shared(ep, local, raddr, len);
     return px_shm_cma(ep, local, raddr, len, 0);
 }
 
@@ -642,6 +762,15 @@ static __attribute__((noinline)) int px_shm_drain(struct px_net_iface *s, struct
         px_shm_cell_t *c =
             (px_shm_cell_t *)(ep->in_cells + (ep->in_tail & (s->slots - 1)) * s->cell);
         char *p = (char *)(c + 1);
+        if (__builtin_expect(c->flags & PX_SHM_HELP, 0)) {
+            uint16_t gen = (uint16_t)c->total;
+            ep->in_tail++;
+            atomic_store_explicit(&ep->in->tail, ep->in_tail, memory_order_release);
+            px_shm_help(s, ep, gen);
+            events++;
+            head = atomic_load_explicit(&ep->in->head, memory_order_acquire);
+            continue;
+        }
         if (c->flags & PX_SHM_FIRST) {
             ep->rx_dest = s->rx->rx_begin(ep->owner, p, c->hdr_len, c->total, &ep->rx_ctx);
             ep->rx_off = 0;
