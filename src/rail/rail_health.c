@@ -380,7 +380,15 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
          * other subchannels carry: suspect (new traffic avoids it). A peer
          * that acknowledges nothing is just busy; only the transport's own
          * timeout (TCP_USER_TIMEOUT) or an error makes a subchannel DOWN. */
+        /* over datagrams the frames' own timeout, which covers the deepest
+         * recent queue: a subchannel whose frames wait behind others is
+         * late, not silent (a rail whose frames are queued behind several
+         * milliseconds of stripes was taken for suspect again and again) */
         uint64_t rto = px_rail_sub_rto(s, detect);
+        if (r->lossy) {
+            uint64_t q = px_rail_rto(r, s);
+            rto = q > rto ? (q < detect ? q : detect) : rto;
+        }
         uint64_t heard = px_rail_heard_elsewhere(vc, i);
         if (s->unacked && px_since(now, s->busy_since) > rto && heard > s->busy_since + rto / 2) {
             /* the peer answers on the others; when the transport can

@@ -560,6 +560,10 @@ void px_rail_bitmap_in(px_rail_vc_t *vc, uint32_t ack, const uint64_t *w, int nw
 void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t rx_ns);
 void px_rail_loss_look(px_rail_vc_t *vc);
 void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now);
+/* Lossy transports: the retransmission timeout of subchannel s (measured
+ * round trip and four deviations, at least 1.25 times the longest recent
+ * one, at least PX_RAIL_RTO_MIN). */
+uint64_t px_rail_rto(px_rail_t *r, const px_rail_sub_t *s);
 
 /* rail_health.c */
 int px_rail_best(px_rail_vc_t *vc, int worst_state);

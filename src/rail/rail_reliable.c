@@ -234,7 +234,7 @@ void px_rail_ack_in(px_rail_vc_t *vc, uint32_t ack)
 }
 
 /* Lossy transports: the retransmission timeout of subchannel s. */
-static uint64_t px_rail_rto(px_rail_t *r, const px_rail_sub_t *s)
+uint64_t px_rail_rto(px_rail_t *r, const px_rail_sub_t *s)
 {
     uint64_t rto = s->srtt > 0 ? (uint64_t)(s->srtt + 4 * s->rttvar) : 3 * r->rto_min;
     uint64_t deep = (uint64_t)(1.25 * s->rtt_max);
