@@ -39,12 +39,13 @@
 /* A large ep_get shared by the two processes: the reader copies chunks from
  * the front, the owner of the memory (asked by a HELP cell on the ring,
  * answered from its progress) writes chunks from the back with
- * process_vm_writev, until they meet (each takes half when both are
- * there, the reader all of it when the owner is busy elsewhere). claim: gen (16 bits) | lo (24) | hi
- * (24), the chunks [lo, hi) not yet taken; done: bytes copied. The reader
- * sets it up and returns only when done covers everything, so the owner
- * never writes into a buffer the reader has given back; a HELP that comes
- * late finds another gen or nothing left, and does nothing. */
+ * process_vm_writev, until they meet (each takes half when both are there,
+ * the reader all of it when the owner is busy elsewhere).
+ * claim: gen (16 bits) | lo (24) | hi (24), the chunks [lo, hi) not yet
+ * taken; done: bytes copied. The reader sets it up and returns only when
+ * done covers everything, so the owner never writes into a buffer the
+ * reader has given back; a HELP that comes late finds another gen or
+ * nothing left, and does nothing. */
 typedef struct px_shm_share {
     _Atomic uint64_t claim;
     _Atomic uint64_t done;
