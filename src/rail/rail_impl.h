@@ -323,7 +323,10 @@ struct px_rail_vc {
     struct {
         uint32_t seq;
         int used;
-        size_t cwnd; /* before the timeout halved it */
+        int sub;          /* where its first copy went */
+        uint64_t t_first; /* and when */
+        uint64_t rto;     /* the timeout that fired */
+        size_t cwnd;      /* before the timeout cut it */
     } rto_log[8];
     unsigned rto_next;
     /* quiescence (px_rail_done_begin): how many times this process began

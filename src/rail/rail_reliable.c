@@ -325,6 +325,9 @@ void px_rail_retransmit_due(px_rail_vc_t *vc, uint64_t now)
             vc->rto_log[k].seq = x->seq;
             vc->rto_log[k].used = 1;
             vc->rto_log[k].cwnd = cwnd;
+            vc->rto_log[k].sub = x->sub;
+            vc->rto_log[k].t_first = x->t_sent;
+            vc->rto_log[k].rto = rto;
         }
         px_debug("rail",
                  "frame %u (%zu bytes) to rank %d: no acknowledgement after %.1f ms, "
@@ -383,9 +386,13 @@ seen:
  * on a timeout, the timeout was spurious: the first copy (or its
  * acknowledgement) was late, not lost, most often because the peer was
  * busy outside the library and acknowledged late. The window goes back to
- * what it was before the timeout halved it. (The timeout itself is left
- * as the round trips make it: stretching it to cover such delays made
- * real losses wait as long.) */
+ * what it was before the timeout cut it. The timeout itself is left as the
+ * round trips make it (stretching it to cover such delays made real losses
+ * wait as long), except on a subchannel with no round trip measured yet:
+ * there the time since the first copy went, at most twice the timeout that
+ * fired, stands for one. Otherwise a subchannel whose acknowledgements come
+ * later than the first guess has every frame sent twice and, none being
+ * timed (Karn), never gets a measure. */
 void px_rail_dup_in(px_rail_vc_t *vc, uint32_t seq)
 {
     for (unsigned k = 0; k < sizeof(vc->rto_log) / sizeof(vc->rto_log[0]); k++) {
@@ -396,6 +403,16 @@ void px_rail_dup_in(px_rail_vc_t *vc, uint32_t seq)
             vc->fr_retx--;
         if (vc->cwnd < vc->rto_log[k].cwnd)
             vc->cwnd = vc->rto_log[k].cwnd;
+        int si = vc->rto_log[k].sub;
+        if (si >= 0 && si < vc->nsub && vc->sub[si].srtt == 0) {
+            px_rail_sub_t *s = &vc->sub[si];
+            double rtt = (double)px_since(px_time_ns(), vc->rto_log[k].t_first);
+            double step = 2.0 * (double)vc->rto_log[k].rto;
+            if (rtt > step)
+                rtt = step;
+            if (rtt > s->rtt_max)
+                s->rtt_max = rtt;
+        }
         vc->rto_log[k].used = 0;
         return;
     }

@@ -123,7 +123,7 @@ void px_rail_print_stats(px_rail_t *r, int rank)
                     "[plexus profile] rank %d -> %d sub %d (%s) policy %s%s weight %.3f frames tx "
                     "%llu rx %llu bytes tx %llu rx %llu stripes %llu stripe_bytes %llu "
                     "mean_stripe_us %.1f acks tx %llu rx %llu state %s down %llu resent %llu "
-                    "rtt_us %.1f rttvar_us %.1f\n",
+                    "rtt_us %.1f rttvar_us %.1f rtt_max_us %.1f\n",
                     rank, i, k, vc->sub[k].info.label, r->policy->name, lane,
                     px_rail_vc_weight(vc, k), (unsigned long long)s->frames_tx,
                     (unsigned long long)s->frames_rx, (unsigned long long)s->bytes_tx,
@@ -133,7 +133,7 @@ void px_rail_print_stats(px_rail_t *r, int rank)
                     (unsigned long long)s->acks_tx, (unsigned long long)s->acks_rx,
                     px_rail_state_names[vc->sub[k].state], (unsigned long long)s->downs,
                     (unsigned long long)s->resent_frames, vc->sub[k].srtt / 1e3,
-                    vc->sub[k].rttvar / 1e3);
+                    vc->sub[k].rttvar / 1e3, vc->sub[k].rtt_max / 1e3);
         }
     }
     if (r->lossy)

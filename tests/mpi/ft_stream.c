@@ -19,7 +19,8 @@
  * success. The JSON has the longest time without a completed message over
  * the whole run (max_stall_s) and, with --fault-at, the longest such gap
  * ending after the fault (stall_after_fault_s: what the fault cost, not the
- * start-up). Exit status 1 when anything was lost, duplicated or corrupted.
+ * start-up; stall_after_fault_end_s: when it ended, seconds after
+ * FT_START). Exit status 1 when anything was lost, duplicated or corrupted.
  *
  * Usage: ft_stream [--seconds S] [--bytes B] [--sizes 1k,48k,1m,4m]
  *                  [--window W] [--every N] [--mode pairs|bidir|all]
@@ -242,6 +243,7 @@ typedef struct {
     uint64_t lost, dup, corrupt, order, msgs, bytes, complaints;
     double last_done, max_stall, t0;
     double fault_t, fault_stall; /* the longest gap ending after the fault (--fault-at) */
+    double fault_stall_end;      /* when it ended, seconds since t0 */
     double *bins;                /* bytes received per BIN_S since t0 */
     size_t nbins;
 } ft_rx_t;
@@ -251,8 +253,10 @@ static void rx_note_time(ft_rx_t *rx, double t, uint64_t bytes)
     double gap = t - rx->last_done;
     if (gap > rx->max_stall)
         rx->max_stall = gap;
-    if (rx->fault_t > 0 && t >= rx->fault_t && gap > rx->fault_stall)
+    if (rx->fault_t > 0 && t >= rx->fault_t && gap > rx->fault_stall) {
         rx->fault_stall = gap;
+        rx->fault_stall_end = t - rx->t0;
+    }
     rx->last_done = t;
     size_t b = (size_t)((t - rx->t0) / BIN_S);
     if (b >= rx->nbins) {
@@ -564,9 +568,14 @@ int main(int argc, char **argv)
     double dmax[3] = {rx.max_stall, t_end - t0, rx.fault_stall}, gmax[3];
     if (nsrc > 0 && t_end - rx.last_done > dmax[0])
         dmax[0] = t_end - rx.last_done;
-    if (nsrc > 0 && rx.fault_t > 0 && t_end - rx.last_done > dmax[2])
+    if (nsrc > 0 && rx.fault_t > 0 && t_end - rx.last_done > dmax[2]) {
         dmax[2] = t_end - rx.last_done;
+        rx.fault_stall_end = t_end - t0;
+    }
     MPI_Allreduce(dmax, gmax, 3, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    /* when the longest gap after the fault ended, from the rank that saw it */
+    double at = dmax[2] == gmax[2] ? rx.fault_stall_end : -1, gat;
+    MPI_Allreduce(&at, &gat, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     int nb = (int)(gmax[1] / BIN_S) + 1;
     double *bins = calloc((size_t)nb, sizeof(double)), *all = calloc((size_t)nb, sizeof(double));
     for (int i = 0; i < nb && (size_t)i < rx.nbins; i++)
@@ -594,8 +603,8 @@ int main(int argc, char **argv)
                gmax[0], secs > 0 ? (double)tot[3] / secs / 1e6 : 0.0);
         if (o.fault_at > 0)
             printf(",\"rate_before_MBs\":%.2f,\"rate_during_MBs\":%.2f,\"rate_after_MBs\":%.2f"
-                   ",\"stall_after_fault_s\":%.3f",
-                   before, during, after, gmax[2]);
+                   ",\"stall_after_fault_s\":%.3f,\"stall_after_fault_end_s\":%.3f",
+                   before, during, after, gmax[2], gat);
         printf("}\n");
         if (ok)
             printf("PASS ft_stream np=%d: %" PRIu64 " messages, %.1f MB in %.1f s\n", g_size,
