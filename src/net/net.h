@@ -160,11 +160,12 @@ typedef struct px_net_ops {
      * callbacks run with an error) without reporting ep_failed; the next
      * ep_send connects afresh (PX_NET_CAP_RESET). */
     void (*ep_reset)(px_net_ep_t *ep);
-    /* Takes back every queued send whose first byte is not yet
-     * written and that has a callback (the callback runs with
-     * PX_ERR_CANCELED); the connection stays. Frames the layer above sends
-     * again elsewhere then do not wait behind a stalled connection.
-     * px_net_stub_ep_withdraw where sends are never held back. */
+    /* Takes back every queued send that has a callback (the callback
+     * runs with PX_ERR_CANCELED); the connection stays, and a send whose
+     * first bytes are written goes on from a copy of the rest. Frames the
+     * layer above sends again elsewhere then do not wait behind a stalled
+     * connection. px_net_stub_ep_withdraw where sends are never held
+     * back. */
     void (*ep_withdraw)(px_net_ep_t *ep);
     /* Ends the endpoint of a process that has left (one of another job,
      * after MPI_Comm_disconnect): its connection closes in order, which the

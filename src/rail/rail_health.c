@@ -119,9 +119,9 @@ static int px_rail_move_allowed(const px_rail_vc_t *vc)
 }
 
 /* s is suspect: its unacknowledged frames go again on the others at once
- * (the receiver keeps one copy of each, whichever arrives first; those
- * still queued in the transport follow once written, or once it gives
- * up). Connections only: over datagrams the rail layer's own
+ * (the receiver keeps one copy of each, whichever arrives first; the
+ * transport hands back those it still holds, px_net_ops_t.ep_withdraw).
+ * Connections only: over datagrams the rail layer's own
  * retransmission already sends a lost frame again. Only to a subchannel
  * that is up, and within the peer's budget (px_rail_move_allowed); a move
  * that has to wait is tried again at the next tick. Moves, and those
@@ -142,7 +142,7 @@ static void px_rail_sub_move(px_rail_sub_t *s)
     s->st->moves++;
     px_info("rail", "subchannel %s to rank %d: %u frame(s) go again on the others", s->info.label,
             vc->rank, moved);
-    /* those the transport has not begun to write go now, not after it */
+    /* those the transport still holds go now, not after it */
     vc->rail->ops->ep_withdraw(s->ep);
     px_rail_resend_mark(vc);
 }

@@ -420,19 +420,52 @@ static void px_tcp_ep_destroy(px_net_ep_t *ep)
     free(ep);
 }
 
+/* A begun send whose caller wants its buffer back (ep_withdraw): what is
+ * left of it is copied into a send of its own in its place, which the
+ * connection writes whole (the stream's framing needs it), and the caller
+ * is told the send was taken back. NULL when there is no memory for it. */
+static px_tcp_sop_t *px_tcp_sop_detach(px_tcp_sop_t *op)
+{
+    size_t left = 0;
+    for (int i = op->idx; i < op->iovcnt; i++)
+        left += op->iov[i].iov_len;
+    px_tcp_sop_t *c = malloc(sizeof(*c) + sizeof(struct iovec) + left);
+    if (!c)
+        return NULL;
+    char *data = (char *)(c->iov + 1);
+    px_net_iov_gather(data, op->iov + op->idx, op->iovcnt - op->idx);
+    c->iov[0].iov_base = data;
+    c->iov[0].iov_len = left;
+    c->iovcnt = 1;
+    c->idx = 0;
+    c->cb = NULL;
+    c->arg = NULL;
+    return c;
+}
+
 static void px_tcp_ep_withdraw(px_net_ep_t *ep)
 {
     px_list_t q, *e, *t;
     px_list_init(&q);
-    /* detach first: a callback may queue new frames on this endpoint */
+    /* detach first: a callback may queue new frames on this endpoint. A
+     * begun send stays, as a copy of what is left of it: over a path that
+     * went silent it would otherwise hold its caller until the connection
+     * times out. */
     px_list_for_each_safe(e, t, &ep->sendq) {
         px_tcp_sop_t *op = px_container_of(e, px_tcp_sop_t, link);
-        if (!op->cb || op->idx || op->iov[0].iov_base != op->fh)
-            continue; /* a copy, or begun: it must go whole */
-        size_t left = 0;
-        for (int i = 0; i < op->iovcnt; i++)
-            left += op->iov[i].iov_len;
-        ep->queued_bytes -= left;
+        if (!op->cb)
+            continue; /* a copy: it must go whole */
+        if (op->idx || op->iov[0].iov_base != op->fh) {
+            px_tcp_sop_t *c = px_tcp_sop_detach(op);
+            if (!c)
+                continue;                     /* it goes whole, from the caller's buffer */
+            px_list_insert_head(e, &c->link); /* just after op */
+        } else {
+            size_t left = 0;
+            for (int i = 0; i < op->iovcnt; i++)
+                left += op->iov[i].iov_len;
+            ep->queued_bytes -= left;
+        }
         px_list_del(e);
         px_list_insert_tail(&q, e);
     }
