@@ -515,6 +515,17 @@ static size_t px_rail_inflight_max(px_rail_vc_t *vc)
     return lim < px_params.rail_inflight ? lim : px_params.rail_inflight;
 }
 
+/* Whether at least two address pairs work: striping over one alone only
+ * holds blocks back behind their acknowledgements (a peer left with one
+ * rail after a failure is sent to as if it had only that one). */
+static int px_rail_pairs_up(const px_rail_vc_t *vc)
+{
+    int n = 0;
+    for (int i = 0; i < vc->npair && n < 2; i++)
+        n += px_rail_usable(&vc->sub[i]);
+    return n >= 2;
+}
+
 static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
                                     const struct iovec *iov, int iovcnt, unsigned flags,
                                     px_net_send_cb_t cb, void *arg)
@@ -522,7 +533,7 @@ static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hd
     size_t len;
     if (vc->npair > 1 && (flags & PX_RAIL_F_STRIPE) && !vc->rail->lossy &&
         (len = px_net_iov_len(iov, iovcnt)) >= px_params.rail_stripe_min && cb &&
-        px_rail_stripes(vc, flags)) {
+        px_rail_pairs_up(vc) && px_rail_stripes(vc, flags)) {
         /* Split late: a block waits while enough stripe bytes are in flight,
          * so its split uses weights learnt from the blocks before it. Ordered
          * frames never wait behind it. */

@@ -100,14 +100,16 @@ def test_rail_failure_stall(fast_rails, key, net):
     assert stall <= FAST_STALL_S, f"stalled {stall} s after the fault: {r.why()}"
 
 
-def test_busy_receiver_is_not_suspect(fast_rails):
+@pytest.mark.parametrize("net", ["tcp", "udp"])
+def test_busy_receiver_is_not_suspect(fast_rails, net):
     """A receiver that computes for 4 s without an MPI call while eager
-    messages wait for it (tests/mpi/busy_peer): its kernel takes the data,
-    it acknowledges nothing on any rail, so no subchannel is suspect or
-    DOWN, and nothing is sent twice."""
+    messages wait for it (tests/mpi/busy_peer): its kernel takes the data
+    (over datagrams until its socket buffer is full, then drops them), it
+    acknowledges nothing on any rail, so no subchannel is suspect or DOWN,
+    and nothing is sent twice."""
     prog = os.path.join(BUILD, "tests", "mpi", "busy_peer")
     cmd = [PXRUN, "--launcher", "ip netns exec {host}", "--hosts", PAIR, "--bootstrap-iface",
-           "pxf-mgmt", "--timeout", "60", "--env", "PX_NET=tcp", "--env", "PX_PROFILE=1",
+           "pxf-mgmt", "--timeout", "60", "--env", "PX_NET=" + net, "--env", "PX_PROFILE=1",
            "--env", "PX_PARTITION_TIMEOUT=2", prog]
     penv = {k: v for k, v in os.environ.items() if k != "PX_BUILD_DIR"}
     p = subprocess.run(cmd, capture_output=True, text=True, env=penv, timeout=90)
