@@ -1,20 +1,30 @@
 /* Recursive global lock for MPI_THREAD_MULTIPLE (see cs.h).
  *
- * A test-and-set lock whose waiters spin briefly, then yield the CPU, and
- * never sleep: whichever waiter is running gets the lock as soon as it is
- * free. A sleeping mutex waiter is woken too late to win against a holder
- * that releases and retakes the lock in its wait loop; a ticket lock waits
- * for the next ticket's thread even when it is not running (with more
- * threads than cores, a whole time slice). */
+ * A futex lock (Drepper's "mutex3": 0 free, 1 held, 2 held with threads
+ * that may be asleep on it). A thread that finds it held spins briefly,
+ * then sleeps in the kernel until a release wakes it. With more threads in
+ * MPI than cores, the threads waiting for the lock leave the cores to the
+ * one that holds it, whose progress completes their requests too; threads
+ * that spun and yielded instead kept taking turns on the cores with it, and
+ * a message then took about as long as a round of them all. A holder that
+ * waits for progress lets the others in between two polls (px_cs_yield:
+ * it lets go, which wakes one sleeper, yields the processor and takes the
+ * lock back), as MPICH's global lock does. */
 #include "cs.h"
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* pauses before a thread that finds the lock held goes to sleep */
+#define PX_CS_SPIN 128
 
 int px_cs_on;
 
-static int px_cs_locked;
-static int px_cs_waiting; /* threads spinning in px_cs_take */
+static int px_cs_word;    /* 0 free, 1 held, 2 held and maybe sleepers */
+static int px_cs_waiting; /* threads in px_cs_take, spinning or asleep */
 static pthread_t px_cs_owner;
 static int px_cs_owned; /* px_cs_owner is valid */
 static int px_cs_depth;
@@ -28,35 +38,54 @@ static inline void px_cpu_relax(void)
 #endif
 }
 
+static void px_futex_wait(int *w, int v)
+{
+    syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+}
+
+static void px_futex_wake(int *w) { syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0); }
+
 static int px_cs_mine(void)
 {
     return __atomic_load_n(&px_cs_owned, __ATOMIC_ACQUIRE) &&
            pthread_equal(px_cs_owner, pthread_self());
 }
 
-static void px_cs_take(void)
+static int px_cs_try(void)
 {
-    if (__atomic_exchange_n(&px_cs_locked, 1, __ATOMIC_ACQUIRE)) {
-        __atomic_add_fetch(&px_cs_waiting, 1, __ATOMIC_RELAXED);
-        for (unsigned spin = 0;; spin++) {
-            if (!__atomic_load_n(&px_cs_locked, __ATOMIC_RELAXED) &&
-                !__atomic_exchange_n(&px_cs_locked, 1, __ATOMIC_ACQUIRE))
-                break;
-            if (spin < 64)
-                px_cpu_relax();
-            else
-                sched_yield();
-        }
-        __atomic_sub_fetch(&px_cs_waiting, 1, __ATOMIC_RELAXED);
-    }
+    int free_ = 0;
+    return __atomic_compare_exchange_n(&px_cs_word, &free_, 1, 0, __ATOMIC_ACQUIRE,
+                                       __ATOMIC_RELAXED);
+}
+
+static void px_cs_got(void)
+{
     px_cs_owner = pthread_self();
     __atomic_store_n(&px_cs_owned, 1, __ATOMIC_RELEASE);
+}
+
+static void px_cs_take(void)
+{
+    if (!px_cs_try()) {
+        __atomic_add_fetch(&px_cs_waiting, 1, __ATOMIC_RELAXED);
+        int got = 0;
+        for (int spin = 0; spin < PX_CS_SPIN && !got; spin++) {
+            px_cpu_relax();
+            got = !__atomic_load_n(&px_cs_word, __ATOMIC_RELAXED) && px_cs_try();
+        }
+        /* asleep until a release finds the word at 2 and wakes one */
+        while (!got && __atomic_exchange_n(&px_cs_word, 2, __ATOMIC_ACQUIRE))
+            px_futex_wait(&px_cs_word, 2);
+        __atomic_sub_fetch(&px_cs_waiting, 1, __ATOMIC_RELAXED);
+    }
+    px_cs_got();
 }
 
 static void px_cs_give(void)
 {
     __atomic_store_n(&px_cs_owned, 0, __ATOMIC_RELEASE);
-    __atomic_store_n(&px_cs_locked, 0, __ATOMIC_RELEASE);
+    if (__atomic_exchange_n(&px_cs_word, 0, __ATOMIC_RELEASE) == 2)
+        px_futex_wake(&px_cs_word);
 }
 
 void px_cs_lock(void)
@@ -71,11 +100,9 @@ void px_cs_lock(void)
 
 int px_cs_trylock(void)
 {
-    if (__atomic_load_n(&px_cs_locked, __ATOMIC_RELAXED) ||
-        __atomic_exchange_n(&px_cs_locked, 1, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&px_cs_word, __ATOMIC_RELAXED) || !px_cs_try())
         return 0;
-    px_cs_owner = pthread_self();
-    __atomic_store_n(&px_cs_owned, 1, __ATOMIC_RELEASE);
+    px_cs_got();
     px_cs_depth = 1;
     return 1;
 }
