@@ -161,6 +161,29 @@ static px_status_t px_chan_check_net(void)
     return PX_OK;
 }
 
+/* The connections beside the datagrams of rail: of hybrid channels, and to
+ * processes of other jobs. */
+static px_status_t px_chan_open_rc(const px_boot_info_t *boot)
+{
+    size_t chunk = px_params.rndv_chunk ? px_params.rndv_chunk : (1u << 20);
+    px_status_t st = px_rail_init(boot, "tcp", &px_chan_rc_rx_ops, &px_c.rail_rc);
+    if (st != PX_OK)
+        return st;
+    px_c.car_eager[PX_CAR_TCP] = px_rail_eager_limit(px_c.rail_rc);
+    px_c.car_chunk[PX_CAR_TCP] = chunk;
+    px_chan_rc_setup();
+    /* data: which rail (px_chan_progress reads it) */
+    px_c.epfd = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = 0};
+    struct epoll_event ev_rc = {.events = EPOLLIN, .data.u32 = 1};
+    if (px_c.epfd < 0 || epoll_ctl(px_c.epfd, EPOLL_CTL_ADD, px_c.rail_fd, &ev) ||
+        epoll_ctl(px_c.epfd, EPOLL_CTL_ADD, px_rail_fd(px_c.rail_rc), &ev_rc)) {
+        px_error("chan", "epoll: %s", strerror(errno));
+        return PX_ERR_IO;
+    }
+    return PX_OK;
+}
+
 /* The network transports: one rail (ofi, udp or tcp), and with udp and tcp
  * both, a second for the connections of hybrid channels. ofi is reliable
  * like a connection: PX_CHANNELS calls its channel tcp. */
@@ -183,22 +206,7 @@ static px_status_t px_chan_open_rails(const px_boot_info_t *boot, int use_tcp, i
     px_c.car_chunk[px_c.vc_car] = fm && fm < chunk ? fm : chunk;
     if (!(use_udp && use_tcp))
         return PX_OK;
-    st = px_rail_init(boot, "tcp", &px_chan_rc_rx_ops, &px_c.rail_rc);
-    if (st != PX_OK)
-        return st;
-    px_c.car_eager[PX_CAR_TCP] = px_rail_eager_limit(px_c.rail_rc);
-    px_c.car_chunk[PX_CAR_TCP] = chunk;
-    px_chan_rc_setup();
-    /* data: which rail (px_chan_progress reads it) */
-    px_c.epfd = epoll_create1(EPOLL_CLOEXEC);
-    struct epoll_event ev = {.events = EPOLLIN, .data.u32 = 0};
-    struct epoll_event ev_rc = {.events = EPOLLIN, .data.u32 = 1};
-    if (px_c.epfd < 0 || epoll_ctl(px_c.epfd, EPOLL_CTL_ADD, px_c.rail_fd, &ev) ||
-        epoll_ctl(px_c.epfd, EPOLL_CTL_ADD, px_rail_fd(px_c.rail_rc), &ev_rc)) {
-        px_error("chan", "epoll: %s", strerror(errno));
-        return PX_ERR_IO;
-    }
-    return PX_OK;
+    return px_chan_open_rc(boot);
 }
 
 /* Eager through the rings costs two copies and no round trip; the
@@ -230,9 +238,19 @@ static px_status_t px_chan_create(const px_boot_info_t *boot, int r)
         c->kind = PX_CHAN_SHM;
         c->ops = px_c.shm_ops;
         st = c->ops->ep_create(px_c.shm_if, r, 0, c, &c->ep);
+    } else if (r >= boot->size && px_c.vc_car == PX_CAR_UDP && px_c.rail_rc &&
+               px_rail_reachable(px_c.rail_rc, r)) {
+        /* a process of another job, in a job on datagrams: a connection */
+        c->kind = PX_CHAN_RAIL;
+        st = px_rail_vc_create(px_c.rail_rc, r, c, &c->vc);
+        c->vc_rc = c->vc;
+        c->rc = PX_RC_ACTIVE;
+        c->car = PX_CAR_TCP;
+        px_c.rc_active = 1;
     } else if (px_c.rail && px_rail_reachable(px_c.rail, r)) {
         c->kind = PX_CHAN_RAIL;
         st = px_rail_vc_create(px_c.rail, r, c, &c->vc);
+        c->car = (uint8_t)px_c.vc_car;
         /* its connection is made only when wanted */
         c->hybrid = px_c.rail_rc && px_rail_reachable(px_c.rail_rc, r);
     } else {
@@ -245,8 +263,8 @@ static px_status_t px_chan_create(const px_boot_info_t *boot, int r)
     if (c->kind == PX_CHAN_RAIL) {
         px_c.rail_peers = 1;
         c->env_vc = c->vc;
-        c->eager_limit = px_c.car_eager[px_c.vc_car];
-        c->chunk = px_c.car_chunk[px_c.vc_car];
+        c->eager_limit = px_c.car_eager[c->car];
+        c->chunk = px_c.car_chunk[c->car];
     } else {
         c->ops->iface_query(c->kind == PX_CHAN_SELF ? px_c.self_if : px_c.shm_if, &attr);
         c->eager_limit = px_c.shm_eager;
@@ -385,15 +403,18 @@ void px_chan_finalize(void)
 
 /* ---------- processes of other jobs ---------- */
 
-/* They are reached over tcp only: over the job's tcp rail, or one opened
- * now when the job has no network (a singleton, a job on one node with
- * PX_NET=shm). Datagrams (whose every packet carries the job's key) and ofi
- * carry only the job's own ranks. */
+/* They are reached over tcp only: over the job's tcp rail, over the
+ * connections beside datagrams (rail_rc, opened now in a job on udp alone),
+ * or a tcp rail opened now when the job has no network (a singleton, a job
+ * on one node with PX_NET=shm). Datagrams carry only the job's own ranks
+ * (every packet carries the job's key), and so does ofi. */
 static px_status_t px_chan_dyn_rail(void)
 {
-    if (px_c.rail)
+    if (!px_c.rail)
+        return px_chan_open_rails(&px_c.boot, 1, 0, 0);
+    if (px_c.vc_car == PX_CAR_TCP)
         return strcmp(px_rail_net_name(px_c.rail), "tcp") ? PX_ERR_UNSUPPORTED : PX_OK;
-    return px_chan_open_rails(&px_c.boot, 1, 0, 0);
+    return px_c.rail_rc ? PX_OK : px_chan_open_rc(&px_c.boot);
 }
 
 px_status_t px_chan_card(char *card, size_t len)
@@ -434,7 +455,7 @@ px_status_t px_chan_peer_remove(int peer)
     px_chan_t *c = &px_c.peers[peer];
     if (peer < px_c.boot.size || peer >= px_c.npeers || !c->vc)
         return PX_ERR_INVALID_PARAM;
-    px_status_t st = px_rail_vc_destroy(px_c.rail, c->vc);
+    px_status_t st = px_rail_vc_destroy(c->car == px_c.vc_car ? px_c.rail : px_c.rail_rc, c->vc);
     if (st != PX_OK)
         return st;
     memset(c, 0, sizeof(*c));
@@ -632,7 +653,9 @@ const char *px_chan_name(int peer)
     static const char *const names[] = {"self", "shm", "tcp"};
     const px_chan_t *c = &px_c.peers[peer];
     if (c->kind == PX_CHAN_RAIL)
-        return c->rc == PX_RC_ACTIVE ? "udp+tcp" : px_rail_net_name(px_c.rail);
+        return c->car != px_c.vc_car   ? "tcp"
+               : c->rc == PX_RC_ACTIVE ? "udp+tcp"
+                                       : px_rail_net_name(px_c.rail);
     return names[c->kind];
 }
 

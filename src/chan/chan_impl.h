@@ -44,6 +44,9 @@ typedef struct px_chan {
     uint8_t rc;
     uint8_t rc_in;     /* the peer asked for it */
     uint8_t rc_denied; /* the peer had no room: stay on datagrams */
+    uint8_t car;       /* what carries frames sent on vc: px_c.vc_car, or PX_CAR_TCP for a
+                        * process of another job in a job on datagrams (vc is then a
+                        * connection of rail_rc, vc_rc the same one, rc ACTIVE) */
     uint32_t rc_qual;  /* messages that count towards opening it */
     /* self and shm deliver one frame at a time per peer */
     size_t rx_len;
@@ -120,7 +123,7 @@ static inline px_rail_vc_t *px_chan_vc(px_chan_t *c)
 /* What carries frames sent on vc to c. */
 static inline int px_chan_car(const px_chan_t *c, const px_rail_vc_t *vc)
 {
-    return vc == c->vc ? px_c.vc_car : PX_CAR_TCP;
+    return vc == c->vc ? c->car : PX_CAR_TCP;
 }
 
 #endif

@@ -51,8 +51,8 @@ void px_chan_pick(int peer, size_t len, int coll, px_chan_pick_t *k)
     if (p->hybrid)
         px_chan_rc_count(p, len);
     px_rail_vc_t *def = px_chan_vc(p);
-    px_rail_vc_t *udp = px_c.vc_car == PX_CAR_UDP ? p->vc : NULL;
-    px_rail_vc_t *tcp = px_c.vc_car == PX_CAR_TCP ? p->vc : p->rc == PX_RC_ACTIVE ? p->vc_rc : NULL;
+    px_rail_vc_t *udp = p->car == PX_CAR_UDP ? p->vc : NULL;
+    px_rail_vc_t *tcp = p->car == PX_CAR_TCP ? p->vc : p->rc == PX_RC_ACTIVE ? p->vc_rc : NULL;
     px_rail_vc_t *c = NULL;
     int rndv = 0, zc = 0;
     for (i = 0; i < t->n; i++) {
@@ -200,7 +200,7 @@ px_status_t px_chan_put(int peer, const void *local, uint64_t raddr, size_t len)
 static px_rail_vc_t *px_chan_bulk_vc(int peer)
 {
     px_chan_t *p = &px_c.peers[peer];
-    return p->kind == PX_CHAN_RAIL && px_c.vc_car == PX_CAR_UDP ? p->vc : NULL;
+    return p->kind == PX_CHAN_RAIL && p->car == PX_CAR_UDP ? p->vc : NULL;
 }
 
 int px_chan_bulk_recv(int peer, void *buf, size_t len, void *arg, px_chan_bulk_offer_t *offer)
