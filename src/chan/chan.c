@@ -169,7 +169,18 @@ static px_status_t px_chan_open_rc(const px_boot_info_t *boot)
     px_status_t st = px_rail_init(boot, "tcp", &px_chan_rc_rx_ops, &px_c.rail_rc);
     if (st != PX_OK)
         return st;
-    px_c.car_eager[PX_CAR_TCP] = px_rail_eager_limit(px_c.rail_rc);
+    size_t eager = px_rail_eager_limit(px_c.rail_rc);
+    if (px_c.vc_car == PX_CAR_TCP) {
+        /* beside ofi, which counts as a connection too: limits both take */
+        if (eager > px_c.car_eager[PX_CAR_TCP])
+            eager = px_c.car_eager[PX_CAR_TCP];
+        if (chunk > px_c.car_chunk[PX_CAR_TCP])
+            chunk = px_c.car_chunk[PX_CAR_TCP];
+        px_c.car_eager[PX_CAR_TCP] = eager;
+        px_c.car_chunk[PX_CAR_TCP] = chunk;
+        return PX_OK;
+    }
+    px_c.car_eager[PX_CAR_TCP] = eager;
     px_c.car_chunk[PX_CAR_TCP] = chunk;
     px_chan_rc_setup();
     /* data: which rail (px_chan_progress reads it) */
@@ -238,9 +249,9 @@ static px_status_t px_chan_create(const px_boot_info_t *boot, int r)
         c->kind = PX_CHAN_SHM;
         c->ops = px_c.shm_ops;
         st = c->ops->ep_create(px_c.shm_if, r, 0, c, &c->ep);
-    } else if (r >= boot->size && px_c.vc_car == PX_CAR_UDP && px_c.rail_rc &&
-               px_rail_reachable(px_c.rail_rc, r)) {
-        /* a process of another job, in a job on datagrams: a connection */
+    } else if (r >= boot->size && px_c.rail_rc && px_rail_reachable(px_c.rail_rc, r)) {
+        /* a process of another job, in a job on datagrams or ofi: a
+         * connection of the tcp rail beside */
         c->kind = PX_CHAN_RAIL;
         st = px_rail_vc_create(px_c.rail_rc, r, c, &c->vc);
         c->vc_rc = c->vc;
@@ -412,8 +423,8 @@ static px_status_t px_chan_dyn_rail(void)
 {
     if (!px_c.rail)
         return px_chan_open_rails(&px_c.boot, 1, 0, 0);
-    if (px_c.vc_car == PX_CAR_TCP)
-        return strcmp(px_rail_net_name(px_c.rail), "tcp") ? PX_ERR_UNSUPPORTED : PX_OK;
+    if (!strcmp(px_rail_net_name(px_c.rail), "tcp"))
+        return PX_OK;
     return px_c.rail_rc ? PX_OK : px_chan_open_rc(&px_c.boot);
 }
 
@@ -455,7 +466,7 @@ px_status_t px_chan_peer_remove(int peer)
     px_chan_t *c = &px_c.peers[peer];
     if (peer < px_c.boot.size || peer >= px_c.npeers || !c->vc)
         return PX_ERR_INVALID_PARAM;
-    px_status_t st = px_rail_vc_destroy(c->car == px_c.vc_car ? px_c.rail : px_c.rail_rc, c->vc);
+    px_status_t st = px_rail_vc_destroy(c->vc == c->vc_rc ? px_c.rail_rc : px_c.rail, c->vc);
     if (st != PX_OK)
         return st;
     memset(c, 0, sizeof(*c));
@@ -489,7 +500,7 @@ int px_chan_progress(void)
     /* the network is polled every time once it carries traffic, and now
      * and then before that (to accept connections) */
     if (px_c.rail_peers && (px_c.rail_active || (++px_c.tick & 15) == 0 || !px_c.shm_if)) {
-        if (px_c.rc_active && px_c.rail_active)
+        if (px_c.rc_active && px_c.rail_active && px_c.epfd >= 0)
             return n + px_chan_progress_both();
         int k = px_rail_progress(px_c.rail);
         if (k)
@@ -653,7 +664,7 @@ const char *px_chan_name(int peer)
     static const char *const names[] = {"self", "shm", "tcp"};
     const px_chan_t *c = &px_c.peers[peer];
     if (c->kind == PX_CHAN_RAIL)
-        return c->car != px_c.vc_car   ? "tcp"
+        return c->vc == c->vc_rc       ? "tcp"
                : c->rc == PX_RC_ACTIVE ? "udp+tcp"
                                        : px_rail_net_name(px_c.rail);
     return names[c->kind];

@@ -337,9 +337,8 @@ int px_mpi_dyn_meet(px_mpi_comm_t *c, int root, int fd, px_status_t st, int low,
         free(rworld);
         return px_mpi_error(c, px_dyn_class(st), fn, "%s",
                             st == PX_ERR_UNSUPPORTED
-                                ? "a process of this group cannot reach processes of another job: "
-                                  "they are reached over tcp, which a job on ofi does not "
-                                  "open (PX_NET=shm,tcp or shm,udp can)"
+                                ? "a process of this group cannot reach processes of another job "
+                                  "(over tcp)"
                                 : px_dyn_why(st));
     }
     px_mpi_group_t *rg = px_mpi_group_new(h.rn);
