@@ -170,18 +170,17 @@ static px_status_t px_chan_open_rc(const px_boot_info_t *boot)
     if (st != PX_OK)
         return st;
     size_t eager = px_rail_eager_limit(px_c.rail_rc);
-    if (px_c.vc_car == PX_CAR_TCP) {
-        /* beside ofi, which counts as a connection too: limits both take */
+    int beside_ofi = px_c.vc_car == PX_CAR_TCP; /* ofi counts as a connection too */
+    if (beside_ofi) {                           /* limits both take */
         if (eager > px_c.car_eager[PX_CAR_TCP])
             eager = px_c.car_eager[PX_CAR_TCP];
         if (chunk > px_c.car_chunk[PX_CAR_TCP])
             chunk = px_c.car_chunk[PX_CAR_TCP];
-        px_c.car_eager[PX_CAR_TCP] = eager;
-        px_c.car_chunk[PX_CAR_TCP] = chunk;
-        return PX_OK;
     }
     px_c.car_eager[PX_CAR_TCP] = eager;
     px_c.car_chunk[PX_CAR_TCP] = chunk;
+    if (beside_ofi)
+        return PX_OK; /* both rails polled in turn (px_chan_progress) */
     px_chan_rc_setup();
     /* data: which rail (px_chan_progress reads it) */
     px_c.epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -415,7 +414,7 @@ void px_chan_finalize(void)
 /* ---------- processes of other jobs ---------- */
 
 /* They are reached over tcp only: over the job's tcp rail, over the
- * connections beside datagrams (rail_rc, opened now in a job on udp alone),
+ * connections beside udp or ofi (rail_rc, opened now if the job has none),
  * or a tcp rail opened now when the job has no network (a singleton, a job
  * on one node with PX_NET=shm). Datagrams carry only the job's own ranks
  * (every packet carries the job's key), and so does ofi. */
