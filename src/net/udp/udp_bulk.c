@@ -273,12 +273,16 @@ static int px_udp_bulk_rx_poll(px_udp_bulk_t *b, px_udp_bulk_rx_t *x)
         x->got += len;
     }
     /* acknowledge each batch that moved on (the sender's window grows with
-     * them), and once per point when something is missing, so that the
-     * sender goes back at once */
-    if (x->got != x->acked || (gap && x->dup_at != x->got)) {
-        if (gap)
-            x->dup_at = x->got;
+     * them), and once per point when something is missing: that report
+     * repeats the last one, which tells the sender to go back at once (a
+     * batch that both moved on and saw a gap reports twice, or the sender
+     * would take the gap for data still under way and wait for its timer) */
+    if (x->got != x->acked) {
         x->acked = x->got;
+        b->rx->bulk_progress(x->owner, x->arg, x->got);
+    }
+    if (gap && x->dup_at != x->got) {
+        x->dup_at = x->got;
         b->rx->bulk_progress(x->owner, x->arg, x->got);
     }
     if (x->got == x->len)

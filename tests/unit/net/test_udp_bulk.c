@@ -1,6 +1,7 @@
 /* The udp transport's bulk transfers (udp-zcopy) over loopback inside one
  * process: a receive socket from the pool, strangers' and malformed
- * datagrams dropped and counted, an out-of-order one not placed, then a
+ * datagrams dropped and counted, an out-of-order one not placed, a batch
+ * that moved on and then saw a gap reporting its new point twice, then a
  * real transfer of several windows that lands in the buffer intact, with
  * the receiver's progress delivered to the sender by hand as the layers
  * above would; cancelling a transfer; an empty pool. */
@@ -25,6 +26,8 @@ static int recv_done, send_done;
 static px_status_t recv_st, send_st;
 static void *sender_req = (void *)0x5e4d;
 static uint64_t last_ack = (uint64_t)-1;
+static uint64_t acks[8];
+static int nacks;
 
 static px_udp_bulk_t *bulk;
 static char recv_owner, send_owner;
@@ -35,6 +38,9 @@ static void on_progress(void *owner, void *arg, uint64_t got)
     if (owner != &recv_owner)
         return;
     last_ack = got;
+    if (nacks < 8)
+        acks[nacks] = got;
+    nacks++;
     px_udp_bulk_acked(bulk, sender_req, got);
 }
 static void on_done(void *owner, void *arg, px_status_t st)
@@ -64,6 +70,16 @@ static void dgram(int fd, uint16_t port, uint32_t magic, uint32_t len, uint64_t 
     memcpy(b, &h, sizeof(h));
     memset(b + sizeof(h), fill, real_len);
     send_raw(fd, port, b, sizeof(h) + real_len);
+}
+
+/* the real data at off, as the sender would send it */
+static void piece(int fd, const px_net_bulk_offer_t *o, const char *src, uint64_t off)
+{
+    char b[2048];
+    hdr_t h = {MAGIC, o->dgram, o->token, off};
+    memcpy(b, &h, sizeof(h));
+    memcpy(b + sizeof(h), src + off, o->dgram);
+    send_raw(fd, o->port, b, sizeof(h) + o->dgram);
 }
 
 int main(void)
@@ -104,6 +120,27 @@ int main(void)
     /* (the kernel wrote them where in-order data would go; nothing was
      * accepted, and the transfer below overwrites them) */
     CHECK(recv_done == 0);
+
+    /* a batch that moves on and then sees a gap: the report of the new
+     * point is repeated at once, which is the sender's signal to go back
+     * there (one report would read as data still under way) */
+    nacks = 0;
+    piece(fd, &o, src, 0);           /* in order */
+    piece(fd, &o, src, 2 * o.dgram); /* the one before it is lost */
+    for (int i = 0; i < 20 && px_udp_bulk_stats(bulk)->rx_dropped < 2; i++) {
+        px_udp_bulk_progress(bulk);
+        usleep(1000);
+    }
+    CHECK(px_udp_bulk_stats(bulk)->rx_dropped == 2);
+    CHECK(nacks == 2 && acks[0] == o.dgram && acks[1] == o.dgram);
+    piece(fd, &o, src, 2 * o.dgram); /* the same gap: no more reports */
+    for (int i = 0; i < 20 && px_udp_bulk_stats(bulk)->rx_dropped < 3; i++) {
+        px_udp_bulk_progress(bulk);
+        usleep(1000);
+    }
+    CHECK(px_udp_bulk_stats(bulk)->rx_dropped == 3 && nacks == 2);
+    /* the rest comes from the sender below, which starts at 0: the
+     * receiver drops offsets below its point and waits for the second piece */
 
     /* the transfer itself: several windows, acknowledged by hand */
     CHECK(px_udp_bulk_send(bulk, &send_owner, lo, lo, &o, src, LEN, sender_req) == PX_OK);
