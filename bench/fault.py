@@ -4,7 +4,9 @@ Open MPI over MPTCP, on a pxfab fabric of 2 nodes x 2 rails (root).
 
 Every library runs the same program, tests/mpi/ft_stream.c (numbered,
 checksummed messages of 1 KiB to 4 MiB from node0 to node1, nonblocking
-windows, blocking sends and allreduces), built with its own compiler wrapper
+windows, an exchange and an allreduce per epoch; --exchange watched, the
+default, tests the window while the exchange is under way so that every
+completion is timed), built with its own compiler wrapper
 into bench/.cache/fault/. A run streams a fixed number of bytes while a timer
 breaks the fabric; each run has a hard time limit and a job still running
 then is recorded as hung and killed.
@@ -67,6 +69,7 @@ from plexus.fab import cli as fabcli, scenarios  # noqa: E402
 from plexus.fab.scenarios import CUT, SPINES  # noqa: E402
 
 CACHE = os.path.join(HERE, ".cache", "fault")
+EXCHANGE = ["watched"]  # ft_stream --exchange (--exchange here)
 RESULTS = os.path.join(HERE, "results")
 SRC = os.path.join(ROOT, "tests", "mpi", "ft_stream.c")
 MPTCP_LIB = "/usr/lib/x86_64-linux-gnu/mptcpize/libmptcpwrap.so.0"
@@ -377,7 +380,7 @@ def run_one(sc, fab, m, exe, plexus_build, reap=True):
     faults cleared after; its table row, with the raw outcome under "raw". reap:
     kill leftover ranks after the run by their binary's path (kill_leftovers)."""
     fat, fend = SCENARIOS[sc].fault_at, SCENARIOS[sc].fault_end
-    fa = ["--seconds", "0", "--bytes", BYTES[sc]]
+    fa = ["--seconds", "0", "--bytes", BYTES[sc], "--exchange", EXCHANGE[0]]
     if fat is not None:
         fa += ["--fault-at", str(fat)]
     if fend is not None:
@@ -447,9 +450,14 @@ def main():
     ap.add_argument("--reps", type=int, default=1,
                     help="runs of Plexus per scenario (the peers run once); the table adds the "
                          "median and worst stall")
+    ap.add_argument("--exchange", choices=("blocking", "watched"), default="watched",
+                    help="ft_stream's exchange at the end of each epoch: MPI_Sendrecv, or "
+                         "nonblocking with the window tested meanwhile, so that the stall "
+                         "is timed from every completion (default watched)")
     ap.add_argument("--out", help="also write the Markdown here")
     ap.add_argument("--json", help="write the raw results here (default bench/results/fault-DATE.json)")
     args = ap.parse_args()
+    EXCHANGE[0] = args.exchange
     if os.geteuid() != 0:
         log("fault: needs root (pxfab)")
         return 1
@@ -472,7 +480,8 @@ def main():
 
     started = time.strftime("%Y-%m-%d %H:%M")
     lines = ["Run %s; 2 nodes x 2 rails of %s (pxfab), one rank per node, ft_stream "
-             "--mode pairs; faults at FT_START + t." % (started, args.rate)]
+             "--mode pairs --exchange %s; faults at FT_START + t." % (started, args.rate,
+                                                                  args.exchange)]
     results = []
     wanted = [s for s in args.scenarios.split(",") if s]
     for sc in wanted:

@@ -25,6 +25,7 @@
  * Usage: ft_stream [--seconds S] [--bytes B] [--sizes 1k,48k,1m,4m]
  *                  [--window W] [--every N] [--mode pairs|bidir|all]
  *                  [--fault-at T] [--fault-end T] [--progress-ms MS]
+ *                  [--exchange blocking|watched]
  *   --seconds S     stop after S seconds (default 2; 0: only --bytes)
  *   --bytes B       stop once all senders together sent B bytes (k/m/g)
  *   --sizes LIST    message sizes, cycled by sequence number (>= 64 bytes)
@@ -35,7 +36,13 @@
  *   --fault-at T, --fault-end T
  *                   seconds after FT_START when a fault begins/ends, for the
  *                   rates before, during and after it (permanent fault:
- *                   leave out --fault-end; "after" starts 1 s after T) */
+ *                   leave out --fault-end; "after" starts 1 s after T)
+ *   --exchange      blocking: the epoch's exchange is MPI_Sendrecv (default);
+ *                   watched: it is MPI_Isend/MPI_Irecv, and the rank tests
+ *                   the window while it waits, so that every completion is
+ *                   timed as it happens (in a blocking call the window's
+ *                   completions go unseen, and the gap measured around it
+ *                   is the call's, not the network's) */
 #include <mpi.h>
 
 #include <inttypes.h>
@@ -67,7 +74,7 @@ typedef struct {
     double seconds, fault_at, fault_end;
     uint64_t bytes;
     size_t sizes[MAX_SIZES];
-    int nsizes, window, every, progress_ms;
+    int nsizes, window, every, progress_ms, watched;
     char mode[8];
 } ft_opts_t;
 
@@ -191,6 +198,7 @@ static int parse(int argc, char **argv, ft_opts_t *o)
     o->window = 4;
     o->every = 16;
     o->progress_ms = 100;
+    o->watched = 0;
     strcpy(o->mode, "pairs");
     const char *sizes = "1k,48k,1m,4m";
     for (int i = 1; i < argc; i++) {
@@ -215,6 +223,8 @@ static int parse(int argc, char **argv, ft_opts_t *o)
             o->progress_ms = atoi(v);
         else if (!strcmp(a, "--mode") && strlen(v) < sizeof(o->mode))
             strcpy(o->mode, v);
+        else if (!strcmp(a, "--exchange") && (!strcmp(v, "blocking") || !strcmp(v, "watched")))
+            o->watched = !strcmp(v, "watched");
         else
             return -1;
         i++;
@@ -340,6 +350,24 @@ static double rate_between(const double *bins, int nb, double a, double b)
     return sum / (b - a) / 1e6;
 }
 
+/* Tests the window's requests once and accounts for those that completed
+ * (the receives checked and timed). */
+#define TEST_WINDOW()                                                                              \
+    do {                                                                                           \
+        int n_ = 0;                                                                                \
+        MPI_Testsome(nslot, req, &n_, idx, sts);                                                   \
+        for (int i_ = 0; i_ < n_ && n_ != MPI_UNDEFINED; i_++) {                                   \
+            ft_slot_t *sl_ = &slot[idx[i_]];                                                       \
+            if (sl_->is_send) {                                                                    \
+                inflight_tx[sl_->peer]--;                                                          \
+            } else {                                                                               \
+                inflight_rx[sl_->peer]--;                                                          \
+                rx_check(&rx, &o, sl_->buf, &sts[i_], srcs[sl_->peer], TAG_NB, sl_->peer,          \
+                         sl_->post);                                                               \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -451,17 +479,7 @@ int main(int argc, char **argv)
             }
             if (!more)
                 break;
-            int n = 0;
-            MPI_Testsome(nslot, req, &n, idx, sts);
-            for (int i = 0; i < n && n != MPI_UNDEFINED; i++) {
-                ft_slot_t *sl = &slot[idx[i]];
-                if (sl->is_send) {
-                    inflight_tx[sl->peer]--;
-                } else {
-                    inflight_rx[sl->peer]--;
-                    rx_check(&rx, &o, sl->buf, &sts[i], srcs[sl->peer], TAG_NB, sl->peer, sl->post);
-                }
-            }
+            TEST_WINDOW();
             double t = now_wall();
             if (o.progress_ms > 0 && g_rank == first_rx && t >= next_prog) {
                 printf("PROG t=%.2f bytes=%" PRIu64 "\n", t - t0, rx.bytes);
@@ -492,7 +510,20 @@ int main(int argc, char **argv)
                 sent_bytes += sz;
             }
             MPI_Status st;
-            if (dst != MPI_PROC_NULL && src != MPI_PROC_NULL)
+            if (o.watched) {
+                /* the same exchange, the window tested while it is under way */
+                MPI_Request x[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+                MPI_Status xs[2];
+                if (src != MPI_PROC_NULL)
+                    MPI_Irecv(brecv, (int)maxsz, MPI_BYTE, src, TAG_BLK, MPI_COMM_WORLD, &x[0]);
+                if (dst != MPI_PROC_NULL)
+                    MPI_Isend(bsend, (int)sz, MPI_BYTE, dst, TAG_BLK, MPI_COMM_WORLD, &x[1]);
+                for (int done = 0; !done;) {
+                    TEST_WINDOW();
+                    MPI_Testall(2, x, &done, xs);
+                }
+                st = xs[0];
+            } else if (dst != MPI_PROC_NULL && src != MPI_PROC_NULL)
                 MPI_Sendrecv(bsend, (int)sz, MPI_BYTE, dst, TAG_BLK, brecv, (int)maxsz, MPI_BYTE,
                              src, TAG_BLK, MPI_COMM_WORLD, &st);
             else if (dst != MPI_PROC_NULL)

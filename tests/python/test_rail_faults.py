@@ -263,7 +263,8 @@ def clear_faults():
 
 def test_baseline_no_fault(two_rails, one_rail_rate):
     links = RAILS
-    r = ft_stream(PAIR, stream_args(6, fault_at=1), sample=links)
+    # the epoch's exchange nonblocking too (every completion timed)
+    r = ft_stream(PAIR, stream_args(6, fault_at=1, extra=["--exchange", "watched"]), sample=links)
     assert_correct(r)
     moved = {l: r.samples[-1][1][l] - r.samples[0][1][l] for l in links}
     for l in links:
