@@ -156,13 +156,14 @@ static void px_rail_sub_move(px_rail_sub_t *s)
 static void px_rail_sub_suspect(px_rail_sub_t *s, uint64_t now)
 {
     px_rail_vc_t *vc = s->vc;
-    px_info("rail", "subchannel %s to rank %d suspect: %u frame(s) unacknowledged for %.0f ms",
-            s->info.label, vc->rank, s->unacked, (double)px_since(now, s->busy_since) / 1e6);
+    px_info("rail", "subchannel %s to rank %d suspect: no answer for %.0f ms (%u frame(s) out)",
+            s->info.label, vc->rank, (double)px_since(now, s->busy_since) / 1e6, s->unacked);
     px_rail_set_state(s, PX_SUB_SUSPECT);
     s->held = 1;
     s->st->suspects++;
     px_rail_send_ctl(vc, s->idx, PX_RAIL_PING, 0, 0, 0);
-    px_rail_sub_move(s);
+    if (s->unacked)
+        px_rail_sub_move(s);
 }
 
 /* s answered: a suspect one is in use again. */
@@ -204,6 +205,7 @@ void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
     s->st->downs++;
     s->down_since = now;
     s->unacked = 0;
+    s->hb_ns = 0;
     s->probe_gap = 0.1;
     s->probe_soon = 0;
     s->next_probe = now + 100000000ull;
@@ -343,6 +345,21 @@ static uint64_t px_rail_sub_rto(const px_rail_sub_t *s, uint64_t detect)
     return rto < detect ? rto : detect;
 }
 
+/* How often an idle subchannel of a peer in use is pinged: every eight of
+ * its round-trip timeouts, so that a link that dies while idle shows within
+ * a few of them (connections: the ping is not answered) before traffic
+ * needs it; at least a millisecond per peer this process has a channel to
+ * (a large job sends at most about a thousand heartbeats a second per
+ * rail), at most PX_RAIL_DETECT/3. */
+static uint64_t px_rail_hb_period(const px_rail_sub_t *s, int nvc, uint64_t detect)
+{
+    uint64_t hb = 8 * px_rail_sub_rto(s, detect);
+    uint64_t budget = (uint64_t)nvc * 1000000ull;
+    if (hb < budget)
+        hb = budget;
+    return hb < detect / 3 ? hb : detect / 3;
+}
+
 void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
 {
     px_rail_t *r = vc->rail;
@@ -353,7 +370,6 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
     if (r->lossy && vc->tx_acked != vc->tx_seq)
         px_rail_retransmit_due(vc, now);
     uint64_t detect = (uint64_t)(px_params.rail_detect * 1e9);
-    uint64_t hb = detect / 3;
     int active = px_since(now, vc->last_activity) < 5000000000ull;
     for (int i = 0; i < vc->nsub && !vc->failed; i++) {
         px_rail_sub_t *s = &vc->sub[i];
@@ -385,6 +401,7 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
          * late, not silent (a rail whose frames are queued behind several
          * milliseconds of stripes was taken for suspect again and again) */
         uint64_t rto = px_rail_sub_rto(s, detect);
+        uint64_t hb = px_rail_hb_period(s, r->nvc, detect);
         if (r->lossy) {
             uint64_t q = px_rail_rto(r, s);
             rto = q > rto ? (q < detect ? q : detect) : rto;
@@ -415,6 +432,15 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
                     px_rail_send_ctl(vc, k, PX_RAIL_PING, 0, 0, 0);
                 }
             }
+        } else if (!r->lossy && s->hb_ns && !s->unacked && s->state == PX_SUB_UP && vc->nsub > 1 &&
+                   px_since(now, s->hb_ns) > rto && heard > s->hb_ns + rto / 2 &&
+                   (!(r->attr.caps & PX_NET_CAP_PATH_CHECK) || px_rail_path_check(s, rto, 1) < 0)) {
+            /* an idle connection's heartbeat unanswered while the peer
+             * answers on the others and this path's kernel hears nothing:
+             * suspect before traffic needs it (a datagram heartbeat may just
+             * be lost: those paths are checked on silence, below) */
+            s->busy_since = s->hb_ns;
+            px_rail_sub_suspect(s, now);
         } else if (s->state == PX_SUB_SUSPECT && !s->held) {
             px_rail_set_state(s, PX_SUB_UP);
         }
@@ -448,8 +474,11 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
         }
         /* heartbeat: an idle connection also has something the transport
          * must get acknowledged, so a dead link shows before it is needed */
-        if (s->state != PX_SUB_DOWN && s->used && active && px_since(now, s->last_tx_ns) > hb)
+        if (s->state != PX_SUB_DOWN && s->used && active && px_since(now, s->last_tx_ns) > hb) {
+            if (!s->hb_ns)
+                s->hb_ns = now;
             px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
+        }
     }
     if (vc->failed)
         return;

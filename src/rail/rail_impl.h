@@ -268,6 +268,7 @@ typedef struct px_rail_sub {
     /* connections: when a ping last asked on it whether the peer answers
      * at all, and when the peer last answered one */
     uint64_t asked_ns, pong_ns;
+    uint64_t hb_ns; /* the oldest heartbeat not yet answered (0: none) */
     int path_checking;
     int down_silent;         /* it went down for silence: a path check brings it back */
     int moved;               /* suspect, its frames moved to the others */
@@ -581,6 +582,7 @@ void px_rail_link_poll(px_rail_t *r);
 void px_rail_ep_failed(void *owner, px_status_t why);
 int px_rail_vc_idle(const px_rail_vc_t *vc);
 void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now);
+void px_rail_sub_rtt(px_rail_sub_t *s, double rtt);
 
 /* rail_failover.c */
 void px_rail_resend(px_rail_vc_t *vc);

@@ -172,7 +172,12 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
             s->pong_ns = px_time_ns();
             if (!s->unacked)
                 vc->last_ack_rx = s->pong_ns;
+            /* a round-trip sample of an idle connection, when no other
+             * ping went after the heartbeat (its answer could be this one) */
+            if (s->hb_ns && s->asked_ns < s->hb_ns)
+                px_rail_sub_rtt(s, (double)px_since(s->pong_ns, s->hb_ns));
         }
+        s->hb_ns = 0;
         px_rail_sub_alive(s);
         return NULL;
     case PX_RAIL_DONE:

@@ -124,6 +124,24 @@ void px_rail_loss_look(px_rail_vc_t *vc)
     vc->fr_sent = vc->fr_retx = 0;
 }
 
+/* A round-trip sample of s (ns): the smoothed time and its deviation, as
+ * TCP keeps them, and the deepest queue seen lately (a frame behind a full
+ * queue is late, not lost, and sending it again only deepens it). */
+void px_rail_sub_rtt(px_rail_sub_t *s, double rtt)
+{
+    if (s->srtt == 0) {
+        s->srtt = rtt;
+        s->rttvar = rtt / 2;
+    } else {
+        s->rttvar = 0.75 * s->rttvar + 0.25 * fabs(s->srtt - rtt);
+        s->srtt = 0.875 * s->srtt + 0.125 * rtt;
+    }
+    if (rtt > s->rtt_max)
+        s->rtt_max = rtt;
+    else
+        s->rtt_max -= (s->rtt_max - s->srtt) / 256;
+}
+
 /* The peer has all of record x (rx_ns: its header-to-last-byte time, or 0). */
 void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t rx_ns)
 {
@@ -141,22 +159,8 @@ void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t 
          * transports every frame; never one sent twice (Karn) */
         if (vc->rail->lossy && (int32_t)(x->order - sub->acked_order) > 0)
             sub->acked_order = x->order;
-        if (!x->again && ((x->hflags & PX_RAIL_H_SACK) || vc->rail->lossy)) {
-            double rtt = (double)px_since(now, x->t_sent);
-            if (sub->srtt == 0) {
-                sub->srtt = rtt;
-                sub->rttvar = rtt / 2;
-            } else {
-                sub->rttvar = 0.75 * sub->rttvar + 0.25 * fabs(sub->srtt - rtt);
-                sub->srtt = 0.875 * sub->srtt + 0.125 * rtt;
-            }
-            /* the deepest queue seen lately: a frame behind a full queue
-             * is late, not lost, and sending it again only deepens it */
-            if (rtt > sub->rtt_max)
-                sub->rtt_max = rtt;
-            else
-                sub->rtt_max -= (sub->rtt_max - sub->srtt) / 256;
-        }
+        if (!x->again && ((x->hflags & PX_RAIL_H_SACK) || vc->rail->lossy))
+            px_rail_sub_rtt(sub, (double)px_since(now, x->t_sent));
         px_rail_sub_alive(sub);
     }
     if (vc->rail->lossy) {

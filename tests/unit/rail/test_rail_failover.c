@@ -24,6 +24,7 @@
  * a lane that fails with a frame in flight, or half delivered, hands it to
  * another lane with every byte delivered once. */
 #include "rail/rail.h"
+#include "util/clock.h"
 #include "util/lanes.h"
 #include "util/param.h"
 #include "util/tool.h"
@@ -72,6 +73,7 @@ static struct px_net_iface ifs[2];
 static px_net_ep_t *eps[2][NSUB]; /* eps[rank][sub]: rank's end towards the other */
 static link_t links[2][NSUB];     /* links[from][sub] */
 static int reset_keeps;           /* ep_reset leaves frames in flight (they arrive late) */
+static uint64_t handed[2][NSUB];  /* frames each rank handed to each subchannel */
 static int lanes;                 /* the subchannels are the lanes of one address pair */
 
 static px_status_t f_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx, void *owner,
@@ -135,6 +137,7 @@ static px_status_t f_send(px_net_ep_t *ep, const void *hdr, size_t hl, const str
     (void)cb;
     (void)arg;
     link_t *l = &links[ep->iface->rank][ep->sub];
+    handed[ep->iface->rank][ep->sub]++;
     if (l->lose)
         return PX_OK;
     frame_t *f = calloc(1, sizeof(*f));
@@ -371,6 +374,7 @@ static px_rail_vc_t *vc[2];
 static void setup(void)
 {
     memset(links, 0, sizeof(links));
+    memset(handed, 0, sizeof(handed));
     reset_keeps = 0;
     for (int r = 0; r < 2; r++) {
         px_boot_info_t b = {.rank = r, .size = 2, .num_nodes = 2, .local_size = 1, .job_id = 42};
@@ -711,6 +715,67 @@ static void collective_frame(void)
     teardown();
 }
 
+/* Both ranks' progress for up to ms milliseconds of real time, until
+ * done() says so if given; the milliseconds it took. */
+static double progress_for(int ms, int (*done)(void))
+{
+    uint64_t t0 = px_time_ns();
+    while (px_time_ns() - t0 < (uint64_t)ms * 1000000ull) {
+        progress(1);
+        if (done && done())
+            break;
+    }
+    return (double)(px_time_ns() - t0) / 1e6;
+}
+
+static int sub2_suspect(void) { return px_rail_vc_stats(vc[0], 2)->state == 1; }
+static int sub2_up(void) { return px_rail_vc_stats(vc[0], 2)->state == 0; }
+
+/* H: heartbeats. The idle subchannels of a peer in use are pinged every
+ * eight of their measured round-trip timeouts (here the 2 ms floor), not
+ * every PX_RAIL_DETECT/3; a link that dies while idle (its pings lost
+ * while the others answer) is suspect long before PX_RAIL_DETECT, with
+ * nothing to move, and answers again once it is back. Idle links that work
+ * are never suspect. */
+static void idle_link_heartbeat(void)
+{
+    setup();
+    progress(1);
+    /* one small frame: the peer is in use, its subchannels connected */
+    static const char hdr[8] = {'o', 'r', 'd', 1};
+    struct iovec iov = {sendbuf, 64};
+    px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, 0, NULL, NULL);
+    CHECK(st == PX_OK || st == PX_INPROGRESS);
+    progress(6);
+    CHECK(px_rail_vc_unacked(vc[0]) == 0);
+    progress_for(400, NULL); /* the first answers measure the round trip */
+    uint64_t before = handed[0][2];
+    progress_for(300, NULL);
+    uint64_t beats = handed[0][2] - before;
+    if (beats < 6)
+        fprintf(stderr, "heartbeat: %llu pings on an idle subchannel in 300 ms\n",
+                (unsigned long long)beats);
+    CHECK(beats >= 6);
+    for (int k = 0; k < NSUB; k++)
+        CHECK(px_rail_vc_stats(vc[0], k)->suspects == 0 && px_rail_vc_stats(vc[0], k)->downs == 0);
+
+    links[0][2].lose = 1; /* rank 0's pings on sub 2 vanish */
+    double ms = progress_for(400, sub2_suspect);
+    if (!sub2_suspect() || ms > 150)
+        fprintf(stderr, "heartbeat: idle link dead, suspect %d after %.0f ms\n", sub2_suspect(),
+                ms);
+    CHECK(sub2_suspect() && ms <= 150);
+    CHECK(px_rail_vc_stats(vc[0], 2)->downs == 0 && px_rail_vc_stats(vc[0], 2)->moves == 0);
+    CHECK(px_rail_vc_stats(vc[0], 0)->state == 0 && px_rail_vc_stats(vc[0], 1)->state == 0);
+
+    links[0][2].lose = 0;
+    ms = progress_for(400, sub2_up);
+    if (!sub2_up())
+        fprintf(stderr, "heartbeat: link back, still not up after %.0f ms\n", ms);
+    CHECK(sub2_up());
+    teardown();
+}
+
 /* ---------- lanes (PX_LANES=3, policy class: small, coll and medium, bulk) ---------- */
 
 static void lanes_setup(int distribute)
@@ -917,6 +982,7 @@ int main(void)
     px_params.rail_release = rel;
     release = coll = 0;
     prestage_steps = 0;
+    idle_link_heartbeat();
     CHECK(px_lane_plan_init() == PX_OK && px_lane_plan.n == 3);
     lane_classes();
     lane_order(0);
