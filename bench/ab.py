@@ -22,7 +22,9 @@ Cases, by group (--cases takes group numbers or names, or case keys; --list):
   5 stall       rail-loss stall: bench/fault.py's scenario 1 (node0:rail1 down
                 for good while ft_stream streams 3 GiB over two rails of
                 1 Gbit/s); the longest gap between two messages after the
-                fault, and the completion time
+                fault, and the completion time; and the same stream's rate
+                with no fault, over TCP and over datagrams (ft_stream is this
+                tree's, built with each side's mpicc)
   6 oversub     osu_allreduce 8 B and 64 KB, 4 ranks on one node
   7 coll8       osu_allreduce and osu_alltoall 8 B, 64 KB and 1 MB, 8 ranks on
                 4 emulated nodes (2 per node)
@@ -93,32 +95,62 @@ class OsuCase:
         return {self.key: v}, None, compare.show_cmd(argv)
 
 
-class StallCase:
-    """bench/fault.py's rail-loss scenario with one build."""
+def ft_stream(build):
+    """tests/mpi/ft_stream.c of this tree built with the build's mpicc (into the
+    cache, named by the build): both sides run the same program, whatever
+    options an older build's own ft_stream lacks."""
+    d = os.path.join(HERE, ".cache", "ab")
+    os.makedirs(d, exist_ok=True)
+    tag = re.sub(r"[^A-Za-z0-9]+", "_", os.path.realpath(build)).strip("_")
+    exe = os.path.join(d, "ft_stream-" + tag)
+    cc = os.path.join(build, "bin", "mpicc")
+    if not os.path.exists(exe) or os.path.getmtime(exe) < max(os.path.getmtime(fault.SRC),
+                                                            os.path.getmtime(cc)):
+        subprocess.run([cc, "-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", fault.SRC, "-o", exe],
+                       check=True)
+    return exe
 
-    key = "stall"
 
-    def __init__(self):
-        title = fault.SCENARIOS[STALL_SCENARIO].title
-        self.metrics = [
-            ("stall", "rail loss (%s): longest gap between two messages after the fault" % title,
-             "s", False),
-            ("stall_total", "rail loss: completion time of %s"
-             % size_label(fault.parse_bytes(fault.BYTES[STALL_SCENARIO])), "s", False),
-        ]
+class StreamCase:
+    """bench/fault.py's checksummed stream (ft_stream) in one of its scenarios,
+    with one build: the rail-loss stall (scenario 1), or the rate with no
+    fault (scenario base), over TCP or datagrams."""
+
+    def __init__(self, key, scenario, lib="plexus"):
+        self.key = key
+        self.scenario = scenario
+        self.lib = lib
+        over = "datagrams" if lib == "plexus-udp" else "TCP"
+        size = size_label(fault.parse_bytes(fault.BYTES[scenario]))
+        if scenario == "base":
+            self.metrics = [(key, "no fault, %s over two rails (%s): rate" % (size, over),
+                             "MB/s", True)]
+        else:
+            title = fault.SCENARIOS[scenario].title
+            self.metrics = [
+                (key, "rail loss (%s, %s): longest gap between two messages after the fault"
+                 % (title, over), "s", False),
+                (key + "_total", "rail loss: completion time of %s" % size, "s", False)]
 
     def run(self, build, osu_dir):
-        exe = fault.build("plexus", build)
-        if not os.access(exe, os.X_OK):
-            return None, {"error": "%s not built" % exe}, ""
+        try:
+            exe = ft_stream(build)
+        except (OSError, subprocess.CalledProcessError) as e:
+            return None, {"error": "ft_stream not built with %s: %s" % (build, e)}, ""
         # pxrun's ranks die with it (PR_SET_PDEATHSIG), and leftovers in the
         # nodes go with the fabric: no reaping by binary path, which others
         # on this machine may be running too.
-        row = fault.run_one(STALL_SCENARIO, "rails", "plexus", exe, build, reap=False)
+        row = fault.run_one(self.scenario, "rails", self.lib, exe, build, reap=False)
         cmd = row["command"].replace(ROOT + "/", "")
-        if row["outcome"] != "completed, verified" or row["max_stall_s"] is None:
+        if row["outcome"] != "completed, verified":
             return None, row, cmd
-        return {"stall": row["max_stall_s"], "stall_total": row["completion_s"]}, row, cmd
+        if self.scenario == "base":
+            if row.get("rate_MBs") is None:
+                return None, row, cmd
+            return {self.key: row["rate_MBs"]}, row, cmd
+        if row["max_stall_s"] is None:
+            return None, row, cmd
+        return {self.key: row["max_stall_s"], self.key + "_total": row["completion_s"]}, row, cmd
 
 
 def coll(bench, size, iters, warmup, np, nodes=None):
@@ -176,7 +208,8 @@ def groups():
                   bw_case("rails_uneq_bw", "rails of 1 Gbit/s + 250 Mbit/s: osu_bw 4 MB")]),
         Group("5", "stall", "bench/fault.py scenario %s" % STALL_SCENARIO,
               [("up",) + tuple(fault.fabric_args(fault.SCENARIOS[STALL_SCENARIO].fabric, "1gbit"))],
-              [StallCase()]),
+              [StreamCase("stall", STALL_SCENARIO), StreamCase("nofault", "base"),
+               StreamCase("nofault_udp", "base", "plexus-udp")]),
         Group("6", "oversub", "4 ranks on one node", None, [
             coll("collective/osu_allreduce", 8, 5000, 500, 4),
             coll("collective/osu_allreduce", 65536, 500, 50, 4)]),
