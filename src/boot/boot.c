@@ -10,10 +10,13 @@
 #include "../util/log.h"
 #include "../util/param.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 typedef struct px_boot_kv {
@@ -380,8 +383,14 @@ static px_status_t px_boot_rm_init(px_boot_rm_job_t *job, const px_boot_backend_
     const char *launch = getenv("SLURM_LAUNCH_NODE_IPADDR");
     snprintf(px_boot.boot_host, sizeof(px_boot.boot_host), "%s", launch ? launch : "");
     info->boot_host = px_boot.boot_host;
+    /* Over several nodes, this rank's address on it is where other
+     * processes reach what it opens itself (MPI_Open_port, the launcher of
+     * MPI_Comm_spawn's children). */
+    struct in_addr a;
     if (job->num_nodes == 1)
         snprintf(px_boot.local_addr, sizeof(px_boot.local_addr), "127.0.0.1");
+    else if (launch && px_boot_route(launch, &a) == 0)
+        inet_ntop(AF_INET, &a, px_boot.local_addr, sizeof(px_boot.local_addr));
     /* the manager's job name makes it unique, the secret keeps a reused
      * name (a job id wraps) from meeting an old job's segments */
     info->job_id = px_boot_fnv(px_boot_fnv(1469598103934665603ull, job->id, strlen(job->id)),
@@ -603,5 +612,24 @@ const uint8_t *px_boot_secret(size_t *len_p)
 }
 
 const char *px_boot_local_addr(void) { return px_boot.local_addr; }
+
+int px_boot_route(const char *host, struct in_addr *out)
+{
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(9)};
+    socklen_t len = sizeof(sa);
+    int fd, rc = -1;
+    if (!host || !host[0] || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+        return -1;
+    fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
+        *out = sa.sin_addr;
+        rc = 0;
+    }
+    close(fd);
+    return rc;
+}
 
 int px_boot_self_rank(void) { return px_boot.info.rank; }

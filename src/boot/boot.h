@@ -60,6 +60,10 @@ px_status_t px_boot_finalize(void);
 /* Local IP address of this process's bootstrap connection ("" for singleton):
  * the address through which the management network reaches this rank. */
 const char *px_boot_local_addr(void);
+struct in_addr;
+/* The local IPv4 address that routes towards host, a numeric address (no
+ * packet is sent): 0, or -1 when there is none. */
+int px_boot_route(const char *host, struct in_addr *out);
 
 /* The per-job secret (32 bytes), for authenticating data connections too. */
 const uint8_t *px_boot_secret(size_t *len_p);

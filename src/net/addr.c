@@ -390,32 +390,11 @@ void px_net_addr_mark(int fd, const px_net_sub_info_t *info, const char *net)
         px_warn(net, "SO_PRIORITY %d on %s: %s", info->prio, info->label, strerror(errno));
 }
 
-/* The local address that routes towards host (no packet is sent). */
-static int px_net_addr_route(const char *host, struct in_addr *out)
-{
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(9)};
-    socklen_t len = sizeof(sa);
-    int fd, rc = -1;
-    if (!host || !host[0] || inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-        return -1;
-    fd = socket(AF_INET, SOCK_DGRAM, 0);
-    if (fd < 0)
-        return -1;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sa, &len) == 0) {
-        *out = sa.sin_addr;
-        rc = 0;
-    }
-    close(fd);
-    return rc;
-}
-
 struct in_addr px_net_addr_boot(const px_boot_info_t *boot)
 {
     struct in_addr a;
     const char *bl = px_boot_local_addr();
-    if (!(bl && bl[0] && inet_pton(AF_INET, bl, &a) == 1) &&
-        px_net_addr_route(boot->boot_host, &a) < 0)
+    if (!(bl && bl[0] && inet_pton(AF_INET, bl, &a) == 1) && px_boot_route(boot->boot_host, &a) < 0)
         a.s_addr = htonl(INADDR_LOOPBACK);
     return a;
 }

@@ -3,12 +3,14 @@ slurmd in each of two emulated nodes (scripts/slurm-local.sh up --pxfab),
 joined by two 1 Gbit/s rails. MPI test programs run with srun --mpi=pmi2 and
 --mpi=pmix at 1 to 8 ranks over one and two nodes, sbatch runs a script that
 uses srun and pxrun (which takes its hosts from the allocation and starts
-the other node's ranks through srun), an MPI_Abort ends the step with its
+the other node's ranks through srun), MPI_Comm_spawn from a step starts its
+children on the allocation's nodes, an MPI_Abort ends the step with its
 code, and srun without a process-management interface is refused with a
 message that says what to do.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -113,6 +115,18 @@ def test_sbatch_srun_and_pxrun(cluster, tmp_path):
     assert text.count("PASS node_map np=5: 5 ranks on 2 nodes") == 3, text
     assert "PASS p2p_large np=5:" in text, text
     assert text.count("rc 0") == 4, text
+
+
+@pytest.mark.parametrize("mpi,np_", [("pmi2", 1), ("pmi2", 2), ("pmix", 2)])
+def test_spawn_under_srun(cluster, mpi, np_):
+    """dyn_spawn in a step: MPI_Comm_spawn starts the children with pxrun,
+    which takes the hosts from the allocation and reaches the other node
+    through srun; 4 children, data checked both ways, spawn_multiple, and
+    the failures reported. Over two nodes the children run on both."""
+    p, _ = srun(cluster, mpi, np_, "dyn_spawn", timeout=150)
+    m = re.search(rf"PASS dyn_spawn np={np_}: .* on (\d+) host", p.stdout)
+    assert p.returncode == 0 and m, f"rc={p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+    assert int(m.group(1)) == (1 if np_ == 1 else 2), p.stdout
 
 
 @pytest.mark.parametrize("mpi", ["pmi2", "pmix"])
