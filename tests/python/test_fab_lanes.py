@@ -6,10 +6,13 @@ every class with PX_LANES=4 (policy class), one class only for a job given
 PX_LANE_JOB_CLASS, and for two such jobs at once, the small class for a
 communicator whose info hint says so, and the other lanes carrying the bulk
 data while the bulk lane's class is dropped on the link (docs/lanes.md).
+Over udp, every datagram carries its lane's socket priority too, as
+nftables sees it leave.
 """
 
 import json
 import os
+import platform
 import subprocess
 import time
 
@@ -41,9 +44,9 @@ def class_bytes():
     return out
 
 
-def job_cmd(prog, *env):
+def job_cmd(prog, *env, net="tcp"):
     cmd = [PXRUN, "--launcher", "ip netns exec {host}", "--hosts", "node0:1,node1:1",
-           "--bootstrap-iface", "pxf-mgmt", "--timeout", "120", "--env", "PX_NET=tcp"]
+           "--bootstrap-iface", "pxf-mgmt", "--timeout", "120", "--env", "PX_NET=" + net]
     for e in env:
         cmd += ["--env", e]
     return cmd + [os.path.join(BUILD, "tests", "mpi", prog)]
@@ -66,6 +69,48 @@ def test_each_class_on_its_marked_lane(fab):
     assert d[MEDIUM] > 500_000, d
     assert d[BULK] > 5_000_000, d
     assert d["other"] < 64_000, f"unmarked traffic on the rail: {d}"
+
+
+def nft0(*args):
+    return subprocess.run(["ip", "netns", "exec", "node0", "nft", *args], check=True,
+                          capture_output=True, text=True)
+
+
+@pytest.mark.skipif(tuple(int(x) for x in platform.release().split(".")[:2]) < (6, 14),
+                    reason="SO_PRIORITY per datagram needs Linux 6.14")
+def test_udp_datagrams_carry_their_lane_priority(fab):
+    """Over udp one socket carries every lane, so each datagram carries its
+    lane's marks as ancillary data: the DSCP (IP_TOS) and the socket
+    priority (SO_PRIORITY). nftables in node0 counts the job's datagrams
+    leaving per DSCP, and those of each DSCP with its class's priority
+    (meta priority): the counts must be equal, and every class used."""
+    prio = {SMALL: 6, COLL: 4, MEDIUM: 0, BULK: 2}
+    nft0("add", "table", "inet", "pxprio")
+    try:
+        nft0("add", "chain", "inet", "pxprio", "out",
+             "{ type filter hook output priority 0; policy accept; }")
+        for d, pr in prio.items():
+            nft0("add", "rule", "inet", "pxprio", "out", "meta", "l4proto", "udp", "ip", "dscp",
+                 str(d), "counter", "comment", f"d{d}")
+            nft0("add", "rule", "inet", "pxprio", "out", "meta", "l4proto", "udp", "ip", "dscp",
+                 str(d), "meta", "priority", f"0:{pr}", "counter", "comment", f"p{d}")
+        p = subprocess.run(job_cmd("lanes", "PX_LANES=4", net="udp"), capture_output=True,
+                           text=True, timeout=150)
+        assert p.returncode == 0 and "PASS lanes np=2:" in p.stdout, \
+            f"rc={p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-3000:]}"
+        count = {}
+        for item in json.loads(nft0("-j", "list", "table", "inet", "pxprio").stdout)["nftables"]:
+            r = item.get("rule")
+            if r and r.get("comment"):
+                count[r["comment"]] = next(e["counter"]["packets"] for e in r["expr"]
+                                           if "counter" in e)
+    finally:
+        subprocess.run(["ip", "netns", "exec", "node0", "nft", "delete", "table", "inet",
+                        "pxprio"], capture_output=True)
+    for d in prio:
+        assert count[f"d{d}"] > 0, f"no datagram with DSCP {d}: {count}"
+        assert count[f"p{d}"] == count[f"d{d}"], \
+            f"DSCP {d}: {count[f'd{d}'] - count[f'p{d}']} datagrams without priority {prio[d]}: {count}"
 
 
 def test_job_class_keeps_the_job_in_one_class(fab):

@@ -80,12 +80,12 @@ struct px_net_ep {
     int ra_active;
     /* a path check under way: a TCP connection attempt to the peer's port */
     px_net_path_chk_t chk;
-    /* its lane's DSCP: one socket carries every lane of an address, so
-     * each datagram carries the mark (IP_TOS ancillary data); ctl_len 0:
-     * unmarked */
+    /* its lane's marks: one socket carries every lane of an address, so
+     * each datagram carries them as ancillary data (IP_TOS, and SO_PRIORITY
+     * where the kernel takes it); ctl_len 0: unmarked */
     size_t ctl_len;
     union {
-        char buf[CMSG_SPACE(sizeof(int))];
+        char buf[2 * CMSG_SPACE(sizeof(int))];
         struct cmsghdr align;
     } ctl;
 };
@@ -293,6 +293,56 @@ static int px_udp_ep_subs(px_net_iface_t *s, int rank, px_net_sub_info_t *info, 
     return n;
 }
 
+/* Whether this kernel takes a socket priority per datagram (SO_PRIORITY
+ * ancillary data, Linux 6.14 and later): one datagram of no bytes from a
+ * loopback socket to itself, asked once. */
+static int px_udp_prio_cmsg(void)
+{
+    static int ok = -1;
+    if (ok >= 0)
+        return ok;
+    ok = 0;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof(a);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &al) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return ok;
+    }
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } c;
+    int prio = 0;
+    c.align.cmsg_level = SOL_SOCKET;
+    c.align.cmsg_type = SO_PRIORITY;
+    c.align.cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(&c.align), &prio, sizeof(int));
+    struct msghdr mh = {.msg_name = &a,
+                        .msg_namelen = sizeof(a),
+                        .msg_control = c.buf,
+                        .msg_controllen = sizeof(c.buf)};
+    ok = sendmsg(fd, &mh, MSG_DONTWAIT) == 0;
+    if (!ok)
+        px_debug("udp", "no SO_PRIORITY per datagram here (%s): lanes carry their DSCP only",
+                 strerror(errno));
+    close(fd);
+    return ok;
+}
+
+/* Appends one int of ancillary data to ep's control buffer. */
+static void px_udp_cmsg(struct px_net_ep *ep, int level, int type, int value)
+{
+    struct cmsghdr *cm = (struct cmsghdr *)(ep->ctl.buf + ep->ctl_len);
+    cm->cmsg_level = level;
+    cm->cmsg_type = type;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(cm), &value, sizeof(int));
+    ep->ctl_len += CMSG_SPACE(sizeof(int));
+}
+
 /* An endpoint for ep_create: datagrams to the pair's remote address. */
 static px_net_ep_t *px_udp_ep_new(px_net_iface_t *s, int rank, int sub,
                                   const px_net_addr_pair_t *pair)
@@ -305,14 +355,10 @@ static px_net_ep_t *px_udp_ep_new(px_net_iface_t *s, int rank, int sub,
         ep->local = pair->local;
         ep->remote = pair->remote;
         ep->chk.fd = -1;
-        if (pair->info.tos >= 0) {
-            struct cmsghdr *cm = &ep->ctl.align;
-            cm->cmsg_level = IPPROTO_IP;
-            cm->cmsg_type = IP_TOS;
-            cm->cmsg_len = CMSG_LEN(sizeof(int));
-            memcpy(CMSG_DATA(cm), &pair->info.tos, sizeof(int));
-            ep->ctl_len = sizeof(ep->ctl.buf);
-        }
+        if (pair->info.tos >= 0)
+            px_udp_cmsg(ep, IPPROTO_IP, IP_TOS, pair->info.tos);
+        if (pair->info.prio >= 0 && px_udp_prio_cmsg())
+            px_udp_cmsg(ep, SOL_SOCKET, SO_PRIORITY, pair->info.prio);
     }
     return ep;
 }
