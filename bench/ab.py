@@ -17,7 +17,7 @@ anything that each side loads its own libmpi.
 Cases, by group (--cases takes group numbers or names, or case keys; --list):
   1 shm         osu_latency 8 B and osu_bw 4 MB, 2 ranks on one node
   2 tcp         the same between 2 emulated nodes over one rail (TCP)
-  3 rails2      osu_bw 4 MB over two rails of 1 Gbit/s
+  3 rails2      osu_bw 4 MB and osu_latency 8 B over two rails of 1 Gbit/s
   4 rails_uneq  osu_bw 4 MB over rails of 1 Gbit/s and 250 Mbit/s
   5 stall       rail-loss stall: bench/fault.py's scenario 1 (node0:rail1 down
                 for good while ft_stream streams 3 GiB over two rails of
@@ -202,7 +202,10 @@ def groups():
             OsuCase.of_compare("ns_lat", "tcp, 2 nodes: osu_latency 8 B"),
             OsuCase.of_compare("ns_bw", "tcp, 2 nodes: osu_bw 4 MB")]),
         Group("3", "rails2", "2 nodes, two rails of 1 Gbit/s", multirail.rails_fabric(False), [
-            bw_case("rails2_bw", "two rails of 1 Gbit/s: osu_bw 4 MB")]),
+            bw_case("rails2_bw", "two rails of 1 Gbit/s: osu_bw 4 MB"),
+            OsuCase("rails2_lat", "two rails of 1 Gbit/s: osu_latency 8 B", "µs", False, 8,
+                    multirail.osu("plexus", "pt2pt/osu_latency",
+                                  compare.osu_args(8, 20000, 2000)))]),
         Group("4", "rails_uneq", "2 nodes, rails of 1 Gbit/s and 250 Mbit/s",
               multirail.rails_fabric(True), [
                   bw_case("rails_uneq_bw", "rails of 1 Gbit/s + 250 Mbit/s: osu_bw 4 MB")]),
