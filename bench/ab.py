@@ -59,7 +59,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import compare  # noqa: E402  (Case, osu_args, run, parse_osu, summarize, fmt, machine, ...)
 import multirail  # noqa: E402  (osu, bw_args, rails_fabric, up, fab)
-import fault  # noqa: E402  (build, run_one, fabric_args, SCENARIOS)
+import fault  # noqa: E402  (compile_ft, run_one, fabric_args, SCENARIOS)
 
 SIDES = ("old", "new")
 MB4 = 4194304
@@ -99,16 +99,9 @@ def ft_stream(build):
     """tests/mpi/ft_stream.c of this tree built with the build's mpicc (into the
     cache, named by the build): both sides run the same program, whatever
     options an older build's own ft_stream lacks."""
-    d = os.path.join(HERE, ".cache", "ab")
-    os.makedirs(d, exist_ok=True)
     tag = re.sub(r"[^A-Za-z0-9]+", "_", os.path.realpath(build)).strip("_")
-    exe = os.path.join(d, "ft_stream-" + tag)
-    cc = os.path.join(build, "bin", "mpicc")
-    if not os.path.exists(exe) or os.path.getmtime(exe) < max(os.path.getmtime(fault.SRC),
-                                                            os.path.getmtime(cc)):
-        subprocess.run([cc, "-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", fault.SRC, "-o", exe],
-                       check=True)
-    return exe
+    return fault.compile_ft(os.path.join(build, "bin", "mpicc"),
+                            os.path.join(HERE, ".cache", "ab", "ft_stream-" + tag))
 
 
 class StreamCase:

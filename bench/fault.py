@@ -54,6 +54,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -94,10 +95,17 @@ def log(msg):
 def build(mpi, plexus_build):
     if mpi in PLEXUS:
         return os.path.join(plexus_build, "tests", "mpi", "ft_stream")
-    os.makedirs(CACHE, exist_ok=True)
-    exe = os.path.join(CACHE, "ft_stream-" + ("openmpi" if mpi == "mptcp" else mpi))
-    if not os.path.exists(exe) or os.path.getmtime(exe) < os.path.getmtime(SRC):
-        subprocess.run([CC[mpi], "-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", SRC, "-o", exe],
+    return compile_ft(CC[mpi], os.path.join(CACHE, "ft_stream-" +
+                                            ("openmpi" if mpi == "mptcp" else mpi)))
+
+
+def compile_ft(cc, exe):
+    """ft_stream.c built with the compiler wrapper cc into exe, unless exe is
+    newer than both; exe."""
+    os.makedirs(os.path.dirname(exe), exist_ok=True)
+    newest = max(os.path.getmtime(SRC), os.path.getmtime(shutil.which(cc) or cc))
+    if not os.path.exists(exe) or os.path.getmtime(exe) < newest:
+        subprocess.run([cc, "-O2", "-std=c11", "-D_POSIX_C_SOURCE=200809L", SRC, "-o", exe],
                        check=True)
     return exe
 
