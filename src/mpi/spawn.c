@@ -256,11 +256,18 @@ static px_status_t px_spawn_root(px_port_t *port, int count, char *cmds[], char 
         int status;
         if (waitpid(pid, &status, WNOHANG) == pid) {
             close(watch);
-            snprintf(why, wlen,
-                     "the children's launcher ended (%s %d) before they connected; its messages "
-                     "say why (a command that cannot start, or that does not call MPI_Init)",
-                     WIFEXITED(status) ? "exit code" : "signal",
-                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                snprintf(why, wlen,
+                         "the children ended without connecting to their parent: a spawned "
+                         "program must call MPI_Init or MPI_Init_thread (MPI-4.1 has a spawned "
+                         "process reach its parent through the World Model, not sessions)");
+            else
+                snprintf(why, wlen,
+                         "the children's launcher ended (%s %d) before they connected; its "
+                         "messages say why (a command that cannot start, or that does not call "
+                         "MPI_Init)",
+                         WIFEXITED(status) ? "exit code" : "signal",
+                         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
             return PX_ERR_NOT_FOUND;
         }
     }
@@ -333,8 +340,11 @@ static int px_spawn(int count, char *cmds[], char **argvs[], const int np[], con
         rc =
             px_mpi_dyn_meet(c, root, fd, PX_OK, 1, 1, c->rank == root ? name : NULL, intercomm, fn);
     } else if (rc == MPI_SUCCESS) {
-        rc = px_mpi_error(c, out.st == PX_ERR_INVALID_PARAM ? MPI_ERR_ARG : MPI_ERR_SPAWN, fn, "%s",
-                          out.why);
+        /* a code whose MPI_Error_string says why, at every member */
+        int obj = c->handle;
+        rc = px_mpi_error_at(c->errh, &obj,
+                             out.st == PX_ERR_INVALID_PARAM ? MPI_ERR_ARG : MPI_ERR_SPAWN, fn,
+                             out.why);
     }
     if (fd >= 0)
         close(fd);

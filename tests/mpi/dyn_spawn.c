@@ -10,9 +10,10 @@
  *   2. spawn_multiple of two commands (1 process with argument B, 2 with
  *      C): the children form one MPI_COMM_WORLD of 3, MPI_APPNUM 0 and 1;
  *      a bcast from the parents' root and a reduce back;
- *   3. spawning /bin/true (a program that never calls MPI_Init) and a
- *      command that does not exist fail at every rank with MPI_ERR_SPAWN,
- *      every errcode MPI_ERR_SPAWN, MPI_COMM_NULL, within the bound.
+ *   3. spawning /bin/true (a program that never calls MPI_Init, as one
+ *      that uses only sessions) and a command that does not exist fail at
+ *      every rank with MPI_ERR_SPAWN, every errcode MPI_ERR_SPAWN,
+ *      MPI_COMM_NULL, within the bound, and an error string that says why.
  * Children: the same steps from the other side, with MPI_Comm_get_parent.
  *
  * With DYN_SPAWN_ABORT=1 in the environment: the parents spawn 2 children
@@ -198,6 +199,12 @@ int main(int argc, char **argv)
                                 codes);
         MPI_Error_class(rc, &cls);
         PX_CHECK(cls == MPI_ERR_SPAWN && ic == MPI_COMM_NULL, "spawn %s: class %d", bad[b], cls);
+        /* the error string says why at every rank, not only the class */
+        char why[MPI_MAX_ERROR_STRING];
+        int wlen = 0;
+        MPI_Error_string(rc, why, &wlen);
+        PX_CHECK(strstr(why, b == 0 ? "must call MPI_Init" : "launcher ended") != NULL,
+                 "spawn %s: the error string does not say why: %s", bad[b], why);
         for (int i = 0; i < 8; i++)
             PX_CHECK(codes[i] == (i < 2 ? MPI_ERR_SPAWN : -7), "spawn %s: errcode %d is %d", bad[b],
                      i, codes[i]);
