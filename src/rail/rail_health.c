@@ -360,6 +360,33 @@ static uint64_t px_rail_hb_period(const px_rail_sub_t *s, int nvc, uint64_t dete
     return hb < detect / 3 ? hb : detect / 3;
 }
 
+/* Datagrams: the peer talks, but nothing sent to it has been acknowledged
+ * for twice PX_RAIL_DETECT (since the oldest frame went, the last
+ * acknowledgement or a subchannel came back), though a running peer
+ * acknowledges whatever it gets with whatever it sends: frames in this
+ * direction do not arrive on any subchannel (a one-way failure, which no
+ * silence shows and, unlike TCP, no transport timeout ends). Every
+ * subchannel goes down: PX_PARTITION_TIMEOUT runs instead of sending again
+ * for good, and a probe answered brings one back. A path that fails on
+ * some subchannels only is left to the suspect rule (the peer acknowledges
+ * the frames sent again on the others). */
+static void px_rail_one_way(px_rail_vc_t *vc, uint64_t now, uint64_t detect)
+{
+    uint64_t from = vc->last_ack_rx > vc->out_since ? vc->last_ack_rx : vc->out_since;
+    for (int i = 0; i < vc->nsub; i++)
+        if (vc->sub[i].up_since > from)
+            from = vc->sub[i].up_since;
+    if (!vc->nup || px_since(now, from) <= 2 * detect || vc->last_rx <= from + detect)
+        return;
+    px_warn("rail",
+            "rank %d talks but has acknowledged nothing for %.1f s: frames to it do not "
+            "arrive",
+            vc->rank, (double)px_since(now, from) / 1e9);
+    for (int i = 0; i < vc->nsub && !vc->failed; i++)
+        if (vc->sub[i].state != PX_SUB_DOWN)
+            px_rail_sub_down(&vc->sub[i], PX_ERR_TIMEOUT);
+}
+
 void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
 {
     px_rail_t *r = vc->rail;
@@ -371,6 +398,8 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
         px_rail_retransmit_due(vc, now);
     uint64_t detect = (uint64_t)(px_params.rail_detect * 1e9);
     int active = px_since(now, vc->last_activity) < 5000000000ull;
+    if (r->lossy && vc->tx_acked != vc->tx_seq)
+        px_rail_one_way(vc, now, detect);
     for (int i = 0; i < vc->nsub && !vc->failed; i++) {
         px_rail_sub_t *s = &vc->sub[i];
         if (s->state == PX_SUB_DOWN) {

@@ -311,6 +311,7 @@ struct px_rail_vc {
                            * with nothing outstanding answered a ping) */
     uint64_t moved_bytes; /* bytes its suspect subchannels sent again on the others */
     uint64_t last_rx;     /* when the peer last sent anything */
+    uint64_t out_since;   /* when a frame went with none before it unacknowledged */
     /* lossy transports: congestion window over unacknowledged bytes */
     size_t inflight, cwnd;
     /* ... frames sent and sent again since the last look at the loss rate;

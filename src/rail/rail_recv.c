@@ -158,6 +158,9 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
             px_rail_tx_t *x = vc->tx[h.seq & (vc->tx_cap - 1)];
             if (x && x->seq == h.seq)
                 px_rail_tx_acked(vc, x, px_time_ns(), h.off);
+            /* over datagrams its bytes left the window, as with a bitmap */
+            if (!px_list_empty(&vc->backlog))
+                px_rail_backlog_flush(vc);
             if (!px_list_empty(&vc->deferred))
                 px_rail_deferred_flush(vc);
         }

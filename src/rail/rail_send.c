@@ -267,6 +267,8 @@ void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
     if (x->sub >= 0) {
         x->again = 1;
         h->flags |= PX_RAIL_H_AGAIN;
+    } else if (vc->tx_acked == x->seq) {
+        vc->out_since = now;
     }
     x->sub = si;
     x->order = s->tx_order++;

@@ -75,6 +75,7 @@ static link_t links[2][NSUB];     /* links[from][sub] */
 static int reset_keeps;           /* ep_reset leaves frames in flight (they arrive late) */
 static uint64_t handed[2][NSUB];  /* frames each rank handed to each subchannel */
 static int lanes;                 /* the subchannels are the lanes of one address pair */
+static int lossy;                 /* the transport loses frames: the rail layer's reliability */
 
 static px_status_t f_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx, void *owner,
                           px_net_iface_t **iface_p)
@@ -92,7 +93,7 @@ static void f_query(px_net_iface_t *iface, px_net_attr_t *a)
 {
     (void)iface;
     memset(a, 0, sizeof(*a));
-    a->caps = PX_NET_CAP_RESET;
+    a->caps = PX_NET_CAP_RESET | (lossy ? PX_NET_CAP_LOSSY : 0);
     a->eager_limit = 65536;
     a->max_frag = 1u << 20;
 }
@@ -346,9 +347,14 @@ static void up_done(void *owner, void *ctx, size_t len)
             times[i]++;
 }
 
+static int failures;
+static px_status_t failed_why;
+
 static void up_failed(void *owner, px_status_t why)
 {
     (void)owner;
+    failures++;
+    failed_why = why;
     fprintf(stderr, "channel failed: %s\n", px_status_string(why));
 }
 
@@ -776,6 +782,61 @@ static void idle_link_heartbeat(void)
     teardown();
 }
 
+/* O: a one-way failure over datagrams (the rail layer's own reliability):
+ * every frame rank 0 sends vanishes while rank 1's keep arriving. Rank 1
+ * talks (its heartbeats), so no silence shows it. Rank 0's subchannels go
+ * DOWN once nothing sent on them is acknowledged for twice PX_RAIL_DETECT,
+ * and with none left the channel fails after PX_PARTITION_TIMEOUT with an
+ * error, instead of sending again for good. */
+static int vc0_failed(void) { return failures > 0; }
+
+static void one_way_loss(void)
+{
+    double detect = px_params.rail_detect, part = px_params.partition_timeout;
+    px_params.rail_detect = 0.1;
+    px_params.partition_timeout = 0.2;
+    lossy = 1;
+    setup();
+    progress(1);
+    static const char hdr[8] = {'o', 'r', 'd', 1};
+    struct iovec iov = {sendbuf, 64};
+    for (int r = 0; r < 2; r++) { /* both in use */
+        px_status_t st = px_rail_vc_send(vc[r], hdr, sizeof(hdr), &iov, 1, 0, NULL, NULL);
+        CHECK(st == PX_OK || st == PX_INPROGRESS);
+    }
+    progress_for(50, NULL);
+    CHECK(px_rail_vc_unacked(vc[0]) == 0 && px_rail_vc_unacked(vc[1]) == 0);
+    progress_for(300, NULL); /* both still talk: nothing goes down */
+    for (int k = 0; k < NSUB; k++)
+        CHECK(px_rail_vc_stats(vc[0], k)->downs == 0);
+
+    for (int k = 0; k < NSUB; k++)
+        links[0][k].lose = 1;
+    failures = 0;
+    px_status_t st = px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, 0, NULL, NULL);
+    CHECK(st == PX_OK || st == PX_INPROGRESS);
+    double ms = progress_for(3000, vc0_failed);
+    if (failures != 1 || failed_why != PX_ERR_PEER_UNREACHABLE || ms > 2000) {
+        fprintf(stderr, "one-way loss: %d failure(s) (%s) after %.0f ms\n", failures,
+                px_status_string(failed_why), ms);
+        for (int r = 0; r < 2; r++)
+            for (int k = 0; k < NSUB; k++) {
+                const px_rail_sub_stats_t *x = px_rail_vc_stats(vc[r], k);
+                fprintf(stderr, "  rank %d sub %d: state %d downs %llu tx %llu rx %llu handed %llu\n", r, k, x->state,
+                        (unsigned long long)x->downs, (unsigned long long)x->frames_tx,
+                        (unsigned long long)x->frames_rx, (unsigned long long)handed[r][k]);
+            }
+    }
+    CHECK(failures == 1 && failed_why == PX_ERR_PEER_UNREACHABLE && ms <= 2000);
+    for (int k = 0; k < NSUB; k++)
+        CHECK(px_rail_vc_stats(vc[0], k)->downs == 1);
+    teardown();
+    lossy = 0;
+    failures = 0;
+    px_params.rail_detect = detect;
+    px_params.partition_timeout = part;
+}
+
 /* ---------- lanes (PX_LANES=3, policy class: small, coll and medium, bulk) ---------- */
 
 static void lanes_setup(int distribute)
@@ -983,6 +1044,7 @@ int main(void)
     release = coll = 0;
     prestage_steps = 0;
     idle_link_heartbeat();
+    one_way_loss();
     CHECK(px_lane_plan_init() == PX_OK && px_lane_plan.n == 3);
     lane_classes();
     lane_order(0);
