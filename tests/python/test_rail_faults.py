@@ -521,6 +521,46 @@ def test_udp_silent_loss_for_good(two_rails):
     assert not left, f"ft_stream processes left: {left}"
 
 
+ONE_WAY_TABLE = "pxtest_oneway"
+
+
+def one_way_udp(on):
+    """Every datagram arriving at node1 on its rails dropped (on) or not: node1's
+    own still reach node0, and TCP (the path check) passes both ways."""
+    if not on:
+        subprocess.run(["ip", "netns", "exec", "node1", "nft", "delete", "table", "netdev",
+                        ONE_WAY_TABLE], capture_output=True)
+        return
+    chains = "".join(f'  chain in{i} {{ type filter hook ingress device "rail{i}" priority 0; '
+                     f'meta l4proto udp counter drop; }}\n' for i in range(len(RAILS)))
+    subprocess.run(["ip", "netns", "exec", "node1", "nft", "-f", "-"], check=True, text=True,
+                   input=f"table netdev {ONE_WAY_TABLE} {{\n{chains}}}\n")
+
+
+def test_udp_one_way_loss_ends_with_error(two_rails):
+    """Over datagrams, everything node0 sends to node1 lost for good while
+    node1's frames keep arriving: no silence shows it and node1's path check
+    finds node0's kernel answering. node0 hears its peer but has nothing
+    acknowledged, takes every subchannel down after 2 x PX_RAIL_DETECT, and
+    the job ends with the peer named after PX_PARTITION_TIMEOUT instead of
+    sending again until the launcher's timeout."""
+    try:
+        r = ft_stream(PAIR, stream_args(40, fault_at=3),
+                      env=dict(UDP, PX_PARTITION_TIMEOUT=PARTITION_TIMEOUT),
+                      plan=[(3, "oneway", lambda: one_way_udp(True))], timeout=60)
+    finally:
+        one_way_udp(False)
+    left = leftovers()
+    assert not r.hung and "job timed out" not in r.err, "job hung: " + r.why()
+    assert r.rc != 0, r.why()
+    took = r.t_exit - r.events["oneway"]
+    assert took <= 2 * 0.5 + PARTITION_TIMEOUT + 1 + EXIT_SLACK_S, \
+        f"ended {took:.1f} s after the fault: " + r.why()
+    assert "acknowledged nothing" in r.err, "no message saying why: " + r.why()
+    assert PEER_LOST_RE.search(r.err), "no message naming the unreachable peer: " + r.why()
+    assert not left, f"ft_stream processes left: {left}"
+
+
 def test_udp_busy_peer_is_not_lost(two_rails):
     """The other side of the path check: a peer that makes no MPI call for
     twice PX_PARTITION_TIMEOUT (tests/mpi/busy_peer) while its partner's
