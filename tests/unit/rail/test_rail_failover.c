@@ -822,8 +822,9 @@ static void one_way_loss(void)
         for (int r = 0; r < 2; r++)
             for (int k = 0; k < NSUB; k++) {
                 const px_rail_sub_stats_t *x = px_rail_vc_stats(vc[r], k);
-                fprintf(stderr, "  rank %d sub %d: state %d downs %llu tx %llu rx %llu handed %llu\n", r, k, x->state,
-                        (unsigned long long)x->downs, (unsigned long long)x->frames_tx,
+                fprintf(stderr,
+                        "  rank %d sub %d: state %d downs %llu tx %llu rx %llu handed %llu\n", r, k,
+                        x->state, (unsigned long long)x->downs, (unsigned long long)x->frames_tx,
                         (unsigned long long)x->frames_rx, (unsigned long long)handed[r][k]);
             }
     }
