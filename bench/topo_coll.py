@@ -55,10 +55,11 @@ def uplink_bytes():
                for k, v in links.items() if "spine" in k)
 
 
-def background(nodes, seconds):
-    """A bulk stream from the first node to the last (other leaf)."""
+def background(nodes, seconds, dst=None):
+    """A bulk stream from the first node to dst (default the last, on the other leaf)."""
+    dst = dst or f"node{nodes - 1}"
     cmd = [os.path.join(BUILD, "bin", "pxrun"), "--launcher", "ip netns exec {host}",
-           "--hosts", f"node0:1,node{nodes - 1}:1", "--bootstrap-iface", "pxf-mgmt",
+           "--hosts", f"node0:1,{dst}:1", "--bootstrap-iface", "pxf-mgmt",
            "--timeout", str(seconds + 30), os.path.join(BUILD, "tests", "mpi", "ft_stream"),
            "--seconds", str(seconds), "--sizes", "1m"]
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -77,6 +78,8 @@ def main():
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--iters", type=int, default=200)
     p.add_argument("--background", action="store_true")
+    p.add_argument("--background-to", default="",
+                   help="the node the background stream goes to (default the last node)")
     p.add_argument("--timeout", type=int, default=300, help="seconds per run before it is killed")
     p.add_argument("--mpis", default="plexus-topo,plexus-flat,mpich,openmpi",
                    help="configurations: plexus-topo (PX_TOPO), plexus-flat, mpich, openmpi, "
@@ -121,7 +124,7 @@ def main():
                     for e in a.env_for:
                         if e.split(":", 1)[0] == who:
                             argv[1:1] = ["--env", e.split(":", 1)[1]]
-                    bg = background(nodes, 600) if a.background else None
+                    bg = background(nodes, 600, a.background_to) if a.background else None
                     if bg:
                         time.sleep(2)  # the stream ramps up first
                     before = uplink_bytes()

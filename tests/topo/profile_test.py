@@ -11,6 +11,9 @@ starts every rank here, as mpi_ranks.sh does):
 - flat: intra-node and inter-node classes, no fabric;
 - sections marked by a signal (PX_PROFILE_SIGNAL=usr2): only what was sent
   between the two signals, a broadcast's messages included;
+- the topology-aware scatter and gather in such a section: one message per
+  route group into the far leaf (its hosts are reached over both spines),
+  one out of it (both its routes to the root take one spine);
 - the default file name; PX_PROFILE=yes writes no profile;
 - `pxtopo report` on these profiles, and on the flat one read against the
   fabric (--fabric), which must classify as the job with PX_TOPO did.
@@ -34,7 +37,7 @@ from plexus.topo.report import reclassify  # noqa: E402
 FABRIC = os.path.join(here, "pxfab-fattree.json")
 pxrun = prog = outdir = None  # from the command line
 LEAF = {"node0": "leaf0", "node1": "leaf0", "node2": "leaf1", "node3": "leaf1"}
-RING_MSGS, BIG, BCAST = 3, (1 << 20) + 7, 256
+RING_MSGS, BIG, BCAST, COLL_BLK = 3, (1 << 20) + 7, 256, 100
 failures = []
 
 
@@ -213,6 +216,27 @@ def main():
         check_totals(prof, "signal")
         check_links(prof, fab, "signal")
 
+    # 3b. the topology-aware scatter and gather from rank 0 (node0), in a
+    # section: the root's leaf gets its blocks directly; the far leaf by
+    # route group. From node0, node2 is reached over spine0 and node3 over
+    # spine1: one message to each host's first rank, which hands the other
+    # its block. Into node0, both routes take spine0: one group, one
+    # message of the leaf's four blocks from its lowest rank.
+    spec_c = "node0:2,node1:1,node2:2,node3:2"
+    out_c = os.path.join(outdir, "coll.json")
+    if run(spec_c, "coll", {"PX_TOPO": FABRIC, "PX_PROFILE": "topo", "PX_PROFILE_FILE": out_c,
+                            "PX_PROFILE_SIGNAL": "usr2", "PX_SCATTER_ALGORITHM": "topo",
+                            "PX_GATHER_ALGORITHM": "topo"}):
+        prof = read(out_c)
+        got = {k: [p["msgs"], p["bytes"]] for k, p in pairs_of(prof).items()}
+        b = COLL_BLK
+        want = {(0, 1): [1, b], (0, 2): [1, b], (0, 3): [1, 2 * b], (3, 4): [1, b],
+                (0, 5): [1, 2 * b], (5, 6): [1, b],
+                (1, 0): [1, b], (2, 0): [1, b], (4, 3): [1, b], (5, 3): [1, b],
+                (6, 3): [1, b], (3, 0): [1, 4 * b]}
+        check(got == want, f"coll: pairs {got}\n  expected {want}")
+        check_links(prof, fab, "coll")
+
     # 4. the default name; PX_PROFILE=yes prints counters, writes no profile
     cwd = os.path.join(outdir, "default")
     os.makedirs(cwd, exist_ok=True)
@@ -246,7 +270,7 @@ def main():
     if failures:
         print(f"{len(failures)} checks failed")
         return 1
-    print("PASS profile_test: topo, flat, signal, default name, reports")
+    print("PASS profile_test: topo, flat, signal, coll, default name, reports")
     return 0
 
 

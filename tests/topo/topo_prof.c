@@ -8,6 +8,9 @@
  * Mode "run" (the whole run is counted): ring and big only, since the
  * first collective on a communicator that spans nodes sends a few setup
  * messages of its own.
+ * Mode "coll" (PX_PROFILE_SIGNAL=usr2): a broadcast (the setup), then
+ * in the counted section one MPI_Scatter and one MPI_Gather of COLL_BLK
+ * bytes per rank from rank 0, data checked.
  * Mode "signal" (PX_PROFILE_SIGNAL=usr2): a ring and a first collective
  * (its setup) before the counted section; in it the ring, the big message
  * and a broadcast; after it a barrier and a ring again, not counted. Each
@@ -22,6 +25,7 @@
 #define RING_MSGS 3
 #define BIG ((1 << 20) + 7)
 #define BCAST 256
+#define COLL_BLK 100
 
 static int rank, size;
 
@@ -78,6 +82,30 @@ static void bcast(void)
     }
 }
 
+/* A scatter and a gather of COLL_BLK bytes per rank, rooted at rank 0,
+ * data checked: with PX_TOPO their messages show the route groups. */
+static void scatter_gather(void)
+{
+    char *all = malloc((size_t)COLL_BLK * size), mine[COLL_BLK];
+    for (int i = 0; i < COLL_BLK * size; i++)
+        all[i] = rank == 0 ? (char)(i / COLL_BLK * 3 + i % 7) : 0;
+    MPI_Scatter(all, COLL_BLK, MPI_BYTE, mine, COLL_BLK, MPI_BYTE, 0, MPI_COMM_WORLD);
+    for (int i = 0; i < COLL_BLK; i++)
+        if (mine[i] != (char)(rank * 3 + (rank * COLL_BLK + i) % 7)) {
+            fprintf(stderr, "FAIL topo_prof: rank %d: scatter data wrong at %d\n", rank, i);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    for (int i = 0; i < COLL_BLK; i++)
+        mine[i] = (char)(rank + i);
+    MPI_Gather(mine, COLL_BLK, MPI_BYTE, all, COLL_BLK, MPI_BYTE, 0, MPI_COMM_WORLD);
+    for (int i = 0; rank == 0 && i < COLL_BLK * size; i++)
+        if (all[i] != (char)(i / COLL_BLK + i % COLL_BLK)) {
+            fprintf(stderr, "FAIL topo_prof: gather data wrong at %d\n", i);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    free(all);
+}
+
 /* Marks a section's edge: the signal's handler only sets a flag, taken by
  * the next pass of the progress engine (here an MPI_Iprobe). */
 static void mark(void)
@@ -93,7 +121,15 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int signal_mode = argc > 1 && !strcmp(argv[1], "signal");
-    if (!signal_mode) {
+    const char *mode = argc > 1 ? argv[1] : "run";
+    if (!strcmp(mode, "coll")) {
+        bcast(); /* the collectives' setup, before the section */
+        MPI_Barrier(MPI_COMM_WORLD);
+        mark();
+        scatter_gather();
+        mark();
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else if (!signal_mode) {
         ring();
         big();
     } else {
@@ -109,7 +145,7 @@ int main(int argc, char **argv)
         ring();
     }
     if (rank == 0)
-        printf("PASS topo_prof np=%d %s\n", size, signal_mode ? "signal" : "run");
+        printf("PASS topo_prof np=%d %s\n", size, mode);
     MPI_Finalize();
     return 0;
 }

@@ -82,12 +82,14 @@ static const px_coll_algo_t px_coll_algos[] = {
     {PX_COLL_GATHER, "linear", px_coll_gather_linear, 0, "root receives from all at once"},
     {PX_COLL_GATHER, "binomial", px_coll_gather_binomial, 0, "binomial tree (small blocks)"},
     {PX_COLL_GATHER, "topo", px_coll_gather_topo, PX_COLL_F_TOPO,
-     "through a leader per switch cluster (PX_TOPO): one message per cluster to the root"},
+     "through a leader per route group of each switch cluster (PX_TOPO): one message per group to "
+     "the root"},
     {PX_COLL_GATHERV, "linear", px_coll_gatherv_linear, 0, "root receives from all at once"},
     {PX_COLL_SCATTER, "linear", px_coll_scatter_linear, 0, "root sends to all at once"},
     {PX_COLL_SCATTER, "binomial", px_coll_scatter_binomial, 0, "binomial tree (small blocks)"},
     {PX_COLL_SCATTER, "topo", px_coll_scatter_topo, PX_COLL_F_TOPO,
-     "through a leader per switch cluster (PX_TOPO): one message per cluster from the root"},
+     "through a leader per route group of each switch cluster (PX_TOPO): one message per group "
+     "from the root"},
     {PX_COLL_SCATTERV, "linear", px_coll_scatterv_linear, 0, "root sends to all at once"},
     {PX_COLL_ALLGATHER, "ring", px_coll_allgather_ring, 0, "n-1 neighbour steps (large)"},
     {PX_COLL_ALLGATHER, "recursive_doubling", px_coll_allgather_recursive_doubling, PX_COLL_F_POF2,

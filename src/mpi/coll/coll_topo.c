@@ -15,6 +15,7 @@
 #include "../../topo/topo.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct px_coll_tclus {
     int state; /* 1 usable, -1 not (no description, one cluster, one rank each) */
@@ -34,6 +35,15 @@ typedef struct px_coll_tclus {
     px_topo_delay_t *delay; /* among the groups' hosts (dropped after each tree above
                              * PX_TCLUS_KEEP_DELAY groups) */
     int **gorder;           /* per root group: the tree's groups, built when first rooted there */
+    /* the scatter's [0] and the gather's [1] route groups, for the last root
+     * each was asked for (px_tclus_routes) */
+    struct px_tclus_routes {
+        int root;   /* -1: not computed */
+        int *lead;  /* comm rank -> the rank it exchanges its block with */
+        int *first; /* leader -> its first entry in mem (others -1) */
+        int *cnt;   /* leader -> the blocks it carries, its own included */
+        int *mem;   /* ranks, by leader, in rank order within each */
+    } routes[2];
 } px_coll_tclus_t;
 
 static px_coll_tclus_t px_tclus_none = {.state = -1};
@@ -51,6 +61,12 @@ void px_coll_tclus_free(struct px_coll_tclus *t)
     free(t->group_of);
     free(t->ghost);
     px_topo_delay_free(t->delay);
+    for (int d = 0; d < 2; d++) {
+        free(t->routes[d].lead);
+        free(t->routes[d].first);
+        free(t->routes[d].cnt);
+        free(t->routes[d].mem);
+    }
     for (int g = 0; t->gorder && g < t->ngroups; g++)
         free(t->gorder[g]);
     free(t->gorder);
@@ -133,38 +149,126 @@ static const px_coll_tclus_t *px_coll_tclus(px_mpi_comm_t *c)
 
 int px_coll_tclus_usable(px_mpi_comm_t *c) { return px_coll_tclus(c)->state == 1; }
 
-/* Who speaks for cluster j: the root in its own, the lowest rank elsewhere. */
-static int px_tclus_leader(const px_coll_tclus_t *t, int j, int root)
-{
-    return t->cluster_of[root] == j ? root : t->members[t->start[j]];
-}
-
 static char *px_tclus_at(const void *buf, int rank, int count, MPI_Datatype dt)
 {
     return (char *)buf + (MPI_Aint)rank * count * px_mpi_dt_get(dt)->extent;
 }
 
-/* Two-level gather: members send their block to their cluster's leader,
- * which packs them in rank order and sends one message to the root; the
- * root receives its own cluster's blocks directly. */
+/* Links of a route compared between hosts (longer routes: the first ones) */
+#define PX_TCLUS_MAXL 16
+
+/* The part of the route between the root's host and host h that decides
+ * how a cluster is entered: from the root (scatter) every link but the
+ * last, into the root (gather) every link but the first, so the hosts of
+ * one leaf whose routes take different spines differ. Returns its length,
+ * 0 when there is no route. */
+static int px_tclus_route_key(int hr, int h, int to_root, int *key)
+{
+    int links[PX_TCLUS_MAXL + 1];
+    int k =
+        hr < 0 || h < 0
+            ? -1
+            : (to_root ? px_topo_path_links(px_topo_job(), h, hr, 0, 0, links, PX_TCLUS_MAXL + 1)
+                       : px_topo_path_links(px_topo_job(), hr, h, 0, 0, links, PX_TCLUS_MAXL + 1));
+    if (k < 2)
+        return 0;
+    if (k > PX_TCLUS_MAXL + 1)
+        k = PX_TCLUS_MAXL + 1;
+    for (int i = 0; i < k - 1; i++)
+        key[i] = links[i + (to_root != 0)];
+    return k - 1;
+}
+
+/* Who each rank exchanges its block with in a gather (to_root 1) or a
+ * scatter (0) rooted at root: the root for the ranks of the root's
+ * cluster; elsewhere the lowest rank of its route group, the ranks of a
+ * cluster whose routes from (or to) the root's host cross the same links
+ * up to their leaf. One message per route group crosses the spines, not
+ * one per cluster: the spines a fat-tree spreads a leaf's hosts over all
+ * carry their part at once. Kept for the last root asked. */
+static const struct px_tclus_routes *px_tclus_routes(px_coll_tclus_t *t, int n, int root,
+                                                     int to_root)
+{
+    struct px_tclus_routes *g = &t->routes[to_root != 0];
+    if (g->lead && g->root == root)
+        return g;
+    if (!g->lead) {
+        g->lead = malloc(sizeof(int) * (size_t)n);
+        g->first = malloc(sizeof(int) * (size_t)n);
+        g->cnt = malloc(sizeof(int) * (size_t)n);
+        g->mem = malloc(sizeof(int) * (size_t)n);
+        if (!g->lead || !g->first || !g->cnt || !g->mem) {
+            free(g->lead), free(g->first), free(g->cnt), free(g->mem);
+            g->lead = g->first = g->cnt = g->mem = NULL;
+            return NULL;
+        }
+    }
+    int hr = t->host_of[root], cr = t->cluster_of[root];
+    int lkey[PX_TCLUS_MAXL], nl[64], keys[64][PX_TCLUS_MAXL], lrank[64];
+    for (int j = 0; j < t->nclusters; j++) {
+        int ng = 0;
+        for (int i = t->start[j]; i < t->start[j + 1]; i++) {
+            int r = t->members[i];
+            if (j == cr) {
+                g->lead[r] = root;
+                continue;
+            }
+            int kl = px_tclus_route_key(hr, t->host_of[r], to_root, lkey), q = 0;
+            while (q < ng && !(nl[q] == kl && !memcmp(keys[q], lkey, sizeof(int) * (size_t)kl)))
+                q++;
+            if (q == ng && ng < 64) { /* a new group, led by its lowest rank: r */
+                nl[ng] = kl;
+                memcpy(keys[ng], lkey, sizeof(int) * (size_t)kl);
+                lrank[ng++] = r;
+            }
+            g->lead[r] = lrank[q < ng ? q : 0];
+        }
+    }
+    /* each leader's ranks together, in rank order */
+    for (int r = 0; r < n; r++)
+        g->cnt[r] = 0, g->first[r] = -1;
+    for (int r = 0; r < n; r++)
+        if (g->lead[r] != root)
+            g->cnt[g->lead[r]]++;
+    int o = 0;
+    for (int r = 0; r < n; r++)
+        if (g->cnt[r]) {
+            g->first[r] = o;
+            o += g->cnt[r];
+            g->cnt[r] = 0;
+        }
+    for (int r = 0; r < n; r++)
+        if (g->lead[r] != root) {
+            int l = g->lead[r];
+            g->mem[g->first[l] + g->cnt[l]++] = r;
+        }
+    g->root = root;
+    return g;
+}
+
+/* Two-level gather: members send their block to their route group's
+ * leader, which packs them in rank order and sends one message to the
+ * root; the root receives its own cluster's blocks directly. */
 PX_COLL_BUILDER(px_coll_gather_topo)
 {
-    const px_coll_tclus_t *t = px_coll_tclus(c);
-    int me = c->rank, root = a->root, mine = t->cluster_of[me];
-    int lead = px_tclus_leader(t, mine, root);
+    px_coll_tclus_t *t = (px_coll_tclus_t *)px_coll_tclus(c);
+    int n = c->size, me = c->rank, root = a->root;
+    const struct px_tclus_routes *g = px_tclus_routes(t, n, root, 1);
+    if (!g)
+        return MPI_ERR_NO_MEM;
     size_t blk = a->bytes;
-    if (me != lead) {
-        px_coll_sched_send(s, c, a->sbuf, a->scount, a->stype, lead);
+    if (me != root && g->lead[me] != me) {
+        px_coll_sched_send(s, c, a->sbuf, a->scount, a->stype, g->lead[me]);
         px_coll_sched_round(s);
         return MPI_SUCCESS;
     }
-    int first = t->start[mine], cnt = t->start[mine + 1] - first;
     if (me != root) {
+        int first = g->first[me], cnt = g->cnt[me];
         char *tmp = px_coll_sched_alloc(s, (size_t)cnt * blk);
         if (!tmp)
             return MPI_ERR_NO_MEM;
         for (int i = 0; i < cnt; i++) {
-            int r = t->members[first + i];
+            int r = g->mem[first + i];
             if (r == me)
                 px_coll_sched_pack(s, a->sbuf, a->scount, a->stype, tmp + (size_t)i * blk);
             else
@@ -175,26 +279,22 @@ PX_COLL_BUILDER(px_coll_gather_topo)
         px_coll_sched_round(s);
         return MPI_SUCCESS;
     }
-    /* the root: its cluster's members straight into place, every other
-     * cluster's blocks packed from its leader, then put in place */
-    char **tmp = px_coll_sched_alloc(s, sizeof(char *) * (size_t)t->nclusters);
+    /* the root: its cluster's members straight into place, every leader's
+     * blocks packed, then put in place */
+    char **tmp = px_coll_sched_alloc(s, sizeof(char *) * (size_t)n);
     if (!tmp)
         return MPI_ERR_NO_MEM;
-    for (int j = 0; j < t->nclusters; j++) {
-        int n_j = t->start[j + 1] - t->start[j];
-        if (j == mine) {
-            for (int i = 0; i < n_j; i++) {
-                int r = t->members[t->start[j] + i];
-                if (r != me)
-                    px_coll_sched_recv(s, c, px_tclus_at(a->rbuf, r, a->rcount, a->rtype),
-                                       a->rcount, a->rtype, r);
-            }
+    for (int r = 0; r < n; r++) {
+        if (r == me)
             continue;
+        if (g->lead[r] == root)
+            px_coll_sched_recv(s, c, px_tclus_at(a->rbuf, r, a->rcount, a->rtype), a->rcount,
+                               a->rtype, r);
+        else if (g->lead[r] == r) {
+            if (!(tmp[r] = px_coll_sched_alloc(s, (size_t)g->cnt[r] * blk)))
+                return MPI_ERR_NO_MEM;
+            px_coll_sched_recv(s, c, tmp[r], (MPI_Aint)((size_t)g->cnt[r] * blk), MPI_BYTE, r);
         }
-        if (!(tmp[j] = px_coll_sched_alloc(s, (size_t)n_j * blk)))
-            return MPI_ERR_NO_MEM;
-        px_coll_sched_recv(s, c, tmp[j], (MPI_Aint)((size_t)n_j * blk), MPI_BYTE,
-                           px_tclus_leader(t, j, root));
     }
     if (a->sbuf != MPI_IN_PLACE && blk) {
         char *own = px_coll_sched_alloc(s, blk);
@@ -205,41 +305,43 @@ PX_COLL_BUILDER(px_coll_gather_topo)
                              px_tclus_at(a->rbuf, me, a->rcount, a->rtype));
     }
     px_coll_sched_round(s);
-    for (int j = 0; j < t->nclusters; j++) {
-        if (j == mine)
+    for (int r = 0; r < n; r++) {
+        if (r == me || g->lead[r] != r)
             continue;
-        for (int i = 0; i < t->start[j + 1] - t->start[j]; i++)
+        for (int i = 0; i < g->cnt[r]; i++)
             px_coll_sched_unpack(
-                s, tmp[j] + (size_t)i * blk, a->rcount, a->rtype,
-                px_tclus_at(a->rbuf, t->members[t->start[j] + i], a->rcount, a->rtype));
+                s, tmp[r] + (size_t)i * blk, a->rcount, a->rtype,
+                px_tclus_at(a->rbuf, g->mem[g->first[r] + i], a->rcount, a->rtype));
     }
     px_coll_sched_round(s);
     return MPI_SUCCESS;
 }
 
-/* Two-level scatter: the root sends each other cluster's blocks, packed in
- * rank order, to its leader, which hands them out; its own cluster's
- * members get theirs directly. */
+/* Two-level scatter: the root sends each route group's blocks, packed in
+ * rank order, to its leader, which hands them out; the members of the
+ * root's cluster get theirs directly. */
 PX_COLL_BUILDER(px_coll_scatter_topo)
 {
-    const px_coll_tclus_t *t = px_coll_tclus(c);
-    int me = c->rank, root = a->root, mine = t->cluster_of[me];
-    int lead = px_tclus_leader(t, mine, root);
+    px_coll_tclus_t *t = (px_coll_tclus_t *)px_coll_tclus(c);
+    int n = c->size, me = c->rank, root = a->root;
+    const struct px_tclus_routes *g = px_tclus_routes(t, n, root, 0);
+    if (!g)
+        return MPI_ERR_NO_MEM;
     size_t blk = a->bytes;
-    if (me != lead) {
-        px_coll_sched_recv(s, c, a->rbuf, a->rcount, a->rtype, lead);
+    if (me != root && g->lead[me] != me) {
+        px_coll_sched_recv(s, c, a->rbuf, a->rcount, a->rtype, g->lead[me]);
         px_coll_sched_round(s);
         return MPI_SUCCESS;
     }
-    int first = t->start[mine], cnt = t->start[mine + 1] - first;
     if (me != root) {
+        int first = g->first[me], cnt = g->cnt[me];
         char *tmp = px_coll_sched_alloc(s, (size_t)cnt * blk);
         if (!tmp)
             return MPI_ERR_NO_MEM;
         px_coll_sched_recv(s, c, tmp, (MPI_Aint)((size_t)cnt * blk), MPI_BYTE, root);
         px_coll_sched_round(s);
         for (int i = 0; i < cnt; i++) {
-            int r = t->members[first + i];
+            int r = g->mem[first + i];
             if (r == me)
                 px_coll_sched_unpack(s, tmp + (size_t)i * blk, a->rcount, a->rtype, a->rbuf);
             else
@@ -248,26 +350,24 @@ PX_COLL_BUILDER(px_coll_scatter_topo)
         px_coll_sched_round(s);
         return MPI_SUCCESS;
     }
-    for (int j = 0; j < t->nclusters; j++) {
-        int n_j = t->start[j + 1] - t->start[j];
-        if (j == mine) {
-            for (int i = 0; i < n_j; i++) {
-                int r = t->members[t->start[j] + i];
-                if (r != me)
-                    px_coll_sched_send(s, c, px_tclus_at(a->sbuf, r, a->scount, a->stype),
-                                       a->scount, a->stype, r);
-            }
+    for (int r = 0; r < n; r++) {
+        if (r == me)
+            continue;
+        if (g->lead[r] == root) {
+            px_coll_sched_send(s, c, px_tclus_at(a->sbuf, r, a->scount, a->stype), a->scount,
+                               a->stype, r);
             continue;
         }
-        char *tmp = px_coll_sched_alloc(s, (size_t)n_j * blk);
+        if (g->lead[r] != r)
+            continue;
+        char *tmp = px_coll_sched_alloc(s, (size_t)g->cnt[r] * blk);
         if (!tmp)
             return MPI_ERR_NO_MEM;
-        for (int i = 0; i < n_j; i++)
-            px_coll_sched_pack(
-                s, px_tclus_at(a->sbuf, t->members[t->start[j] + i], a->scount, a->stype),
-                a->scount, a->stype, tmp + (size_t)i * blk);
-        px_coll_sched_send(s, c, tmp, (MPI_Aint)((size_t)n_j * blk), MPI_BYTE,
-                           px_tclus_leader(t, j, root));
+        for (int i = 0; i < g->cnt[r]; i++)
+            px_coll_sched_pack(s,
+                               px_tclus_at(a->sbuf, g->mem[g->first[r] + i], a->scount, a->stype),
+                               a->scount, a->stype, tmp + (size_t)i * blk);
+        px_coll_sched_send(s, c, tmp, (MPI_Aint)((size_t)g->cnt[r] * blk), MPI_BYTE, r);
     }
     if (a->rbuf != MPI_IN_PLACE && blk) {
         char *own = px_coll_sched_alloc(s, blk);
