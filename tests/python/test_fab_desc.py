@@ -171,6 +171,11 @@ def test_htb_lines_have_parent_default_and_weighted_classes():
     assert "classid 1:10 htb rate 250000000bit ceil 1000000000bit" in text
     assert "classid 1:20 htb rate 750000000bit ceil 1000000000bit" in text
     assert "match ip dsfield 0x28 0xfc flowid 1:20" in text
+    # quanta by weight, the lightest class one segmentation-offload packet (64 KB): a
+    # quantum below the packets a class sends lets it lose its turns to borrow
+    q = {l.split()[l.split().index("classid") + 1]: int(l.split()[l.split().index("quantum") + 1])
+         for l in lines if " htb rate " in l}
+    assert q["1:10"] == 65536 and q["1:20"] == 3 * 65536, q
 
 
 def test_htb_lines_arbitration_high_before_low():

@@ -133,6 +133,10 @@ def queue_bytes(link_queue, rate):
     return link_queue or max(int(rate / 8 * 0.005), 200_000)
 
 
+# largest packet a veth hands its qdisc (generic segmentation offload)
+GSO_MAX = 65536
+
+
 def htb_lines(dev, rate, mtu, classes, queue, change=False, arbitration=None):
     """tc batch lines shaping one egress: root HTB, a parent class at the link rate,
     a default child class 1:10 and one weighted child class per QoS lane.
@@ -147,10 +151,16 @@ def htb_lines(dev, rate, mtu, classes, queue, change=False, arbitration=None):
     arb = arbitration or D.DEFAULT_ARBITRATION
     burst = max(int(rate / 8 / 1000), 4 * (mtu + 14))   # ~1 ms of traffic
 
-    def quantum(r):
-        return min(max(int(r / 8 / 1000), mtu + 14), 200_000)
-
     parts = [(10, 1, "low")] + [(c["minor"], c["weight"], c.get("priority", "low")) for c in classes]
+
+    def quantum(w, group):
+        # bytes a class may send per turn when the classes of its group borrow, by weight;
+        # the lightest gets one segmentation-offload packet (what a veth hands HTB, up to
+        # 64 KB), since a class whose quantum is smaller than its packets loses turns to
+        # the others and may stop borrowing at all (docs/fabric.md)
+        least = min(p[1] for p in parts if p[2] == group)
+        return max(int(GSO_MAX * w / least), mtu + 14)
+
     high = [p for p in parts if p[2] == "high"]
     if high:
         frame = mtu + 14
@@ -167,15 +177,14 @@ def htb_lines(dev, rate, mtu, classes, queue, change=False, arbitration=None):
     if not change:
         lines.append(f"qdisc replace dev {dev} root handle 1: htb default 10")
     lines.append(f"class {verb} dev {dev} parent 1: classid 1:1 htb rate {rate}bit ceil {rate}bit "
-                 f"burst {burst} cburst {burst} quantum {quantum(rate)}")
+                 f"burst {burst} cburst {burst} quantum {GSO_MAX}")
     for minor, w, group in parts:
         total, total_w = share[group]
         r = max(int(total * w / total_w), 8000)
         prio = f" prio {0 if group == 'high' else 1}" if high else ""
-        # spare bandwidth goes to a group's classes in proportion to their quantum:
-        # by weight, as if the group had the whole link
+        # spare bandwidth goes to a group's classes in proportion to their quantum
         lines.append(f"class {verb} dev {dev} parent 1:1 classid 1:{minor} htb rate {r}bit ceil {rate}bit "
-                     f"burst {burst} cburst {burst} quantum {quantum(rate * w / total_w)}{prio}")
+                     f"burst {burst} cburst {burst} quantum {quantum(w, group)}{prio}")
         qd = (f"fq_codel memory_limit {queue}" if arb["queue"] == "fq" and classes
               else f"bfifo limit {queue}")
         lines.append(f"qdisc {'change' if change else 'add'} dev {dev} parent 1:{minor} "
