@@ -345,6 +345,27 @@ static uint64_t px_rail_sub_rto(const px_rail_sub_t *s, uint64_t detect)
     return rto < detect ? rto : detect;
 }
 
+/* QoS lanes: another lane of s's address pair had a frame acknowledged or
+ * a ping answered in the last `win`, so the path they share works and s's
+ * silence is the
+ * queue of its traffic class (a class held to its guaranteed rate keeps a
+ * frame for tens of milliseconds under congestion, where the round trip
+ * the lane measured while idle is a fraction of one). */
+static int px_rail_lane_path_works(const px_rail_vc_t *vc, const px_rail_sub_t *s, uint64_t now,
+                                   uint64_t win)
+{
+    if (vc->nlane < 2)
+        return 0;
+    for (int k = s->idx % vc->npair; k < vc->nsub; k += vc->npair)
+        if (k != s->idx && vc->sub[k].state == PX_SUB_UP) {
+            const px_rail_sub_t *o = &vc->sub[k];
+            uint64_t heard = o->acked_ns > o->pong_ns ? o->acked_ns : o->pong_ns;
+            if (heard && px_since(now, heard) < win)
+                return 1;
+        }
+    return 0;
+}
+
 /* How often an idle subchannel of a peer in use is pinged: every eight of
  * its round-trip timeouts, so that a link that dies while idle shows within
  * a few of them (connections: the ping is not answered) before traffic
@@ -435,6 +456,11 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
             uint64_t q = px_rail_rto(r, s);
             rto = q > rto ? (q < detect ? q : detect) : rto;
         }
+        /* a lane whose path works (its pair's other lanes are acknowledged)
+         * is slow, not silent: suspect only after the timeout a subchannel
+         * has before any measure, a quarter of PX_RAIL_DETECT */
+        if (rto < detect / 4 && px_rail_lane_path_works(vc, s, now, detect / 4))
+            rto = detect / 4;
         uint64_t heard = px_rail_heard_elsewhere(vc, i);
         if (s->unacked && px_since(now, s->busy_since) > rto && heard > s->busy_since + rto / 2) {
             /* the peer answers on the others; when the transport can

@@ -254,6 +254,7 @@ typedef struct px_rail_sub {
     int used;            /* has carried traffic (a connection exists or existed) */
     uint32_t unacked;    /* frames on it awaiting acknowledgement */
     uint64_t busy_since; /* last acknowledgement progress while unacked > 0 */
+    uint64_t acked_ns;   /* when a frame it carried was last acknowledged */
     uint64_t last_tx_ns;
     double srtt, rttvar; /* acknowledgement times of its frames (ns) */
     double rtt_max;      /* the longest recent one, decaying towards srtt (lossy timeout) */

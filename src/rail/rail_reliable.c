@@ -154,7 +154,7 @@ void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t 
         px_rail_sub_t *sub = &vc->sub[x->sub];
         if (sub->unacked)
             sub->unacked--;
-        sub->busy_since = now;
+        sub->busy_since = sub->acked_ns = now;
         /* a round-trip sample: frames acknowledged at once, and on lossy
          * transports every frame; never one sent twice (Karn) */
         if (vc->rail->lossy && (int32_t)(x->order - sub->acked_order) > 0)

@@ -1008,6 +1008,54 @@ static void lane_window(void)
     px_params.rail_detect = detect;
 }
 
+/* A bulk frame held on its lane (its traffic class queued behind other
+ * traffic) while small frames on the small lane of the same address pair
+ * are acknowledged: the path works, so the bulk lane is slow, not silent.
+ * It stays up for far longer than its measured round-trip timeout (here
+ * the 2 ms floor), until a quarter of PX_RAIL_DETECT; only then is it
+ * suspect and its frame goes again elsewhere, every byte arriving once. */
+static int sub2_moved(void) { return px_rail_vc_stats(vc[0], 2)->moves > 0; }
+
+static void lane_slow_not_suspect(void)
+{
+    double detect = px_params.rail_detect;
+    px_params.rail_detect = 0.4; /* suspect after 100 ms */
+    lanes_setup(0);
+    /* the peer in use: heartbeats measure each lane's round trip (the 2 ms
+     * floor) */
+    send_ord(0, 100, 0);
+    progress(6);
+    progress_for(400, NULL);
+    links[0][2].hold = 1;
+    uint64_t bulk = data_frames(0, 2);
+    struct iovec iov = {sendbuf, LEN};
+    static const char hdr[8] = "block";
+    CHECK(px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_STRIPE, sent_cb, NULL) ==
+          PX_INPROGRESS);
+    CHECK(data_frames(0, 2) == bulk + 1);
+    uint64_t t0 = px_time_ns();
+    int i = 0;
+    while (px_time_ns() - t0 < 60000000ull) { /* 60 ms of small frames, acknowledged */
+        send_ord(i++ & 255, 100, 0);
+        progress_for(1, NULL);
+    }
+    if (sub2_suspect() || sub2_moved())
+        fprintf(stderr, "lanes: a held bulk lane suspect within 60 ms while its pair works\n");
+    CHECK(!sub2_suspect() && !sub2_moved());
+    CHECK(px_rail_vc_stats(vc[0], 0)->suspects == 0);
+    double ms = progress_for(400, sub2_moved);
+    CHECK(sub2_moved() && ms < 200);
+    links[0][2].hold = 0;
+    deliver_rest(0, 2);
+    for (int k = 0; k < 20 && completions < 1; k++)
+        progress(1);
+    px_rail_ack_all(rail[1]);
+    progress(2);
+    check_exactly_once("held bulk lane");
+    lanes_teardown();
+    px_params.rail_detect = detect;
+}
+
 int main(void)
 {
     setenv("PX_RAIL_POLICY", "even", 1);
@@ -1053,6 +1101,7 @@ int main(void)
     lane_failover(0);
     lane_failover(1);
     lane_window();
+    lane_slow_not_suspect();
 
     free(orig);
     free(sendbuf);
