@@ -347,10 +347,9 @@ static uint64_t px_rail_sub_rto(const px_rail_sub_t *s, uint64_t detect)
 
 /* QoS lanes: another lane of s's address pair had a frame acknowledged or
  * a ping answered in the last `win`, so the path they share works and s's
- * silence is the
- * queue of its traffic class (a class held to its guaranteed rate keeps a
- * frame for tens of milliseconds under congestion, where the round trip
- * the lane measured while idle is a fraction of one). */
+ * silence is the queue of its traffic class (a class held to its
+ * guaranteed rate keeps a frame for tens of milliseconds under congestion,
+ * where the round trip the lane measured while idle is a fraction of one). */
 static int px_rail_lane_path_works(const px_rail_vc_t *vc, const px_rail_sub_t *s, uint64_t now,
                                    uint64_t win)
 {
@@ -456,8 +455,8 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
             uint64_t q = px_rail_rto(r, s);
             rto = q > rto ? (q < detect ? q : detect) : rto;
         }
-        /* a lane whose path works (its pair's other lanes are acknowledged)
-         * is slow, not silent: suspect only after the timeout a subchannel
+        /* a lane whose path works (its pair's other lanes are heard) is
+         * slow, not silent: suspect only after the timeout a subchannel
          * has before any measure, a quarter of PX_RAIL_DETECT */
         if (rto < detect / 4 && px_rail_lane_path_works(vc, s, now, detect / 4))
             rto = detect / 4;

@@ -1009,8 +1009,8 @@ static void lane_window(void)
 }
 
 /* A bulk frame held on its lane (its traffic class queued behind other
- * traffic) while small frames on the small lane of the same address pair
- * are acknowledged: the path works, so the bulk lane is slow, not silent.
+ * traffic) while the other lanes of the same address pair answer (their
+ * heartbeats): the path works, so the bulk lane is slow, not silent.
  * It stays up for far longer than its measured round-trip timeout (here
  * the 2 ms floor), until a quarter of PX_RAIL_DETECT; only then is it
  * suspect and its frame goes again elsewhere, every byte arriving once. */
@@ -1035,7 +1035,7 @@ static void lane_slow_not_suspect(void)
     CHECK(data_frames(0, 2) == bulk + 1);
     uint64_t t0 = px_time_ns();
     int i = 0;
-    while (px_time_ns() - t0 < 60000000ull) { /* 60 ms of small frames, acknowledged */
+    while (px_time_ns() - t0 < 60000000ull) { /* 60 ms of small frames */
         send_ord(i++ & 255, 100, 0);
         progress_for(1, NULL);
     }
