@@ -124,9 +124,12 @@ px_status_t px_chan_send(int peer, px_chan_route_t *route, const void *hdr, size
 size_t px_chan_pending(int peer);
 
 /* Eager limit and rendezvous data per frame of a route (NULL: the peer's
- * own channel); px_chan_chunk gives `want` (0: the route's own size), cut
- * to what one datagram carries while the path loses many frames. */
+ * own channel); px_chan_chunk gives `want` (0: the route's own size); both
+ * are cut to what one datagram carries while the path loses many frames.
+ * px_chan_eager_max: the peer's own channel's limit, whatever the loss (the
+ * largest message a frame may carry at all). */
 size_t px_chan_eager(int peer, px_chan_route_t *route);
+size_t px_chan_eager_max(int peer);
 size_t px_chan_chunk(int peer, px_chan_route_t *route, size_t want);
 /* Whether route is a connection (tcp) rather than datagrams. */
 int px_chan_route_conn(int peer, px_chan_route_t *route);

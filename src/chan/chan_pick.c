@@ -16,6 +16,13 @@ static inline int px_chr_proto_ok(const px_chr_rule_t *r, int rndv)
     return r->proto == PX_CHR_PROTO_ANY || (r->proto == PX_CHR_PROTO_RNDV) == rndv;
 }
 
+/* The eager limit of a message to p on vc: its carrier's, or less while
+ * vc's path loses many frames (px_rail_vc_eager). */
+static inline size_t px_chan_vc_eager(px_chan_t *p, px_rail_vc_t *vc)
+{
+    return px_rail_vc_eager(vc, px_c.car_eager[px_chan_car(p, vc)]);
+}
+
 /* The first entry of PX_CHANNELS whose condition holds and whose channel
  * the peer has; without one, the peer's default channel. A network
  * message stays on the channel of the previous one while that still has
@@ -85,7 +92,7 @@ void px_chan_pick(int peer, size_t len, int coll, px_chan_pick_t *k)
         }
         if (!c)
             continue;
-        rndv = forced || len > px_c.car_eager[px_chan_car(p, c)];
+        rndv = forced || len > px_chan_vc_eager(p, c);
         if (px_chr_proto_ok(r, rndv))
             break;
         c = NULL;
@@ -93,7 +100,7 @@ void px_chan_pick(int peer, size_t len, int coll, px_chan_pick_t *k)
     if (!c) {
         c = def;
         zc = 0;
-        rndv = len > px_c.car_eager[px_chan_car(p, c)];
+        rndv = len > px_chan_vc_eager(p, c);
     }
     px_c.chr_hits[i]++;
     /* a message goes where the previous one went while that has frames
@@ -106,7 +113,7 @@ void px_chan_pick(int peer, size_t len, int coll, px_chan_pick_t *k)
         if (!rndv) {
             c = env;
             p->fenced++;
-            rndv = len > px_c.car_eager[px_chan_car(p, c)];
+            rndv = len > px_chan_vc_eager(p, c);
             zc = 0;
         }
     }
@@ -142,7 +149,13 @@ size_t px_chan_eager(int peer, px_chan_route_t *route)
     px_chan_t *p = &px_c.peers[peer];
     if (p->kind != PX_CHAN_RAIL)
         return p->eager_limit;
-    return px_c.car_eager[px_chan_car(p, route ? (px_rail_vc_t *)route : p->vc)];
+    return px_chan_vc_eager(p, route ? (px_rail_vc_t *)route : p->vc);
+}
+
+size_t px_chan_eager_max(int peer)
+{
+    px_chan_t *p = &px_c.peers[peer];
+    return p->kind != PX_CHAN_RAIL ? p->eager_limit : px_c.car_eager[px_chan_car(p, p->vc)];
 }
 
 size_t px_chan_chunk(int peer, px_chan_route_t *route, size_t want)

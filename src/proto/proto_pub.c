@@ -329,7 +329,7 @@ int px_pub_ep_ok(plexus_am_ep_t ep)
 
 size_t plexus_am_max_data(plexus_am_ep_t ep)
 {
-    return px_pub.users && px_pub_ep_ok(ep) ? px_chan_eager(ep->rank, NULL) : 0;
+    return px_pub.users && px_pub_ep_ok(ep) ? px_chan_eager_max(ep->rank) : 0;
 }
 
 const char *plexus_am_ep_channel(plexus_am_ep_t ep)
@@ -363,7 +363,7 @@ static int px_pub_sendv(plexus_am_ep_t ep, unsigned id, const void *hdr, size_t 
     for (int i = 0; i < iovcnt; i++)
         len += iov[i].iov_len;
     int peer = ep->rank;
-    if (hdr_len > PLEXUS_AM_HDR_MAX || len > px_chan_eager(peer, NULL))
+    if (hdr_len > PLEXUS_AM_HDR_MAX || len > px_chan_eager_max(peer))
         return PLEXUS_AM_ERR_TOO_BIG;
     if (px_chan_failed(peer))
         return PLEXUS_AM_ERR_PEER;

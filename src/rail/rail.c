@@ -343,8 +343,6 @@ px_status_t px_rail_vc_destroy(px_rail_t *r, px_rail_vc_t *vc)
     return PX_OK;
 }
 
-size_t px_rail_vc_eager_limit(px_rail_vc_t *vc) { return vc->rail->attr.eager_limit; }
-
 uint32_t px_rail_vc_unacked(px_rail_vc_t *vc) { return vc->tx_seq - vc->tx_acked; }
 
 void px_rail_vc_set_single(px_rail_vc_t *vc)
@@ -472,6 +470,19 @@ int px_rail_lossy(px_rail_t *r) { return r->lossy; }
 
 const char *px_rail_net_name(px_rail_t *r) { return r->ops->name; }
 
+/* Payload bytes of a frame that travels as one datagram on every usable
+ * subchannel of vc (0: not known). */
+static size_t px_rail_vc_one(const px_rail_vc_t *vc)
+{
+    size_t one = 0;
+    for (int i = 0; i < vc->nsub; i++) {
+        size_t f = vc->sub[i].info.frame_one;
+        if (f > PX_NET_HDR_MAX && px_rail_usable(&vc->sub[i]) && (!one || f - PX_NET_HDR_MAX < one))
+            one = f - PX_NET_HDR_MAX;
+    }
+    return one;
+}
+
 size_t px_rail_vc_chunk(px_rail_vc_t *vc, size_t chunk)
 {
     /* class lanes: a bulk frame holds its lane briefly, so the frames of
@@ -480,13 +491,19 @@ size_t px_rail_vc_chunk(px_rail_vc_t *vc, size_t chunk)
         chunk = px_params.lane_bulk_frame;
     if (__builtin_expect(!vc->small_frames, 1))
         return chunk;
-    size_t one = 0;
-    for (int i = 0; i < vc->nsub; i++) {
-        size_t f = vc->sub[i].info.frame_one;
-        if (f > PX_NET_HDR_MAX && px_rail_usable(&vc->sub[i]) && (!one || f - PX_NET_HDR_MAX < one))
-            one = f - PX_NET_HDR_MAX;
-    }
+    size_t one = px_rail_vc_one(vc);
     return one && one < chunk ? one : chunk;
+}
+
+/* An eager message is one frame: under heavy loss one of several datagrams
+ * is lost with any of them, and then sent again whole, so a message larger
+ * than a datagram goes by rendezvous, in one-datagram frames. */
+size_t px_rail_vc_eager(px_rail_vc_t *vc, size_t lim)
+{
+    if (__builtin_expect(!vc->small_frames, 1))
+        return lim;
+    size_t one = px_rail_vc_one(vc);
+    return one && one < lim ? one : lim;
 }
 
 size_t px_rail_eager_limit(px_rail_t *rail) { return rail->attr.eager_limit; }

@@ -109,7 +109,6 @@ px_status_t px_rail_vc_send(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
                             px_net_send_cb_t cb, void *arg);
 /* Frames queued and not yet handed to the transport or written by it. */
 size_t px_rail_vc_pending(px_rail_vc_t *vc);
-size_t px_rail_vc_eager_limit(px_rail_vc_t *vc);
 int px_rail_progress(px_rail_t *rail);
 /* The same, told whether px_rail_fd is readable: when it is not and the
  * transport is quiet, only the timers run (no system call). */
@@ -140,6 +139,10 @@ const char *px_rail_net_name(px_rail_t *rail);
  * the path to the peer loses many frames (a frame cut into several
  * datagrams is lost with any of them). */
 size_t px_rail_vc_chunk(px_rail_vc_t *vc, size_t chunk);
+/* The largest message to send eagerly to vc, given the carrier's limit
+ * `lim`: one datagram's worth while the path loses many frames (larger
+ * messages then go by rendezvous, whose data px_rail_vc_chunk cuts). */
+size_t px_rail_vc_eager(px_rail_vc_t *vc, size_t lim);
 /* With fault tolerance and PX_RAIL_RELEASE: len bytes at buf will be sent
  * to vc in frames sent with PX_RAIL_F_RELEASE once the peer asks for them;
  * progress passes copy them to the release buffer meanwhile.
