@@ -8,8 +8,9 @@ rail; 0 = none) and each library, REPS times in turn:
   - tests/mpi/ft_stream --bytes B --sizes 1m: a checksummed stream of 1 MB
     messages from node0 to node1; the rate over the whole stream and from
     its first 100 MB on (the ramp-up left out);
-  - bench/loops/pingpong_pct 8 N: one-way latency of 8-byte messages,
-    median and 99th percentile.
+  - bench/loops/pingpong_pct SIZE N for each of --lat-sizes (8 B and 4 KB):
+    one-way latency, median and 99th percentile (4 KB is three datagrams
+    at the rail's 1,500-byte MTU).
 Each program is built with each library's own compiler wrapper into
 bench/.cache/loss/ (Plexus's ft_stream is the build's). Output: one Markdown
 table (medians of the repetitions) on stdout and in --out; every run as
@@ -116,6 +117,7 @@ def main():
     ap.add_argument("--losses", default="0,0.1,5", help="percent, comma-separated")
     ap.add_argument("--bytes", default="300m", help="bytes each stream sends")
     ap.add_argument("--iters", type=int, default=5000, help="round trips of the latency test")
+    ap.add_argument("--lat-sizes", default="8,4096", help="bytes of the latency tests, comma-separated")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--rate", default="1gbit")
     ap.add_argument("--plexus-build", default=os.environ.get("PX_BUILD_DIR", os.path.join(ROOT, "build")))
@@ -138,6 +140,7 @@ def main():
         except (OSError, subprocess.CalledProcessError, KeyError) as e:
             log("loss_stream: skipping %s: %s" % (m, e))
     losses = [float(x) for x in args.losses.split(",") if x]
+    sizes = [int(x) for x in args.lat_sizes.split(",") if x]
     runs = []
     multirail.fab("up", "--nodes", "2", "--rails", "1", "--rate", args.rate)
     try:
@@ -154,32 +157,40 @@ def main():
                     row = {"mpi": m, "loss": loss, "rep": rep, "stream_ok": bool(j.get("ok")),
                            "rate_MBs": j.get("rate_MBs"), "steady_MBs": steady_rate(s["out"]),
                            "stream_rc": s["rc"], "stream_wall_s": s["wall_s"]}
-                    lat = run(command(m, pp, [8, args.iters], build))
-                    lj = lat["json"] or {}
-                    row.update(median_us=lj.get("median_us"), p99_us=lj.get("p99_us"),
-                               max_us=lj.get("max_us"), lat_rc=lat["rc"])
+                    lats = []
+                    for size in sizes:
+                        lat = run(command(m, pp, [size, args.iters], build))
+                        lj = lat["json"] or {}
+                        row["lat_%d" % size] = {"median_us": lj.get("median_us"),
+                                                "p99_us": lj.get("p99_us"),
+                                                "max_us": lj.get("max_us"), "rc": lat["rc"]}
+                        lats.append("%d B %s / %s us" % (size, fmt(lj.get("median_us")),
+                                                         fmt(lj.get("p99_us"))))
                     if not row["stream_ok"]:
                         row["tail"] = s["out"][-1500:]
                     runs.append(row)
-                    log("loss %g%% %s: stream %s MB/s (from 100 MB: %s)%s, 8 B %s / %s us" % (
+                    log("loss %g%% %s: stream %s MB/s (from 100 MB: %s)%s, %s" % (
                         loss, LABEL[m], fmt(row["rate_MBs"]), fmt(row["steady_MBs"]),
-                        "" if row["stream_ok"] else " NOT VERIFIED", fmt(row["median_us"]),
-                        fmt(row["p99_us"])))
+                        "" if row["stream_ok"] else " NOT VERIFIED", ", ".join(lats)))
     finally:
         multirail.fab("fault", "reset", check=False)
         multirail.fab("down", check=False)
     lines = ["Run %s; 2 nodes, one rail of %s (pxfab), loss each way on node0's rail; "
              "medians of %d runs; stream: %s of 1 MB messages, checksummed." % (
                  time.strftime("%Y-%m-%d %H:%M"), args.rate, args.reps, args.bytes), "",
-             "| loss | library | stream MB/s | from 100 MB on | 8 B median µs | 8 B p99 µs | verified |",
-             "|---|---|---|---|---|---|---|"]
+             "| loss | library | stream MB/s | from 100 MB on | %s verified |" % "".join(
+                 "%d B median µs | %d B p99 µs | " % (z, z) for z in sizes),
+             "|---|---|---|---|%s---|" % ("---|---|" * len(sizes))]
     for loss in losses:
         for m in mpis:
             rs = [r for r in runs if r["mpi"] == m and r["loss"] == loss]
-            lines.append("| %g%% | %s | %s | %s | %s | %s | %d/%d |" % (
+            lat = "".join("%s | %s | " % (fmt(med(r["lat_%d" % z]["median_us"] for r in rs)),
+                                          fmt(med(r["lat_%d" % z]["p99_us"] for r in rs)))
+                          for z in sizes)
+            lines.append("| %g%% | %s | %s | %s | %s%d/%d |" % (
                 loss, LABEL[m], fmt(med(r["rate_MBs"] for r in rs)),
-                fmt(med(r["steady_MBs"] for r in rs)), fmt(med(r["median_us"] for r in rs)),
-                fmt(med(r["p99_us"] for r in rs)), sum(r["stream_ok"] for r in rs), len(rs)))
+                fmt(med(r["steady_MBs"] for r in rs)), lat, sum(r["stream_ok"] for r in rs),
+                len(rs)))
     print("\n".join(lines))
     if args.out:
         with open(args.out, "w") as f:

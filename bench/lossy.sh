@@ -3,7 +3,8 @@
 # pxfab nodes with two rails each, LOSS percent of the packets dropped in each
 # direction on every rail, one rank per node; each program is run REPS times
 # with each PX_NET. Prints the wall time of each run (pxrun's, start-up
-# included) and whether it passed. A benchmark: prints figures, asserts
+# included) and whether it passed, and writes every run as a JSON line to
+# bench/results/lossy-DATE.jsonl. A benchmark: prints figures, asserts
 # nothing. Needs root; replaces any pxfab fabric that is up.
 #
 #   sudo bench/lossy.sh [--loss 5] [--reps 3] [--nets "udp tcp udp,tcp"]
@@ -38,6 +39,8 @@ for ((i = 0; i < np; i++)); do
 done
 # ranks beyond 4 share nodes: merge node:1 entries into node:N
 hosts=$(echo "$hosts" | tr ',' '\n' | sort | uniq -c | awk '{split($2, a, ":"); printf "%s%s:%d", s, a[1], $1; s=","}')
+mkdir -p "$ROOT/bench/results"
+raw="$ROOT/bench/results/lossy-$(date +%Y%m%d-%H%M%S).jsonl"
 echo "loss ${loss}% each way on every rail of 4 nodes x 2 rails, $np ranks ($hosts)"
 printf '%-16s %-10s %s\n' program PX_NET "wall s per run (FAIL: did not pass)"
 for p in $progs; do
@@ -54,7 +57,10 @@ for p in $progs; do
             fi
             t=$(awk -v a="$(date +%s.%N)" -v b="$t0" 'BEGIN { printf "%.2f", a - b }')
             line="$line $t$ok"
+            printf '{"prog": "%s", "net": "%s", "np": %d, "loss": %s, "rep": %d, "wall_s": %s, "passed": %s}\n' \
+                "$p" "$net" "$np" "$loss" "$k" "$t" "$([ -z "$ok" ] && echo true || echo false)" >>"$raw"
         done
         printf '%-16s %-10s%s\n' "$p" "$net" "$line"
     done
 done
+echo "raw runs: $raw"
