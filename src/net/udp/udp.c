@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <netinet/udp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -44,6 +45,16 @@
 #define PX_UDP_RX_BATCH 16
 #define PX_UDP_TX_BATCH 64
 #define PX_UDP_TXQ_MAX (64u << 20) /* queued bytes beyond which datagrams are dropped */
+#define PX_UDP_SLICES 16           /* pieces of a frame one datagram may gather */
+/* datagrams per offloaded send: the kernel's limit (UDP_MAX_SEGMENTS), and
+ * what keeps a send's header and slices under UIO_MAXIOV */
+#define PX_UDP_GSO_MAX (1024 / (PX_UDP_SLICES + 1))
+
+/* Ancillary data of a send: a lane's marks and an offloaded send's segment size. */
+typedef union {
+    char buf[3 * CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+} px_udp_ctl_t;
 
 typedef struct __attribute__((packed)) px_udp_hdr {
     uint32_t magic;
@@ -61,6 +72,7 @@ typedef struct px_udp_qd {
     px_list_t link;
     struct px_net_ep *ep;
     size_t len;
+    uint16_t seg; /* several datagrams of this size (segmentation offload); 0: one */
     char data[];
 } px_udp_qd_t;
 
@@ -92,6 +104,7 @@ struct px_net_ep {
 
 typedef struct px_udp_stats {
     uint64_t rx_dgrams, rx_frames, tx_dgrams, tx_frames, tx_queued, tx_dropped;
+    uint64_t tx_offload, rx_offload; /* sends and receives of several datagrams at once */
     uint64_t bad_len, bad_magic, bad_key, bad_peer, bad_src, frag_drop;
 } px_udp_stats_t;
 
@@ -104,11 +117,20 @@ struct px_net_iface {
     px_list_t txq[PX_NET_MAX_ADDR]; /* datagrams waiting for socket space */
     size_t txq_bytes;
     int out_armed[PX_NET_MAX_ADDR];
+    /* segmentation offload (UDP_SEGMENT): datagrams one send may carry on
+     * that socket, 1 without it; receive offload (UDP_GRO): whether the
+     * kernel may hand up several datagrams of a sender as one */
+    int gso[PX_NET_MAX_ADDR];
+    int gro[PX_NET_MAX_ADDR];
     size_t frame_max; /* what iface_query advertises as max_frag */
     /* receive batch */
     struct mmsghdr msgs[PX_UDP_RX_BATCH];
     struct iovec iov[PX_UDP_RX_BATCH];
     struct sockaddr_in from[PX_UDP_RX_BATCH];
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } rxctl[PX_UDP_RX_BATCH];
     char *rxbuf;
     px_udp_stats_t st;
     px_udp_bulk_t *bulk; /* made at the first bulk transfer */
@@ -205,6 +227,17 @@ static px_status_t px_udp_iface_open(const px_boot_info_t *boot, const px_net_rx
         s->dmax[i] = (size_t)d;
         if ((size_t)d < smallest)
             smallest = (size_t)d;
+        /* A frame of several datagrams crosses the stack once, cut by the
+         * kernel (or the NIC) into datagrams of the same size as without
+         * offload, and may be handed up to the receiver at once. */
+        int zero = 0, one = 1;
+        size_t per = PX_UDP_DGRAM_MAX / ((size_t)d + sizeof(px_udp_hdr_t));
+        s->gso[i] = 1;
+        if (px_params.udp_offload && per > 1 &&
+            setsockopt(fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof(zero)) == 0)
+            s->gso[i] = per < PX_UDP_GSO_MAX ? (int)per : PX_UDP_GSO_MAX;
+        s->gro[i] =
+            px_params.udp_offload && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0;
     }
     /* Frames the layer above should not exceed: one datagram when the path
      * carries large ones, else PX_UDP_FRAME (several fragments, each a
@@ -218,8 +251,10 @@ static px_status_t px_udp_iface_open(const px_boot_info_t *boot, const px_net_rx
     st = px_net_addr_publish(&s->addr, val, sizeof(val));
     if (st != PX_OK)
         goto err;
-    px_debug("udp", "rank %d datagram sockets %s (frames up to %zu bytes)", s->me, val,
-             s->frame_max);
+    px_debug("udp", "rank %d datagram sockets %s (frames up to %zu bytes, offload %s)", s->me, val,
+             s->frame_max,
+             s->gso[0] > 1 ? (s->gro[0] ? "send+receive" : "send")
+                           : (s->gro[0] ? "receive" : "off"));
     *iface_p = s;
     return PX_OK;
 
@@ -249,10 +284,12 @@ static void px_udp_iface_close(px_net_iface_t *s)
     if (PX_LOG_ON(PX_LOG_DEBUG) || px_profile_counters())
         fprintf(stderr,
                 "[plexus profile] rank %d udp: datagrams tx %llu rx %llu frames tx %llu rx %llu "
+                "offloaded tx %llu rx %llu "
                 "queued %llu dropped_tx %llu | dropped rx: bad_length %llu bad_magic %llu "
                 "bad_key %llu unknown_peer %llu wrong_source %llu fragments %llu\n",
                 s->me, (unsigned long long)s->st.tx_dgrams, (unsigned long long)s->st.rx_dgrams,
                 (unsigned long long)s->st.tx_frames, (unsigned long long)s->st.rx_frames,
+                (unsigned long long)s->st.tx_offload, (unsigned long long)s->st.rx_offload,
                 (unsigned long long)s->st.tx_queued, (unsigned long long)s->st.tx_dropped,
                 (unsigned long long)s->st.bad_len, (unsigned long long)s->st.bad_magic,
                 (unsigned long long)s->st.bad_key, (unsigned long long)s->st.bad_peer,
@@ -391,8 +428,46 @@ static void px_udp_arm_out(struct px_net_iface *s, int i, int on)
     s->out_armed[i] = on;
 }
 
-/* Keeps a copy of a datagram the socket could not take. */
-static void px_udp_queue(struct px_net_ep *ep, const struct msghdr *mh)
+/* Whether a send's error says the kernel or the device will not offload
+ * segmentation (no checksum offload: EIO; a segment larger than the
+ * route's MTU: EINVAL). */
+static int px_udp_offload_refused(int err)
+{
+    return err == EIO || err == EINVAL || err == EOPNOTSUPP || err == ENOPROTOOPT;
+}
+
+static void px_udp_offload_off(struct px_net_iface *s, int i, int err)
+{
+    if (s->gso[i] > 1)
+        px_debug("udp", "rank %d: no segmentation offload on %s (%s): one datagram per send", s->me,
+                 s->addr.local[i].ifname, strerror(err));
+    s->gso[i] = 1;
+}
+
+/* ep's marks and, with seg, the segment size of an offloaded send; sets
+ * mh's control to ctl (or to none). */
+static inline void px_udp_mark(struct px_net_ep *ep, uint16_t seg, px_udp_ctl_t *ctl,
+                               struct msghdr *mh)
+{
+    if (!seg) {
+        if (ep->ctl_len) {
+            mh->msg_control = ep->ctl.buf;
+            mh->msg_controllen = ep->ctl_len;
+        }
+        return;
+    }
+    memcpy(ctl->buf, ep->ctl.buf, ep->ctl_len);
+    struct cmsghdr *cm = (struct cmsghdr *)(ctl->buf + ep->ctl_len);
+    cm->cmsg_level = SOL_UDP;
+    cm->cmsg_type = UDP_SEGMENT;
+    cm->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+    memcpy(CMSG_DATA(cm), &seg, sizeof(seg));
+    mh->msg_control = ctl->buf;
+    mh->msg_controllen = ep->ctl_len + CMSG_SPACE(sizeof(uint16_t));
+}
+
+/* Keeps a copy of a send (one datagram, or seg-sized ones) the socket could not take. */
+static void px_udp_queue(struct px_net_ep *ep, const struct msghdr *mh, uint16_t seg)
 {
     struct px_net_iface *s = ep->iface;
     size_t len = px_net_iov_len(mh->msg_iov, (int)mh->msg_iovlen);
@@ -407,6 +482,7 @@ static void px_udp_queue(struct px_net_ep *ep, const struct msghdr *mh)
     }
     q->ep = ep;
     q->len = len;
+    q->seg = seg;
     px_net_iov_gather(q->data, mh->msg_iov, (int)mh->msg_iovlen);
     px_list_insert_tail(&s->txq[ep->local], &q->link);
     ep->queued += len;
@@ -415,15 +491,7 @@ static void px_udp_queue(struct px_net_ep *ep, const struct msghdr *mh)
     px_udp_arm_out(s, ep->local, 1);
 }
 
-static inline void px_udp_mark(struct px_net_ep *ep, struct msghdr *mh)
-{
-    if (ep->ctl_len) {
-        mh->msg_control = ep->ctl.buf;
-        mh->msg_controllen = ep->ctl_len;
-    }
-}
-
-/* Writes the queued datagrams of socket i; returns how many. */
+/* Writes the queued sends of socket i; returns how many. */
 static int px_udp_flush(struct px_net_iface *s, int i)
 {
     int n = 0;
@@ -434,16 +502,19 @@ static int px_udp_flush(struct px_net_iface *s, int i)
                             .msg_namelen = sizeof(q->ep->remote),
                             .msg_iov = &v,
                             .msg_iovlen = 1};
-        px_udp_mark(q->ep, &mh);
+        px_udp_ctl_t ctl;
+        px_udp_mark(q->ep, q->seg, &ctl, &mh);
         ssize_t w = sendmsg(s->addr.fd[i], &mh, 0);
         if (w < 0 && (errno == EAGAIN || errno == ENOBUFS || errno == EINTR))
             break;
         /* written, or refused for good (the rail layer notices the loss) */
+        if (w < 0 && q->seg && px_udp_offload_refused(errno))
+            px_udp_offload_off(s, i, errno);
         px_list_del(&q->link);
         q->ep->queued -= q->len;
         s->txq_bytes -= q->len;
         if (w >= 0)
-            s->st.tx_dgrams++;
+            s->st.tx_dgrams += q->seg ? (q->len + q->seg - 1) / q->seg : 1;
         free(q);
         n++;
     }
@@ -462,7 +533,7 @@ static px_status_t px_udp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     size_t total = hdr_len + plen;
     (void)cb;
     (void)arg;
-    if (hdr_len > PX_NET_HDR_MAX || iovcnt > 14 || total > PX_UDP_FRAME_MAX)
+    if (hdr_len > PX_NET_HDR_MAX || iovcnt > PX_UDP_SLICES - 2 || total > PX_UDP_FRAME_MAX)
         return PX_ERR_INVALID_PARAM;
 
     px_udp_hdr_t dh = {.magic = PX_UDP_MAGIC,
@@ -472,53 +543,79 @@ static px_status_t px_udp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
                        .from = (uint32_t)s->me,
                        .frame = ep->tx_frame++,
                        .frame_len = (uint32_t)total};
-    struct iovec whole[16];
+    struct iovec whole[PX_UDP_SLICES];
     whole[0].iov_base = (void *)hdr;
     whole[0].iov_len = hdr_len;
     if (iovcnt)
         memcpy(whole + 1, iov, (size_t)iovcnt * sizeof(*iov));
     int nwhole = iovcnt + 1;
     size_t dmax = s->dmax[i];
+    uint16_t seg = (uint16_t)(dmax + sizeof(px_udp_hdr_t));
     int queue_rest = !px_list_empty(&s->txq[i]); /* keep the order of the queue */
 
-    /* every datagram of the frame, written in batches */
+    /* every datagram of the frame, written in batches of sends; with
+     * segmentation offload a send carries up to gso[i] full datagrams, each
+     * its header and then its slice of the frame */
     px_udp_hdr_t fh[PX_UDP_TX_BATCH];
-    struct iovec fiov[PX_UDP_TX_BATCH][17];
+    struct iovec fiov[PX_UDP_TX_BATCH * (PX_UDP_SLICES + 1)];
     struct mmsghdr mm[PX_UDP_TX_BATCH];
+    int cnt[PX_UDP_TX_BATCH];      /* datagrams of each send */
+    size_t start[PX_UDP_TX_BATCH]; /* frame offset of each send's first one */
+    px_udp_ctl_t ctl[PX_UDP_TX_BATCH];
     size_t off = 0;
     do {
-        int k = 0;
+        int k = 0, m = 0, nv = 0, per = s->gso[i];
         for (; k < PX_UDP_TX_BATCH && (off < total || (total == 0 && k == 0)); k++) {
             size_t n = total - off < dmax ? total - off : dmax;
             fh[k] = dh;
             fh[k].frag_off = (uint32_t)off;
-            fiov[k][0].iov_base = &fh[k];
-            fiov[k][0].iov_len = sizeof(fh[k]);
-            int c = px_iov_slice(whole, nwhole, off, n, &fiov[k][1], 16);
-            memset(&mm[k], 0, sizeof(mm[k]));
-            mm[k].msg_hdr.msg_name = &ep->remote;
-            mm[k].msg_hdr.msg_namelen = sizeof(ep->remote);
-            mm[k].msg_hdr.msg_iov = fiov[k];
-            mm[k].msg_hdr.msg_iovlen = (size_t)c + 1;
-            px_udp_mark(ep, &mm[k].msg_hdr);
+            int first = nv;
+            fiov[nv].iov_base = &fh[k];
+            fiov[nv].iov_len = sizeof(fh[k]);
+            nv += 1 + px_iov_slice(whole, nwhole, off, n, &fiov[nv + 1], PX_UDP_SLICES);
+            if (m > 0 && cnt[m - 1] < per) { /* follows a full datagram of the send */
+                mm[m - 1].msg_hdr.msg_iovlen += (size_t)(nv - first);
+                cnt[m - 1]++;
+            } else {
+                memset(&mm[m], 0, sizeof(mm[m]));
+                mm[m].msg_hdr.msg_name = &ep->remote;
+                mm[m].msg_hdr.msg_namelen = sizeof(ep->remote);
+                mm[m].msg_hdr.msg_iov = &fiov[first];
+                mm[m].msg_hdr.msg_iovlen = (size_t)(nv - first);
+                cnt[m] = 1;
+                start[m] = off;
+                m++;
+            }
             off += n;
-            if (total == 0)
+            if (total == 0) {
+                k = 1;
                 break;
+            }
         }
-        if (total == 0)
-            k = 1;
+        for (int j = 0; j < m; j++)
+            px_udp_mark(ep, cnt[j] > 1 ? seg : 0, &ctl[j], &mm[j].msg_hdr);
         int done = 0;
-        while (!queue_rest && done < k) {
-            int w = sendmmsg(s->addr.fd[i], mm + done, (unsigned)(k - done), 0);
+        while (!queue_rest && done < m) {
+            int w = sendmmsg(s->addr.fd[i], mm + done, (unsigned)(m - done), 0);
             if (w > 0) {
+                for (int j = done; j < done + w; j++) {
+                    s->st.tx_dgrams += (uint64_t)cnt[j];
+                    s->st.tx_offload += cnt[j] > 1;
+                }
                 done += w;
-                s->st.tx_dgrams += (uint64_t)w;
                 continue;
             }
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == ENOBUFS) {
                 queue_rest = 1;
+                break;
+            }
+            if (cnt[done] > 1 && px_udp_offload_refused(errno)) {
+                /* the rest again, one datagram per send */
+                px_udp_offload_off(s, i, errno);
+                off = start[done];
+                done = m;
                 break;
             }
             px_status_t st = px_udp_errno_status(errno);
@@ -530,8 +627,8 @@ static px_status_t px_udp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
                 px_debug("udp", "send to rank %d sub %d: %s", ep->rank, ep->sub, strerror(errno));
             return st;
         }
-        for (; done < k; done++)
-            px_udp_queue(ep, &mm[done].msg_hdr);
+        for (; done < m; done++)
+            px_udp_queue(ep, &mm[done].msg_hdr, cnt[done] > 1 ? seg : 0);
     } while (off < total);
     s->st.tx_frames++;
     return PX_OK; /* the kernel or our queue has a copy */
@@ -657,6 +754,21 @@ static void px_udp_input(struct px_net_iface *s, int sock, const char *d, size_t
     }
 }
 
+/* The datagram size of a receive that holds several (UDP_GRO), or 0. */
+static size_t px_udp_rx_seg(struct msghdr *mh)
+{
+    if (!mh->msg_controllen)
+        return 0;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm))
+        if (cm->cmsg_level == SOL_UDP && cm->cmsg_type == UDP_GRO &&
+            cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+            int seg;
+            memcpy(&seg, CMSG_DATA(cm), sizeof(seg));
+            return seg > 0 ? (size_t)seg : 0;
+        }
+    return 0;
+}
+
 static int px_udp_iface_progress(px_net_iface_t *s)
 {
     int events = s->bulk && px_udp_bulk_busy(s->bulk) ? px_udp_bulk_progress(s->bulk) : 0;
@@ -666,13 +778,24 @@ static int px_udp_iface_progress(px_net_iface_t *s)
         for (int round = 0; round < 4; round++) {
             for (int k = 0; k < PX_UDP_RX_BATCH; k++) {
                 s->msgs[k].msg_hdr.msg_namelen = sizeof(s->from[k]);
+                s->msgs[k].msg_hdr.msg_control = s->gro[i] ? s->rxctl[k].buf : NULL;
+                s->msgs[k].msg_hdr.msg_controllen = s->gro[i] ? sizeof(s->rxctl[k].buf) : 0;
                 s->msgs[k].msg_len = 0;
             }
             int m = recvmmsg(s->addr.fd[i], s->msgs, PX_UDP_RX_BATCH, MSG_DONTWAIT, NULL);
             if (m <= 0)
                 break;
-            for (int k = 0; k < m; k++)
-                px_udp_input(s, i, s->iov[k].iov_base, s->msgs[k].msg_len, &s->from[k]);
+            for (int k = 0; k < m; k++) {
+                const char *d = s->iov[k].iov_base;
+                size_t n = s->msgs[k].msg_len, seg = px_udp_rx_seg(&s->msgs[k].msg_hdr);
+                if (!seg || seg >= n) {
+                    px_udp_input(s, i, d, n, &s->from[k]);
+                    continue;
+                }
+                s->st.rx_offload++; /* datagrams of one sender, seg bytes each but the last */
+                for (size_t o = 0; o < n; o += seg)
+                    px_udp_input(s, i, d + o, n - o < seg ? n - o : seg, &s->from[k]);
+            }
             events += m;
             if (m < PX_UDP_RX_BATCH)
                 break;
