@@ -125,6 +125,26 @@ def test_loss_ten_percent(fab):
     assert finish_probe(rx)["received"] == 1000
 
 
+def test_loss_hits_each_datagram_of_an_offloaded_send(fab):
+    """A send the stack cuts into 8 datagrams (UDP segmentation offload) loses them
+    one at a time, as a wire would, not all or none."""
+    pxfab("fault", "loss", "node0:rail0", "10")
+    rx = start_probe("node0", "udp-recv", "--port", 9103, "--idle", 1, "--group", 8)
+    probe("node1", "udp-send", "10.100.0.1", "--port", 9103, "--count", 500, "--size", 1000,
+          "--gso", 8, "--pps", 2000)
+    got = finish_probe(rx)
+    lost = 1 - got["received"] / 4000
+    assert 0.05 <= lost <= 0.16, got
+    # each group of 8 loses some of its datagrams with 1 - 0.9^8 - 0.1^8 = 57%
+    assert got["partial"] >= 0.3 * 500, got
+    pxfab("fault", "loss", "node0:rail0", "0")
+    rx = start_probe("node0", "udp-recv", "--port", 9104, "--idle", 1, "--group", 8)
+    probe("node1", "udp-send", "10.100.0.1", "--port", 9104, "--count", 200, "--size", 1000,
+          "--gso", 8, "--pps", 2000)
+    got = finish_probe(rx)
+    assert got["received"] == 1600 and got["partial"] == 0, got
+
+
 def test_loss_all(fab):
     """100% loss: the link stays up and silently carries nothing."""
     pxfab("fault", "loss", "node0:rail0", "100")

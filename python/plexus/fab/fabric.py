@@ -726,6 +726,18 @@ def render_nft(fab, faults, nss):
                         f"    iifname {{ {dset} }} counter drop\n  }}")
             inet.append(f"  chain partition_out {{\n    type filter hook output priority 0;\n"
                         f"    oifname {{ {dset} }} counter drop\n  }}")
+        # A lossy link loses datagrams one at a time, as a wire does: its ends
+        # cut the UDP sends the stack hands them whole (segmentation offload)
+        # into datagrams before sending them across, so that the other end's
+        # loss rule sees each one. TCP's offloaded packets still cross, and
+        # are lost, whole (docs/fabric.md).
+        lossy = {dev for name in faults["loss"]
+                 for ens, dev in link_ends(fab, fab.resolve_link(name)) if ens == ns}
+        for link in fab.links:
+            for ens, dev in link_ends(fab, link):
+                if ens == ns:
+                    K.run(["ip", "netns", "exec", ns, "ethtool", "-K", dev,
+                           "tx-udp-segmentation", "off" if dev in lossy else "on"])
         script = (f"table netdev {NFT_TABLE}\ndelete table netdev {NFT_TABLE}\n"
                   f"table inet {NFT_TABLE}\ndelete table inet {NFT_TABLE}\n")
         if netdev:

@@ -2,7 +2,7 @@
 
     python3 -m plexus.fab.probe ping 10.100.0.2 10.100.1.1:10.100.1.2 [--src ADDR] [--count N]
     python3 -m plexus.fab.probe udp-recv --port 9000 [--idle 1]
-    python3 -m plexus.fab.probe udp-send 10.100.0.2 --port 9000 --count 1000 [--size 200]
+    python3 -m plexus.fab.probe udp-send 10.100.0.2 --port 9000 --count 1000 [--size 200] [--gso N]
     python3 -m plexus.fab.probe tcp-recv --port 9001 [--flows N]
     python3 -m plexus.fab.probe tcp-send 10.100.0.2 --port 9001 --time 2 [--flows N]
 
@@ -94,7 +94,9 @@ def ping(targets, src=None, count=1, timeout=1.0, interval=0.01):
     return res
 
 
-def udp_recv(port, idle=1.0, first_timeout=10.0, bind="0.0.0.0", ready=print):
+def udp_recv(port, idle=1.0, first_timeout=10.0, bind="0.0.0.0", ready=print, group=0):
+    """Datagrams received; with `group`, also how many groups of that many
+    consecutive sequence numbers arrived in part only ("partial")."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
     sock.bind((bind, port))
@@ -112,21 +114,36 @@ def udp_recv(port, idle=1.0, first_timeout=10.0, bind="0.0.0.0", ready=print):
         if len(data) >= 4:
             seqs.add(struct.unpack("!I", data[:4])[0])
         sock.settimeout(idle)
-    return {"received": n, "bytes": nbytes, "distinct": len(seqs)}
+    res = {"received": n, "bytes": nbytes, "distinct": len(seqs)}
+    if group:
+        per = {}
+        for q in seqs:
+            per[q // group] = per.get(q // group, 0) + 1
+        res["partial"] = sum(1 for c in per.values() if c < group)
+    return res
 
 
-def udp_send(addr, port, count, size=200, pps=0, src=None, tos=0):
+def udp_send(addr, port, count, size=200, pps=0, src=None, tos=0, gso=0):
+    """`count` sends of one datagram of `size` bytes each, or with `gso` of that
+    many datagrams each (segmentation offload: the stack cuts them), every
+    datagram numbered in its first 4 bytes."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     if src:
         sock.bind((src, 0))
     if tos:
         sock.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
+    if gso:
+        sock.setsockopt(socket.IPPROTO_UDP, 103, size)  # UDP_SEGMENT
     pad = b"x" * max(0, size - 4)
     errors = 0
     t0 = time.monotonic()
     for i in range(count):
         try:
-            sock.sendto(struct.pack("!I", i) + pad, (addr, port))
+            if gso:
+                sock.sendto(b"".join(struct.pack("!I", i * gso + j) + pad for j in range(gso)),
+                            (addr, port))
+            else:
+                sock.sendto(struct.pack("!I", i) + pad, (addr, port))
         except OSError:
             errors += 1
         if pps:
@@ -235,6 +252,7 @@ def main(argv=None):
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--idle", type=float, default=1.0)
     p.add_argument("--first-timeout", type=float, default=10.0)
+    p.add_argument("--group", type=int, default=0)
     p = sub.add_parser("udp-send")
     p.add_argument("addr")
     p.add_argument("--port", type=int, required=True)
@@ -243,6 +261,7 @@ def main(argv=None):
     p.add_argument("--pps", type=float, default=0)
     p.add_argument("--src")
     p.add_argument("--tos", type=int, default=0)
+    p.add_argument("--gso", type=int, default=0)
     p = sub.add_parser("tcp-recv")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--flows", type=int, default=1)
@@ -259,9 +278,9 @@ def main(argv=None):
     if a.cmd == "ping":
         r = ping(a.targets, a.src, a.count, a.timeout)
     elif a.cmd == "udp-recv":
-        r = udp_recv(a.port, a.idle, a.first_timeout, ready=ready)
+        r = udp_recv(a.port, a.idle, a.first_timeout, ready=ready, group=a.group)
     elif a.cmd == "udp-send":
-        r = udp_send(a.addr, a.port, a.count, a.size, a.pps, a.src, a.tos)
+        r = udp_send(a.addr, a.port, a.count, a.size, a.pps, a.src, a.tos, a.gso)
     elif a.cmd == "tcp-recv":
         r = tcp_recv(a.port, a.flows, a.warmup, ready=ready)
     else:
