@@ -161,6 +161,7 @@ static void px_rail_sub_suspect(px_rail_sub_t *s, uint64_t now)
     px_rail_set_state(s, PX_SUB_SUSPECT);
     s->held = 1;
     s->st->suspects++;
+    s->asked_ns = now;
     px_rail_send_ctl(vc, s->idx, PX_RAIL_PING, 0, 0, 0);
     if (s->unacked)
         px_rail_sub_move(s);
@@ -525,6 +526,15 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
             heard > s->busy_since + detect / 2) {
             px_rail_sub_down(s, PX_ERR_TIMEOUT);
             continue;
+        }
+        /* datagrams: a held suspect is asked again every two timeouts
+         * whether it answers: one lost ping or answer must not leave it
+         * waiting for the rule above (the heartbeat below does not go while
+         * acknowledgements keep the subchannel busy) */
+        if (r->lossy && s->state == PX_SUB_SUSPECT && s->held &&
+            px_since(now, s->asked_ns) > 2 * rto) {
+            s->asked_ns = now;
+            px_rail_send_ctl(vc, i, PX_RAIL_PING, 0, 0, 0);
         }
         /* heartbeat: an idle connection also has something the transport
          * must get acknowledged, so a dead link shows before it is needed */
