@@ -529,8 +529,8 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
         }
         /* datagrams: a held suspect is asked again every two timeouts
          * whether it answers: one lost ping or answer must not leave it
-         * waiting for the rule above (the heartbeat below does not go while
-         * acknowledgements keep the subchannel busy) */
+         * waiting for the rule above (the heartbeat below may come only a
+         * third of PX_RAIL_DETECT after the last send on it) */
         if (r->lossy && s->state == PX_SUB_SUSPECT && s->held &&
             px_since(now, s->asked_ns) > 2 * rto) {
             s->asked_ns = now;
