@@ -483,12 +483,28 @@ static size_t px_rail_vc_one(const px_rail_vc_t *vc)
     return one;
 }
 
+/* What the bulk lanes deliver in a quarter of PX_RAIL_BULK_HOLD_NS,
+ * between 4 KB and PX_LANE_BULK_FRAME (that until a rate is measured): no
+ * frame holds its lane long, and the two px_rail_bulk_max lets out at
+ * least are acknowledged well within PX_RAIL_BULK_HOLD_NS. */
+size_t px_rail_bulk_frame(const px_rail_vc_t *vc)
+{
+    size_t f = px_params.lane_bulk_frame;
+    double rate = px_rail_bulk_rate(vc), t = rate * (double)(PX_RAIL_BULK_HOLD_NS / 4);
+    if (rate > 0 && t < (double)f)
+        f = t < 4096 ? 4096 : (size_t)t & ~(size_t)1023;
+    return f;
+}
+
 size_t px_rail_vc_chunk(px_rail_vc_t *vc, size_t chunk)
 {
     /* class lanes: a bulk frame holds its lane briefly, so the frames of
      * the other lanes go out between its frames */
-    if (vc->nlane > 1 && !px_lane_plan.distribute && chunk > px_params.lane_bulk_frame)
-        chunk = px_params.lane_bulk_frame;
+    if (vc->nlane > 1 && !px_lane_plan.distribute) {
+        size_t f = px_rail_bulk_frame(vc);
+        if (chunk > f)
+            chunk = f;
+    }
     if (__builtin_expect(!vc->small_frames, 1))
         return chunk;
     size_t one = px_rail_vc_one(vc);

@@ -56,6 +56,9 @@ static int px_rail_resplit(px_rail_vc_t *vc, px_rail_tx_t *x)
         y->msg = m;
         y->part = x->part;
         y->rel_ok = x->rel_ok;
+        y->bulk = x->bulk; /* x's bytes on the bulk lanes are the pieces' now */
+        y->dlv = x->dlv;
+        y->dlv_ns = x->dlv_ns;
         m->extra++;
         m->open++;
         m->users += !x->told;

@@ -111,6 +111,11 @@ enum { PX_SUB_UP, PX_SUB_SUSPECT, PX_SUB_DOWN };
 #define PX_RAIL_TICK_NS 1000000ull      /* timers run at most this often */
 #define PX_RAIL_SWEEP_NS 8000000ull     /* ... and those of idle channels this often */
 #define PX_RAIL_ACK_DELAY_NS 1000000ull /* an arrival is acknowledged within this */
+/* Class lanes: about the longest a rendezvous frame waits on the bulk lanes
+ * between being handed to them and being acknowledged (px_rail_bulk_max).
+ * Longer than a round trip with the queues of a busy fabric and host, or
+ * the bound would hold the bulk lanes below their rate. */
+#define PX_RAIL_BULK_HOLD_NS 16000000ull
 
 typedef struct px_rail_msg px_rail_msg_t;
 
@@ -138,8 +143,11 @@ typedef struct px_rail_tx {
     uint8_t rel_ok; /* sent with PX_RAIL_F_RELEASE: it may be released */
     uint8_t told;   /* the caller was told it is done before the acknowledgement */
     uint8_t inbuf;  /* it holds a reference on the rail's release buffer */
-    char *area;     /* its place in that buffer (the payload once told) */
-    size_t staged;  /* bytes already copied there */
+    uint8_t bulk;   /* counted in vc->bulk_out (class lanes) */
+    /* ... and vc->bulk_dlv, vc->bulk_dlv_ns when it was sent */
+    uint64_t dlv, dlv_ns;
+    char *area;    /* its place in that buffer (the payload once told) */
+    size_t staged; /* bytes already copied there */
     uint32_t order;
     /* lossy: its place among the frames its subchannel sent */ /* PX_RAIL_H_SPLIT: pieces of the stripe it is one of */
     uint16_t uhl;
@@ -295,6 +303,13 @@ struct px_rail_vc {
     px_list_t backlog;  /* frames waiting for window space, in order */
     px_list_t deferred; /* striped blocks waiting until fewer stripe bytes are in flight */
     size_t stripe_inflight;
+    /* class lanes: rendezvous bytes on the bulk lanes not yet acknowledged,
+     * the bytes acknowledged there so far and when the last were, and
+     * moving averages of the bytes and times of delivery samples (their
+     * ratio is the bulk lanes' rate) */
+    size_t bulk_out;
+    uint64_t bulk_dlv, bulk_dlv_ns;
+    double bulk_ew_bytes, bulk_ew_ns;
     int rr, rr_left, primary, bind_sub;
     int resend_pending;  /* records to send again */
     uint32_t on_wire;    /* records a transport still writes (its callback outstanding) */
@@ -445,11 +460,24 @@ static inline int px_rail_lane_class(unsigned flags, size_t len)
         return (int)((flags >> PX_RAIL_F_CLASS_SHIFT) & 3);
     if (flags & PX_RAIL_F_COLL)
         return PX_LANE_COLL;
-    if (len <= px_params.lane_small)
-        return PX_LANE_SMALL;
+    /* rendezvous and one-sided data, whatever the size of its frames */
     if ((flags & PX_RAIL_F_STRIPE) || len >= px_params.lane_bulk_frame)
         return PX_LANE_BULK;
+    if (len <= px_params.lane_small)
+        return PX_LANE_SMALL;
     return PX_LANE_MEDIUM;
+}
+
+/* Class lanes: whether a frame is rendezvous or one-sided data for the bulk
+ * lanes, whose bytes not yet acknowledged are bounded (px_rail_bulk_max).
+ * Such frames are unordered and their caller waits for their completion,
+ * so they may wait in vc->deferred; they need records to be counted. */
+static inline int px_rail_bulk_bound(const px_rail_vc_t *vc, unsigned flags, size_t len,
+                                     px_net_send_cb_t cb)
+{
+    return __builtin_expect(vc->nlane > 1, 0) && !px_lane_plan.distribute && cb &&
+           (flags & PX_RAIL_F_STRIPE) && vc->rail->ft &&
+           px_rail_lane_class(flags, len) == PX_LANE_BULK;
 }
 
 /* vc has traffic: its timers run every tick until it is idle again. */
@@ -614,6 +642,13 @@ int px_rail_pick(px_rail_vc_t *vc, unsigned flags, size_t len);
  * next lane), another working lane of the pair when those of c are not, or
  * -1 when none works. */
 int px_rail_lane_sub(px_rail_vc_t *vc, int p, int c);
+/* Class lanes: the size of a rendezvous frame for the bulk lanes. */
+size_t px_rail_bulk_frame(const px_rail_vc_t *vc);
+/* ... and the rate they deliver at (bytes per ns; 0: not measured yet) */
+static inline double px_rail_bulk_rate(const px_rail_vc_t *vc)
+{
+    return vc->bulk_ew_ns > 0 ? vc->bulk_ew_bytes / vc->bulk_ew_ns : 0;
+}
 int px_rail_stripes(px_rail_vc_t *vc, unsigned flags);
 int px_rail_split(px_rail_vc_t *vc, double *share);
 void px_rail_learn(px_rail_vc_t *vc, px_rail_msg_t *m);

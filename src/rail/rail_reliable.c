@@ -142,6 +142,31 @@ void px_rail_sub_rtt(px_rail_sub_t *s, double rtt)
         s->rtt_max -= (s->rtt_max - s->srtt) / 256;
 }
 
+/* Class lanes: the rendezvous bytes of x left the bulk lanes. The rate they
+ * deliver at is sampled as BBR does: the bytes acknowledged there since x
+ * was sent over the time since the last acknowledgement before it (or its
+ * sending, when nothing else was out). Bytes and times are averaged apart,
+ * so that a burst of acknowledgements after a pause (a short time) weighs
+ * little. A frame sent twice is no sample. */
+static void px_rail_bulk_lane_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now)
+{
+    vc->bulk_out -= x->len;
+    vc->bulk_dlv += x->len;
+    if (now > vc->bulk_dlv_ns)
+        vc->bulk_dlv_ns = now;
+    uint64_t dt = px_since(now, x->dlv_ns);
+    if (x->again || x->resend || (x->hflags & PX_RAIL_H_SPLIT) || !dt)
+        return;
+    double b = (double)(vc->bulk_dlv - x->dlv);
+    if (vc->bulk_ew_ns == 0) {
+        vc->bulk_ew_bytes = b;
+        vc->bulk_ew_ns = (double)dt;
+    } else {
+        vc->bulk_ew_bytes = 0.75 * vc->bulk_ew_bytes + 0.25 * b;
+        vc->bulk_ew_ns = 0.75 * vc->bulk_ew_ns + 0.25 * (double)dt;
+    }
+}
+
 /* The peer has all of record x (rx_ns: its header-to-last-byte time, or 0). */
 void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t rx_ns)
 {
@@ -163,6 +188,8 @@ void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t 
             px_rail_sub_rtt(sub, (double)px_since(now, x->t_sent));
         px_rail_sub_alive(sub);
     }
+    if (x->bulk)
+        px_rail_bulk_lane_acked(vc, x, now);
     if (vc->rail->lossy) {
         px_rail_t *r = vc->rail;
         vc->inflight -= x->len;

@@ -104,7 +104,7 @@ px_rail_tx_t *px_rail_tx_get(px_rail_vc_t *vc)
     x->msg = NULL;
     x->cb = NULL;
     x->wire = x->acked = x->resend = x->tries = x->again = x->npieces = 0;
-    x->told = x->inbuf = x->rel_ok = 0;
+    x->told = x->inbuf = x->rel_ok = x->bulk = 0;
     x->area = NULL;
     x->staged = 0;
     x->off = 0;
@@ -196,7 +196,7 @@ void px_rail_vc_cancel(px_rail_vc_t *vc, px_status_t why)
         }
     }
     vc->tx_acked = vc->tx_seq;
-    vc->inflight = 0;
+    vc->inflight = vc->bulk_out = 0;
     for (int i = 0; i < vc->nsub; i++) /* records the transports hold end in their callbacks */
         r->ops->ep_reset(vc->sub[i].ep);
     while (done) {
@@ -308,6 +308,18 @@ void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
     }
 }
 
+/* Class lanes: record x carries rendezvous data on the bulk lanes. The
+ * delivery clock starts with it when nothing else is out there. */
+static void px_rail_bulk_add(px_rail_vc_t *vc, px_rail_tx_t *x)
+{
+    if (!vc->bulk_out)
+        vc->bulk_dlv_ns = px_time_ns();
+    x->bulk = 1;
+    x->dlv = vc->bulk_dlv;
+    x->dlv_ns = vc->bulk_dlv_ns;
+    vc->bulk_out += x->len;
+}
+
 /* With fault tolerance: a whole frame with its record. */
 static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
                                     const struct iovec *iov, int iovcnt, unsigned flags,
@@ -361,6 +373,8 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
         return PX_ERR_NO_MEMORY;
     }
     x->len = len;
+    if (px_rail_bulk_bound(vc, flags, len, cb))
+        px_rail_bulk_add(vc, x);
     if (vc->rail->lossy) {
         vc->inflight += len;
         if (__builtin_expect(++vc->fr_sent >= PX_RAIL_LOSS_SAMPLE, 0))
@@ -387,7 +401,7 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
 {
     double share[PX_NET_MAX_SUB];
     size_t bytes[PX_NET_MAX_SUB];
-    int n = vc->npair, used = 0;
+    int n = vc->npair, used = 0, bulk = px_rail_bulk_bound(vc, flags, len, cb);
     size_t unit = px_params.rail_stripe_unit ? px_params.rail_stripe_unit : 1;
 
     if (hdr_len + sizeof(px_rail_hdr_t) > PX_NET_HDR_MAX)
@@ -467,6 +481,8 @@ static px_status_t px_rail_send_striped(px_rail_vc_t *vc, const void *hdr, size_
         x->iovcnt = px_iov_slice(iov, iovcnt, off, bytes[i], x->iov, PX_RAIL_IOV);
         x->len = bytes[i];
         x->off = off;
+        if (bulk)
+            px_rail_bulk_add(vc, x);
         if (vc->rail->pre.vc == vc && x->rel_ok)
             px_rail_pre_attach(vc->rail, x);
         x->hflags = PX_RAIL_H_UNORD | PX_RAIL_H_SACK | PX_RAIL_H_TIMED;
@@ -528,27 +544,65 @@ static int px_rail_pairs_up(const px_rail_vc_t *vc)
     return n >= 2;
 }
 
+/* Class lanes: rendezvous bytes allowed on the bulk lanes unacknowledged,
+ * what they delivered lately in PX_RAIL_BULK_HOLD_NS (at least two frames
+ * of px_rail_bulk_frame). The oldest is then acknowledged within about that
+ * time, however slow the bulk lanes' class is on the fabric, and so holds
+ * the channel's window (shared by the lanes) no longer: the other lanes'
+ * frames never wait for window space behind a queue of bulk data. */
+static size_t px_rail_bulk_max(const px_rail_vc_t *vc)
+{
+    size_t two = 2 * px_rail_bulk_frame(vc);
+    double t = px_rail_bulk_rate(vc) * (double)PX_RAIL_BULK_HOLD_NS;
+    return t > (double)two ? (size_t)t : two;
+}
+
+/* Whether a frame of len bytes goes as a striped block (striped) now. */
+static int px_rail_block_striped(px_rail_vc_t *vc, unsigned flags, size_t len, px_net_send_cb_t cb)
+{
+    return vc->npair > 1 && (flags & PX_RAIL_F_STRIPE) && !vc->rail->lossy &&
+           len >= px_params.rail_stripe_min && cb && px_rail_pairs_up(vc) &&
+           px_rail_stripes(vc, flags);
+}
+
+/* Whether such a frame waits in vc->deferred for bytes in flight to be
+ * acknowledged: a striped block split late, so its split uses weights
+ * learnt from the blocks before it; a frame for the bulk lanes
+ * (px_rail_bulk_max). The first always goes. */
+static int px_rail_held_back(px_rail_vc_t *vc, size_t len, int striped, int bulk)
+{
+    if (striped && vc->stripe_inflight && vc->stripe_inflight + len > px_rail_inflight_max(vc))
+        return 1;
+    return bulk && vc->bulk_out && vc->bulk_out + len > px_rail_bulk_max(vc);
+}
+
+static px_status_t px_rail_send_go(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
+                                   const struct iovec *iov, int iovcnt, size_t len, int striped,
+                                   unsigned flags, px_net_send_cb_t cb, void *arg)
+{
+    if (striped)
+        return px_rail_send_striped(vc, hdr, hdr_len, iov, iovcnt, len, flags, cb, arg);
+    if (vc->rail->ft)
+        return px_rail_send_rec(vc, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
+    return px_rail_send_frame(vc, px_rail_pick(vc, flags, len), hdr, hdr_len, iov, iovcnt,
+                              (flags & PX_RAIL_F_STRIPE) ? PX_RAIL_H_UNORD : 0, cb, arg);
+}
+
 static px_status_t px_rail_send_now(px_rail_vc_t *vc, const void *hdr, size_t hdr_len,
                                     const struct iovec *iov, int iovcnt, unsigned flags,
                                     px_net_send_cb_t cb, void *arg)
 {
-    size_t len;
-    if (vc->npair > 1 && (flags & PX_RAIL_F_STRIPE) && !vc->rail->lossy &&
-        (len = px_net_iov_len(iov, iovcnt)) >= px_params.rail_stripe_min && cb &&
-        px_rail_pairs_up(vc) && px_rail_stripes(vc, flags)) {
-        /* Split late: a block waits while enough stripe bytes are in flight,
-         * so its split uses weights learnt from the blocks before it. Ordered
-         * frames never wait behind it. */
-        if (vc->stripe_inflight &&
-            (vc->stripe_inflight + len > px_rail_inflight_max(vc) || !px_list_empty(&vc->deferred)))
+    size_t len = px_net_iov_len(iov, iovcnt);
+    int striped = px_rail_block_striped(vc, flags, len, cb);
+    int bulk = px_rail_bulk_bound(vc, flags, len, cb);
+    /* ordered frames never wait behind these: only they are deferred */
+    if (__builtin_expect(striped || bulk, 0)) {
+        if (!px_list_empty(&vc->deferred))
+            px_rail_deferred_flush(vc);
+        if (!px_list_empty(&vc->deferred) || px_rail_held_back(vc, len, striped, bulk))
             return px_rail_enqueue(&vc->deferred, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
-        return px_rail_send_striped(vc, hdr, hdr_len, iov, iovcnt, len, flags, cb, arg);
     }
-    if (vc->rail->ft)
-        return px_rail_send_rec(vc, hdr, hdr_len, iov, iovcnt, flags, cb, arg);
-    return px_rail_send_frame(vc, px_rail_pick(vc, flags, px_net_iov_len(iov, iovcnt)), hdr,
-                              hdr_len, iov, iovcnt,
-                              (flags & PX_RAIL_F_STRIPE) ? PX_RAIL_H_UNORD : 0, cb, arg);
+    return px_rail_send_go(vc, hdr, hdr_len, iov, iovcnt, len, striped, flags, cb, arg);
 }
 
 void px_rail_free_cb(void *arg, px_status_t st)
@@ -562,13 +616,14 @@ void px_rail_deferred_flush(px_rail_vc_t *vc)
     while (!px_list_empty(&vc->deferred) && !px_rail_window_full(vc, PX_NET_MAX_SUB)) {
         px_rail_backlog_t *b = px_container_of(vc->deferred.next, px_rail_backlog_t, link);
         size_t len = px_net_iov_len(b->iov, b->iovcnt);
-        if (vc->stripe_inflight && vc->stripe_inflight + len > px_rail_inflight_max(vc))
+        int striped = px_rail_block_striped(vc, b->flags, len, b->cb);
+        if (px_rail_held_back(vc, len, striped, px_rail_bulk_bound(vc, b->flags, len, b->cb)))
             return;
         px_list_del(&b->link);
-        px_status_t st = px_rail_send_striped(vc, b->hdr, b->hdr_len, b->iov, b->iovcnt, len,
-                                              b->flags, b->cb, b->arg);
-        if (st < 0)
-            b->cb(b->arg, st);
+        px_status_t st = px_rail_send_go(vc, b->hdr, b->hdr_len, b->iov, b->iovcnt, len, striped,
+                                         b->flags, b->cb, b->arg);
+        if (st != PX_INPROGRESS)
+            b->cb(b->arg, st); /* done at once (copied), or failed */
         free(b);
     }
 }
