@@ -411,6 +411,8 @@ seen:
     }
     if (!px_list_empty(&vc->backlog))
         px_rail_backlog_flush(vc);
+    if (!px_list_empty(&vc->deferred)) /* bulk lanes: acknowledged bytes made room */
+        px_rail_deferred_flush(vc);
 }
 
 /* The peer had frame seq already when a copy came again. If that copy went
