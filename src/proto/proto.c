@@ -4,6 +4,7 @@
 #include "proto_impl.h"
 #include "../boot/machine.h"
 #include "../util/clock.h"
+#include "../util/copy.h"
 #include "../util/cs.h"
 #include "../util/log.h"
 #include "../util/param.h"
@@ -491,6 +492,7 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
     if (px_p.peers)
         return PX_ERR_BUSY;
     px_p.boot = *boot;
+    px_copy_init();
     px_list_init(&px_p.posted);
     px_list_init(&px_p.unexp);
     px_p.free_id = PX_ID_NONE;

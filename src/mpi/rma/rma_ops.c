@@ -5,6 +5,7 @@
  * complete. */
 #include "rma_impl.h"
 #include "../dtype_engine.h"
+#include "../../util/copy.h"
 
 #include <stdlib.h>
 
@@ -342,9 +343,9 @@ static int px_rma_putget(int get, const void *oaddr, int ocount, MPI_Datatype od
         char *p = px_rma_part(w, target) + base + td->true_lb;
         char *o = (char *)oaddr + od->true_lb;
         if (get)
-            memcpy(o, p, n);
+            px_copy(o, p, n);
         else
-            memcpy(p, o, n);
+            px_copy(p, o, n);
         return MPI_SUCCESS;
     }
     px_rma_xfer_t x = {.w = w, .target = target, .base = base};
