@@ -221,6 +221,20 @@ typedef struct px_net_ops {
      * on (the engine polls once more after, for what came in between);
      * on=0 after waking stops them and consumes the signals. */
     void (*iface_sleep)(px_net_iface_t *iface, int on);
+    /* ep_send of a frame that frames sent after it may overtake: data the
+     * layer above places by offset, in any order (rendezvous, one-sided).
+     * A connection sends the ordered frames that come later (requests,
+     * answers, acknowledgements) before such frames still queued, so an
+     * answer does not wait behind a transfer going the same way.
+     * Transports that keep every frame in order give their ep_send. */
+    px_status_t (*ep_send_bulk)(px_net_ep_t *ep, const void *hdr, size_t hdr_len,
+                                const struct iovec *iov, int iovcnt, px_net_send_cb_t cb,
+                                void *arg);
+    /* The largest bulk frame worth sending on ep now (bytes): what its
+     * connection carries in a few milliseconds at the rate it delivers, so
+     * that an ordered frame sent after it waits for little; 0 when the
+     * transport has no preference (px_net_stub_ep_frame). */
+    size_t (*ep_frame)(px_net_ep_t *ep);
 } px_net_ops_t;
 
 /* What fills the member of an operation a transport does not have
@@ -239,6 +253,7 @@ int px_net_stub_iface_fd(px_net_iface_t *iface);             /* -1: nothing to b
 int px_net_stub_iface_quiet(px_net_iface_t *iface);          /* 0: always poll */
 void px_net_stub_iface_sleep(px_net_iface_t *iface, int on); /* does nothing */
 int px_net_stub_ep_ready(px_net_ep_t *ep);                   /* 1: nothing to set up */
+size_t px_net_stub_ep_frame(px_net_ep_t *ep);                /* 0: no preference */
 /* No bulk transfers: PX_ERR_UNSUPPORTED, and nothing to ack or cancel. */
 px_status_t px_net_stub_ep_bulk_recv(px_net_ep_t *ep, void *buf, size_t len, void *arg,
                                      px_net_bulk_offer_t *offer);

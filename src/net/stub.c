@@ -77,6 +77,12 @@ int px_net_stub_ep_ready(px_net_ep_t *ep)
     return 1;
 }
 
+size_t px_net_stub_ep_frame(px_net_ep_t *ep)
+{
+    (void)ep;
+    return 0;
+}
+
 px_status_t px_net_stub_ep_bulk_recv(px_net_ep_t *ep, void *buf, size_t len, void *arg,
                                      px_net_bulk_offer_t *offer)
 {

@@ -504,6 +504,17 @@ size_t px_rail_vc_chunk(px_rail_vc_t *vc, size_t chunk)
         size_t f = px_rail_bulk_frame(vc);
         if (chunk > f)
             chunk = f;
+    } else if (vc->npair == 1) {
+        /* one lane and one path: as long as the connection carries in a
+         * few milliseconds, so that the answers going the same way pass
+         * between the frames (px_net_ops_t.ep_frame). Frames striped over
+         * several paths keep their size: each path carries a part, and
+         * the parts a failed path leaves are cut again by the survivors'
+         * weights (px_rail_resplit), which needs large parts. */
+        px_rail_sub_t *s = &vc->sub[0];
+        size_t f = s->ep ? vc->rail->ops->ep_frame(s->ep) : 0;
+        if (f && chunk > f)
+            chunk = f;
     }
     if (__builtin_expect(!vc->small_frames, 1))
         return chunk;

@@ -53,7 +53,9 @@ static px_status_t px_rail_send_frame(px_rail_vc_t *vc, int si, const void *hdr,
     h->off = 0;
     px_rail_hdr_fill(vc, h, PX_RAIL_DATA, hflags, si);
     memcpy(buf + sizeof(*h), hdr, hdr_len);
-    px_status_t st = vc->rail->ops->ep_send(s->ep, buf, sizeof(*h) + hdr_len, iov, iovcnt, cb, arg);
+    const px_net_ops_t *ops = vc->rail->ops;
+    px_status_t st = ((hflags & PX_RAIL_H_UNORD) ? ops->ep_send_bulk : ops->ep_send)(
+        s->ep, buf, sizeof(*h) + hdr_len, iov, iovcnt, cb, arg);
     if (st >= 0) {
         vc->tx_seq++;
         if (!(hflags & PX_RAIL_H_UNORD))
@@ -289,8 +291,9 @@ void px_rail_xmit(px_rail_vc_t *vc, px_rail_tx_t *x, int si)
         if (vc->rail->ft)
             px_rail_connect_unused(vc, si);
     }
-    px_status_t st = vc->rail->ops->ep_send(s->ep, buf, sizeof(*h) + x->uhl, x->iov, x->iovcnt,
-                                            px_rail_wire_cb, x);
+    const px_net_ops_t *ops = vc->rail->ops;
+    px_status_t st = ((x->hflags & PX_RAIL_H_UNORD) ? ops->ep_send_bulk : ops->ep_send)(
+        s->ep, buf, sizeof(*h) + x->uhl, x->iov, x->iovcnt, px_rail_wire_cb, x);
     if (st == PX_INPROGRESS) {
         vc->on_wire++;
         if (vc->rail->release && vc->rail->ft && !vc->rail->stage_x && !x->area)

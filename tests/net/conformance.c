@@ -22,6 +22,11 @@
  *     the receiver's progress carried back in frames, and both buffers end
  *     intact with bulk_done at both ends; without the bit ep_bulk_recv and
  *     ep_bulk_send answer PX_ERR_UNSUPPORTED;
+ *   - bulk frames (ep_send_bulk) queued while the peer does not read, then
+ *     ordered ones: all arrive whole, the ordered ones in order; a
+ *     transport with an ep_send_bulk of its own sends the ordered frames
+ *     ahead of the bulk frames not yet begun, the others keep every frame
+ *     in order;
  *   - ep_rx_cancel discards the rest of a frame being received, ep_reset
  *     drops what is queued, running its callbacks with an error, and the
  *     next send connects afresh (PX_NET_CAP_RESET); without the bit, neither
@@ -50,7 +55,8 @@
     X(iface_open) X(iface_close) X(iface_query) X(iface_reachable) X(ep_create) X(ep_subs) \
     X(ep_send) X(ep_get) X(ep_put) X(ep_pending) X(ep_reset) X(ep_withdraw) X(ep_destroy) X(ep_rx_cancel) \
     X(iface_progress) X(iface_fd) X(ep_path_check) X(ep_describe) X(iface_quiet) X(ep_ready) \
-    X(ep_bulk_recv) X(ep_bulk_send) X(ep_bulk_acked) X(ep_bulk_cancel) X(iface_sleep)
+    X(ep_bulk_recv) X(ep_bulk_send) X(ep_bulk_acked) X(ep_bulk_cancel) X(iface_sleep) \
+    X(ep_send_bulk) X(ep_frame)
 /* clang-format on */
 #define CONF_COUNT(m) +1
 _Static_assert(offsetof(px_net_ops_t, iface_open) +
@@ -63,7 +69,18 @@ _Static_assert(offsetof(px_net_ops_t, iface_open) +
 #define CONF_WAIT_NS 30000000000ull
 #define CONF_QUIET_NS 500000000ull /* lossy: no frame for this long ends a wait */
 
-enum { PH_NONE, PH_INCOMING, PH_STREAM, PH_CANCEL, PH_RESET, PH_MARKER, PH_BULK, PH_COUNT };
+enum {
+    PH_NONE,
+    PH_INCOMING,
+    PH_STREAM,
+    PH_CANCEL,
+    PH_RESET,
+    PH_MARKER,
+    PH_BULK,
+    PH_LATE,     /* bulk frames (ep_send_bulk) ... */
+    PH_OVERTAKE, /* ... and the ordered frames sent after them */
+    PH_COUNT
+};
 enum { F_CANCEL = 1 };
 
 /* The start of every header sent; the rest, up to hdr_len, is a pattern. */
@@ -110,8 +127,12 @@ static uint64_t last_rx_ns;
 static int failed_calls, incoming_calls, incoming_other;
 static int cancel_driver; /* progress cancels frames flagged F_CANCEL once in flight */
 
+/* PH_OVERTAKE frame k arrived after overtake_after[k] PH_LATE frames */
+static int overtake_after[3];
+
 /* what was sent */
 static int tx_errors, tx_outstanding, tx_cb_errors, tx_cb_extra;
+static int tx_bulk; /* conf_submit sends with ep_send_bulk */
 
 #define EXPECT(cond, ...)                                                                          \
     do {                                                                                           \
@@ -247,6 +268,8 @@ static void conf_rx_done(void *owner, void *ctx)
         if (r->h.seq != c->rx_next[ph])
             c->rx_order[ph]++;
         c->rx_next[ph] = r->h.seq + 1;
+        if (ph == PH_OVERTAKE && r->h.seq < 3)
+            overtake_after[r->h.seq] = c->rx_count[PH_LATE];
     }
     free(r->buf);
     free(r);
@@ -335,7 +358,8 @@ static px_status_t conf_submit(conf_conn_t *c, const void *hdr, size_t hl, const
                                int n, conf_tx_t *t)
 {
     tx_outstanding++;
-    px_status_t st = ops->ep_send(c->ep, hdr, hl, iov, n, conf_send_cb, t);
+    px_status_t st =
+        (tx_bulk ? ops->ep_send_bulk : ops->ep_send)(c->ep, hdr, hl, iov, n, conf_send_cb, t);
     if (st == PX_INPROGRESS)
         return st; /* t lives on: a failed check of its callback is better than a crash */
     tx_outstanding--;
@@ -802,6 +826,44 @@ static void phase_bulk(void)
     free(dst);
 }
 
+/* Rank 0 queues bulk frames while rank 1 waits in a barrier, more than the
+ * kernels' buffers hold, then ordered frames. */
+static void phase_overtake(void)
+{
+    const int nb = 12, no = 3;
+    const size_t big = (size_t)2 << 20;
+    if (me == 0) {
+        tx_bulk = 1;
+        for (int i = 0; i < nb; i++)
+            EXPECT(conf_send(&conns[0], PH_LATE, big, 0) >= 0, "bulk send %d", i);
+        tx_bulk = 0;
+        for (int i = 0; i < no; i++)
+            EXPECT(conf_send(&conns[0], PH_OVERTAKE, 100 + (size_t)i, 0) >= 0, "ordered send %d",
+                   i);
+    }
+    conf_barrier();
+    int done = conf_wait(PH_LATE, me == 1 ? nb : 0);
+    done = done && conf_wait(PH_OVERTAKE, me == 1 ? no : 0);
+    EXPECT(tx_errors == 0 && tx_cb_errors == 0, "send errors %d, callbacks with an error %d",
+           tx_errors, tx_cb_errors);
+    EXPECT(rx_bad == 0 && rx_unknown == 0, "%d frames damaged, %d rx_done without rx_begin", rx_bad,
+           rx_unknown);
+    if (me == 1) {
+        EXPECT(done && conf_received(PH_LATE) == nb && conf_received(PH_OVERTAKE) == no,
+               "%d of %d bulk and %d of %d ordered frames", conf_received(PH_LATE), nb,
+               conf_received(PH_OVERTAKE), no);
+        EXPECT(conf_out_of_order(PH_OVERTAKE) == 0, "ordered frames out of order");
+        if (ops->ep_send_bulk != ops->ep_send)
+            EXPECT(overtake_after[0] < nb, "the first ordered frame came after all %d bulk frames",
+                   nb);
+        else
+            EXPECT(overtake_after[0] == nb, "an ordered frame came after %d of %d bulk frames",
+                   overtake_after[0], nb);
+    }
+    EXPECT(failed_calls == 0, "ep_failed %d times", failed_calls);
+    conf_barrier();
+}
+
 /* Large frames flagged to be cancelled once in flight, each followed by a
  * small one that must still arrive whole. */
 static void phase_cancel(void)
@@ -989,6 +1051,8 @@ int main(int argc, char **argv)
             phase_path_check();
             if (info.size > 1)
                 phase_bulk();
+            if (info.size > 1 && !lossy)
+                phase_overtake();
             phase_cancel();
             phase_reset();
         }

@@ -268,6 +268,40 @@ static ssize_t px_tcp_writev(int fd, struct iovec *iov, int cnt)
     return (ssize_t)done;
 }
 
+/* Follows the rate c delivers at (at most once per PX_TCP_QUEUE_NS): its
+ * bulk frames, and its kernel's unsent bytes while they are queued, carry
+ * PX_TCP_QUEUE_NS of it. */
+static void px_tcp_pace(px_tcp_conn_t *c)
+{
+    uint64_t now = px_time_ns();
+    if (now - c->rate_ns < PX_TCP_QUEUE_NS)
+        return;
+    c->rate_ns = now;
+    int app_limited = 0;
+    uint64_t rate = px_tcp_delivery_rate(c->fd, &app_limited);
+    if (!rate || (app_limited && rate < c->rate))
+        return; /* an idle connection's rate says little about its path */
+    c->rate = rate;
+    double want = (double)rate * (double)PX_TCP_QUEUE_NS * 1e-9;
+    if (want >= PX_TCP_LOWAT_MAX) { /* its kernel drains a full buffer that fast */
+        c->frame = 0;
+        c->lowat_bulk = 0;
+        return;
+    }
+    c->frame = want < PX_TCP_FRAME_MIN ? PX_TCP_FRAME_MIN : (size_t)want & ~(size_t)4095;
+    c->lowat_bulk = want < PX_TCP_LOWAT_MIN ? PX_TCP_LOWAT_MIN : (int)want;
+}
+
+/* The kernel's bound on unsent bytes becomes `lowat` (0: none). */
+static void px_tcp_lowat(px_tcp_conn_t *c, int lowat)
+{
+    if (lowat == c->lowat)
+        return;
+    /* 0 restores the system's (net.ipv4.tcp_notsent_lowat, no bound by default) */
+    if (setsockopt(c->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat, sizeof(lowat)) == 0)
+        c->lowat = lowat;
+}
+
 /* Writes queued frames until the socket would block. */
 void px_tcp_conn_flush(px_tcp_conn_t *c)
 {
@@ -289,12 +323,27 @@ void px_tcp_conn_flush(px_tcp_conn_t *c)
         if (op->idx == op->iovcnt)
             px_tcp_sop_done(ep, op, PX_OK);
     }
+    if (px_list_empty(&ep->sendq))
+        px_tcp_lowat(c, 0);
     px_tcp_arm_out(c, !px_list_empty(&ep->sendq));
 }
 
-static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_len,
-                                  const struct iovec *iov, int iovcnt, px_net_send_cb_t cb,
-                                  void *arg)
+/* Queues op: behind every frame when it is bulk, else ahead of the bulk
+ * frames not yet started at the end of the queue (behind every ordered
+ * frame, and the first frame, which may be partly written). */
+static void px_tcp_enqueue(struct px_net_ep *ep, px_tcp_sop_t *op)
+{
+    px_list_t *at = ep->sendq.prev;
+    if (!op->bulk)
+        while (at != &ep->sendq && at != ep->sendq.next &&
+               px_container_of(at, px_tcp_sop_t, link)->bulk)
+            at = at->prev;
+    px_list_insert_head(at, &op->link);
+}
+
+static px_status_t px_tcp_ep_send_x(px_net_ep_t *ep, const void *hdr, size_t hdr_len,
+                                    const struct iovec *iov, int iovcnt, px_net_send_cb_t cb,
+                                    void *arg, int bulk)
 {
     px_tcp_conn_t *c = ep->conn;
     size_t total = px_net_iov_len(iov, iovcnt);
@@ -309,6 +358,10 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     if (ep->peer_done)
         return PX_OK;
 
+    if (bulk && c && c->state == PX_TCP_ESTABLISHED) {
+        px_tcp_pace(c);
+        px_tcp_lowat(c, c->lowat_bulk);
+    }
     if (c && c->state == PX_TCP_ESTABLISHED && px_list_empty(&ep->sendq) && iovcnt < 15) {
         uint8_t fh[sizeof(fr) + PX_NET_HDR_MAX];
         struct iovec v[16];
@@ -325,8 +378,10 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
             return why;
         }
         written = n > 0 ? (size_t)n : 0;
-        if (written == sizeof(fr) + hdr_len + total)
+        if (written == sizeof(fr) + hdr_len + total) {
+            px_tcp_lowat(c, 0);
             return PX_OK;
+        }
     }
 
     /* Queue what is left (all of it when not connected yet). A small payload
@@ -357,8 +412,9 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     op->cb = cb;
     op->arg = arg;
     ep->queued_bytes += sizeof(fr) + hdr_len + total - written;
+    op->bulk = bulk;
     px_tcp_sop_advance(op, written); /* skip what the first writev sent */
-    px_list_insert_tail(&ep->sendq, &op->link);
+    px_tcp_enqueue(ep, op);
 
     if (!ep->conn) {
         px_status_t st = px_tcp_connect(ep);
@@ -376,7 +432,30 @@ static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     return copy ? PX_OK : PX_INPROGRESS;
 }
 
+static px_status_t px_tcp_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_len,
+                                  const struct iovec *iov, int iovcnt, px_net_send_cb_t cb,
+                                  void *arg)
+{
+    return px_tcp_ep_send_x(ep, hdr, hdr_len, iov, iovcnt, cb, arg, 0);
+}
+
+static px_status_t px_tcp_ep_send_bulk(px_net_ep_t *ep, const void *hdr, size_t hdr_len,
+                                       const struct iovec *iov, int iovcnt, px_net_send_cb_t cb,
+                                       void *arg)
+{
+    return px_tcp_ep_send_x(ep, hdr, hdr_len, iov, iovcnt, cb, arg, 1);
+}
+
 static size_t px_tcp_ep_pending(px_net_ep_t *ep) { return ep->queued_bytes; }
+
+static size_t px_tcp_ep_frame(px_net_ep_t *ep)
+{
+    px_tcp_conn_t *c = ep->conn;
+    if (!c || c->state != PX_TCP_ESTABLISHED)
+        return 0;
+    px_tcp_pace(c);
+    return c->frame;
+}
 
 static void px_tcp_ep_reset(px_net_ep_t *ep)
 {
@@ -438,6 +517,7 @@ static px_tcp_sop_t *px_tcp_sop_detach(px_tcp_sop_t *op)
     c->iov[0].iov_len = left;
     c->iovcnt = 1;
     c->idx = 0;
+    c->bulk = 0; /* begun: first in the queue, where it stays */
     c->cb = NULL;
     c->arg = NULL;
     return c;
@@ -735,6 +815,8 @@ const px_net_ops_t px_net_tcp_ops = {
     .ep_create = px_net_addr_ep_create,
     .ep_subs = px_net_addr_ep_subs,
     .ep_send = px_tcp_ep_send,
+    .ep_send_bulk = px_tcp_ep_send_bulk,
+    .ep_frame = px_tcp_ep_frame,
     .ep_get = px_net_stub_ep_get,
     .ep_put = px_net_stub_ep_put,
     .ep_pending = px_tcp_ep_pending,

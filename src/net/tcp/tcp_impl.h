@@ -57,6 +57,20 @@
 #define PX_TCP_BIG_KEEP 8
 #define PX_TCP_COPY_MAX 4096 /* queued payloads this small are copied */
 #define PX_TCP_DIRECT_CAP 8  /* most connections read directly by a pass */
+/* Sending bulk frames (ep_send_bulk) on a connection slower than
+ * PX_TCP_LOWAT_MAX per PX_TCP_QUEUE_NS: while frames wait in the endpoint's
+ * queue, its kernel keeps at most PX_TCP_QUEUE_NS of unsent bytes at the
+ * rate the connection delivers (TCP_NOTSENT_LOWAT, at least
+ * PX_TCP_LOWAT_MIN), and bulk frames carry about as much (ep_frame, at least
+ * PX_TCP_FRAME_MIN). The rest waits in the queue, where ordered frames go
+ * ahead of bulk ones: an answer waits behind a few milliseconds of data,
+ * not behind a socket buffer of several megabytes. Once the queue is empty
+ * the kernel takes everything again (eager sends complete at once). The
+ * rate is the kernel's own measure, read at most once per PX_TCP_QUEUE_NS. */
+#define PX_TCP_QUEUE_NS 4000000ull
+#define PX_TCP_LOWAT_MIN (128 * 1024)
+#define PX_TCP_LOWAT_MAX (4 * 1024 * 1024)
+#define PX_TCP_FRAME_MIN (64 * 1024)
 
 typedef struct __attribute__((packed)) px_tcp_hello {
     uint32_t magic;
@@ -84,6 +98,7 @@ typedef enum {
 typedef struct px_tcp_sop {
     px_list_t link;
     int iovcnt, idx;
+    int bulk; /* ep_send_bulk: ordered frames queued after it may go first */
     px_net_send_cb_t cb;
     void *arg;
     uint8_t fh[sizeof(px_tcp_frame_t) + PX_NET_HDR_MAX];
@@ -97,6 +112,13 @@ typedef struct px_tcp_conn {
     px_tcp_state_t state;
     int initiator;
     int out_armed; /* EPOLLOUT requested */
+    /* send: the rate read at rate_ns (bytes/s, 0 unknown), and from it
+     * the bulk frame for ep_frame (0: no preference) and the unsent bytes
+     * the kernel keeps while bulk frames are queued (0: no bound); lowat:
+     * the bound set now (0: the system's, none) */
+    uint64_t rate, rate_ns;
+    size_t frame;
+    int lowat_bulk, lowat;
     /* handshake */
     uint8_t my_nonce[16], peer_nonce[16];
     uint8_t hs_out[sizeof(px_tcp_hello_t) + 32];
@@ -178,6 +200,7 @@ void px_tcp_conn_flush(px_tcp_conn_t *c);
 
 /* tcp_conn.c */
 void px_tcp_arm_out(px_tcp_conn_t *c, int on);
+uint64_t px_tcp_delivery_rate(int fd, int *app_limited); /* tcp_rate.c */
 void px_tcp_conn_close(px_tcp_conn_t *c, px_status_t why);
 void px_tcp_free_dead(struct px_net_iface *s);
 px_status_t px_tcp_connect(struct px_net_ep *ep);
