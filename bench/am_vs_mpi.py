@@ -15,6 +15,9 @@ the loopback, runs in turn, REPS times:
            cost of waking up) for Plexus in each PX_PROGRESS_MODE, MPICH
            (UCX; it has no blocking mode) and Open MPI, polling and with
            mpi_yield_when_idle.
+  threads  OSU's osu_latency_mt at 8 bytes with 1 and 4 thread pairs
+           (MPI_THREAD_MULTIPLE) over shared memory, in the same ways of
+           waiting: one thread of a process sleeping in the kernel for all.
 
 Prints Markdown tables (medians of the repetitions) and writes every run as
 JSON to --json (default bench/results/am-vs-mpi-DATE.json). A benchmark:
@@ -22,6 +25,7 @@ prints figures, never fails a build.
 
   python3 bench/am_vs_mpi.py --reps 3
   python3 bench/am_vs_mpi.py --parts waiting --nets shm,tcp
+  python3 bench/am_vs_mpi.py --parts threads
 """
 
 import argparse
@@ -39,6 +43,7 @@ RUN_SH = os.path.join(HERE, "osu", "run.sh")
 RESULTS = os.path.join(HERE, "results")
 CACHE = os.path.join(HERE, ".cache", "am-vs-mpi")
 IDLE_SRC = os.path.join(HERE, "loops", "idle_wait.c")
+THREAD_PAIRS = (1, 4)
 LAYER_SIZES = [4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576]
 
 
@@ -89,17 +94,20 @@ def pxperf(build, net):
     return rows
 
 
-def osu(mpi, net, bench, osu_dir, env=()):
+def osu(mpi, net, bench, osu_dir, env=(), args=(), no_finalize=False):
     argv = [RUN_SH, "--mpi", mpi, "--net", net]
     if osu_dir:
         argv += ["--osu-dir", osu_dir]
     for e in env:
         argv += ["--env", e]
-    rc, out = run(argv + [bench])
-    if rc != 0:
+    rc, out = run(argv + [bench] + list(args))
+    table = osu_table(out)
+    # OSU 7.4's osu_latency_mt returns from main without MPI_Finalize, which
+    # pxrun and Open MPI's mpirun report: its figure counts all the same
+    if rc != 0 and not (no_finalize and rc is not None and table):
         log(f"{bench} ({mpi}, {net}) failed ({rc}): {out[-400:]}")
         return None
-    return osu_table(out)
+    return table
 
 
 def idle_prog(mpi, build):
@@ -137,7 +145,7 @@ def fmt(v, digits=2):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--parts", default="layers,waiting")
+    ap.add_argument("--parts", default="layers,waiting,threads")
     ap.add_argument("--nets", default="shm,tcp,udp", help="shm, tcp, udp (layers; waiting "
                     "runs shm and tcp, the peers having no datagram transport)")
     ap.add_argument("--reps", type=int, default=3)
@@ -190,6 +198,41 @@ def main():
                 rb = mb / ab if ab and mb else None
                 lines.append(f"| {net} | {s} | {fmt(al)} | {fmt(ml)} | {fmt(rl)} | {fmt(ab, 0)} "
                              f"| {fmt(mb, 0)} | {fmt(rb)} |")
+        lines.append("")
+
+    if "threads" in parts:
+        # 8-byte osu_latency_mt, N thread pairs each a ping-pong between the
+        # two ranks with its own tag, in each way of waiting
+        configs = []
+        for mode in ("auto", "spin", "block", "sleep"):
+            configs.append(("plexus", f"Plexus {mode}", (f"PX_PROGRESS_MODE={mode}",)))
+        configs.append(("mpich", "MPICH", ()))
+        configs.append(("openmpi", "Open MPI", ()))
+        configs.append(("openmpi", "Open MPI yield", ("OMPI_MCA_mpi_yield_when_idle=1",)))
+        res = {}
+        for rep in range(args.reps):
+            for n in THREAD_PAIRS:
+                for mpi, label, env in configs:
+                    log(f"threads rep {rep + 1}: {label}, {n} pair(s)")
+                    t = osu(mpi, "shm", "osu_latency_mt", args.osu_dir if mpi == "plexus" else None,
+                            env=env, args=("-m", "8:8", "-i", str(8000 // n), "-x",
+                                           str(800 // n), "-t", f"{n}:{n}"), no_finalize=True)
+                    v = t.get(8) if t else None
+                    runs.append({"part": "threads", "mpi": mpi, "label": label, "env": list(env),
+                                 "pairs": n, "rep": rep, "latency_us": v})
+                    res.setdefault((label, n), []).append(v)
+        lines += [f"8-byte latency with threads (osu_latency_mt, shared memory), {stamp}; "
+                  f"medians of {args.reps} runs in turn, [min–max].", "",
+                  "| library, mode | " + " | ".join(f"{n} pair{'s' if n > 1 else ''} µs"
+                                                    for n in THREAD_PAIRS) + " |",
+                  "|---|" + "---|" * len(THREAD_PAIRS)]
+        for _, label, _ in configs:
+            cells = []
+            for n in THREAD_PAIRS:
+                vs = [v for v in res.get((label, n), []) if v is not None]
+                cells.append("–" if not vs else
+                             f"{fmt(med(vs))} [{fmt(min(vs))}–{fmt(max(vs))}]")
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines.append("")
 
     if "waiting" in parts:

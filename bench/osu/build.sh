@@ -147,7 +147,10 @@ build_one() {
     log="$dest/build.log"
     (
         cd "$dest/src" || exit 1
-        if [ ! -x configure ] || [ configure.ac -nt configure ]; then
+        # regenerated every time: a tree's configure and ltmain.sh come from
+        # the libtool of whoever made the release, and a mismatch with this
+        # machine's libtool stops the link ("Version mismatch error")
+        if [ ! -x configure ] || [ configure.ac -nt configure ] || command -v autoreconf > /dev/null; then
             echo "== autoreconf -fi"
             autoreconf -fi || exit 1
         fi

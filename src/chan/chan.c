@@ -279,6 +279,8 @@ static px_status_t px_chan_create(const px_boot_info_t *boot, int r)
         c->ops->iface_query(c->kind == PX_CHAN_SELF ? px_c.self_if : px_c.shm_if, &attr);
         c->eager_limit = px_c.shm_eager;
         c->can_get = !!(attr.caps & PX_NET_CAP_GET);
+        c->wake = !!(attr.caps & PX_NET_CAP_WAKE);
+        px_c.wake_peers |= c->wake;
     }
     return PX_OK;
 }

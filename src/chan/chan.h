@@ -148,6 +148,11 @@ int px_chan_can_get(int peer);
  * PX_ERR_UNSUPPORTED when the channel cannot. */
 px_status_t px_chan_get(int peer, void *local, uint64_t raddr, size_t len);
 px_status_t px_chan_put(int peer, const void *local, uint64_t raddr, size_t len);
+/* After a write into memory shared with peer that the peer polls: wakes it
+ * if it sleeps in the kernel (PX_PROGRESS_MODE=sleep or block).
+ * px_chan_wakes: whether any peer may need it (else skip the calls). */
+int px_chan_wakes(void);
+void px_chan_wake(int peer);
 /* Reads of the peer's memory failed (e.g. the kernel forbids them): its
  * rendezvous transfers are copied from now on. */
 void px_chan_copy_only(int peer);

@@ -34,6 +34,7 @@ typedef struct px_chan {
     int kind;
     int failed;
     int can_get;
+    int wake; /* PX_NET_CAP_WAKE: px_chan_wake signals it */
     size_t eager_limit;
     size_t chunk;            /* rendezvous data per frame */
     const px_net_ops_t *ops; /* self and shm */
@@ -83,6 +84,7 @@ extern struct px_chan_state {
     int self_active; /* something was ever sent to self: poll its queue */
     int rail_active;
     int rail_peers; /* some peer is reached over the network */
+    int wake_peers; /* some peer's channel has wake */
     int rail_fd;
     int sleep_fd; /* PX_PROGRESS_MODE=sleep: every channel's descriptor, or -1 */
     int finalizing;

@@ -198,6 +198,15 @@ px_status_t px_chan_get(int peer, void *local, uint64_t raddr, size_t len)
     return len ? p->ops->ep_get(p->ep, local, raddr, len) : PX_OK;
 }
 
+int px_chan_wakes(void) { return px_c.wake_peers; }
+
+void px_chan_wake(int peer)
+{
+    px_chan_t *p = &px_c.peers[peer];
+    if (p->wake)
+        p->ops->ep_wake(p->ep);
+}
+
 void px_chan_copy_only(int peer) { px_c.peers[peer].can_get = 0; }
 
 px_status_t px_chan_put(int peer, const void *local, uint64_t raddr, size_t len)

@@ -86,6 +86,11 @@ enum {
      * that works now. Without it a frame sent before a fault may still be
      * delivered after the reset. */
     PX_NET_CAP_FENCE = 1u << 5,
+    /* A peer may sleep in the kernel until this transport signals it
+     * (iface_sleep): what the layer above writes for it into memory they
+     * share (shared-memory collectives) needs an ep_wake after. Without it
+     * ep_wake does nothing and need not be called. */
+    PX_NET_CAP_WAKE = 1u << 6,
 };
 
 /* What a bulk receiver tells its sender (opaque to the layers above, which
@@ -235,6 +240,9 @@ typedef struct px_net_ops {
      * that an ordered frame sent after it waits for little; 0 when the
      * transport has no preference (px_net_stub_ep_frame). */
     size_t (*ep_frame)(px_net_ep_t *ep);
+    /* PX_NET_CAP_WAKE: signals ep's peer if it sleeps, as a send would;
+     * costs a load when it does not. */
+    void (*ep_wake)(px_net_ep_t *ep);
 } px_net_ops_t;
 
 /* What fills the member of an operation a transport does not have
@@ -254,6 +262,7 @@ int px_net_stub_iface_quiet(px_net_iface_t *iface);          /* 0: always poll *
 void px_net_stub_iface_sleep(px_net_iface_t *iface, int on); /* does nothing */
 int px_net_stub_ep_ready(px_net_ep_t *ep);                   /* 1: nothing to set up */
 size_t px_net_stub_ep_frame(px_net_ep_t *ep);                /* 0: no preference */
+void px_net_stub_ep_wake(px_net_ep_t *ep);                   /* does nothing */
 /* No bulk transfers: PX_ERR_UNSUPPORTED, and nothing to ack or cancel. */
 px_status_t px_net_stub_ep_bulk_recv(px_net_ep_t *ep, void *buf, size_t len, void *arg,
                                      px_net_bulk_offer_t *offer);

@@ -71,6 +71,8 @@ void px_net_stub_iface_sleep(px_net_iface_t *iface, int on)
     (void)on;
 }
 
+void px_net_stub_ep_wake(px_net_ep_t *ep) { (void)ep; }
+
 int px_net_stub_ep_ready(px_net_ep_t *ep)
 {
     (void)ep;

@@ -9,6 +9,7 @@
 #include "../util/log.h"
 #include "../util/param.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -70,6 +71,7 @@ void px_proto_complete(px_proto_req_t *req)
     req->done = 1;
     if (req->cb)
         req->cb(req);
+    px_cs_wake(); /* its thread may wait for another's progress */
 }
 
 void px_proto_send_cb(void *arg, px_status_t st)
@@ -397,35 +399,78 @@ int px_proto_progress(void)
 
 void px_proto_set_progress_hook(int (*hook)(void)) { px_p.hook = hook; }
 
+/* bound on a wait for another thread's progress: only a wake-up that never
+ * comes lasts this long */
+#define PX_PROTO_SLEEP_GUARD_MS 100
+
 /* A poll found nothing, so sleep in the kernel (PX_PROGRESS_MODE=sleep at
- * once, block after PX_SPIN_COUNT empty polls): peers wake us on arrival. */
-static void px_proto_sleep(unsigned *idle)
+ * once, block after PX_SPIN_COUNT empty polls): peers wake us on arrival.
+ * It asks the peers to signal (arms), polls once more for what came in
+ * between, then sleeps.
+ *
+ * look: the caller waits for a store a peer makes into memory they share,
+ * which no poll sees (shared-memory collectives). Then it takes two calls:
+ * the first arms, polls and returns, so that the caller looks at that
+ * memory once more; the next call of the same thread sleeps. Arming stays
+ * until a poll finds something: every signal meanwhile wakes the next
+ * sleep at once.
+ *
+ * One thread of the process sleeps there; the others that wait meanwhile
+ * sleep until a request completes or it comes back (src/util/cs.h). */
+static void px_proto_sleep(unsigned *idle, int look)
 {
-    int n = px_chan_sleep_arm();
-    if (n > 0) {
-        *idle = 0;
+    if (px_p.sleeper) {
+        px_cs_wait_others(PX_PROTO_SLEEP_GUARD_MS);
         return;
     }
+    if (!look || !px_p.armed || !pthread_equal(px_p.armed_by, pthread_self())) {
+        int n = px_chan_sleep_arm();
+        px_p.armed = 0;
+        if (n > 0) {
+            *idle = 0;
+            return;
+        }
+        if (n < 0) { /* cannot sleep now */
+            int depth = px_cs_release();
+            sched_yield();
+            px_cs_reacquire(depth);
+            return;
+        }
+        if (look) {
+            px_p.armed = 1;
+            px_p.armed_by = pthread_self();
+            return;
+        }
+    }
+    px_p.armed = 0;
+    px_p.sleeper = 1;
     int depth = px_cs_release();
-    if (n < 0)
-        sched_yield();
-    else
-        px_chan_sleep_wait();
+    px_chan_sleep_wait();
     px_cs_reacquire(depth);
-    if (n == 0)
-        px_chan_sleep_disarm();
+    px_p.sleeper = 0;
+    px_chan_sleep_disarm();
+    px_cs_wake(); /* one of the others may sleep here in turn */
 }
 
-void px_proto_wait_step(unsigned *idle)
+static void px_proto_disarm(void)
+{
+    px_p.armed = 0;
+    px_chan_sleep_disarm();
+}
+
+static void px_proto_wait_(unsigned *idle, int look)
 {
     /* With MPI_THREAD_MULTIPLE, a waiting call lets other threads' calls
      * in between two polls; the caller re-checks its condition after. */
-    if (px_proto_progress())
+    if (px_proto_progress()) {
         *idle = 0;
-    else
+        if (__builtin_expect(px_p.armed, 0))
+            px_proto_disarm();
+    } else {
         ++*idle;
+    }
     if (px_p.mode == PX_WAIT_SLEEP && *idle) {
-        px_proto_sleep(idle);
+        px_proto_sleep(idle, look);
         return;
     }
     /* auto: spin while the ranks fit the cores, but not with the library's
@@ -445,7 +490,7 @@ void px_proto_wait_step(unsigned *idle)
          * oversubscribed: waking from epoll takes longer than a yielding
          * process takes to run again (docs/architecture.md, "Progress and
          * placement"). */
-        px_proto_sleep(idle);
+        px_proto_sleep(idle, look);
         return;
     }
     int depth = px_cs_release();
@@ -453,7 +498,15 @@ void px_proto_wait_step(unsigned *idle)
     px_cs_reacquire(depth);
 }
 
+void px_proto_wait_step(unsigned *idle) { px_proto_wait_(idle, 0); }
+
+void px_proto_wait_step_shared(unsigned *idle) { px_proto_wait_(idle, 1); }
+
 int px_proto_oversubscribed(void) { return px_p.oversub; }
+
+int px_proto_peers_wake(void) { return px_chan_wakes(); }
+
+void px_proto_peer_wake(int peer) { px_chan_wake(peer); }
 
 int px_proto_peer_failed(int peer) { return px_chan_failed(peer); }
 

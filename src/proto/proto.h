@@ -128,6 +128,10 @@ px_status_t px_proto_async_start(void);
 void px_proto_async_stop(void);
 /* One step of a wait loop: progress, then spin, yield or block by policy. */
 void px_proto_wait_step(unsigned *idle);
+/* The same for a wait on a store a peer makes into memory shared with it
+ * (not a message), which the peer follows with px_proto_peer_wake: the
+ * caller must look at that memory between two calls, as a loop does. */
+void px_proto_wait_step_shared(unsigned *idle);
 static inline void px_proto_wait(px_proto_req_t *req)
 {
     unsigned idle = 0;
@@ -146,6 +150,12 @@ int px_proto_peer_local(int peer);
 px_status_t px_proto_peer_read(int peer, void *local, uint64_t raddr, size_t len);
 /* The other way: len bytes at local into the peer's memory at raddr. */
 px_status_t px_proto_peer_write(int peer, const void *local, uint64_t raddr, size_t len);
+/* After storing into memory shared with a local peer that the peer waits on
+ * (px_proto_wait_step may sleep in the kernel, where only the channel's
+ * signals reach it): wakes it if it sleeps. px_proto_peers_wake: whether
+ * any peer may need it; 0 (no peer sleeps), the calls can be skipped. */
+int px_proto_peers_wake(void);
+void px_proto_peer_wake(int peer);
 /* The job's identifier (names shared-memory segments). */
 uint64_t px_proto_job_id(void);
 const char *px_proto_channel_name(int peer);

@@ -14,6 +14,7 @@
 #include "proto.h"
 #include "../chan/chan.h"
 
+#include <pthread.h>
 #include <stddef.h>
 
 /* ---------- wire format ---------- */
@@ -117,6 +118,9 @@ extern struct px_proto_state {
     uint32_t nids, free_id;
     uint64_t n_unexp, n_eager, n_rndv;
     int (*hook)(void); /* px_proto_set_progress_hook */
+    int sleeper;       /* a thread sleeps in the kernel for the process */
+    int armed;         /* px_chan_sleep_arm'd by armed_by, not yet disarmed */
+    pthread_t armed_by;
 } px_p;
 
 /* proto.c */

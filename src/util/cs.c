@@ -14,8 +14,10 @@
 
 #include <linux/futex.h>
 #include <pthread.h>
+#include <limits.h>
 #include <sched.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* pauses before a thread that finds the lock held goes to sleep */
@@ -141,4 +143,25 @@ void px_cs_yield_slow(void)
         return;
     sched_yield(); /* let a waiter on this core run and take it */
     px_cs_reacquire(depth);
+}
+
+int px_cs_waiters;    /* threads in px_cs_wait_others (changed under the lock) */
+static int px_cs_gen; /* bumped by px_cs_wake_slow */
+
+void px_cs_wait_others(int timeout_ms)
+{
+    int g = __atomic_load_n(&px_cs_gen, __ATOMIC_ACQUIRE);
+    __atomic_add_fetch(&px_cs_waiters, 1, __ATOMIC_RELAXED);
+    int depth = px_cs_release();
+    struct timespec ts = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
+    /* returns at once if a wake bumped the word since g was read */
+    syscall(SYS_futex, &px_cs_gen, FUTEX_WAIT_PRIVATE, g, &ts, NULL, 0);
+    px_cs_reacquire(depth);
+    __atomic_sub_fetch(&px_cs_waiters, 1, __ATOMIC_RELAXED);
+}
+
+void px_cs_wake_slow(void)
+{
+    __atomic_add_fetch(&px_cs_gen, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &px_cs_gen, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }

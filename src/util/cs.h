@@ -25,6 +25,24 @@ static inline void px_cs_yield(void)
 int px_cs_release(void);
 void px_cs_reacquire(int depth);
 
+/* Waiting for another thread's progress. When one thread of the process
+ * sleeps in the kernel for arrivals (PX_PROGRESS_MODE=sleep or block), the
+ * others that wait in MPI do not sleep there too: each arrival would wake
+ * only one of them, and the one woken would complete the others' requests
+ * without telling them. They sleep on the generation word instead, which
+ * px_cs_wake bumps when a request completes and when the thread asleep in
+ * the kernel comes back (one of them then takes its place).
+ * px_cs_wait_others: holding the lock; released while asleep, taken back
+ * at the same depth; returns after a wake or timeout_ms. */
+extern int px_cs_waiters;
+void px_cs_wait_others(int timeout_ms);
+void px_cs_wake_slow(void);
+static inline void px_cs_wake(void)
+{
+    if (__builtin_expect(__atomic_load_n(&px_cs_waiters, __ATOMIC_RELAXED) != 0, 0))
+        px_cs_wake_slow();
+}
+
 static inline int px_cs_enter(void)
 {
     if (__builtin_expect(!px_cs_on, 1))

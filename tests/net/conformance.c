@@ -56,7 +56,7 @@
     X(ep_send) X(ep_get) X(ep_put) X(ep_pending) X(ep_reset) X(ep_withdraw) X(ep_destroy) X(ep_rx_cancel) \
     X(iface_progress) X(iface_fd) X(ep_path_check) X(ep_describe) X(iface_quiet) X(ep_ready) \
     X(ep_bulk_recv) X(ep_bulk_send) X(ep_bulk_acked) X(ep_bulk_cancel) X(iface_sleep) \
-    X(ep_send_bulk) X(ep_frame)
+    X(ep_send_bulk) X(ep_frame) X(ep_wake)
 /* clang-format on */
 #define CONF_COUNT(m) +1
 _Static_assert(offsetof(px_net_ops_t, iface_open) +

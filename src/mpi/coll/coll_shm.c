@@ -89,6 +89,7 @@ struct px_coll_shm {
     void *base;
     size_t len;
     const int *world; /* world rank of each member (failure checks) */
+    int wake;         /* members may sleep in the kernel: wake them after a store */
 };
 
 /* Stands for "not usable" when there was no memory to say so. */
@@ -132,6 +133,7 @@ static int px_cshm_setup(px_mpi_comm_t *c)
     m->me = c->rank;
     m->slot = px_cshm_slot_size();
     m->world = c->group->world;
+    m->wake = px_proto_peers_wake();
     long page = sysconf(_SC_PAGESIZE);
     m->len = (size_t)n * sizeof(px_cshm_flags_t) + (size_t)n * 2 * m->slot;
     m->len = (m->len + (size_t)page - 1) & ~((size_t)page - 1);
@@ -276,7 +278,7 @@ static int px_cshm_wait_from(struct px_coll_shm *m, int which, int who, uint64_t
             return MPI_SUCCESS;
         if (px_proto_peer_failed(m->world[from < 0 ? r : from]))
             return MPI_ERR_OTHER;
-        px_proto_wait_step(&idle);
+        px_proto_wait_step_shared(&idle);
     }
 }
 
@@ -285,9 +287,20 @@ static int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val)
     return px_cshm_wait_from(m, which, who, val, -1);
 }
 
+/* Members that sleep in the kernel (PX_PROGRESS_MODE=sleep or block) see
+ * a store only once woken. */
+static void px_cshm_wake_all(const struct px_coll_shm *m)
+{
+    for (int r = 0; r < m->n; r++)
+        if (r != m->me)
+            px_proto_peer_wake(m->world[r]);
+}
+
 static inline void px_cshm_post(struct px_coll_shm *m, int which, uint64_t k)
 {
     atomic_store_explicit(px_cshm_word(m, m->me, which), k, memory_order_release);
+    if (__builtin_expect(m->wake, 0))
+        px_cshm_wake_all(m);
 }
 
 /* count items of dt at buf <-> contiguous bytes at p */
@@ -411,6 +424,8 @@ static int px_cshm_push(struct px_coll_shm *m, int r, uint64_t k, const void *lo
     if (!have || rc != MPI_SUCCESS)
         f->addr = PX_CSHM_NO_DATA;
     atomic_store_explicit(&f->red, k, memory_order_release);
+    if (m->wake)
+        px_proto_peer_wake(m->world[r]);
     return rc;
 }
 
@@ -581,7 +596,7 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
                     rc = MPI_ERR_OTHER;
                     break;
                 }
-                px_proto_wait_step(&idle);
+                px_proto_wait_step_shared(&idle);
             }
         }
     }

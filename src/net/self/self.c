@@ -158,6 +158,7 @@ const px_net_ops_t px_net_self_ops = {
     .ep_send = px_self_ep_send,
     .ep_send_bulk = px_self_ep_send,
     .ep_frame = px_net_stub_ep_frame,
+    .ep_wake = px_net_stub_ep_wake,
     .ep_get = px_self_ep_get,
     .ep_put = px_self_ep_put,
     .ep_pending = px_self_ep_pending,

@@ -388,7 +388,7 @@ static void px_shm_iface_close(px_net_iface_t *s)
 static void px_shm_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
 {
     memset(attr, 0, sizeof(*attr));
-    attr->caps = s->cma_ok ? PX_NET_CAP_GET : 0;
+    attr->caps = (s->cma_ok ? PX_NET_CAP_GET : 0) | (s->ring ? PX_NET_CAP_WAKE : 0);
     attr->max_frag = s->cell - sizeof(px_shm_cell_t) - PX_NET_HDR_MAX;
     /* 'auto' is resolved by proto, which knows how many ranks share the cores */
     attr->eager_limit = px_params.shm_eager_limit == PX_PARAM_SIZE_AUTO ? PX_SHM_EAGER_AUTO_LOW
@@ -468,6 +468,12 @@ static __attribute__((noinline)) void px_shm_wake(struct px_net_ep *ep)
     socklen_t alen = px_shm_bell_addr(ep->iface, ep->local, &a);
     char b = 0;
     (void)sendto(ep->iface->tx_fd, &b, 1, MSG_DONTWAIT, (struct sockaddr *)&a, alen);
+}
+
+static void px_shm_ep_wake(px_net_ep_t *ep)
+{
+    if (ep->ring)
+        px_shm_wake(ep);
 }
 
 static inline void px_shm_publish(struct px_net_ep *ep)
@@ -867,6 +873,7 @@ const px_net_ops_t px_net_shm_ops = {
     .ep_send = px_shm_ep_send,
     .ep_send_bulk = px_shm_ep_send,
     .ep_frame = px_net_stub_ep_frame,
+    .ep_wake = px_shm_ep_wake,
     .ep_get = px_shm_ep_get,
     .ep_put = px_shm_ep_put,
     .ep_pending = px_shm_ep_pending,
