@@ -50,7 +50,19 @@ static void px_rail_bss_learn(px_rail_vc_t *vc, const double *rate, int nparts)
     for (int i = 0; i < vc->npair; i++)
         if (rate[i] >= 0) {
             px_rail_sub_t *c = &vc->sub[i];
-            c->est_mbs = c->probing ? rate[i] : (1 - a) * c->est_mbs + a * rate[i];
+            if (c->probing) {
+                /* a probe is a small stripe that a rested link's queues and
+                 * token buckets take at once: it can show the subchannel is as
+                 * good as the best one, never better, so a path that is still
+                 * slow costs one block in the batch, not several */
+                double best = 0;
+                for (int j = 0; j < vc->npair; j++)
+                    if (j != i && vc->sub[j].est_mbs > best)
+                        best = vc->sub[j].est_mbs;
+                c->est_mbs = best > 0 && rate[i] > best ? best : rate[i];
+            } else {
+                c->est_mbs = (1 - a) * c->est_mbs + a * rate[i];
+            }
             c->probing = 0;
         }
     for (int i = 0; i < vc->npair; i++)
