@@ -53,11 +53,11 @@ static void px_rail_bss_learn(px_rail_vc_t *vc, const double *rate, int nparts)
             if (c->probing) {
                 /* a probe is a small stripe that a rested link's queues and
                  * token buckets take at once: it can show the subchannel is as
-                 * good as the best one, never better, so a path that is still
-                 * slow costs one block in the batch, not several */
+                 * good as the best working one, never better, so a path that
+                 * is still slow costs one block in the batch, not several */
                 double best = 0;
                 for (int j = 0; j < vc->npair; j++)
-                    if (j != i && vc->sub[j].est_mbs > best)
+                    if (j != i && px_rail_usable(&vc->sub[j]) && vc->sub[j].est_mbs > best)
                         best = vc->sub[j].est_mbs;
                 c->est_mbs = best > 0 && rate[i] > best ? best : rate[i];
             } else {
