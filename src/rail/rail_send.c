@@ -379,6 +379,11 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
     if (px_rail_bulk_bound(vc, flags, len, cb))
         px_rail_bulk_add(vc, x);
     if (vc->rail->lossy) {
+        /* the frame that fills half the window asks to be acknowledged at
+         * once: the window then reopens while its second half is on the
+         * way, not when the receiver's delayed acknowledgement comes */
+        if (vc->inflight < vc->cwnd / 2 && vc->inflight + len >= vc->cwnd / 2)
+            x->hflags |= PX_RAIL_H_SACK;
         vc->inflight += len;
         if (__builtin_expect(++vc->fr_sent >= PX_RAIL_LOSS_SAMPLE, 0))
             px_rail_loss_look(vc);
