@@ -123,6 +123,7 @@ struct px_net_iface {
     int gso[PX_NET_MAX_ADDR];
     int gro[PX_NET_MAX_ADDR];
     size_t frame_max; /* what iface_query advertises as max_frag */
+    size_t eager_max; /* and as the largest eager message */
     /* receive batch */
     struct mmsghdr msgs[PX_UDP_RX_BATCH];
     struct iovec iov[PX_UDP_RX_BATCH];
@@ -247,6 +248,14 @@ static px_status_t px_udp_iface_open(const px_boot_info_t *boot, const px_net_rx
         s->frame_max = smallest - PX_NET_HDR_MAX;
     if (s->frame_max > PX_UDP_FRAME_MAX - PX_NET_HDR_MAX)
         s->frame_max = PX_UDP_FRAME_MAX - PX_NET_HDR_MAX;
+    /* An eager message goes as one frame, which may take two datagrams
+     * (frames of rendezvous data keep to one), rather than as a rendezvous
+     * for the few bytes of a header beyond one datagram. */
+    s->eager_max = 2 * (smallest - PX_NET_HDR_MAX);
+    if (s->eager_max < s->frame_max)
+        s->eager_max = s->frame_max;
+    if (s->eager_max > px_params.udp_eager_limit)
+        s->eager_max = px_params.udp_eager_limit;
 
     st = px_net_addr_publish(&s->addr, val, sizeof(val));
     if (st != PX_OK)
@@ -313,8 +322,7 @@ static void px_udp_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
     memset(attr, 0, sizeof(*attr));
     attr->caps = PX_NET_CAP_LOSSY | PX_NET_CAP_RESET | PX_NET_CAP_PATH_CHECK | PX_NET_CAP_BULK;
     attr->max_frag = s->frame_max;
-    attr->eager_limit =
-        px_params.udp_eager_limit < s->frame_max ? px_params.udp_eager_limit : s->frame_max;
+    attr->eager_limit = s->eager_max;
     attr->latency_us = 15;
     attr->bandwidth_mbs = 500;
 }
