@@ -379,10 +379,13 @@ static px_status_t px_rail_send_rec(px_rail_vc_t *vc, const void *hdr, size_t hd
     if (px_rail_bulk_bound(vc, flags, len, cb))
         px_rail_bulk_add(vc, x);
     if (vc->rail->lossy) {
-        /* the frame that fills half the window asks to be acknowledged at
-         * once: the window then reopens while its second half is on the
-         * way, not when the receiver's delayed acknowledgement comes */
-        if (vc->inflight < vc->cwnd / 2 && vc->inflight + len >= vc->cwnd / 2)
+        /* the frame that fills three quarters of the window asks to be
+         * acknowledged at once: the window then reopens while the last
+         * quarter is on the way, not when the receiver's delayed
+         * acknowledgement comes. A smaller message, the usual exchange, costs
+         * the receiver no acknowledgement of its own before its reply. */
+        size_t mark = vc->cwnd / 4 * 3;
+        if (vc->inflight < mark && vc->inflight + len >= mark)
             x->hflags |= PX_RAIL_H_SACK;
         vc->inflight += len;
         if (__builtin_expect(++vc->fr_sent >= PX_RAIL_LOSS_SAMPLE, 0))
