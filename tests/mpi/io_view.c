@@ -11,7 +11,11 @@
  *  - a filetype whose copies leave holes (an indexed type, resized) over a
  *    file filled beforehand: written collectively (read-modify-write of
  *    the aggregators' windows) and independently, the holes keep the old
- *    bytes. */
+ *    bytes;
+ *  - a filetype whose copies overlap (its extent smaller than its data's
+ *    span, as parallel HDF5 builds them): accepted on a writable file,
+ *    each copy where the tiling puts it, the later copy's bytes last, and
+ *    the end of file counted over the copies. */
 #include "io_test.h"
 
 enum { B = 16, NB = 96, HOLE_FILL = 0xEE };
@@ -205,6 +209,73 @@ static void holes(const char *path, int coll, int me, int np)
     MPI_Type_free(&ft);
 }
 
+/* Two blocks of 2 ints at bytes 0 and 16, resized to 16 bytes: copy t
+ * covers [16t, 16t + 8) and [16t + 16, 16t + 24), so each copy's second
+ * block is the next copy's first. A file of this rank's own. */
+static void overlapping_copies(int me)
+{
+    char path[512], tag[32];
+    snprintf(tag, sizeof(tag), "overlap%d", me);
+    io_path(path, sizeof(path), tag);
+    MPI_File fh;
+    MPI_Status st;
+    PX_MPI(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDWR | MPI_MODE_CREATE, MPI_INFO_NULL, &fh));
+    int bl[2] = {2, 2};
+    MPI_Aint dsp[2] = {0, 16};
+    MPI_Datatype hi, ft;
+    MPI_Type_create_hindexed(2, bl, dsp, MPI_INT, &hi);
+    MPI_Type_create_resized(hi, 0, 16, &ft);
+    MPI_Type_commit(&ft);
+    MPI_Type_free(&hi);
+    PX_MPI(MPI_File_set_view(fh, 0, MPI_INT, ft, "native", MPI_INFO_NULL));
+    /* one copy, collectively */
+    int one[4] = {11, 12, 13, 14}, two[8], got[10];
+    PX_MPI(MPI_File_write_all(fh, one, 4, MPI_INT, &st));
+    PX_MPI(MPI_File_sync(fh));
+    long n;
+    char *raw = slurp(path, &n);
+    PX_CHECK(n == 24, "one copy: a file of %ld bytes, want 24", n);
+    if (n == 24) {
+        memcpy(got, raw, 24);
+        PX_CHECK(got[0] == 11 && got[1] == 12 && got[2] == 0 && got[3] == 0 && got[4] == 13 &&
+                     got[5] == 14,
+                 "one copy: file ints %d %d %d %d %d %d", got[0], got[1], got[2], got[3], got[4],
+                 got[5]);
+    }
+    free(raw);
+    /* two copies, independently: ints 16..24 written twice, the later last */
+    for (int k = 0; k < 8; k++)
+        two[k] = 100 + me * 10 + k;
+    PX_MPI(MPI_File_write_at(fh, 0, two, 8, MPI_INT, &st));
+    PX_CHECK(io_count(&st, MPI_INT) == 8, "two copies: %d ints written", io_count(&st, MPI_INT));
+    PX_MPI(MPI_File_sync(fh));
+    raw = slurp(path, &n);
+    PX_CHECK(n == 40, "two copies: a file of %ld bytes, want 40", n);
+    if (n == 40) {
+        memcpy(got, raw, 40);
+        int want[10] = {two[0], two[1], 0, 0, two[4], two[5], 0, 0, two[6], two[7]};
+        for (int i = 0; i < 10; i++)
+            PX_CHECK(got[i] == want[i], "two copies: file int %d is %d, want %d", i, got[i],
+                     want[i]);
+    }
+    free(raw);
+    /* reads map the same way: copy 0's second block is copy 1's first */
+    memset(got, 0, sizeof(got));
+    PX_MPI(MPI_File_read_at(fh, 0, got, 8, MPI_INT, &st));
+    int wantr[8] = {two[0], two[1], two[4], two[5], two[4], two[5], two[6], two[7]};
+    for (int i = 0; i < 8; i++)
+        PX_CHECK(got[i] == wantr[i], "read through the view: int %d is %d, want %d", i, got[i],
+                 wantr[i]);
+    /* 40 bytes hold copy 0 and copy 1 whole and copy 2's first block */
+    MPI_Offset pos = -1;
+    PX_MPI(MPI_File_seek(fh, 0, MPI_SEEK_END));
+    PX_MPI(MPI_File_get_position(fh, &pos));
+    PX_CHECK(pos == 10, "the end of file through the view is at int %lld, want 10", (long long)pos);
+    PX_MPI(MPI_File_close(&fh));
+    MPI_Type_free(&ft);
+    MPI_File_delete(path, MPI_INFO_NULL);
+}
+
 int main(int argc, char **argv)
 {
     px_test_init(&argc, &argv, "io_view");
@@ -245,6 +316,8 @@ int main(int argc, char **argv)
     holes(hp, 1, me, np);
     MPI_Barrier(MPI_COMM_WORLD);
     holes(hp, 0, me, np);
+    MPI_Barrier(MPI_COMM_WORLD);
+    overlapping_copies(me);
     MPI_Barrier(MPI_COMM_WORLD);
     if (me == 0) {
         for (int m = 0; m < 3; m++)

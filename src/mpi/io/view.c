@@ -40,8 +40,13 @@ static int px_io_type_usable(MPI_Datatype t)
 
 /* The blocks of filetype t in type-map order, adjacent ones merged; checks
  * what the standard asks of a filetype: displacements non-negative and
- * non-decreasing, and for a file one may write, no byte twice (within a
- * copy or across copies). */
+ * non-decreasing, and for a file one may write, no byte twice in it. Its
+ * copies may overlap (an extent smaller than its data's span): libraries
+ * build such filetypes and access one copy (parallel HDF5's chunked
+ * collective I/O, whose struct of resized chunk types has its lower bound
+ * at the first resized member, MPI-4.0 5.1.7); an access across copies
+ * maps each copy where the tiling puts it, later bytes last, as ROMIO
+ * does. */
 static int px_io_view_blocks(px_io_view_t *v, const px_dt_run_t *runs, MPI_Aint nruns,
                              MPI_Aint extent, int writable, const char **why)
 {
@@ -81,10 +86,6 @@ static int px_io_view_blocks(px_io_view_t *v, const px_dt_run_t *runs, MPI_Aint 
         pre += len;
     }
     v->nblks = n;
-    if (n && v->boff[0] + extent < v->boff[n - 1] + (writable ? v->blen[n - 1] : 0)) {
-        *why = "copies of the filetype overlap (its extent is too small)";
-        return MPI_ERR_TYPE;
-    }
     v->contig = n == 1 && v->boff[0] == 0 && v->blen[0] == extent;
     return MPI_SUCCESS;
 }
@@ -489,19 +490,21 @@ MPI_Offset px_io_view_eof(const px_io_view_t *v, MPI_Offset size)
 {
     if (size <= v->disp)
         return 0;
-    MPI_Offset rel = size - v->disp;
-    MPI_Offset tile = rel / v->ft_extent;
-    MPI_Offset bytes = tile * v->ft_size;
-    /* the data of this copy and of the next lying below the end (a copy's
-     * blocks may reach into the next copy's extent) */
-    for (MPI_Offset t = tile; t <= tile + 1; t++)
-        for (MPI_Aint b = 0; b < v->nblks; b++) {
-            MPI_Offset start = t * v->ft_extent + v->boff[b];
-            if (start >= rel)
-                break;
-            MPI_Offset in = rel - start;
-            bytes += in < v->blen[b] ? in : v->blen[b];
-        }
+    MPI_Offset rel = size - v->disp, ext = v->ft_extent, bytes = 0;
+    /* the data bytes below the end, block by block over the copies (a
+     * copy's blocks may reach into the next copies' extents) */
+    for (MPI_Aint b = 0; b < v->nblks; b++) {
+        MPI_Offset a = rel - v->boff[b], len = v->blen[b];
+        if (a <= 0)
+            break;
+        MPI_Offset copies = (a + ext - 1) / ext; /* starting below the end */
+        MPI_Offset full = a >= len ? (a - len) / ext + 1 : 0;
+        if (full > copies)
+            full = copies;
+        /* copy t of the rest holds a - t * ext bytes below the end */
+        MPI_Offset part = copies - full;
+        bytes += full * len + part * a - ext * (full + copies - 1) * part / 2;
+    }
     return (bytes + v->esize - 1) / v->esize;
 }
 
