@@ -1,6 +1,7 @@
 #!/bin/sh
 # Runs the whole Plexus test suite: unit tests, MPI integration tests over
-# shared memory and TCP at 1-8 ranks, Fortran bindings, launcher and tools,
+# shared memory and TCP at 1-8 ranks, Fortran bindings, libraries built for
+# MPICH run through the ABI (HDF5, ScaLAPACK, OpenCoarrays), launcher and tools,
 # emulated-fabric tests (as root), then the 2-rank, unit and transport tests
 # again under AddressSanitizer + UndefinedBehaviorSanitizer.
 #   scripts/test.sh [ctest arguments, e.g. -R mpi.p2p]
@@ -17,5 +18,5 @@ if [ "${PX_TEST_SANITIZE:-1}" != 0 ] && [ $# -eq 0 ]; then
     cmake --build build-sanitize
     ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
         ctest --test-dir build-sanitize --output-on-failure --timeout 300 \
-        -R '(np2\.|^unit\.|^net\.)' -E 'fortran|bigcount_huge'
+        -R '(np2\.|^unit\.|^net\.)' -E 'fortran|bigcount_huge|^abi\.'
 fi

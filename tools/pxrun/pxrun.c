@@ -161,6 +161,11 @@ static void pxrun_on_aborted(void *arg, int rank, int code, const char *msg)
     r->aborted = 1;
     pxrun_fail(job, code, "rank %d (host %s) called MPI_Abort with code %d%s%s", rank, r->host,
                code, msg[0] ? ": " : "", msg);
+    /* the code goes to the invoking environment as it is, 0 too (as with
+     * mpiexec of MPICH and Open MPI): a program may end a job that is done
+     * this way (a Fortran STOP in one coarray image does) */
+    if (code == 0)
+        job->exit_code = 0;
 }
 
 static void pxrun_on_job_error(void *arg, const char *msg)
