@@ -184,6 +184,14 @@ static void holes(const char *path, int coll, int me, int np)
         PX_MPI(MPI_File_write_all(fh, buf, H - 2, MPI_INT, &st));
     else
         PX_MPI(MPI_File_write(fh, buf, H - 2, MPI_INT, &st));
+    /* the end of the file (filled beforehand to its full size) through the
+     * view: 3 ints of every 5 from this rank's displacement on */
+    long rest = (region * np - (long)me * region) / (long)sizeof(int), r = rest % 5;
+    MPI_Offset pos = -1, want = rest / 5 * 3 + (r > 0) + (r > 1) + (r > 3);
+    PX_MPI(MPI_File_seek(fh, 0, MPI_SEEK_END));
+    PX_MPI(MPI_File_get_position(fh, &pos));
+    PX_CHECK(pos == want, "coll %d: the end of file through the view at int %lld, want %lld", coll,
+             (long long)pos, (long long)want);
     PX_MPI(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);
     /* every rank checks its region with plain reads */
