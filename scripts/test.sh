@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs the whole Plexus test suite: unit tests, MPI integration tests over
 # shared memory and TCP at 1-8 ranks, Fortran bindings, libraries built for
-# MPICH run through the ABI (HDF5, ScaLAPACK, OpenCoarrays), launcher and tools,
+# MPICH run through the ABI (HDF5, ScaLAPACK, NWChem, OpenCoarrays), launcher and tools,
 # emulated-fabric tests (as root), then the 2-rank, unit and transport tests
 # again under AddressSanitizer + UndefinedBehaviorSanitizer.
 #   scripts/test.sh [ctest arguments, e.g. -R mpi.p2p]
