@@ -114,6 +114,24 @@ static inline char *px_cshm_slot(const struct px_coll_shm *m, int r, uint64_t k)
 static size_t px_cshm_slot_size(void) { return (px_params.coll_shm_size + 63) & ~(size_t)63; }
 
 /* Creates and maps the segment (collective over c); 1 if every rank can use it. */
+/* Partial results of px_cshm_combine, each at most a slot: reserved when a
+ * segment is set up, kept. PX_CSHM_LEVELS blocks at once at most (n <= 64). */
+#define PX_CSHM_LEVELS 8
+static char *px_cshm_scratch;
+static size_t px_cshm_scratch_cap;
+
+static int px_cshm_reserve(size_t slot)
+{
+    if (px_cshm_scratch_cap >= slot * PX_CSHM_LEVELS)
+        return 1;
+    char *p = realloc(px_cshm_scratch, slot * PX_CSHM_LEVELS);
+    if (!p)
+        return 0;
+    px_cshm_scratch = p;
+    px_cshm_scratch_cap = slot * PX_CSHM_LEVELS;
+    return 1;
+}
+
 static int px_cshm_setup(px_mpi_comm_t *c)
 {
     struct px_coll_shm *m = calloc(1, sizeof(*m));
@@ -132,6 +150,8 @@ static int px_cshm_setup(px_mpi_comm_t *c)
     m->n = n;
     m->me = c->rank;
     m->slot = px_cshm_slot_size();
+    if (!px_cshm_reserve(m->slot))
+        ok = 0;
     m->world = c->group->world;
     m->wake = px_proto_peers_wake();
     long page = sysconf(_SC_PAGESIZE);
@@ -329,13 +349,60 @@ static int px_cshm_claim(struct px_coll_shm *m, uint64_t k)
     return k > 2 ? px_cshm_wait(m, 1, -1, k - 2) : MPI_SUCCESS;
 }
 
-/* x_0 op x_1 op ... op x_{n-1} into buf (contiguous datatype), in rank order. */
-static void px_cshm_reduce(struct px_coll_shm *m, uint64_t k, const px_coll_args_t *a, void *buf)
+/* x_0 op x_1 op ... op x_{n-1} of count items at byte offset at of every
+ * slot into buf (contiguous datatype), in rank order. A commutative
+ * operation is grouped as a binomial tree towards rank 0 combines it
+ * (((x_0 op x_1) op (x_2 op x_3)) op ..., the grouping of the
+ * message-based reduce and of recursive doubling on 2^k ranks, in Plexus
+ * and in MPICH), so that moving ranks between shared memory and the network
+ * does not change the last bits of a floating-point sum; pairwise sums
+ * also lose less precision than a running one. Blocks of 2^j ranks are
+ * kept on a stack whose bottom is buf. A non-commutative operation is
+ * grouped from the right, x_0 op (x_1 op (...)), which keeps the order
+ * without a copy (MPI's ops compute inout = in op inout). */
+static void px_cshm_combine(struct px_coll_shm *m, uint64_t k, const px_coll_args_t *a, size_t at,
+                            MPI_Aint count, char *buf)
 {
     px_mpi_dt_t *d = px_mpi_dt_get(a->dt);
-    memcpy((char *)buf + d->true_lb, px_cshm_slot(m, m->n - 1, k), a->bytes);
-    for (int r = m->n - 2; r >= 0; r--)
-        px_mpi_op_apply(a->op, px_cshm_slot(m, r, k) - d->true_lb, buf, a->count, a->dt);
+    size_t len = (size_t)count * (size_t)d->size;
+    MPI_Aint lb = d->true_lb;
+    int n = m->n;
+    if (!a->commute || n < 3) {
+        memcpy(buf + lb, px_cshm_slot(m, n - 1, k) + at, len);
+        for (int r = n - 2; r >= 0; r--)
+            px_mpi_op_apply(a->op, px_cshm_slot(m, r, k) + at - lb, buf, count, a->dt);
+        return;
+    }
+    /* entry i: data at part[i] (a slot until something is combined into
+     * it, then buf for i = 0 or scratch), covering ranks[i] ranks */
+    const char *part[PX_CSHM_LEVELS];
+    int ranks[PX_CSHM_LEVELS], top = 0;
+    for (int r = 0; r < n; r++) {
+        const char *cur = px_cshm_slot(m, r, k) + at;
+        int cur_ranks = 1;
+        while (top > 0 && ranks[top - 1] == cur_ranks) {
+            char *into = top == 1 ? buf + lb : px_cshm_scratch + (size_t)(top - 1) * len;
+            if (part[top - 1] != into)
+                memcpy(into, part[top - 1], len);
+            px_mpi_op_apply(a->op, cur - lb, into - lb, count, a->dt);
+            cur = into;
+            cur_ranks *= 2;
+            top--;
+        }
+        part[top] = cur;
+        ranks[top++] = cur_ranks;
+    }
+    /* the blocks left, the smallest (highest ranks) first */
+    const char *acc = part[top - 1];
+    for (int i = top - 2; i >= 0; i--) {
+        char *into = i == 0 ? buf + lb : px_cshm_scratch + (size_t)i * len;
+        if (part[i] != into)
+            memcpy(into, part[i], len);
+        px_mpi_op_apply(a->op, acc - lb, into - lb, count, a->dt);
+        acc = into;
+    }
+    if (acc != buf + lb)
+        memcpy(buf + lb, acc, len);
 }
 
 /* Allreduce of vectors larger than a slot (or where every rank combining
@@ -369,10 +436,7 @@ static int px_cshm_allreduce_split(struct px_coll_shm *m, const px_coll_args_t *
         if (hi > lo) {
             size_t at = (size_t)lo * es, len = (size_t)(hi - lo) * es;
             char *dst = rb + (size_t)off * es + at;
-            memcpy(dst, px_cshm_slot(m, n - 1, k) + at, len);
-            for (int r = n - 2; r >= 0; r--)
-                px_mpi_op_apply(a->op, px_cshm_slot(m, r, k) + at - d->true_lb, dst - d->true_lb,
-                                hi - lo, a->dt);
+            px_cshm_combine(m, k, a, at, hi - lo, dst - d->true_lb);
             memcpy(mine + at, dst, len);
         }
         px_cshm_post(m, 2, k);
@@ -655,7 +719,7 @@ int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi
         if (id == PX_COLL_ALLREDUCE || me == a->root) {
             rc = px_cshm_wait(m, 0, -1, k);
             if (rc == MPI_SUCCESS)
-                px_cshm_reduce(m, k, a, a->rbuf);
+                px_cshm_combine(m, k, a, 0, a->count, a->rbuf);
         }
         break;
     case PX_COLL_ALLGATHER: {
