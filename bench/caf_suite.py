@@ -15,28 +15,14 @@ benchmark: it prints figures and never fails a build.
 """
 
 import argparse
-import datetime
 import glob
-import json
 import os
 import re
-import subprocess
-import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
-BUILD = os.environ.get("PLEXUS_BUILD", os.path.join(ROOT, "build"))
+from mpi_suites import MPIS, ROOT, launch, report
+
 TABLE = os.path.join(ROOT, "tests", "abi", "opencoarrays.txt")
 TESTS = "/usr/lib/x86_64-linux-gnu/open-coarrays/{}/bin/OpenCoarrays-*-tests"
-
-MPIS = {
-    "plexus": {"build": "mpich", "env": {"LD_LIBRARY_PATH": os.path.join(BUILD, "lib")},
-               "run": [os.path.join(BUILD, "bin", "pxrun"), "-n"]},
-    "mpich": {"build": "mpich", "env": {}, "run": ["mpiexec.mpich", "-n"]},
-    "openmpi": {"build": "openmpi",
-                "env": {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"},
-                "run": ["mpirun.openmpi", "--oversubscribe", "-n"]},
-}
 
 
 def read_table():
@@ -58,20 +44,12 @@ def read_table():
 
 
 def run_one(mpi, path, np_, args, limit):
-    cfg = MPIS[mpi]
-    env = dict(os.environ, **cfg["env"])
-    t0 = time.monotonic()
-    try:
-        p = subprocess.run(cfg["run"] + [str(np_), path] + args, env=env, capture_output=True,
-                           timeout=limit, start_new_session=True)
-        out, rc = (p.stdout + p.stderr).decode(errors="replace"), p.returncode
+    out, rc, secs = launch(mpi, np_, [path] + args, limit)
+    if rc is None:
+        outcome = "timeout"
+    else:
         outcome = "pass" if rc == 0 and re.search(r"[Tt]est passed", out) else "fail"
-    except subprocess.TimeoutExpired as e:
-        out = (e.stdout or b"").decode(errors="replace")
-        rc, outcome = None, "timeout"
-        subprocess.run(["pkill", "-KILL", "-f", path], check=False)
-    return {"outcome": outcome, "rc": rc, "seconds": round(time.monotonic() - t0, 3),
-            "tail": out[-400:]}
+    return {"outcome": outcome, "rc": rc, "seconds": secs, "tail": out[-400:]}
 
 
 def main():
@@ -97,28 +75,7 @@ def main():
                 continue
             np_, args = runs.get(prog, (4, []))
             results[mpi][prog] = run_one(mpi, path, np_, args, a.limit)
-    print(f"OpenCoarrays test programs, {datetime.date.today()}, limit {a.limit:g} s each")
-    print("| MPI | programs | pass | fail | timeout | wall time (s) |")
-    print("|---|---|---|---|---|---|")
-    for mpi, res in results.items():
-        c = {k: sum(r["outcome"] == k for r in res.values()) for k in ("pass", "fail", "timeout")}
-        wall = sum(r["seconds"] for r in res.values())
-        print(f"| {mpi} | {len(res)} | {c['pass']} | {c['fail']} | {c['timeout']} | {wall:.1f} |")
-    progs = sorted(set().union(*[set(r) for r in results.values()])) if results else []
-    differ = [p for p in progs
-              if len({results[m].get(p, {}).get("outcome") for m in results}) > 1]
-    if differ:
-        print("\nOutcomes that differ:")
-        for p in differ:
-            print(f"  {p}: " + ", ".join(f"{m} {results[m].get(p, {}).get('outcome', '-')}"
-                                        for m in results))
-    path = a.json or os.path.join(
-        HERE, "results", datetime.datetime.now().strftime("caf-suite-%Y%m%d-%H%M.json"))
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, "w") as f:
-        json.dump({"date": datetime.datetime.now().isoformat(timespec="seconds"),
-                   "limit": a.limit, "results": results}, f, indent=1)
-    print(f"\nraw runs: {path}")
+    report("OpenCoarrays test programs", "caf-suite", results, a.limit, a.json)
 
 
 if __name__ == "__main__":

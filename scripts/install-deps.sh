@@ -15,7 +15,8 @@ python3-dev python3-pip clang-format
 iproute2 nftables ethtool procps psmisc
 libpmix-dev libpmix2 libpmi2-0 slurmd slurmctld slurm-client munge
 libfabric-dev libfabric-bin libjansson-dev libmetis-dev metis
-libmpich-dev libhdf5-mpich-dev libscalapack-mpich-dev libcoarrays-mpich-dev nwchem-mpich
+libmpich-dev libhdf5-mpich-dev libscalapack-mpich-dev scalapack-mpi-test libcoarrays-mpich-dev
+nwchem-mpich
 chromium
 libsimgrid-dev"
 PEER_PKGS="openmpi-bin libopenmpi-dev mpich autoconf automake libtool mptcpd"
