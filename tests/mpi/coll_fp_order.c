@@ -22,7 +22,7 @@ static int rank, size, tree;
 static double val(int r, int i)
 {
     double scale = pow(10.0, (double)((r * 5 + i * 3) % 17) - 8.0);
-    return scale * (1.0 + (double)((r * 7919 + i * 104729) % 1000) / 997.0) *
+    return scale * (1.0 + (double)(((long long)r * 7919 + (long long)i * 104729) % 1000) / 997.0) *
            ((r + i) % 3 ? 1 : -1);
 }
 
