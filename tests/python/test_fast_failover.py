@@ -29,6 +29,7 @@ import pytest
 
 from conftest import module_fabric
 from plexus.fab import scenarios
+from plexus.fab.probe import background_tcp
 from test_rail_faults import (BUILD, PAIR, PXRUN, assert_correct, ft_stream, need_programs, plan,
                               pxfab)
 
@@ -130,27 +131,10 @@ def test_saturated_rail_is_not_down(fast_rails, net):
     dropped in the full queue, the connection hears nothing for
     PX_RAIL_DETECT and is declared DOWN like a dead one; the first probe
     brings it back a tenth of a second later, which is what is asserted then
-    (the stream may stall for seconds after it, while the new connection
-    competes with the four flows: a known limit, see
-    docs/fault-tolerance.md)."""
+    (see docs/fault-tolerance.md)."""
     from conftest import ENV
-    rx = subprocess.Popen(["ip", "netns", "exec", "node1", sys.executable, "-m", "plexus.fab.probe",
-                           "tcp-recv", "--port", "9555", "--flows", "4"],
-                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=ENV)
-    try:
-        assert rx.stdout.readline(), "background receiver did not start"
-        tx = subprocess.Popen(["ip", "netns", "exec", "node0", sys.executable, "-m",
-                               "plexus.fab.probe", "tcp-send", "10.101.0.2", "--port", "9555",
-                               "--time", "12", "--flows", "4"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
-        try:
-            r = stream(net=net)
-        finally:
-            tx.kill()
-            tx.wait()
-    finally:
-        rx.kill()
-        rx.wait()
+    with background_tcp("node0", "node1", "10.101.0.2", 12, env=ENV):
+        r = stream(net=net)
     assert_correct(r)
     suspect, moved, _, down = counters(r.err)
     recovered = sum(int(n) for n in re.findall(r"faults: .* recovered (\d+) ", r.err))
@@ -164,3 +148,4 @@ def test_saturated_rail_is_not_down(fast_rails, net):
     print(f"{net}: suspect {suspect} moved {moved} down {down}, {again} of "
           f"{r.result['bytes']} bytes sent twice, {r.result['rate_MBs']} MB/s")
     assert again < r.result["bytes"] // 10, f"{again} bytes sent twice: {r.why()}"
+

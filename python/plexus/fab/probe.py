@@ -11,11 +11,13 @@ Only the standard library is used, so it runs anywhere the fabric does.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import selectors
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -237,6 +239,35 @@ def tcp_send(addr, port, seconds, flows=1, src=None, tos=0, chunk=256 << 10):
     for t in threads:
         t.join()
     return {"flows": flows, "sent_bytes": sent, "errors": errors}
+
+
+@contextlib.contextmanager
+def background_tcp(src, dst, addr, seconds, flows=4, port=9555, env=None):
+    """Another job's bulk traffic while the body runs: `flows` TCP flows from
+    node `src` to `addr` on node `dst` (tcp-recv and tcp-send in those
+    namespaces, started from outside them, as root), for at most `seconds`;
+    both ends are stopped when the body ends."""
+    env = dict(os.environ if env is None else env)
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    me = [sys.executable, "-m", "plexus.fab.probe"]
+    rx = subprocess.Popen(["ip", "netns", "exec", dst] + me +
+                          ["tcp-recv", "--port", str(port), "--flows", str(flows)],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
+    tx = None
+    try:
+        if not rx.stdout.readline():
+            raise RuntimeError(f"background receiver on {dst} did not start")
+        tx = subprocess.Popen(["ip", "netns", "exec", src] + me +
+                              ["tcp-send", addr, "--port", str(port), "--time", str(seconds),
+                               "--flows", str(flows)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        yield
+    finally:
+        for p in (tx, rx):
+            if p:
+                p.kill()
+                p.wait()
 
 
 def main(argv=None):
