@@ -67,6 +67,7 @@ typedef struct px_rail_sub_stats {
     uint64_t suspects, downs, recoveries; /* state changes */
     uint64_t moves, moves_spurious;       /* suspect: its frames moved to the others; and
                                            * then the subchannel answered after all */
+    uint64_t lates; /* suspect for delivering nothing while its path answered */
     uint64_t resent_frames, resent_bytes; /* frames of this subchannel sent again on others */
     uint64_t down_ns;                     /* time spent down (closed intervals) */
     int32_t state;                        /* 0 up, 1 suspect, 2 down */

@@ -3,6 +3,7 @@
  * its frames move to the others and it is probed until it answers);
  * heartbeats, path checks of datagram paths, and the partition timeout. */
 #include "rail_impl.h"
+#include "rail_policy.h"
 #include "../util/tool.h"
 
 #include <stdio.h>
@@ -167,12 +168,54 @@ static void px_rail_sub_suspect(px_rail_sub_t *s, uint64_t now)
         px_rail_sub_move(s);
 }
 
+/* Whether the oldest frame the peer has not acknowledged went on s: frames
+ * on the other subchannels that arrived after it wait for it before they are
+ * acknowledged, so they look late without being so. */
+static int px_rail_sub_holds_oldest(const px_rail_vc_t *vc, const px_rail_sub_t *s)
+{
+    uint32_t n = 0;
+    for (uint32_t q = vc->tx_acked; q != vc->tx_seq && n < 256; q++, n++) {
+        const px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
+        if (x && x->seq == q && !x->acked && !x->resend)
+            return x->sub == s->idx;
+    }
+    return 0;
+}
+
+/* s has delivered nothing for PX_RAIL_DETECT / 2 while the peer
+ * acknowledges what the others carry, although its path answers (over TCP:
+ * the kernel still hears the peer's): the link is not dead but too slow for
+ * its share, say filled by other traffic, and every message with a stripe
+ * on it waits. As MPTCP does with a subflow that blocks the others, its
+ * frames go again on the others (px_rail_sub_move, within the budget) and
+ * a policy that learns the split from measurements (adaptive) drops its
+ * share to the floor, from which they raise it again (fixed weights
+ * stay). It is suspect until it answers, and DOWN only if its path falls
+ * silent too. */
+static void px_rail_sub_late(px_rail_sub_t *s, uint64_t now)
+{
+    px_rail_vc_t *vc = s->vc;
+    s->late = 1;
+    s->st->lates++;
+    if (vc->rail->policy->learn && s->idx < vc->npair && vc->npair > 1) {
+        double total = 0;
+        s->weight = px_params.rail_min_share;
+        for (int i = 0; i < vc->npair; i++)
+            if (i != s->idx)
+                total += vc->sub[i].weight;
+        for (int i = 0; i < vc->npair; i++)
+            if (i != s->idx && total > 0)
+                vc->sub[i].weight *= (1 - s->weight) / total;
+    }
+    px_rail_sub_suspect(s, now);
+}
+
 /* s answered: a suspect one is in use again. */
 void px_rail_sub_alive(px_rail_sub_t *s)
 {
     if (s->state != PX_SUB_SUSPECT || s->unacked)
         return;
-    s->held = 0;
+    s->held = s->late = 0;
     if (s->moved) {
         s->moved = 0;
         s->st->moves_spurious++;
@@ -201,7 +244,7 @@ void px_rail_sub_down(px_rail_sub_t *s, px_status_t why)
     uint64_t bytes = 0;
     uint32_t moved = px_rail_sub_mark_resend(s, &bytes);
     px_rail_set_state(s, PX_SUB_DOWN);
-    s->moved = s->held = 0;
+    s->moved = s->held = s->late = 0;
     px_rail_bulk_sub_down(s);
     s->st->downs++;
     s->down_since = now;
@@ -499,6 +542,29 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
         } else if (s->state == PX_SUB_SUSPECT && !s->held) {
             px_rail_set_state(s, PX_SUB_UP);
         }
+        /* delivering nothing for PX_RAIL_DETECT / 2 while it holds the
+         * oldest frame out: late once the peer has answered elsewhere for
+         * PX_RAIL_DETECT / 4 and this one still delivers nothing (a peer
+         * back from a long computation answers everywhere within that);
+         * when the others are quiet (everything else waits for this one),
+         * ask there */
+        if (!r->lossy && vc->nlane <= 1 && s->state == PX_SUB_UP && s->unacked && vc->nsub > 1 &&
+            px_since(now, s->busy_since) > detect / 2 && px_rail_sub_holds_oldest(vc, s)) {
+            if (heard > s->busy_since && s->late_heard <= s->busy_since)
+                s->late_heard = now;
+            if (s->late_heard > s->busy_since && px_since(now, s->late_heard) > detect / 4) {
+                px_rail_sub_late(s, now);
+            } else if (heard <= s->busy_since) {
+                for (int k = 0; k < vc->nsub; k++) {
+                    px_rail_sub_t *o = &vc->sub[k];
+                    if (k != i && o->state == PX_SUB_UP &&
+                        px_since(now, o->asked_ns) > detect / 4) {
+                        o->asked_ns = now;
+                        px_rail_send_ctl(vc, k, PX_RAIL_PING, 0, 0, 0);
+                    }
+                }
+            }
+        }
         /* datagrams have no transport timeout (TCP_USER_TIMEOUT): when the
          * peer has said nothing for PX_RAIL_DETECT while frames wait for its
          * acknowledgement (or heartbeats for an answer), ask its kernel
@@ -523,7 +589,8 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
          * acknowledging the others: the path is dead even if the transport
          * has not noticed yet (its retransmission timer may be long) */
         if (s->state == PX_SUB_SUSPECT && px_since(now, s->busy_since) > detect &&
-            heard > s->busy_since + detect / 2) {
+            heard > s->busy_since + detect / 2 &&
+            (!s->late || px_rail_path_check(s, detect, 1) < 0)) {
             px_rail_sub_down(s, PX_ERR_TIMEOUT);
             continue;
         }

@@ -71,6 +71,7 @@ void px_rail_counters_add(const px_rail_t *r, uint64_t *c)
             c[PX_CTR_rail_suspects] += s->suspects;
             c[PX_CTR_rail_moves] += s->moves;
             c[PX_CTR_rail_moves_answered] += s->moves_spurious;
+            c[PX_CTR_rail_lates] += s->lates;
             c[PX_CTR_rail_downs] += s->downs;
             c[PX_CTR_rail_recoveries] += s->recoveries;
             c[PX_CTR_rail_resent_frames] += s->resent_frames;
@@ -150,20 +151,21 @@ void px_rail_print_stats(px_rail_t *r, int rank)
                 "copied while waiting for the receiver %llu\n",
                 rank, (unsigned long long)r->released, (unsigned long long)r->released_bytes,
                 (unsigned long long)r->prestaged_bytes);
-    fprintf(
-        stderr,
-        "[plexus profile] rank %d faults: suspect %llu moved %llu answered_after %llu down "
-        "%llu recovered %llu failover "
-        "frames %llu bytes %llu resplit %llu pieces %llu skipped %llu partitioned %llu "
-        "subchannel_down_s %.2f partition_s %.2f bulk_moved %llu bulk_rest_bytes %llu "
-        "window_waits %llu transport %s\n",
-        rank, (unsigned long long)c[PX_CTR_rail_suspects], (unsigned long long)c[PX_CTR_rail_moves],
-        (unsigned long long)c[PX_CTR_rail_moves_answered], (unsigned long long)c[PX_CTR_rail_downs],
-        (unsigned long long)c[PX_CTR_rail_recoveries],
-        (unsigned long long)c[PX_CTR_rail_resent_frames],
-        (unsigned long long)c[PX_CTR_rail_resent_bytes], (unsigned long long)r->resplits,
-        (unsigned long long)r->resplit_pieces, (unsigned long long)r->rx_split_skipped,
-        (unsigned long long)r->partitions, (double)c[PX_CTR_rail_down_time] / 1e9,
-        (double)r->partition_ns / 1e9, (unsigned long long)r->bulk_moved,
-        (unsigned long long)r->bulk_rest_bytes, (unsigned long long)r->window_waits, r->ops->name);
+    fprintf(stderr,
+            "[plexus profile] rank %d faults: suspect %llu moved %llu answered_after %llu down "
+            "%llu recovered %llu failover "
+            "frames %llu bytes %llu resplit %llu pieces %llu skipped %llu partitioned %llu "
+            "subchannel_down_s %.2f partition_s %.2f bulk_moved %llu bulk_rest_bytes %llu "
+            "window_waits %llu late %llu transport %s\n",
+            rank, (unsigned long long)c[PX_CTR_rail_suspects],
+            (unsigned long long)c[PX_CTR_rail_moves],
+            (unsigned long long)c[PX_CTR_rail_moves_answered],
+            (unsigned long long)c[PX_CTR_rail_downs], (unsigned long long)c[PX_CTR_rail_recoveries],
+            (unsigned long long)c[PX_CTR_rail_resent_frames],
+            (unsigned long long)c[PX_CTR_rail_resent_bytes], (unsigned long long)r->resplits,
+            (unsigned long long)r->resplit_pieces, (unsigned long long)r->rx_split_skipped,
+            (unsigned long long)r->partitions, (double)c[PX_CTR_rail_down_time] / 1e9,
+            (double)r->partition_ns / 1e9, (unsigned long long)r->bulk_moved,
+            (unsigned long long)r->bulk_rest_bytes, (unsigned long long)r->window_waits,
+            (unsigned long long)c[PX_CTR_rail_lates], r->ops->name);
 }

@@ -80,7 +80,9 @@ static int reset_keeps;           /* ep_reset leaves frames in flight (they arri
 static uint64_t handed[2][NSUB];  /* frames each rank handed to each subchannel */
 static int lanes;                 /* the subchannels are the lanes of one address pair */
 static int lossy;                 /* the transport loses frames: the rail layer's reliability */
-#define ONE_DGRAM 1400            /* lossy: the largest frame one datagram carries */
+static int path_check;  /* the transport can ask the peer's kernel (PX_NET_CAP_PATH_CHECK) */
+static int path_silent; /* ... and the answer is that nothing is heard */
+#define ONE_DGRAM 1400  /* lossy: the largest frame one datagram carries */
 
 static px_status_t f_open(const px_boot_info_t *boot, const px_net_rx_ops_t *rx, void *owner,
                           px_net_iface_t **iface_p)
@@ -98,7 +100,8 @@ static void f_query(px_net_iface_t *iface, px_net_attr_t *a)
 {
     (void)iface;
     memset(a, 0, sizeof(*a));
-    a->caps = PX_NET_CAP_RESET | (lossy ? PX_NET_CAP_LOSSY : 0);
+    a->caps = PX_NET_CAP_RESET | (lossy ? PX_NET_CAP_LOSSY : 0) |
+              (path_check ? PX_NET_CAP_PATH_CHECK : 0);
     a->eager_limit = 65536;
     a->max_frag = 1u << 20;
 }
@@ -187,6 +190,13 @@ static void f_cancel(px_net_ep_t *ep)
 {
     if (ep->part)
         ep->cancelled = 1;
+}
+
+static int f_path_check(px_net_ep_t *ep, uint64_t timeout_ns)
+{
+    (void)ep;
+    (void)timeout_ns;
+    return path_silent ? -1 : 1;
 }
 
 static size_t f_pending(px_net_ep_t *ep)
@@ -321,7 +331,7 @@ static const px_net_ops_t fake_ops = {
     .ep_rx_cancel = f_cancel,
     .iface_progress = f_progress,
     .iface_fd = f_fd,
-    .ep_path_check = px_net_stub_ep_path_check,
+    .ep_path_check = f_path_check,
     .ep_describe = px_net_stub_ep_describe,
     .iface_quiet = px_net_stub_iface_quiet,
     .ep_ready = px_net_stub_ep_ready,
@@ -1169,6 +1179,59 @@ static void lane_slow_not_suspect(void)
     px_params.rail_detect = detect;
 }
 
+/* L: a late subchannel. Sub 1 holds its stripe (a link filled by other
+ * traffic) while its path answers (the peer's kernel still hears it, so the
+ * rule for a silent path never fires) and subs 0 and 2 deliver theirs.
+ * Once it has delivered nothing for PX_RAIL_DETECT / 2 while the peer
+ * answers on the others (pinged there, as they have nothing left to carry),
+ * it is late: suspect, its stripe goes again elsewhere and the block
+ * completes, every byte once. It is not DOWN while its path answers, however
+ * long; it is UP again once its frames arrive and it answers its ping; and
+ * DOWN once its path falls silent too. */
+static int sub1_moved(void) { return px_rail_vc_stats(vc[0], 1)->moves > 0; }
+static int sub1_down(void) { return px_rail_vc_stats(vc[0], 1)->state == 2; }
+static int sub1_up(void) { return px_rail_vc_stats(vc[0], 1)->state == 0; }
+
+static void late_subchannel(int falls_silent)
+{
+    double detect = px_params.rail_detect;
+    px_params.rail_detect = 0.4; /* late after 200 ms */
+    path_check = 1;
+    path_silent = 0;
+    send_with_sub1_held(0);
+    progress_for(120, NULL);
+    if (sub1_moved() || px_rail_vc_stats(vc[0], 1)->state != 0)
+        fprintf(stderr, "late: a held subchannel whose path answers moved within 120 ms\n");
+    CHECK(!sub1_moved() && px_rail_vc_stats(vc[0], 1)->state == 0);
+    CHECK(completions == 0);
+    double ms = progress_for(400, sub1_moved);
+    CHECK(sub1_moved() && ms < 300);
+    CHECK(px_rail_vc_stats(vc[0], 1)->lates == 1 && px_rail_vc_stats(vc[0], 1)->state == 1);
+    for (int k = 0; k < 20 && completions < 1; k++)
+        progress(1);
+    CHECK(completions == 1);
+    if (!falls_silent) {
+        progress_for(500, NULL); /* past PX_RAIL_DETECT: the path still answers */
+        CHECK(px_rail_vc_stats(vc[0], 1)->downs == 0 && px_rail_vc_stats(vc[0], 1)->state == 1);
+        links[0][1].hold = 0; /* the late copy and the ping arrive */
+        while (deliver_one(0, 1))
+            ;
+        ms = progress_for(400, sub1_up);
+        CHECK(sub1_up());
+    } else {
+        path_silent = 1;
+        ms = progress_for(600, sub1_down);
+        CHECK(sub1_down() && px_rail_vc_stats(vc[0], 1)->downs == 1);
+    }
+    px_rail_ack_all(rail[1]);
+    progress(2);
+    check_exactly_once(falls_silent ? "late, then silent" : "late");
+    CHECK(px_rail_vc_stats(vc[0], 0)->lates == 0 && px_rail_vc_stats(vc[0], 2)->lates == 0);
+    teardown();
+    path_check = path_silent = 0;
+    px_params.rail_detect = detect;
+}
+
 /* P: over datagrams, once more than a fifth of the frames to a peer had to
  * be sent again (every third one lost here), a message larger than one
  * datagram is no longer sent eagerly, in one frame of several datagrams
@@ -1245,6 +1308,8 @@ int main(void)
     release = coll = 0;
     prestage_steps = 0;
     idle_link_heartbeat();
+    late_subchannel(0);
+    late_subchannel(1);
     one_way_loss();
     lossy_small_frames();
     CHECK(px_lane_plan_init() == PX_OK && px_lane_plan.n == 3);
