@@ -168,6 +168,20 @@ static void px_rail_sub_suspect(px_rail_sub_t *s, uint64_t now)
         px_rail_sub_move(s);
 }
 
+/* A ping on every UP subchannel but i not asked within `gap`: whether the
+ * peer answers at all while i's acknowledgements are overdue (an answer
+ * counts as hearing it elsewhere, px_rail_heard_elsewhere). */
+static void px_rail_ask_others(px_rail_vc_t *vc, int i, uint64_t now, uint64_t gap)
+{
+    for (int k = 0; k < vc->nsub; k++) {
+        px_rail_sub_t *o = &vc->sub[k];
+        if (k != i && o->state == PX_SUB_UP && px_since(now, o->asked_ns) > gap) {
+            o->asked_ns = now;
+            px_rail_send_ctl(vc, k, PX_RAIL_PING, 0, 0, 0);
+        }
+    }
+}
+
 /* Whether the oldest frame the peer has not acknowledged went on s: frames
  * on the other subchannels that arrived after it wait for it before they are
  * acknowledged, so they look late without being so. */
@@ -523,13 +537,7 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
              * most once per round-trip timeout. The others may owe
              * acknowledgements too: frames that arrived after a lost one
              * wait for it before they are acknowledged. */
-            for (int k = 0; k < vc->nsub; k++) {
-                px_rail_sub_t *o = &vc->sub[k];
-                if (k != i && o->state == PX_SUB_UP && px_since(now, o->asked_ns) > rto) {
-                    o->asked_ns = now;
-                    px_rail_send_ctl(vc, k, PX_RAIL_PING, 0, 0, 0);
-                }
-            }
+            px_rail_ask_others(vc, i, now, rto);
         } else if (!r->lossy && s->hb_ns && !s->unacked && s->state == PX_SUB_UP && vc->nsub > 1 &&
                    px_since(now, s->hb_ns) > rto && heard > s->hb_ns + rto / 2 &&
                    (!(r->attr.caps & PX_NET_CAP_PATH_CHECK) || px_rail_path_check(s, rto, 1) < 0)) {
@@ -555,14 +563,7 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
             if (s->late_heard > s->busy_since && px_since(now, s->late_heard) > detect / 4) {
                 px_rail_sub_late(s, now);
             } else if (heard <= s->busy_since) {
-                for (int k = 0; k < vc->nsub; k++) {
-                    px_rail_sub_t *o = &vc->sub[k];
-                    if (k != i && o->state == PX_SUB_UP &&
-                        px_since(now, o->asked_ns) > detect / 4) {
-                        o->asked_ns = now;
-                        px_rail_send_ctl(vc, k, PX_RAIL_PING, 0, 0, 0);
-                    }
-                }
+                px_rail_ask_others(vc, i, now, detect / 4);
             }
         }
         /* datagrams have no transport timeout (TCP_USER_TIMEOUT): when the
