@@ -58,15 +58,8 @@ static void px_rail_count_up(px_rail_vc_t *vc)
  * again). */
 static void px_rail_rx_abandon(px_rail_sub_t *s)
 {
-    px_rail_vc_t *vc = s->vc;
     if (s->rx_state == PX_RX_DELIVER && s->rx_ordered) {
-        for (int i = 0; i < PX_NET_MAX_SUB; i++)
-            if (!vc->orphan[i].used) {
-                vc->orphan[i] = (px_rail_orphan_t){
-                    .seq = s->rx_seq, .used = 1, .dst = s->rx_dst, .ctx = s->rx_ctx};
-                vc->norphan++;
-                break;
-            }
+        px_rail_orphan_keep(s->vc, s->rx_seq, s->rx_dst, s->rx_ctx);
     } else if (s->rx_state == PX_RX_HOLD) {
         free(s->rx_held);
         s->rx_held = NULL;
@@ -220,6 +213,7 @@ static void px_rail_sub_late(px_rail_sub_t *s, uint64_t now)
         for (int i = 0; i < vc->npair; i++)
             if (i != s->idx && total > 0)
                 vc->sub[i].weight *= (1 - s->weight) / total;
+        px_rail_set_primary(vc);
     }
     px_rail_sub_suspect(s, now);
 }

@@ -584,6 +584,9 @@ void px_rail_deferred_flush(px_rail_vc_t *vc);
 void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payload_len,
                        void **ctx_p);
 void px_rail_rx_done(void *owner, void *ctx);
+/* Ordered frame seq, handed up, lost its payload with a failing
+ * subchannel: the copy the sender sends again goes to dst / ctx. */
+void px_rail_orphan_keep(px_rail_vc_t *vc, uint32_t seq, void *dst, void *ctx);
 
 /* rail_reliable.c */
 int px_rail_rx_bitmap(px_rail_vc_t *vc, uint64_t w[PX_RAIL_SACK_WORDS]);

@@ -20,6 +20,25 @@ static void px_rail_flush_held(px_rail_vc_t *vc)
     }
 }
 
+void px_rail_orphan_keep(px_rail_vc_t *vc, uint32_t seq, void *dst, void *ctx)
+{
+    px_rail_orphan_t *o = NULL;
+    for (int i = 0; i < PX_NET_MAX_SUB; i++)
+        if (vc->orphan[i].used && vc->orphan[i].seq == seq)
+            o = &vc->orphan[i];
+    for (int i = 0; i < PX_NET_MAX_SUB && !o; i++)
+        if (!vc->orphan[i].used) {
+            o = &vc->orphan[i];
+            vc->norphan++;
+        }
+    if (!o) { /* one per subchannel at most: a frame cut on each */
+        px_error("rail", "frame %u from rank %d cut with no room to keep its destination", seq,
+                 vc->rank);
+        return;
+    }
+    *o = (px_rail_orphan_t){.seq = seq, .used = 1, .dst = dst, .ctx = ctx};
+}
+
 /* Frame seq has arrived whole. */
 static void px_rail_rx_mark(px_rail_vc_t *vc, uint32_t seq)
 {
@@ -115,6 +134,7 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
         return NULL;
     }
     memcpy(&h, hdr, sizeof(h));
+    uint64_t downs = s->st->downs;
     vc->last_rx = r->now;
     px_rail_heat(vc);
     if (s->state == PX_SUB_DOWN && r->ft) {
@@ -134,6 +154,8 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
      * receiver's header-to-last-byte time says little about a small stripe
      * it read in one go) */
     px_rail_ack_in(vc, h.ack);
+    if (__builtin_expect(s->st->downs != downs, 0))
+        return NULL; /* a completion sent on s, which failed: this frame goes again */
     switch (h.type) {
     case PX_RAIL_DATA:
         break;
@@ -304,6 +326,14 @@ void *px_rail_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payl
         vc->rx_onext++;
     s->rx_state = PX_RX_DELIVER;
     s->rx_dst = r->up->rx_begin(vc->owner, uh, uhl, h.off, payload_len, &s->rx_ctx);
+    if (__builtin_expect(s->rx_state != PX_RX_DELIVER, 0)) {
+        /* s failed while the layer above took the header (an answer it
+         * sent there could not be written): the copy sent again goes where
+         * this one was to go, which s's abandon could not know yet */
+        if (s->rx_ordered)
+            px_rail_orphan_keep(vc, h.seq, s->rx_dst, s->rx_ctx);
+        return NULL;
+    }
     return s->rx_dst;
 }
 
@@ -313,7 +343,11 @@ void px_rail_rx_done(void *owner, void *ctx)
     px_rail_vc_t *vc = s->vc;
     (void)ctx;
 
-    switch (s->rx_state) {
+    /* no longer arriving before the layer above runs: what it sends from
+     * its completion may fail s, which must not take the frame for cut */
+    int state = s->rx_state;
+    s->rx_state = PX_RX_DROP;
+    switch (state) {
     case PX_RX_DROP:
         return;
     case PX_RX_HOLD: {
@@ -331,7 +365,6 @@ void px_rail_rx_done(void *owner, void *ctx)
         vc->rail->up->rx_done(vc->owner, s->rx_ctx, s->rx_len);
         break;
     }
-    s->rx_state = PX_RX_DROP;
     px_rail_rx_mark(vc, s->rx_seq);
     if (__builtin_expect(s->rx_piece, 0)) {
         s->rx_piece = 0;

@@ -17,7 +17,9 @@ failing 3 s in:
 Before either, the stall after the fault was PX_RAIL_DETECT and more
 (0.7 s); the bound here leaves room for a loaded two-core machine. A stream
 without a fault moves nothing, and a receiver that computes for 2 s without
-reading makes nothing suspect.
+reading makes nothing suspect. A rail that other traffic fills, then slowed
+to 20 Mbit/s, is found late rather than holding every striped message until
+its connection times out.
 """
 
 import os
@@ -36,6 +38,7 @@ from test_rail_faults import (BUILD, PAIR, PXRUN, assert_correct, ft_stream, nee
 RATE = "1gbit"
 SIZES = ["--sizes", "1k,48k,1m,4m"]
 FAST_STALL_S = 0.4
+LATE_STALL_S = 3.0  # 1.2-4.6 s (3.5 s typically) before the rule for a late subchannel
 FAULTS_RE = re.compile(r"faults: suspect (\d+) moved (\d+) answered_after (\d+) down (\d+)")
 
 
@@ -139,8 +142,12 @@ def test_saturated_rail_is_not_down(fast_rails, net):
     suspect, moved, _, down = counters(r.err)
     recovered = sum(int(n) for n in re.findall(r"faults: .* recovered (\d+) ", r.err))
     down_s = sum(float(t) for t in re.findall(r"subchannel_down_s ([\d.]+)", r.err))
-    assert recovered == down and down_s <= 0.5 * max(down, 1), \
-        f"down {down}, recovered {recovered}, {down_s} s down: {r.why()}"
+    # one in the stream's last moments (the log's clock starts a little
+    # before the stream's) has no time left to come back
+    at_end = sum(1 for t in re.findall(r"\[rank \d+ warn rail ([\d.]+)\] subchannel .* DOWN ", r.err)
+                 if float(t) >= r.result["seconds"] - 0.2)
+    assert down - at_end <= recovered <= down and down_s <= 0.5 * max(down, 1), \
+        f"down {down} ({at_end} at the end), recovered {recovered}, {down_s} s down: {r.why()}"
     # a late acknowledgement may still move a few frames (the kernel's own
     # acknowledgements wait for a CPU on a loaded machine): within the
     # per-peer budget, a small share of the stream
@@ -149,3 +156,28 @@ def test_saturated_rail_is_not_down(fast_rails, net):
           f"{r.result['bytes']} bytes sent twice, {r.result['rate_MBs']} MB/s")
     assert again < r.result["bytes"] // 10, f"{again} bytes sent twice: {r.why()}"
 
+
+
+def test_slow_rail_is_late(fast_rails):
+    """Another job's flows fill rail1, and 3 s in its link drops to 20 Mbit/s
+    (degraded, but its kernel still hears it, so its path answers): the
+    stripes on it would hold every message striped over it until its
+    connection timed out (1.2-4.6 s). It is found late instead: its frames
+    go again on rail0 and its share drops to the floor, so no message waits
+    for it for long, and nothing is lost or delivered twice. rail0, whose queue fills
+    when everything moves to it, may be taken for dead and reset on the way;
+    a rendezvous request cut by that reset while it was being answered still
+    delivers its first bytes (a hang in one run in ten before that was fixed)."""
+    from conftest import ENV
+    args = ["--seconds", 8, "--mode", "pairs", "--fault-at", 3] + SIZES
+    env = {"PX_NET": "tcp", "PX_PROFILE": "1", "PX_LOG_LEVEL": "info"}
+    with background_tcp("node0", "node1", "10.101.0.2", 12, env=ENV):
+        r = ft_stream(PAIR, args, env=env, plan=plan("slow", at=3))
+    assert_correct(r)
+    # in a few runs rail1 keeps delivering a little often enough never to
+    # be late, and the stream is slower (docs/fault-tolerance.md): the
+    # count is printed, not asserted
+    late = sum(int(n) for n in re.findall(r"faults: .* late (\d+) ", r.err))
+    stall = r.result["max_stall_s"]
+    print(f"slowed rail: late {late}, longest stall {stall} s, {r.result['rate_MBs']} MB/s")
+    assert stall < LATE_STALL_S, f"a {stall} s stall: {r.why()}"

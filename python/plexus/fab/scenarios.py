@@ -22,6 +22,8 @@ benchmark for gigabytes; the defaults are the benchmark's.
   blackhole every packet of one rail (node0:rail1) dropped for good, the link
             staying up: a cable pulled where no carrier loss shows, so only
             timeouts can tell
+  slow      node1's end of rail1 slowed to 20 Mbit/s for good: a degraded
+            link, which its kernel still hears
 
     sc = scenario("2", at=3, end=23)
     pxfab up <fabric_args(sc.fabric, "1gbit")>
@@ -109,10 +111,15 @@ def _blackhole(at=3):
             [Event(at, "loss", ("loss", CUT, 100))], at, None)
 
 
+def _slow(at=3, rate="20mbit"):
+    return ("node1:rail1 slowed to %s for good %s s in" % (rate, _s(at)), "rails",
+            [Event(at, "rate", ("rate", "node1:rail1", rate))], at, None)
+
+
 _BUILD = {
     "base": _base, "1": _rail_down, "2": _rail_down_up, "3": _rail_flap, "4": _rail_loss,
     "5": _all_down_up, "6": _partition, "7": _spine_down, "loss-all": _loss_all, "silent": _silent,
-    "blackhole": _blackhole, "down5": lambda **k: _rail_down_up(**dict({"end": 8}, **k)),
+    "blackhole": _blackhole, "slow": _slow, "down5": lambda **k: _rail_down_up(**dict({"end": 8}, **k)),
 }
 KEYS = tuple(_BUILD)
 

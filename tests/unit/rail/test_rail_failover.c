@@ -61,6 +61,7 @@ struct px_net_ep {
     char *dst;
     void *ctx;
     int cancelled;
+    int resets; /* ep_reset: a frame arriving then is gone with the connection */
 };
 
 typedef struct {
@@ -68,6 +69,7 @@ typedef struct {
     int hold;       /* frames stay queued (in flight) */
     int lose;       /* frames sent are lost */
     int lose_every; /* every lose_every-th frame handed to it is lost (0: none) */
+    int broken;     /* a send on it fails there and then (a reset connection) */
     size_t rate;    /* bytes per ms it delivers from t0 on (0: at once) */
     uint64_t t0;
     size_t carried; /* ... the bytes it delivered since */
@@ -148,6 +150,8 @@ static px_status_t f_send(px_net_ep_t *ep, const void *hdr, size_t hl, const str
     (void)arg;
     link_t *l = &links[ep->iface->rank][ep->sub];
     handed[ep->iface->rank][ep->sub]++;
+    if (l->broken)
+        return PX_ERR_LINK_DOWN;
     if (l->lose || (l->lose_every && handed[ep->iface->rank][ep->sub] % l->lose_every == 0))
         return PX_OK;
     frame_t *f = calloc(1, sizeof(*f));
@@ -182,6 +186,7 @@ static void drop_link(link_t *l)
 
 static void f_reset(px_net_ep_t *ep)
 {
+    ep->resets++;
     if (!reset_keeps)
         drop_link(&links[ep->iface->rank][ep->sub]);
 }
@@ -225,7 +230,12 @@ static int deliver_one(int from, int sub)
     px_net_ep_t *ep = eps[1 - from][sub];
     const px_net_rx_ops_t *rx = ifs[1 - from].rx;
     void *ctx = NULL;
+    int resets = ep->resets;
     char *dst = rx->rx_begin(ep->owner, f->hdr, f->hl, f->pl, &ctx);
+    if (ep->resets != resets) { /* the layer above reset the connection */
+        free_frame(f);
+        return 1;
+    }
     if (dst && f->pl)
         memcpy(dst, f->pay, f->pl);
     rx->rx_done(ep->owner, ctx);
@@ -352,6 +362,7 @@ const px_net_ops_t *px_net_find(const char *name)
 #define LEN (3u << 20) /* one striped block, 1 MB per subchannel */
 
 static unsigned char *sendbuf, *orig, *recvbuf, *times;
+static px_rail_vc_t *vc_answering; /* the receiver's end: vc[1] */
 static int completions;
 static int release; /* PX_RAIL_RELEASE on in this round */
 static int coll;    /* the block is sent with PX_RAIL_F_RELEASE (as a collective's round
@@ -365,12 +376,33 @@ static int prestage_steps; /* the block's payload copied meanwhile (px_rail_pres
 static int order_log[256], norder;
 static char scratch[1u << 20];
 
+/* An ordered frame "ans" is answered as a rendezvous request is: from its
+ * header (1) or once its payload is in (2); the answer is "rep". */
+static int answer_at, answer_armed;
+
+static void answer(void)
+{
+    static const char hdr[8] = "rep";
+    struct iovec iov = {scratch, 16};
+    px_rail_vc_send(vc_answering, hdr, sizeof(hdr), &iov, 1, 0, NULL, NULL);
+}
+
 static void *up_begin(void *owner, const void *hdr, size_t hl, size_t off, size_t len, void **ctx)
 {
     (void)owner;
+    if (hl >= 4 && !memcmp(hdr, "rep", 3)) {
+        *ctx = (void *)(uintptr_t)(LEN + 1); /* counts no byte of the block */
+        return len <= sizeof(scratch) ? scratch : NULL;
+    }
+    if (hl >= 4 && !memcmp(hdr, "ans", 3)) {
+        if (answer_at == 1)
+            answer();
+        answer_armed = answer_at == 2;
+        answer_at = 0;
+    }
     if (hl >= 4 && !memcmp(hdr, "ord", 3)) {
         order_log[norder++ & 255] = ((const unsigned char *)hdr)[3];
-        *ctx = (void *)(uintptr_t)LEN; /* counts no byte of the block */
+        *ctx = (void *)(uintptr_t)(LEN + 1); /* counts no byte of the block */
         return len <= sizeof(scratch) ? scratch : NULL;
     }
     if (hl >= 8 && !memcmp(hdr, "chnk", 4)) { /* chunk i of the block: 64 KB from i * 64 KB */
@@ -380,17 +412,21 @@ static void *up_begin(void *owner, const void *hdr, size_t hl, size_t off, size_
     }
     if (off + len > LEN)
         return NULL;
-    *ctx = (void *)(uintptr_t)off;
+    *ctx = (void *)(uintptr_t)(off + 1); /* never NULL: a frame handed up has one */
     return recvbuf + off;
 }
 
 static void up_done(void *owner, void *ctx, size_t len)
 {
     (void)owner;
-    size_t off = (uintptr_t)ctx;
-    for (size_t i = off; i < off + len && i < LEN; i++)
+    size_t off = (uintptr_t)ctx - 1;
+    for (size_t i = off; ctx && i < off + len && i < LEN; i++)
         if (times[i] < 255)
             times[i]++;
+    if (answer_armed) {
+        answer_armed = 0;
+        answer();
+    }
 }
 
 static int failures;
@@ -440,6 +476,7 @@ static void setup(void)
             fprintf(stderr, "px_rail_vc_create failed\n");
             exit(1);
         }
+    vc_answering = vc[1];
     memcpy(sendbuf, orig, LEN);
     memset(recvbuf, 0, LEN);
     memset(times, 0, LEN);
@@ -1232,6 +1269,91 @@ static void late_subchannel(int falls_silent)
     px_params.rail_detect = detect;
 }
 
+/* Q: the receiver answers an ordered frame from its handler, as a
+ * rendezvous request is answered, and the answer's write finds the
+ * subchannel the frame arrives on reset: that subchannel goes DOWN while
+ * the frame is being handed up. The sender's side of the reset sends the
+ * frame again on another subchannel: its bytes land where the first copy's
+ * were to go, once, and nothing is left waiting for a cut frame (at 1: the
+ * answer from the header; at 2: from the completion, when the frame has
+ * arrived whole and is not cut at all; at 3: from the completion of a send
+ * of the receiver's that the frame's header acknowledges, before the frame
+ * is looked at). */
+#define ANS_LEN 32768u
+static int answer_in(void) { return times[0] && times[ANS_LEN - 1]; }
+
+static void answer_cb(void *arg, px_status_t st)
+{
+    (void)arg, (void)st;
+    answer();
+}
+
+static void answer_on_reset(int at)
+{
+    setup();
+    progress(1);
+    uint64_t before[NSUB];
+    for (int k = 0; k < NSUB; k++) {
+        before[k] = data_frames(0, k);
+        links[0][k].hold = 1;
+    }
+    if (at == 3) {
+        /* the receiver's own send, whose completion answers: the frame
+         * below acknowledges it in its header (the acknowledgement on
+         * its own is lost) */
+        static const char rep[8] = "rep";
+        struct iovec one = {scratch, 262144};
+        px_status_t st = px_rail_vc_send(vc[1], rep, sizeof(rep), &one, 1, 0, answer_cb, NULL);
+        if (st != PX_INPROGRESS)
+            fprintf(stderr, "answer on reset: the receiver's send: %d\n", (int)st);
+        CHECK(st == PX_INPROGRESS);
+        for (int k = 0; k < NSUB; k++)
+            while (links[1][k].head)
+                deliver_one(1, k);
+        for (int k = 0; k < NSUB; k++)
+            drop_link(&links[0][k]); /* its own acknowledgement lost */
+    }
+    static const char hdr[8] = "ans";
+    struct iovec iov = {sendbuf, ANS_LEN};
+    CHECK(px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, 0, NULL, NULL) == PX_OK);
+    int s = sent_on(before);
+    CHECK(s >= 0);
+    if (s >= 0) {
+        links[1][s].broken = 1;
+        answer_at = at;
+        CHECK(deliver_data(0, s));
+        if (at == 3)
+            CHECK(answer_at == 3); /* not handed up from the connection that failed */
+        else
+            CHECK(answer_at == 0 && !answer_armed);
+        answer_at = 0;
+        CHECK(px_rail_vc_stats(vc[1], s)->state == 2); /* DOWN there and then */
+        links[1][s].broken = 0;
+        for (int k = 0; k < NSUB; k++)
+            links[0][k].hold = 0;
+        fail_sub(s); /* the sender sees the reset */
+        progress_for(500, answer_in);
+        size_t missing = 0, twice = 0, wrong = 0;
+        for (size_t i = 0; i < ANS_LEN; i++) {
+            missing += times[i] == 0;
+            twice += times[i] > 1;
+            wrong += times[i] && recvbuf[i] != orig[i];
+        }
+        if (missing || twice || wrong)
+            fprintf(stderr, "answer on reset (%d): %zu bytes missing, %zu twice, %zu wrong\n", at,
+                    missing, twice, wrong);
+        CHECK(missing == 0 && twice == 0 && wrong == 0);
+        progress_for(50, NULL);
+        CHECK(px_rail_vc_unacked(vc[0]) == 0);
+        char d[1024];
+        px_rail_vc_dump(vc[1], d, sizeof(d));
+        if (!strstr(d, " orphans 0 "))
+            fprintf(stderr, "answer on reset (%d): %s\n", at, d);
+        CHECK(strstr(d, " orphans 0 ") != NULL);
+    }
+    teardown();
+}
+
 /* P: over datagrams, once more than a fifth of the frames to a peer had to
  * be sent again (every third one lost here), a message larger than one
  * datagram is no longer sent eagerly, in one frame of several datagrams
@@ -1311,6 +1433,9 @@ int main(void)
     late_subchannel(0);
     late_subchannel(1);
     one_way_loss();
+    answer_on_reset(1);
+    answer_on_reset(2);
+    answer_on_reset(3);
     lossy_small_frames();
     CHECK(px_lane_plan_init() == PX_OK && px_lane_plan.n == 3);
     lane_classes();
