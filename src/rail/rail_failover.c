@@ -31,8 +31,9 @@ static int px_rail_resplit(px_rail_vc_t *vc, px_rail_tx_t *x)
         b -= b % unit;
         /* a pair's piece goes on its bulk lane, or another that works */
         int si = vc->nlane > 1 ? px_rail_lane_sub(vc, i, PX_LANE_BULK) : i;
-        if (si < 0 || vc->sub[si].state != PX_SUB_UP || b < PX_RAIL_RESPLIT_MIN)
-            continue; /* too small a share: the others take it */
+        if (si < 0 || vc->sub[si].state != PX_SUB_UP || vc->sub[i].resting ||
+            b < PX_RAIL_RESPLIT_MIN)
+            continue; /* too small a share (or a probe's): the others take it */
         bytes[si] = b < left ? b : left;
         left -= bytes[si];
         order[n++] = si;

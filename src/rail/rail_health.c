@@ -196,8 +196,8 @@ static int px_rail_sub_holds_oldest(const px_rail_vc_t *vc, const px_rail_sub_t 
  * on it waits. As MPTCP does with a subflow that blocks the others, its
  * frames go again on the others (px_rail_sub_move, within the budget) and
  * a policy that learns the split from measurements (adaptive) drops its
- * share to the floor, from which they raise it again (fixed weights
- * stay). It is suspect until it answers, and DOWN only if its path falls
+ * share to the floor and leaves it out until a probe stripe shows it keeps
+ * up (px_rail_split; fixed weights stay). It is suspect until it answers, and DOWN only if its path falls
  * silent too. */
 static void px_rail_sub_late(px_rail_sub_t *s, uint64_t now)
 {
@@ -214,6 +214,8 @@ static void px_rail_sub_late(px_rail_sub_t *s, uint64_t now)
             if (i != s->idx && total > 0)
                 vc->sub[i].weight *= (1 - s->weight) / total;
         px_rail_set_primary(vc);
+        if (!vc->rail->policy->split)
+            px_rail_rest(s, 1);
     }
     px_rail_sub_suspect(s, now);
 }
@@ -317,6 +319,8 @@ void px_rail_sub_up(px_rail_sub_t *s)
             vc->sub[i].weight /= total;
     }
     s->ew_bytes = s->ew_ns = 0;
+    px_rail_rest(s, 0);
+    s->retry_ns = 0;
     s->est_mbs = s->est_mbs > 0 ? s->est_mbs : 1;
     s->probing = 1;
     s->warm = 0;

@@ -252,9 +252,15 @@ typedef struct px_rail_sub {
     double weight;          /* share of a striped block (fraction) */
     double est_mbs;         /* bss: estimated throughput */
     uint64_t last_ack_ns;   /* when its last stripe was acknowledged */
-    uint64_t last_use_ns;   /* bss: when it last carried a stripe */
+    uint64_t last_use_ns;   /* when it last carried a stripe */
     double ew_bytes, ew_ns; /* moving averages of stripe bytes and times: their ratio is the rate */
-    int probing;            /* bss: its next measurement replaces the estimate */
+    int probing;            /* its next measurement is a probe's (bss: replaces the estimate) */
+    /* split by learnt weights: left out of striped blocks, measured too slow
+     * for the floor share (or late), until a probe stripe retry_ns after its
+     * last one shows it keeps up; each probe doubles retry_ns, which is back
+     * to 0 once it keeps up in a block that is not a probe */
+    int resting;
+    uint64_t retry_ns;
     int warm;
     double wrr_cur;
     /* health */
@@ -658,6 +664,9 @@ static inline double px_rail_bulk_rate(const px_rail_vc_t *vc)
 }
 int px_rail_stripes(px_rail_vc_t *vc, unsigned flags);
 int px_rail_split(px_rail_vc_t *vc, double *share);
+/* s is left out of weight-split striped blocks (on) or back in (off). */
+void px_rail_rest(px_rail_sub_t *s, int on);
+#define PX_RAIL_RETRY_MAX 16 /* the longest wait between probes, in PX_RAIL_RETRY */
 void px_rail_learn(px_rail_vc_t *vc, px_rail_msg_t *m);
 void px_rail_set_primary(px_rail_vc_t *vc);
 

@@ -532,7 +532,7 @@ static size_t px_rail_inflight_max(px_rail_vc_t *vc)
     double rate = 0; /* bytes per ns */
     for (int i = 0; i < vc->npair; i++) {
         px_rail_sub_t *s = &vc->sub[i];
-        if (s->state == PX_SUB_DOWN)
+        if (s->state == PX_SUB_DOWN || s->resting)
             continue;
         if (s->ew_ns <= 0)
             return px_params.rail_inflight; /* not measured yet */

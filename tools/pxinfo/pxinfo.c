@@ -70,9 +70,9 @@ static int print_rails(void)
     printf(
         "  at most %zu striped bytes in flight per peer before a block waits (PX_RAIL_INFLIGHT)\n",
         px_params.rail_inflight);
-    printf("  adaptive: alpha %.2f, minimum share %.2f; bss: batch %ld, retry after %.2f s\n",
+    printf("  adaptive: alpha %.2f, minimum share %.2f; bss: batch %ld; retry after %.2f s\n",
            px_params.rail_alpha, px_params.rail_min_share, px_params.rail_bss_batch,
-           px_params.rail_bss_retry);
+           px_params.rail_retry);
     printf("  window: %ld messages per subchannel; bind: %s; weights: %s\n", px_params.rail_window,
            px_params.rail_bind, px_params.rail_weights[0] ? px_params.rail_weights : "link speeds");
     if (px_params.rail_ft)

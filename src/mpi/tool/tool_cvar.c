@@ -41,7 +41,7 @@ static const struct {
     {"rail_min_share", MPI_T_SCOPE_LOCAL, PX_T_AFTER_NONE},
     {"rail_window", MPI_T_SCOPE_LOCAL, PX_T_AFTER_NONE},
     {"rail_bss_batch", MPI_T_SCOPE_LOCAL, PX_T_AFTER_NONE},
-    {"rail_bss_retry", MPI_T_SCOPE_LOCAL, PX_T_AFTER_NONE},
+    {"rail_retry", MPI_T_SCOPE_LOCAL, PX_T_AFTER_NONE},
     {"rail_ack_every", MPI_T_SCOPE_LOCAL, PX_T_AFTER_NONE},
     {"rail_probe_max", MPI_T_SCOPE_LOCAL, PX_T_AFTER_NONE},
     {"partition_timeout", MPI_T_SCOPE_LOCAL, PX_T_AFTER_NONE},

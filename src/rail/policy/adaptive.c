@@ -1,7 +1,10 @@
 /* adaptive (the default): striped blocks split by weights that follow what
  * each subchannel is measured to carry, W' = (1-a) W + a W_total r / sum(r)
  * over the subchannels of each block (a = PX_RAIL_ALPHA, r the measured
- * rates), never below PX_RAIL_MIN_SHARE. */
+ * rates), never below PX_RAIL_MIN_SHARE. One whose weight would fall below
+ * that floor would take longer for its floor share than the others for the
+ * rest, and every block would wait for it: it rests (left out but for
+ * probe stripes, px_rail_split) until a probe measures it above the floor. */
 #include "../rail_policy.h"
 
 void px_rail_policy_adaptive_learn(px_rail_vc_t *vc, const double *rate, int nparts)
@@ -19,18 +22,24 @@ void px_rail_policy_adaptive_learn(px_rail_vc_t *vc, const double *rate, int npa
         return;
     double total = 0, floor = px_params.rail_min_share;
     for (int i = 0; i < n; i++) {
-        if (rate[i] >= 0)
-            vc->sub[i].weight = (1 - a) * vc->sub[i].weight + a * sum_w * rate[i] / sum_rate;
-        if (vc->sub[i].weight < floor)
-            vc->sub[i].weight = floor;
-        total += vc->sub[i].weight;
+        px_rail_sub_t *s = &vc->sub[i];
+        if (rate[i] >= 0) {
+            int probe = s->probing;
+            s->weight = (1 - a) * s->weight + a * sum_w * rate[i] / sum_rate;
+            px_rail_rest(s, s->weight < floor);
+            if (!s->resting && !probe) /* kept up outside a probe: no longer backed off */
+                s->retry_ns = 0;
+        }
+        if (s->weight < floor)
+            s->weight = floor;
+        total += s->weight;
     }
     for (int i = 0; i < n; i++)
         vc->sub[i].weight /= total;
     px_rail_set_primary(vc);
     for (int i = 0; i < n; i++)
-        px_trace("rail", "rank %d sub %d: measured %.1f MB/s, weight %.3f", vc->rank, i, rate[i],
-                 vc->sub[i].weight);
+        px_trace("rail", "rank %d sub %d: measured %.1f MB/s, weight %.3f%s", vc->rank, i, rate[i],
+                 vc->sub[i].weight, vc->sub[i].resting ? " (rests)" : "");
 }
 
 const px_rail_policy_ops_t px_rail_policy_adaptive = {

@@ -1,13 +1,13 @@
 /* bss: striped blocks over the PX_RAIL_BSS_BATCH subchannels with the best
  * estimated throughput, in proportion to it; a subchannel left out for
- * PX_RAIL_BSS_RETRY gets a small probe stripe so that a path that has
+ * PX_RAIL_RETRY gets a small probe stripe so that a path that has
  * recovered climbs back into the batch. */
 #include "../rail_policy.h"
 
 static int px_rail_bss_split(px_rail_vc_t *vc, double *share, int worst)
 {
     int n = vc->npair, order[PX_NET_MAX_SUB], m = 0, batch = px_params.rail_bss_batch;
-    uint64_t now = px_time_ns(), retry = (uint64_t)(px_params.rail_bss_retry * 1e9);
+    uint64_t now = px_time_ns(), retry = (uint64_t)(px_params.rail_retry * 1e9);
     for (int i = 0; i < n; i++) {
         share[i] = 0;
         if (vc->sub[i].state <= worst)

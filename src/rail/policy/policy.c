@@ -111,7 +111,12 @@ int px_rail_stripes(px_rail_vc_t *vc, unsigned flags)
 }
 
 /* The share of each subchannel in a striped block (0 for those left out or
- * not working); returns how many get a share. */
+ * not working); returns how many get a share. By weight unless the policy
+ * splits otherwise; a subchannel that rests (px_rail_rest) is left out but
+ * for a probe stripe now and then, at PX_RAIL_RETRY after its last stripe,
+ * then twice as long after each probe (up to PX_RAIL_RETRY_MAX times), so a
+ * path that stays slow costs few blocks a stall and one that recovers is
+ * found again. */
 int px_rail_split(px_rail_vc_t *vc, double *share)
 {
     const px_rail_policy_ops_t *pol = vc->rail->policy;
@@ -128,13 +133,44 @@ int px_rail_split(px_rail_vc_t *vc, double *share)
     if (pol->split)
         return pol->split(vc, share, worst);
     double sum = 0;
+    int k = 0, probe = -1;
+    uint64_t now = px_time_ns();
     for (int i = 0; i < n; i++) {
-        share[i] = vc->sub[i].state > worst ? 0 : vc->sub[i].weight;
+        px_rail_sub_t *s = &vc->sub[i];
+        share[i] = s->state > worst || s->resting ? 0 : s->weight;
         sum += share[i];
+        k += share[i] > 0;
+        if (share[i] == 0 && s->state <= worst && s->resting && probe < 0 &&
+            px_since(now, s->last_use_ns) >= s->retry_ns)
+            probe = i;
+    }
+    if (!k) { /* every working one rests: by weight all the same */
+        for (int i = 0; i < n; i++) {
+            share[i] = vc->sub[i].state > worst ? 0 : vc->sub[i].weight;
+            sum += share[i];
+        }
+    } else if (probe >= 0) {
+        /* a probe stripe at its weight (the floor); only what it measures
+         * decides whether it comes back */
+        px_rail_sub_t *s = &vc->sub[probe];
+        share[probe] = s->weight;
+        sum += s->weight;
+        s->ew_bytes = s->ew_ns = 0;
+        s->probing = 1;
+        uint64_t max = (uint64_t)(PX_RAIL_RETRY_MAX * px_params.rail_retry * 1e9);
+        s->retry_ns = 2 * s->retry_ns < max ? 2 * s->retry_ns : max;
     }
     for (int i = 0; i < n; i++)
         share[i] = sum > 0 ? share[i] / sum : 0;
-    return ok;
+    return k ? k + (probe >= 0) : ok;
+}
+
+void px_rail_rest(px_rail_sub_t *s, int on)
+{
+    if (on && !s->retry_ns)
+        s->retry_ns = (uint64_t)(px_params.rail_retry * 1e9);
+    s->resting = on;
+    s->probing = 0;
 }
 
 /* A striped block is acknowledged: the policy learns from what each
