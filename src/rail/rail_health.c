@@ -197,8 +197,8 @@ static int px_rail_sub_holds_oldest(const px_rail_vc_t *vc, const px_rail_sub_t 
  * frames go again on the others (px_rail_sub_move, within the budget) and
  * a policy that learns the split from measurements (adaptive) drops its
  * share to the floor and leaves it out until a probe stripe shows it keeps
- * up (px_rail_split; fixed weights stay). It is suspect until it answers, and DOWN only if its path falls
- * silent too. */
+ * up (px_rail_split; fixed weights stay). It is suspect until it answers,
+ * and DOWN only if its path falls silent too. */
 static void px_rail_sub_late(px_rail_sub_t *s, uint64_t now)
 {
     px_rail_vc_t *vc = s->vc;
