@@ -175,25 +175,26 @@ static void px_rail_ask_others(px_rail_vc_t *vc, int i, uint64_t now, uint64_t g
     }
 }
 
-/* Whether the oldest frame the peer has not acknowledged went on s: frames
- * on the other subchannels that arrived after it wait for it before they are
- * acknowledged, so they look late without being so. */
-static int px_rail_sub_holds_oldest(const px_rail_vc_t *vc, const px_rail_sub_t *s)
+/* The oldest frame the peer has not acknowledged if it went on s, else
+ * NULL: frames on the other subchannels that arrived after it wait for it
+ * before they are acknowledged, so they look late without being so. */
+static const px_rail_tx_t *px_rail_sub_oldest(const px_rail_vc_t *vc, const px_rail_sub_t *s)
 {
     uint32_t n = 0;
     for (uint32_t q = vc->tx_acked; q != vc->tx_seq && n < 256; q++, n++) {
         const px_rail_tx_t *x = vc->tx[q & (vc->tx_cap - 1)];
         if (x && x->seq == q && !x->acked && !x->resend)
-            return x->sub == s->idx;
+            return x->sub == s->idx ? x : NULL;
     }
-    return 0;
+    return NULL;
 }
 
-/* s has delivered nothing for PX_RAIL_DETECT / 2 while the peer
- * acknowledges what the others carry, although its path answers (over TCP:
- * the kernel still hears the peer's): the link is not dead but too slow for
+/* The oldest frame out has waited on s for PX_RAIL_DETECT / 2 while the
+ * peer answers on the others, although its path answers (over TCP: the
+ * kernel still hears the peer's): the link is not dead but too slow for
  * its share, say filled by other traffic, and every message with a stripe
- * on it waits. As MPTCP does with a subflow that blocks the others, its
+ * on it waits. So too when s delivers its earlier frames one by one, each
+ * in less than that, while the ones queued behind them wait ever longer. As MPTCP does with a subflow that blocks the others, its
  * frames go again on the others (px_rail_sub_move, within the budget) and
  * a policy that learns the split from measurements (adaptive) drops its
  * share to the floor and leaves it out until a probe stripe shows it keeps
@@ -548,19 +549,21 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
         } else if (s->state == PX_SUB_SUSPECT && !s->held) {
             px_rail_set_state(s, PX_SUB_UP);
         }
-        /* delivering nothing for PX_RAIL_DETECT / 2 while it holds the
-         * oldest frame out: late once the peer has answered elsewhere for
-         * PX_RAIL_DETECT / 4 and this one still delivers nothing (a peer
-         * back from a long computation answers everywhere within that);
-         * when the others are quiet (everything else waits for this one),
-         * ask there */
+        /* the oldest frame out sent on it PX_RAIL_DETECT / 2 ago and not
+         * acknowledged (whether the frames before it on s were): late once
+         * the peer has answered elsewhere for PX_RAIL_DETECT / 4 since
+         * and that frame is still out (a peer back from a long computation
+         * answers everywhere within that); when the others are quiet
+         * (everything else waits for this one), ask there */
+        const px_rail_tx_t *old;
         if (!r->lossy && vc->nlane <= 1 && s->state == PX_SUB_UP && s->unacked && vc->nsub > 1 &&
-            px_since(now, s->busy_since) > detect / 2 && px_rail_sub_holds_oldest(vc, s)) {
-            if (heard > s->busy_since && s->late_heard <= s->busy_since)
+            (old = px_rail_sub_oldest(vc, s)) && px_since(now, old->t_sent) > detect / 2) {
+            uint64_t since = old->t_sent;
+            if (heard > since && s->late_heard <= since)
                 s->late_heard = now;
-            if (s->late_heard > s->busy_since && px_since(now, s->late_heard) > detect / 4) {
+            if (s->late_heard > since && px_since(now, s->late_heard) > detect / 4) {
                 px_rail_sub_late(s, now);
-            } else if (heard <= s->busy_since) {
+            } else if (heard <= since) {
                 px_rail_ask_others(vc, i, now, detect / 4);
             }
         }

@@ -289,10 +289,10 @@ typedef struct px_rail_sub {
     int moved;               /* suspect, its frames moved to the others */
     int held;                /* suspect until it answers (a ping or an acknowledgement of
                               * its own), whatever else happens meanwhile */
-    int late;                /* suspect for delivering nothing while its path answers:
-                              * DOWN only once the path falls silent too */
-    uint64_t late_heard;     /* when the peer was first heard elsewhere while it
-                              * delivered nothing (older than busy_since: not since) */
+    int late;                /* suspect for holding the oldest frame out too long while
+                              * its path answers: DOWN only once the path falls silent too */
+    uint64_t late_heard;     /* when the peer was first heard elsewhere while that frame
+                              * waited (older than its sending: not since) */
     double probe_gap;        /* seconds */
     int probe_soon;          /* a frame came while down: probed once at once */
     px_rail_sub_stats_t *st; /* in the job's stats segment (PX_STATS) or st_own */

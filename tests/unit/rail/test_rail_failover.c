@@ -537,15 +537,23 @@ static void send_block(void)
     CHECK(st == PX_INPROGRESS);
 }
 
+/* Of the first n bytes of the block: not received, received more than
+ * once, received with a wrong value. */
+static void count_bytes(size_t n, size_t *missing, size_t *twice, size_t *wrong)
+{
+    *missing = *twice = *wrong = 0;
+    for (size_t i = 0; i < n; i++) {
+        *missing += times[i] == 0;
+        *twice += times[i] > 1;
+        *wrong += times[i] && recvbuf[i] != orig[i];
+    }
+}
+
 /* Every byte once, with its value; the send completed once, without error. */
 static void check_exactly_once(const char *name)
 {
-    size_t wrong = 0, twice = 0, missing = 0;
-    for (size_t i = 0; i < LEN; i++) {
-        missing += times[i] == 0;
-        twice += times[i] > 1;
-        wrong += times[i] && recvbuf[i] != orig[i];
-    }
+    size_t wrong, twice, missing;
+    count_bytes(LEN, &missing, &twice, &wrong);
     if (missing || twice || wrong || completions != 1)
         fprintf(stderr, "%s: %zu bytes missing, %zu twice, %zu wrong, %d completions\n", name,
                 missing, twice, wrong, completions);
@@ -809,6 +817,15 @@ static double progress_for(int ms, int (*done)(void))
             break;
     }
     return (double)(px_time_ns() - t0) / 1e6;
+}
+
+/* Until the sender has every frame acknowledged (3 s at most). */
+static void drain_acks(void)
+{
+    for (int t = 0; t < 3000 && px_rail_vc_unacked(vc[0]); t++) {
+        px_rail_ack_all(rail[1]);
+        progress_for(1, NULL);
+    }
 }
 
 static int sub2_suspect(void) { return px_rail_vc_stats(vc[0], 2)->state == 1; }
@@ -1212,7 +1229,7 @@ static void lane_slow_not_suspect(void)
 /* L: a late subchannel. Sub 1 holds its stripe (a link filled by other
  * traffic) while its path answers (the peer's kernel still hears it, so the
  * rule for a silent path never fires) and subs 0 and 2 deliver theirs.
- * Once it has delivered nothing for PX_RAIL_DETECT / 2 while the peer
+ * Once its frame has waited PX_RAIL_DETECT / 2 while the peer
  * answers on the others (pinged there, as they have nothing left to carry),
  * it is late: suspect, its stripe goes again elsewhere and the block
  * completes, every byte once. It is not DOWN while its path answers, however
@@ -1283,30 +1300,49 @@ static int stream_block(const char *name)
     completions = 0;
     send_block();
     progress_for(3000, block_in);
-    for (int t = 0; t < 3000 && px_rail_vc_unacked(vc[0]); t++) {
-        px_rail_ack_all(rail[1]);
-        progress_for(1, NULL);
-    }
+    drain_acks();
     check_exactly_once(name);
     return px_rail_vc_stats(vc[0], 1)->stripes > before;
 }
 
-static void slow_subchannel_rests(void)
+/* Three links at 100 MB/s under the adaptive policy, late after 200 ms,
+ * two blocks streamed so that every subchannel has a measured share. */
+static const char *rated_policy;
+static double rated_detect;
+
+static void rated_setup(const char *name)
 {
-    const char *policy = px_params.rail_policy;
-    double detect = px_params.rail_detect, retry = px_params.rail_retry;
+    char what[64];
+    rated_policy = px_params.rail_policy;
+    rated_detect = px_params.rail_detect;
     px_params.rail_policy = "adaptive";
-    px_params.rail_detect = 0.4; /* late after 200 ms */
-    px_params.rail_retry = 0.05;
+    px_params.rail_detect = 0.4;
     path_check = 1;
     path_silent = 0;
     setup();
     for (int k = 0; k < NSUB; k++)
         links[0][k].rate = 100000; /* bytes per ms */
     progress(1);
-    stream_block("rest: warm-up"); /* the first stripes also paid for the connections */
-    stream_block("rest: fast");
+    snprintf(what, sizeof(what), "%s: warm-up", name);
+    stream_block(what); /* the first stripes also paid for the connections */
+    snprintf(what, sizeof(what), "%s: fast", name);
+    stream_block(what);
     CHECK(px_rail_vc_weight(vc[0], 1) > 0.2);
+}
+
+static void rated_teardown(void)
+{
+    teardown();
+    path_check = 0;
+    px_params.rail_policy = rated_policy;
+    px_params.rail_detect = rated_detect;
+}
+
+static void slow_subchannel_rests(void)
+{
+    double retry = px_params.rail_retry;
+    px_params.rail_retry = 0.05;
+    rated_setup("rest");
 
     links[0][1].rate = 2000;
     stream_block("rest: slowed");
@@ -1334,11 +1370,60 @@ static void slow_subchannel_rests(void)
         fprintf(stderr, "rest: a subchannel fast again %s\n",
                 probe ? "left out after its probe" : "not probed within 3 s");
     CHECK(back && px_rail_vc_weight(vc[0], 1) > 0.1);
-    teardown();
-    path_check = 0;
-    px_params.rail_policy = policy;
-    px_params.rail_detect = detect;
+    rated_teardown();
     px_params.rail_retry = retry;
+}
+
+/* S: a subchannel slow but steady. Eight blocks go at once over three
+ * links at 100 MB/s, then sub 1 slows to 1 MB/s: it delivers its stripes
+ * one by one, each in about 130 ms (under PX_RAIL_DETECT / 2, so never
+ * silent that long), while the last ones wait behind them for a second. It
+ * is late once its oldest frame has waited PX_RAIL_DETECT / 2 while the
+ * peer answers on the others: its stripes go again there and every block
+ * is in long before sub 1 would have delivered them, each byte once. */
+#define S_BLOCKS 8
+#define S_LEN (LEN / S_BLOCKS) /* chunks 0, 6, 12, ... of 64 KB each */
+static int s_done;
+static void s_sent_cb(void *arg, px_status_t st)
+{
+    (void)arg;
+    s_done += st == PX_OK;
+}
+static int s_all_in(void) { return s_done == S_BLOCKS; }
+
+static void slow_steady_subchannel(void)
+{
+    rated_setup("steady");
+
+    memcpy(sendbuf, orig, LEN);
+    memset(recvbuf, 0, LEN);
+    memset(times, 0, LEN);
+    s_done = 0;
+    links[0][1].rate = 1000;
+    uint64_t before = px_rail_vc_stats(vc[0], 1)->stripes;
+    for (uint32_t b = 0; b < S_BLOCKS; b++) {
+        char hdr[8] = "chnk";
+        uint32_t chunk = b * (S_LEN / 65536);
+        memcpy(hdr + 4, &chunk, 4);
+        struct iovec iov = {sendbuf + (size_t)b * S_LEN, S_LEN};
+        CHECK(px_rail_vc_send(vc[0], hdr, sizeof(hdr), &iov, 1, PX_RAIL_F_STRIPE, s_sent_cb,
+                              NULL) == PX_INPROGRESS);
+    }
+    uint64_t on1 = px_rail_vc_stats(vc[0], 1)->stripes - before;
+    double ms = progress_for(3000, s_all_in);
+    drain_acks();
+    size_t wrong, twice, missing;
+    count_bytes(LEN, &missing, &twice, &wrong);
+    if (!s_all_in() || ms > 600 || on1 < 4 || missing || twice || wrong)
+        fprintf(stderr,
+                "steady: %d of %d blocks in %.0f ms (%llu stripes on sub 1), %zu bytes missing, "
+                "%zu twice, %zu wrong\n",
+                s_done, S_BLOCKS, ms, (unsigned long long)on1, missing, twice, wrong);
+    CHECK(on1 >= 4); /* a queue to wait behind */
+    CHECK(s_all_in() && ms < 600);
+    CHECK(missing == 0 && twice == 0 && wrong == 0);
+    CHECK(px_rail_vc_stats(vc[0], 1)->lates == 1 && px_rail_vc_stats(vc[0], 1)->downs == 0);
+    rated_teardown();
 }
 
 /* Q: the receiver answers an ordered frame from its handler, as a
@@ -1405,12 +1490,8 @@ static void answer_on_reset(int at)
             links[0][k].hold = 0;
         fail_sub(s); /* the sender sees the reset */
         progress_for(500, answer_in);
-        size_t missing = 0, twice = 0, wrong = 0;
-        for (size_t i = 0; i < ANS_LEN; i++) {
-            missing += times[i] == 0;
-            twice += times[i] > 1;
-            wrong += times[i] && recvbuf[i] != orig[i];
-        }
+        size_t missing, twice, wrong;
+        count_bytes(ANS_LEN, &missing, &twice, &wrong);
         if (missing || twice || wrong)
             fprintf(stderr, "answer on reset (%d): %zu bytes missing, %zu twice, %zu wrong\n", at,
                     missing, twice, wrong);
@@ -1505,6 +1586,7 @@ int main(void)
     late_subchannel(0);
     late_subchannel(1);
     slow_subchannel_rests();
+    slow_steady_subchannel();
     one_way_loss();
     answer_on_reset(1);
     answer_on_reset(2);
