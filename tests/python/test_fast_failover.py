@@ -38,7 +38,9 @@ from test_rail_faults import (BUILD, PAIR, PXRUN, assert_correct, ft_stream, nee
 RATE = "1gbit"
 SIZES = ["--sizes", "1k,48k,1m,4m"]
 FAST_STALL_S = 0.4
-LATE_STALL_S = 3.0  # 1.2-4.6 s (3.5 s typically) before the rule for a late subchannel
+# 1.2-4.6 s (3.5 s typically) before the rule for a late subchannel; 2.1 s with
+# a floor share on the slow rail, 2.9 s while only silence made a subchannel late
+LATE_STALL_S = 1.5
 FAULTS_RE = re.compile(r"faults: suspect (\d+) moved (\d+) answered_after (\d+) down (\d+)")
 
 
@@ -175,9 +177,9 @@ def test_slow_rail_is_late(fast_rails):
     with background_tcp("node0", "node1", "10.101.0.2", 12, env=ENV):
         r = ft_stream(PAIR, args, env=env, plan=plan("slow", at=3))
     assert_correct(r)
-    # in a few runs rail1 keeps delivering a little often enough never to
-    # be late, and rests once measured (docs/fault-tolerance.md): the count
-    # is printed, not asserted
+    # rail1 may be measured too slow and rest before any of its frames has
+    # waited long enough to be late (docs/fault-tolerance.md): the count is
+    # printed, not asserted
     late = sum(int(n) for n in re.findall(r"faults: .* late (\d+) ", r.err))
     stall = r.result["max_stall_s"]
     print(f"slowed rail: late {late}, longest stall {stall} s, {r.result['rate_MBs']} MB/s")
