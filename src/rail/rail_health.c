@@ -194,8 +194,9 @@ static const px_rail_tx_t *px_rail_sub_oldest(const px_rail_vc_t *vc, const px_r
  * kernel still hears the peer's): the link is not dead but too slow for
  * its share, say filled by other traffic, and every message with a stripe
  * on it waits. So too when s delivers its earlier frames one by one, each
- * in less than that, while the ones queued behind them wait ever longer. As MPTCP does with a subflow that blocks the others, its
- * frames go again on the others (px_rail_sub_move, within the budget) and
+ * in less than that, while the ones queued behind them wait ever longer.
+ * As MPTCP does with a subflow that blocks the others, its frames go again
+ * on the others (px_rail_sub_move, within the budget) and
  * a policy that learns the split from measurements (adaptive) drops its
  * share to the floor and leaves it out until a probe stripe shows it keeps
  * up (px_rail_split; fixed weights stay). It is suspect until it answers,
