@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 struct px_chan_state px_c;
@@ -285,19 +286,23 @@ static px_status_t px_chan_create(const px_boot_info_t *boot, int r)
     return PX_OK;
 }
 
-/* PX_PROGRESS_MODE=sleep and block: one epoll set over the shared-memory doorbell
- * and the network's descriptors. Without a doorbell (no socket for it)
- * shared memory must be polled, and the process never sleeps. */
+/* PX_PROGRESS_MODE=sleep and block: one epoll set over the shared-memory doorbell,
+ * the network's descriptors and an eventfd by which another thread of the
+ * process wakes the sleeper (px_chan_sleep_kick). Without a doorbell (no
+ * socket for it) shared memory must be polled, and the process never
+ * sleeps. */
 static px_status_t px_chan_sleep_setup(void)
 {
-    int fds[2] = {px_c.shm_if ? px_c.shm_ops->iface_fd(px_c.shm_if) : -1, !px_c.rail_peers ? -1
-                                                                          : px_c.epfd >= 0
-                                                                              ? px_c.epfd
-                                                                              : px_c.rail_fd};
+    int fds[3] = {px_c.shm_if ? px_c.shm_ops->iface_fd(px_c.shm_if) : -1,
+                  !px_c.rail_peers ? -1
+                  : px_c.epfd >= 0 ? px_c.epfd
+                                   : px_c.rail_fd,
+                  -1};
     if ((px_c.shm_if && fds[0] < 0) || (fds[0] < 0 && fds[1] < 0))
         return PX_OK;
-    px_c.sleep_fd = epoll_create1(EPOLL_CLOEXEC);
-    for (int i = 0; i < 2 && px_c.sleep_fd >= 0; i++) {
+    px_c.kick_fd = fds[2] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    px_c.sleep_fd = px_c.kick_fd < 0 ? -1 : epoll_create1(EPOLL_CLOEXEC);
+    for (int i = 0; i < 3 && px_c.sleep_fd >= 0; i++) {
         struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
         if (fds[i] >= 0 && epoll_ctl(px_c.sleep_fd, EPOLL_CTL_ADD, fds[i], &ev)) {
             close(px_c.sleep_fd);
@@ -322,7 +327,7 @@ px_status_t px_chan_init(const px_boot_info_t *boot, const px_chan_up_t *up)
     px_c.up = up;
     px_c.rail_fd = -1;
     px_c.epfd = -1;
-    px_c.sleep_fd = -1;
+    px_c.sleep_fd = px_c.kick_fd = -1;
     px_c.finalizing = 0;
     px_chan_am_register(PX_CHAN_AM_CTRL, sizeof(px_chan_ctrl_hdr_t), 0, px_chan_ctrl_in);
     /* the transports on this node, from the registry like the network ones */
@@ -401,7 +406,9 @@ void px_chan_finalize(void)
         close(px_c.epfd);
     if (px_c.sleep_fd >= 0)
         close(px_c.sleep_fd);
-    px_c.epfd = px_c.sleep_fd = -1;
+    if (px_c.kick_fd >= 0)
+        close(px_c.kick_fd);
+    px_c.epfd = px_c.sleep_fd = px_c.kick_fd = -1;
     px_c.rail = px_c.rail_rc = NULL;
     if (px_c.shm_if)
         px_c.shm_ops->iface_close(px_c.shm_if);
@@ -537,8 +544,22 @@ void px_chan_sleep_wait(void)
      * retransmission, heartbeats) want a poll every millisecond, as
      * PX_PROGRESS_MODE=block gives them; shared memory has none, and the
      * bound only guards against a wake-up that never comes */
-    struct epoll_event ev[2];
-    epoll_wait(px_c.sleep_fd, ev, 2, px_c.rail_peers ? 1 : 100);
+    struct epoll_event ev[3];
+    epoll_wait(px_c.sleep_fd, ev, 3, px_c.rail_peers ? 1 : 100);
+}
+
+void px_chan_sleep_kick(void)
+{
+    uint64_t one = 1;
+    if (write(px_c.kick_fd, &one, sizeof one) < 0 && errno != EAGAIN)
+        px_warn("chan", "cannot wake the thread asleep for the process: %s", strerror(errno));
+}
+
+void px_chan_sleep_unkick(void)
+{
+    uint64_t n;
+    if (read(px_c.kick_fd, &n, sizeof n) < 0 && errno != EAGAIN)
+        px_warn("chan", "eventfd of the sleeping thread: %s", strerror(errno));
 }
 
 void px_chan_sleep_disarm(void)

@@ -192,6 +192,11 @@ int px_chan_progress(void);
 int px_chan_sleep_arm(void);
 void px_chan_sleep_wait(void);
 void px_chan_sleep_disarm(void);
+/* With MPI_THREAD_MULTIPLE: another thread wakes the one in
+ * px_chan_sleep_wait (or its next sleep, if it has not got there yet);
+ * px_chan_sleep_unkick takes the signal back after the wake. */
+void px_chan_sleep_kick(void);
+void px_chan_sleep_unkick(void);
 
 /* How far px_chan_flush waits. */
 enum {

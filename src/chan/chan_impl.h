@@ -87,6 +87,7 @@ extern struct px_chan_state {
     int wake_peers; /* some peer's channel has wake */
     int rail_fd;
     int sleep_fd; /* PX_PROGRESS_MODE=sleep: every channel's descriptor, or -1 */
+    int kick_fd;  /* eventfd in sleep_fd: px_chan_sleep_kick */
     int finalizing;
     unsigned tick;
     size_t shm_eager; /* PX_SHM_EAGER_LIMIT, 'auto' resolved */

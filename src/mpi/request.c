@@ -200,7 +200,7 @@ PX_PMPI(MPI_Grequest_complete)(MPI_Request request)
         return px_mpi_error(NULL, MPI_ERR_REQUEST, "MPI_Grequest_complete",
                             "not a generalized request");
     ((px_greq_t *)r->sched)->done = 1;
-    px_cs_wake();      /* another thread may wait for it */
+    px_proto_wake();   /* another thread may wait for it */
     if (r->user_freed) /* MPI_Request_free came first */
         px_mpi_req_free(r);
     return MPI_SUCCESS;

@@ -65,13 +65,28 @@ px_proto_req_t *px_proto_id_lookup(uint64_t id)
     return px_p.ids[i];
 }
 
+/* Another thread of the process may wait for what this one completed:
+ * asleep until a completion (px_cs_wait_others), or asleep in the kernel
+ * for the process, where only arrivals would wake it (once a sleep). Both
+ * flags change under the library's lock, which the caller holds. */
+static inline void px_proto_wake_(void)
+{
+    px_cs_wake();
+    if (__builtin_expect(px_p.sleeper && !px_p.kicked, 0)) {
+        px_p.kicked = 1;
+        px_chan_sleep_kick();
+    }
+}
+
+void px_proto_wake(void) { px_proto_wake_(); }
+
 void px_proto_complete(px_proto_req_t *req)
 {
     px_proto_id_put(req);
     req->done = 1;
     if (req->cb)
         req->cb(req);
-    px_cs_wake(); /* its thread may wait for another's progress */
+    px_proto_wake_();
 }
 
 void px_proto_send_cb(void *arg, px_status_t st)
@@ -444,10 +459,13 @@ static void px_proto_sleep(unsigned *idle, int look)
     }
     px_p.armed = 0;
     px_p.sleeper = 1;
+    px_p.kicked = 0;
     int depth = px_cs_release();
     px_chan_sleep_wait();
     px_cs_reacquire(depth);
     px_p.sleeper = 0;
+    if (px_p.kicked)
+        px_chan_sleep_unkick();
     px_chan_sleep_disarm();
     px_cs_wake(); /* one of the others may sleep here in turn */
 }

@@ -126,6 +126,11 @@ void px_proto_set_progress_hook(int (*hook)(void));
  * library's lock on (px_cs_on); stopped before px_proto_finalize. */
 px_status_t px_proto_async_start(void);
 void px_proto_async_stop(void);
+/* With MPI_THREAD_MULTIPLE, after completing something outside a request
+ * of this layer (a generalized request): wakes the threads that wait for
+ * another's progress, the one asleep in the kernel included. This layer's
+ * requests do it themselves when they complete. */
+void px_proto_wake(void);
 /* One step of a wait loop: progress, then spin, yield or block by policy. */
 void px_proto_wait_step(unsigned *idle);
 /* The same for a wait on a store a peer makes into memory shared with it

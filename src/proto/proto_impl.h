@@ -119,6 +119,7 @@ extern struct px_proto_state {
     uint64_t n_unexp, n_eager, n_rndv;
     int (*hook)(void); /* px_proto_set_progress_hook */
     int sleeper;       /* a thread sleeps in the kernel for the process */
+    int kicked;        /* another thread has woken it (px_chan_sleep_kick) */
     int armed;         /* px_chan_sleep_arm'd by armed_by, not yet disarmed */
     pthread_t armed_by;
 } px_p;
