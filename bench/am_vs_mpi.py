@@ -15,9 +15,13 @@ the loopback, runs in turn, REPS times:
            cost of waking up) for Plexus in each PX_PROGRESS_MODE, MPICH
            (UCX; it has no blocking mode) and Open MPI, polling and with
            mpi_yield_when_idle.
-  threads  OSU's osu_latency_mt at 8 bytes with 1 and 4 thread pairs
+  threads  OSU's osu_latency_mt at 8 bytes with 1, 4 and 8 thread pairs
            (MPI_THREAD_MULTIPLE) over shared memory, in the same ways of
-           waiting: one thread of a process sleeping in the kernel for all.
+           waiting: one thread of a process sleeping in the kernel for all;
+           then Plexus with its threads free to move (PX_BIND=none; by
+           default a rank's threads run on its share of the CPUs) and MPICH
+           with them bound to the rank's core (mpiexec -bind-to core; Open
+           MPI's mpirun binds two ranks to cores by default).
 
 Prints Markdown tables (medians of the repetitions) and writes every run as
 JSON to --json (default bench/results/am-vs-mpi-DATE.json). A benchmark:
@@ -43,7 +47,7 @@ RUN_SH = os.path.join(HERE, "osu", "run.sh")
 RESULTS = os.path.join(HERE, "results")
 CACHE = os.path.join(HERE, ".cache", "am-vs-mpi")
 IDLE_SRC = os.path.join(HERE, "loops", "idle_wait.c")
-THREAD_PAIRS = (1, 4)
+THREAD_PAIRS = (1, 4, 8)
 LAYER_SIZES = [4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576]
 
 
@@ -94,13 +98,14 @@ def pxperf(build, net):
     return rows
 
 
-def osu(mpi, net, bench, osu_dir, env=(), args=(), no_finalize=False):
+def osu(mpi, net, bench, osu_dir, env=(), args=(), no_finalize=False, launcher_env=()):
     argv = [RUN_SH, "--mpi", mpi, "--net", net]
     if osu_dir:
         argv += ["--osu-dir", osu_dir]
     for e in env:
         argv += ["--env", e]
-    rc, out = run(argv + [bench] + list(args))
+    lenv = dict(os.environ, **dict(e.split("=", 1) for e in launcher_env)) if launcher_env else None
+    rc, out = run(argv + [bench] + list(args), env=lenv)
     table = osu_table(out)
     # OSU 7.4's osu_latency_mt returns from main without MPI_Finalize, which
     # pxrun and Open MPI's mpirun report: its figure counts all the same
@@ -203,30 +208,37 @@ def main():
     if "threads" in parts:
         # 8-byte osu_latency_mt, N thread pairs each a ping-pong between the
         # two ranks with its own tag, in each way of waiting
+        # (mpi, label, rank environment, launcher environment)
         configs = []
         for mode in ("auto", "spin", "block", "sleep"):
-            configs.append(("plexus", f"Plexus {mode}", (f"PX_PROGRESS_MODE={mode}",)))
-        configs.append(("mpich", "MPICH", ()))
-        configs.append(("openmpi", "Open MPI", ()))
-        configs.append(("openmpi", "Open MPI yield", ("OMPI_MCA_mpi_yield_when_idle=1",)))
+            configs.append(("plexus", f"Plexus {mode}", (f"PX_PROGRESS_MODE={mode}",), ()))
+        configs.append(("mpich", "MPICH", (), ()))
+        configs.append(("openmpi", "Open MPI", (), ()))
+        configs.append(("openmpi", "Open MPI yield", ("OMPI_MCA_mpi_yield_when_idle=1",), ()))
+        for mode in ("auto", "block"):
+            configs.append(("plexus", f"Plexus {mode}, threads free to move",
+                            (f"PX_PROGRESS_MODE={mode}", "PX_BIND=none"), ()))
+        configs.append(("mpich", "MPICH, bound to cores", (), ("HYDRA_BINDING=core",)))
         res = {}
         for rep in range(args.reps):
             for n in THREAD_PAIRS:
-                for mpi, label, env in configs:
+                for mpi, label, env, lenv in configs:
                     log(f"threads rep {rep + 1}: {label}, {n} pair(s)")
                     t = osu(mpi, "shm", "osu_latency_mt", args.osu_dir if mpi == "plexus" else None,
                             env=env, args=("-m", "8:8", "-i", str(8000 // n), "-x",
-                                           str(800 // n), "-t", f"{n}:{n}"), no_finalize=True)
+                                           str(800 // n), "-t", f"{n}:{n}"), no_finalize=True,
+                            launcher_env=lenv)
                     v = t.get(8) if t else None
-                    runs.append({"part": "threads", "mpi": mpi, "label": label, "env": list(env),
-                                 "pairs": n, "rep": rep, "latency_us": v})
+                    runs.append({"part": "threads", "mpi": mpi, "label": label,
+                                 "env": list(env) + list(lenv), "pairs": n, "rep": rep,
+                                 "latency_us": v})
                     res.setdefault((label, n), []).append(v)
         lines += [f"8-byte latency with threads (osu_latency_mt, shared memory), {stamp}; "
                   f"medians of {args.reps} runs in turn, [min–max].", "",
                   "| library, mode | " + " | ".join(f"{n} pair{'s' if n > 1 else ''} µs"
                                                     for n in THREAD_PAIRS) + " |",
                   "|---|" + "---|" * len(THREAD_PAIRS)]
-        for _, label, _ in configs:
+        for _, label, _, _ in configs:
             cells = []
             for n in THREAD_PAIRS:
                 vs = [v for v in res.get((label, n), []) if v is not None]

@@ -108,3 +108,35 @@ void px_boot_spread(void)
         px_debug("boot", "started on CPU %d", px_machine_start_cpu);
     }
 }
+
+/* A rank's threads that wait in MPI take turns under the library's lock,
+ * one polling at a time. Free to move, the polling threads of two ranks
+ * sometimes stay on one core for a whole run and take turns at its time
+ * slices, while the other core runs threads that wake and sleep again
+ * (docs/architecture.md, "Progress and placement"). With PX_BIND=spread,
+ * when the ranks of this machine fit its CPUs and the launcher left the
+ * process all of them, the i-th rank is bound to the i-th of as many equal
+ * shares of its CPUs as there are ranks. The calling thread is bound, and
+ * the threads it creates from then on inherit its set. */
+void px_boot_share_cpus(void)
+{
+    cpu_set_t set, share;
+    int R = px_machine.ranks, i = px_machine.index;
+    if (strcmp(px_params.bind, "spread") || R < 2 || px_machine.oversub ||
+        sched_getaffinity(0, sizeof(set), &set) != 0 ||
+        CPU_COUNT(&set) != sysconf(_SC_NPROCESSORS_ONLN))
+        return;
+    int n = CPU_COUNT(&set), lo = i * n / R, hi = (i + 1) * n / R, k = 0;
+    CPU_ZERO(&share);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set)) {
+            if (k >= lo && k < hi)
+                CPU_SET(c, &share);
+            k++;
+        }
+    if (sched_setaffinity(0, sizeof(share), &share) != 0)
+        px_warn("boot", "cannot bind the rank to its %d CPUs: %s", hi - lo, strerror(errno));
+    else
+        px_debug("boot", "threads: bound to %d CPUs from the %d-th (rank %d of %d here)", hi - lo,
+                 lo, i, R);
+}

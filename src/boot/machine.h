@@ -25,5 +25,9 @@ const px_boot_machine_t *px_boot_machine(void);
 void px_boot_bind(void);
 /* PX_BIND=spread, at the end of MPI_Init: moves once to this rank's CPU. */
 void px_boot_spread(void);
+/* PX_BIND=spread with MPI_THREAD_MULTIPLE: binds this rank, and the
+ * threads it creates from then on, to its share of the machine's CPUs when
+ * the ranks here fit them and the launcher did not bind it already. */
+void px_boot_share_cpus(void);
 
 #endif

@@ -213,8 +213,10 @@ PX_PMPI(MPI_Init_thread)(int *argc, char ***argv, int required, int *provided)
     px_mpi_thread_level = required < MPI_THREAD_SINGLE     ? MPI_THREAD_SINGLE
                           : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
                                                            : required;
-    if (px_mpi_thread_level == MPI_THREAD_MULTIPLE)
+    if (px_mpi_thread_level == MPI_THREAD_MULTIPLE) {
         px_cs_on = 1;
+        px_boot_share_cpus(); /* its threads poll in turn: keep them off the other ranks' CPUs */
+    }
     if (provided)
         *provided = px_mpi_thread_level;
     return MPI_SUCCESS;

@@ -8,6 +8,7 @@
  * groups through MPI_Comm_create_from_group (comm.c) and
  * MPI_Intercomm_create_from_groups (intercomm.c). */
 #include "mpi_impl.h"
+#include "../boot/machine.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,8 +138,10 @@ PX_PMPI(MPI_Session_init)(MPI_Info info, MPI_Errhandler errhandler, MPI_Session 
     s->handle = (MPI_Session)(PX_SESSION_DYN | (unsigned)idx);
     s->errh = eh;
     s->thread_level = level;
-    if (level == MPI_THREAD_MULTIPLE)
+    if (level == MPI_THREAD_MULTIPLE) {
         px_cs_on = 1; /* the library's lock, as MPI_Init_thread turns it on */
+        px_boot_share_cpus();
+    }
     *session = s->handle;
     return MPI_SUCCESS;
 }
