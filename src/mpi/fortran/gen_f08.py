@@ -77,18 +77,55 @@ special("MPI_Info_create_env", "MPI_Fint *info, MPI_Fint *ierror",
 special("MPI_Info_get_string",
         "MPI_Fint *info, CFI_cdesc_t *key, MPI_Fint *buflen, CFI_cdesc_t *value, MPI_Fint *flag,"
         " MPI_Fint *ierror",
-        "    px_f08_err(ierror, px_f08_info_get_string(*info, key, buflen, value, flag));",
+        "    px_f08_err(ierror, px_f_info_get_string(*info, key->base_addr, key->elem_len, buflen,\n"
+        "                                            value->base_addr, value->elem_len, flag));",
         [("TYPE(MPI_Info), INTENT(IN)", "info"), ("CHARACTER(LEN=*), INTENT(IN)", "key"),
          ("INTEGER, INTENT(INOUT)", "buflen"), ("CHARACTER(LEN=*), INTENT(OUT)", "value"),
          ("LOGICAL, INTENT(OUT)", "flag")])
 special("MPI_Session_get_nth_pset",
         "MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len,"
         " CFI_cdesc_t *pset_name, MPI_Fint *ierror",
-        "    px_f08_err(ierror,\n"
-        "               px_f08_session_get_nth_pset(*session, *info, *n, pset_len, pset_name));",
+        "    px_f08_err(ierror, px_f_session_get_nth_pset(*session, *info, *n, pset_len,\n"
+        "                                                 pset_name->base_addr,"
+        " pset_name->elem_len));",
         [("TYPE(MPI_Session), INTENT(IN)", "session"), ("TYPE(MPI_Info), INTENT(IN)", "info"),
          ("INTEGER, INTENT(IN)", "n"), ("INTEGER, INTENT(INOUT)", "pset_len"),
          ("CHARACTER(LEN=*), INTENT(OUT)", "pset_name")])
+# Arrays of blank-padded strings (px_fortran.c); MPI_ARGV_NULL,
+# MPI_ARGVS_NULL and MPI_ERRCODES_IGNORE are objects of libmpifort
+# (px_f08.c) the module binds to.
+special("MPI_Comm_spawn",
+        "CFI_cdesc_t *command, CFI_cdesc_t *argv, MPI_Fint *maxprocs, MPI_Fint *info,"
+        " MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes,"
+        " MPI_Fint *ierror",
+        "    const char *v = argv->base_addr == px_f08_argv_null ? NULL : argv->base_addr;\n"
+        "    px_f08_err(ierror,\n"
+        "               px_f_comm_spawn(command->base_addr, command->elem_len, v, argv->elem_len,\n"
+        "                               *maxprocs, *info, *root, *comm, intercomm,\n"
+        "                               errcodes == px_f08_errcodes_ignore ? NULL : errcodes));",
+        [("CHARACTER(LEN=*), INTENT(IN)", "command"),
+         ("CHARACTER(LEN=*), DIMENSION(*), INTENT(IN)", "argv"),
+         ("INTEGER, INTENT(IN)", "maxprocs"), ("TYPE(MPI_Info), INTENT(IN)", "info"),
+         ("INTEGER, INTENT(IN)", "root"), ("TYPE(MPI_Comm), INTENT(IN)", "comm"),
+         ("TYPE(MPI_Comm), INTENT(OUT)", "intercomm"),
+         ("INTEGER, DIMENSION(*)", "array_of_errcodes")])
+special("MPI_Comm_spawn_multiple",
+        "MPI_Fint *count, CFI_cdesc_t *commands, CFI_cdesc_t *argvs, MPI_Fint *maxprocs,"
+        " MPI_Fint *infos, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm,"
+        " MPI_Fint *errcodes, MPI_Fint *ierror",
+        "    const char *v = argvs->base_addr == px_f08_argvs_null ? NULL : argvs->base_addr;\n"
+        "    px_f08_err(ierror, px_f_comm_spawn_multiple(\n"
+        "                           *count, commands->base_addr, commands->elem_len, v,\n"
+        "                           argvs->elem_len, maxprocs, infos, *root, *comm, intercomm,\n"
+        "                           errcodes == px_f08_errcodes_ignore ? NULL : errcodes));",
+        [("INTEGER, INTENT(IN)", "count"),
+         ("CHARACTER(LEN=*), DIMENSION(*), INTENT(IN)", "array_of_commands"),
+         ("CHARACTER(LEN=*), DIMENSION(COUNT,*), INTENT(IN)", "array_of_argv"),
+         ("INTEGER, DIMENSION(*), INTENT(IN)", "array_of_maxprocs"),
+         ("TYPE(MPI_Info), DIMENSION(*), INTENT(IN)", "array_of_info"),
+         ("INTEGER, INTENT(IN)", "root"), ("TYPE(MPI_Comm), INTENT(IN)", "comm"),
+         ("TYPE(MPI_Comm), INTENT(OUT)", "intercomm"),
+         ("INTEGER, DIMENSION(*)", "array_of_errcodes")])
 # Attribute values are INTEGER(KIND=MPI_ADDRESS_KIND); keyvals as in mpif.h.
 for _obj, _ty in (("Comm", "comm"), ("Type", "type"), ("Win", "win")):
     _handle = ("TYPE(MPI_%s), INTENT(IN)" % {"Type": "Datatype"}.get(_obj, _obj), _ty)
@@ -153,12 +190,10 @@ callback_routine("MPI_Grequest_start",
                   ("PROCEDURE(MPI_Grequest_cancel_function)", "cancel_fn"),
                   ("INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN)", "extra_state"),
                   ("TYPE(MPI_Request), INTENT(OUT)", "request")],
-                 "void (*query)(MPI_Aint *, MPI_Status *, MPI_Fint *),"
-                 " void (*free_fn)(MPI_Aint *, MPI_Fint *),"
-                 " void (*cancel)(MPI_Aint *, MPI_Fint *, MPI_Fint *), MPI_Aint *extra,"
-                 " MPI_Fint *request, MPI_Fint *ierror",
-                 "    px_f08_err(ierror,\n"
-                 "               px_f08_grequest_start(query, free_fn, cancel, *extra, request));")
+                 "px_f_greq_query_fn *query, px_f_greq_free_fn *free_fn,"
+                 " px_f_greq_cancel_fn *cancel, MPI_Aint *extra, MPI_Fint *request,"
+                 " MPI_Fint *ierror",
+                 "    px_f08_err(ierror, px_f_grequest_start(query, free_fn, cancel, *extra, request));")
 # Attribute callbacks run through the trampolines of `use mpi` (px_fortran.c):
 # the same arguments, with a LOGICAL flag.
 for _obj, _ty in (("Comm", "comm"), ("Type", "type"), ("Win", "win")):

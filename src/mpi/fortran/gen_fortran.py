@@ -30,12 +30,8 @@ import sys
 
 # Routines with no Fortran wrapper (reason in the comment).
 SKIP = {
-    # generalized requests and data representations: C callbacks
-    "MPI_Grequest_start", "MPI_Register_datarep", "MPI_Register_datarep_c",
-    # in/out string lengths with different meaning in Fortran
-    "MPI_Info_get_string", "MPI_Session_get_nth_pset",
-    # argv arrays
-    "MPI_Comm_spawn", "MPI_Comm_spawn_multiple",
+    # data representations: conversion callbacks on C buffers
+    "MPI_Register_datarep", "MPI_Register_datarep_c",
     # pointer-returning helpers with no Fortran meaning
     "MPI_Comm_c2f", "MPI_Comm_f2c",
 }
@@ -59,6 +55,40 @@ special("MPI_Init_thread", "MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ie
         "    *ierr = MPI_Init_thread(NULL, NULL, *required, provided);")
 special("MPI_Pcontrol", "MPI_Fint *level, MPI_Fint *ierr",
         "    *ierr = MPI_Pcontrol(*level);")
+special("MPI_Info_create_env", "MPI_Fint *info, MPI_Fint *ierr",
+        "    *ierr = MPI_Info_create_env(0, NULL, info);")
+# In/out string lengths: C's count the terminating NUL (px_fortran.c).
+special("MPI_Info_get_string",
+        "MPI_Fint *info, char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag, MPI_Fint *ierr,"
+        " size_t l_key, size_t l_value",
+        "    *ierr = px_f_info_get_string(*info, key, l_key, buflen, value, l_value, flag);")
+special("MPI_Session_get_nth_pset",
+        "MPI_Fint *session, MPI_Fint *info, MPI_Fint *n, MPI_Fint *pset_len, char *pset_name,"
+        " MPI_Fint *ierr, size_t l_pset_name",
+        "    *ierr = px_f_session_get_nth_pset(*session, *info, *n, pset_len, pset_name,"
+        " l_pset_name);")
+# Arrays of blank-padded strings; MPI_ARGV_NULL, MPI_ARGVS_NULL and
+# MPI_ERRCODES_IGNORE are the common blocks' objects.
+special("MPI_Comm_spawn",
+        "char *command, char *argv, MPI_Fint *maxprocs, MPI_Fint *info, MPI_Fint *root,"
+        " MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierr,"
+        " size_t l_command, size_t l_argv",
+        "    *ierr = px_f_comm_spawn(command, l_command, argv == mpiprivc_.argv_null ? NULL : argv,\n"
+        "                            l_argv, *maxprocs, *info, *root, *comm, intercomm,\n"
+        "                            errcodes == mpipriv2_.errcodes_ignore ? NULL : errcodes);")
+special("MPI_Comm_spawn_multiple",
+        "MPI_Fint *count, char *commands, char *argvs, MPI_Fint *maxprocs, MPI_Fint *infos,"
+        " MPI_Fint *root, MPI_Fint *comm, MPI_Fint *intercomm, MPI_Fint *errcodes, MPI_Fint *ierr,"
+        " size_t l_commands, size_t l_argvs",
+        "    *ierr = px_f_comm_spawn_multiple(\n"
+        "        *count, commands, l_commands, argvs == &mpiprivc_.argvs_null[0][0] ? NULL : argvs,\n"
+        "        l_argvs, maxprocs, infos, *root, *comm, intercomm,\n"
+        "        errcodes == mpipriv2_.errcodes_ignore ? NULL : errcodes);")
+# Generalized requests: trampolines with the Fortran callbacks (px_fortran.c).
+special("MPI_Grequest_start",
+        "px_f_greq_query_fn *query, px_f_greq_free_fn *free_fn, px_f_greq_cancel_fn *cancel,"
+        " MPI_Aint *extra, MPI_Fint *request, MPI_Fint *ierr",
+        "    *ierr = px_f_grequest_start(query, free_fn, cancel, *extra, request);")
 # Fortran indices are 1-based.
 special("MPI_Waitany",
         "MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr",

@@ -68,13 +68,16 @@ module mpi_f08
 
     ! Special addresses: objects of libmpi (MPI_F08_STATUS_IGNORE etc. of
     ! mpi.h) and of libmpifort (the mpif.h common blocks of MPI_UNWEIGHTED,
-    ! MPI_WEIGHTS_EMPTY), recognised by address.
+    ! MPI_WEIGHTS_EMPTY; px_f08.c), recognised by address.
     type(MPI_Status), bind(C, name="MPIR_F08_MPI_STATUS_IGNORE_OBJ") :: MPI_STATUS_IGNORE
     type(MPI_Status), bind(C, name="MPIR_F08_MPI_STATUSES_IGNORE_OBJ") :: MPI_STATUSES_IGNORE(1)
     integer, bind(C, name="MPIR_F08_MPI_IN_PLACE") :: MPI_IN_PLACE
     integer, bind(C, name="MPIR_F08_MPI_BOTTOM") :: MPI_BOTTOM
     integer, bind(C, name="mpifcmb5_") :: MPI_UNWEIGHTED(1)
     integer, bind(C, name="mpifcmb9_") :: MPI_WEIGHTS_EMPTY(1)
+    character(len=1), bind(C, name="px_f08_argv_null") :: MPI_ARGV_NULL(1)
+    character(len=1), bind(C, name="px_f08_argvs_null") :: MPI_ARGVS_NULL(1, 1)
+    integer, bind(C, name="px_f08_errcodes_ignore") :: MPI_ERRCODES_IGNORE(1)
 
     interface
         ! MPI_F_SYNC_REG(buf): the compiler stores and reloads buf around it

@@ -7,6 +7,12 @@
 
 #include <ISO_Fortran_binding.h>
 
+/* MPI_ARGV_NULL, MPI_ARGVS_NULL and MPI_ERRCODES_IGNORE of module mpi_f08
+ * (recognised by address). */
+extern char px_f08_argv_null[1] PLEXUS_API;
+extern char px_f08_argvs_null[1] PLEXUS_API;
+extern MPI_Fint px_f08_errcodes_ignore[1] PLEXUS_API;
+
 /* INTEGER, OPTIONAL, INTENT(OUT) :: ierror arrives as NULL when absent. */
 static inline void px_f08_err(MPI_Fint *ierror, int err)
 {
@@ -61,19 +67,5 @@ void px_f08_sect_end(px_f08_sect_t *s);
 /* Buffer of such a routine with no datatype to describe it (a datatype per
  * process, a byte count, partitions): must be contiguous, else MPI_ERR_BUFFER. */
 int px_f08_contig(const CFI_cdesc_t *d, void **addr, const char *routine);
-
-/* MPI_Info_get_string and MPI_Session_get_nth_pset with Fortran's string
- * lengths (without C's NUL). */
-int px_f08_info_get_string(MPI_Fint info, const CFI_cdesc_t *key, MPI_Fint *buflen,
-                           CFI_cdesc_t *value, MPI_Fint *flag);
-int px_f08_session_get_nth_pset(MPI_Fint session, MPI_Fint info, MPI_Fint n, MPI_Fint *pset_len,
-                                CFI_cdesc_t *pset_name);
-
-/* MPI_Grequest_start with Fortran callbacks (extra_state of kind
- * MPI_ADDRESS_KIND, LOGICAL complete). */
-int px_f08_grequest_start(void (*query)(MPI_Aint *, MPI_Status *, MPI_Fint *),
-                          void (*free_fn)(MPI_Aint *, MPI_Fint *),
-                          void (*cancel)(MPI_Aint *, MPI_Fint *, MPI_Fint *), MPI_Aint extra,
-                          MPI_Fint *request);
 
 #endif

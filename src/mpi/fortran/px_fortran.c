@@ -260,3 +260,176 @@ PX_F_ALIASES(null_delete_fn, NULL_DELETE_FN)
 void pmpi_f_sync_reg_(void *buf);
 void pmpi_f_sync_reg_(void *buf) { (void)buf; }
 PX_F_ALIASES(f_sync_reg, F_SYNC_REG)
+
+/* s into a blank-padded value of length len: at most max characters. */
+static void px_f_str_put(const char *s, char *value, size_t len, size_t max)
+{
+    size_t n = strlen(s);
+    if (n > max)
+        n = max;
+    if (n > len)
+        n = len;
+    memcpy(value, s, n);
+    memset(value + n, ' ', len - n);
+}
+
+int px_f_info_get_string(MPI_Fint info, const char *key, size_t keylen, MPI_Fint *buflen,
+                         char *value, size_t len, MPI_Fint *flag)
+{
+    char *k = px_f_str_in(key, keylen);
+    int need = 0, f = 0;
+    int err = MPI_Info_get_string(info, k, &need, NULL, &f);
+    if (err == MPI_SUCCESS && f && *buflen > 0) {
+        char *s = malloc((size_t)need);
+        if (!s)
+            abort();
+        err = MPI_Info_get_string(info, k, &need, s, &f);
+        if (err == MPI_SUCCESS)
+            px_f_str_put(s, value, len, (size_t)*buflen);
+        free(s);
+    }
+    free(k);
+    if (err == MPI_SUCCESS) {
+        *flag = f != 0;
+        if (f)
+            *buflen = need - 1;
+    }
+    return err;
+}
+
+int px_f_session_get_nth_pset(MPI_Fint session, MPI_Fint info, MPI_Fint n, MPI_Fint *pset_len,
+                              char *name, size_t len)
+{
+    int need = 0;
+    int err = MPI_Session_get_nth_pset(session, info, n, &need, NULL);
+    if (err == MPI_SUCCESS && *pset_len > 0) {
+        char *s = malloc((size_t)need);
+        if (!s)
+            abort();
+        err = MPI_Session_get_nth_pset(session, info, n, &need, s);
+        if (err == MPI_SUCCESS)
+            px_f_str_put(s, name, len, (size_t)*pset_len);
+        free(s);
+    }
+    if (err == MPI_SUCCESS)
+        *pset_len = need - 1;
+    return err;
+}
+
+static int px_f_blank(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] != ' ')
+            return 0;
+    return 1;
+}
+
+/* The arguments of one command: elements len characters long, step
+ * elements apart, up to the first blank one; NULL-terminated, as C's. */
+static char **px_f_argv(const char *a, size_t len, size_t step)
+{
+    size_t n = 0;
+    while (!px_f_blank(a + n * step * len, len))
+        n++;
+    char **v = malloc((n + 1) * sizeof(*v));
+    if (!v)
+        abort();
+    for (size_t i = 0; i < n; i++)
+        v[i] = px_f_str_in(a + i * step * len, len);
+    v[n] = NULL;
+    return v;
+}
+
+static void px_f_argv_free(char **v)
+{
+    if (!v)
+        return;
+    for (char **p = v; *p; p++)
+        free(*p);
+    free(v);
+}
+
+int px_f_comm_spawn(const char *cmd, size_t cmdlen, const char *argv, size_t argvlen,
+                    MPI_Fint maxprocs, MPI_Fint info, MPI_Fint root, MPI_Fint comm,
+                    MPI_Fint *intercomm, MPI_Fint *errcodes)
+{
+    char *c = px_f_str_in(cmd, cmdlen);
+    char **v = argv ? px_f_argv(argv, argvlen, 1) : NULL;
+    int err = MPI_Comm_spawn(c, v ? v : MPI_ARGV_NULL, maxprocs, info, root, comm, intercomm,
+                             errcodes ? errcodes : MPI_ERRCODES_IGNORE);
+    px_f_argv_free(v);
+    free(c);
+    return err;
+}
+
+int px_f_comm_spawn_multiple(MPI_Fint count, const char *cmds, size_t cmdlen, const char *argvs,
+                             size_t argvlen, const MPI_Fint *maxprocs, const MPI_Fint *infos,
+                             MPI_Fint root, MPI_Fint comm, MPI_Fint *intercomm, MPI_Fint *errcodes)
+{
+    size_t n = count > 0 ? (size_t)count : 0;
+    char **c = calloc(n + 1, sizeof(*c));
+    char ***v = argvs ? calloc(n + 1, sizeof(*v)) : NULL;
+    if (!c || (argvs && !v))
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        c[i] = px_f_str_in(cmds + i * cmdlen, cmdlen);
+        if (v)
+            v[i] = px_f_argv(argvs + i * argvlen, argvlen, n);
+    }
+    int err = MPI_Comm_spawn_multiple(count, c, v ? v : MPI_ARGVS_NULL, maxprocs, infos, root, comm,
+                                      intercomm, errcodes ? errcodes : MPI_ERRCODES_IGNORE);
+    for (size_t i = 0; i < n; i++) {
+        free(c[i]);
+        if (v)
+            px_f_argv_free(v[i]);
+    }
+    free(c);
+    free(v);
+    return err;
+}
+
+typedef struct {
+    px_f_greq_query_fn *query;
+    px_f_greq_free_fn *free;
+    px_f_greq_cancel_fn *cancel;
+    MPI_Aint extra;
+} px_f_greq_t;
+
+static int px_f_greq_query(void *extra, MPI_Status *status)
+{
+    px_f_greq_t *g = extra;
+    MPI_Fint ierr = MPI_SUCCESS;
+    g->query(&g->extra, status, &ierr);
+    return ierr;
+}
+
+/* the state is freed after the free callback */
+static int px_f_greq_free(void *extra)
+{
+    px_f_greq_t *g = extra;
+    MPI_Fint ierr = MPI_SUCCESS;
+    g->free(&g->extra, &ierr);
+    free(g);
+    return ierr;
+}
+
+static int px_f_greq_cancel(void *extra, int complete)
+{
+    px_f_greq_t *g = extra;
+    MPI_Fint ierr = MPI_SUCCESS, c = complete != 0;
+    g->cancel(&g->extra, &c, &ierr);
+    return ierr;
+}
+
+int px_f_grequest_start(px_f_greq_query_fn *query, px_f_greq_free_fn *free_fn,
+                        px_f_greq_cancel_fn *cancel, MPI_Aint extra, MPI_Fint *request)
+{
+    px_f_greq_t *g = malloc(sizeof(*g));
+    if (!g)
+        abort();
+    *g = (px_f_greq_t){.query = query, .free = free_fn, .cancel = cancel, .extra = extra};
+    int err = MPI_Grequest_start(px_f_greq_query, px_f_greq_free, px_f_greq_cancel, g, request);
+    if (err != MPI_SUCCESS)
+        free(g);
+    return err;
+}

@@ -73,6 +73,36 @@ char *px_f_str_in(const char *s, size_t len);
 char *px_f_str_tmp(size_t len);
 void px_f_str_out(char *tmp, char *dst, size_t len);
 
+/* Routines with a string in and out whose lengths differ between the
+ * languages (C's count the terminating NUL, Fortran's do not), shared by
+ * mpif.h and mpi_f08: the value of length len (blank padded) gets at most
+ * *buflen characters; a *buflen of 0 only asks for the length. */
+int px_f_info_get_string(MPI_Fint info, const char *key, size_t keylen, MPI_Fint *buflen,
+                         char *value, size_t len, MPI_Fint *flag);
+int px_f_session_get_nth_pset(MPI_Fint session, MPI_Fint info, MPI_Fint n, MPI_Fint *pset_len,
+                              char *name, size_t len);
+
+/* MPI_Comm_spawn(_multiple) with Fortran's arrays of strings: each element
+ * len characters, blank padded; the arguments of a command end at the
+ * first blank element. argv NULL: MPI_ARGV_NULL (MPI_ARGVS_NULL);
+ * errcodes NULL: MPI_ERRCODES_IGNORE. In spawn_multiple, argv(i, j) is
+ * argument j of command i (column-major, count rows). */
+int px_f_comm_spawn(const char *cmd, size_t cmdlen, const char *argv, size_t argvlen,
+                    MPI_Fint maxprocs, MPI_Fint info, MPI_Fint root, MPI_Fint comm,
+                    MPI_Fint *intercomm, MPI_Fint *errcodes);
+int px_f_comm_spawn_multiple(MPI_Fint count, const char *cmds, size_t cmdlen, const char *argvs,
+                             size_t argvlen, const MPI_Fint *maxprocs, const MPI_Fint *infos,
+                             MPI_Fint root, MPI_Fint comm, MPI_Fint *intercomm, MPI_Fint *errcodes);
+
+/* MPI_Grequest_start with Fortran callbacks (extra_state of kind
+ * MPI_ADDRESS_KIND by reference, LOGICAL complete; the status is the C
+ * one in both bindings), run through C trampolines. */
+typedef void(px_f_greq_query_fn)(MPI_Aint *extra_state, MPI_Status *status, MPI_Fint *ierror);
+typedef void(px_f_greq_free_fn)(MPI_Aint *extra_state, MPI_Fint *ierror);
+typedef void(px_f_greq_cancel_fn)(MPI_Aint *extra_state, MPI_Fint *complete, MPI_Fint *ierror);
+int px_f_grequest_start(px_f_greq_query_fn *query, px_f_greq_free_fn *free_fn,
+                        px_f_greq_cancel_fn *cancel, MPI_Aint extra, MPI_Fint *request);
+
 /* C keyval of a Fortran one (predefined attributes are C value + 1). */
 int px_f_keyval(int keyval);
 
