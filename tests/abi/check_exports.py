@@ -9,6 +9,11 @@ too, so the file always says what is really missing.
 
   check_exports.py --lib build/lib/libmpi.so --list tests/abi/mpich4-symbols.txt \
       [--missing tests/abi/missing.txt]
+
+With --fortran the list names Fortran routines (tests/abi/mpich4-fortran-routines.txt),
+each of which the library (libmpifort.so) must export under the eight names
+MPICH's does: MPI_FOO, PMPI_FOO, mpi_foo, mpi_foo_, mpi_foo__, pmpi_foo,
+pmpi_foo_ and pmpi_foo__.
 """
 import argparse
 import subprocess
@@ -38,12 +43,36 @@ def exported(lib):
     return syms
 
 
+def fortran_names(name):
+    u = name.upper()
+    return ["MPI_" + u, "PMPI_" + u] + [p + name + s for p in ("mpi_", "pmpi_")
+                                        for s in ("", "_", "__")]
+
+
+def check_fortran(lib, names_file):
+    syms = exported(lib)
+    names = list(read_list(names_file))
+    errors = []
+    for name in names:
+        lacks = [n for n in fortran_names(name) if syms.get(n, "") not in ("T", "W")]
+        if lacks:
+            errors.append("not exported: " + ", ".join(lacks))
+    print(f"{len(names) - len(errors)} of {len(names)} Fortran routines of the list exported "
+          "under all eight names")
+    for e in errors:
+        print("FAIL: " + e)
+    return 1 if errors or not names else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--list", required=True)
     ap.add_argument("--missing")
+    ap.add_argument("--fortran", action="store_true")
     a = ap.parse_args()
+    if a.fortran:
+        return check_fortran(a.lib, a.list)
     want = read_list(a.list)
     missing_ok = {n: k for n, k in (read_list(a.missing) if a.missing else {}).items()
                   if k != "constant"}  # constants: check_header.py's

@@ -194,6 +194,23 @@ callback_routine("MPI_Grequest_start",
                  " px_f_greq_cancel_fn *cancel, MPI_Aint *extra, MPI_Fint *request,"
                  " MPI_Fint *ierror",
                  "    px_f08_err(ierror, px_f_grequest_start(query, free_fn, cancel, *extra, request));")
+# Data representations: the conversion and extent procedures through the
+# trampolines of `use mpi` (px_fortran.c); a character argument of a
+# routine that is not BIND(C) comes with its length at the end.
+for _c in ("", "_c"):
+    callback_routine("MPI_Register_datarep" + _c,
+                     [("CHARACTER(LEN=*), INTENT(IN)", "datarep"),
+                      ("PROCEDURE(MPI_Datarep_conversion_function%s)" % _c, "read_conversion_fn"),
+                      ("PROCEDURE(MPI_Datarep_conversion_function%s)" % _c,
+                       "write_conversion_fn"),
+                      ("PROCEDURE(MPI_Datarep_extent_function)", "dtype_file_extent_fn"),
+                      ("INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN)", "extra_state")],
+                     "char *datarep, px_f_conv%s_fn *read_fn, px_f_conv%s_fn *write_fn,"
+                     " px_f_extent_fn *extent_fn, MPI_Aint *extra, MPI_Fint *ierror,"
+                     " size_t l_datarep" % (_c, _c),
+                     "    px_f08_err(ierror, px_f_register_datarep%s(datarep, l_datarep, read_fn,"
+                     " write_fn,\n"
+                     "                                                extent_fn, *extra));" % _c)
 # Attribute callbacks run through the trampolines of `use mpi` (px_fortran.c):
 # the same arguments, with a LOGICAL flag.
 for _obj, _ty in (("Comm", "comm"), ("Type", "type"), ("Win", "win")):
@@ -717,7 +734,20 @@ def gen_callback_interfaces():
     out += abstract_interface("MPI_Grequest_cancel_function", "extra_state complete ierror",
                               [("INTEGER(KIND=MPI_ADDRESS_KIND)", ["extra_state"]),
                                ("LOGICAL", ["complete"]), ("INTEGER", ["ierror"])])
+    for c, kind in (("", "INTEGER"), ("_c", "INTEGER(KIND=MPI_COUNT_KIND)")):
+        out += abstract_interface(
+            "MPI_Datarep_conversion_function" + c,
+            "userbuf datatype count filebuf position extra_state ierror",
+            [("TYPE(C_PTR), VALUE", ["userbuf", "filebuf"]), ("TYPE(MPI_Datatype)", ["datatype"]),
+             (kind, ["count"]), ("INTEGER(KIND=MPI_OFFSET_KIND)", ["position"]),
+             ("INTEGER(KIND=MPI_ADDRESS_KIND)", ["extra_state"]), ("INTEGER", ["ierror"])])
+    out += abstract_interface("MPI_Datarep_extent_function", "datatype extent extra_state ierror",
+                              [("TYPE(MPI_Datatype)", ["datatype"]),
+                               ("INTEGER(KIND=MPI_ADDRESS_KIND)", ["extent", "extra_state"]),
+                               ("INTEGER", ["ierror"])])
     out += ["  END INTERFACE", ""]
+    out.append("  PROCEDURE(MPI_Datarep_conversion_function) :: MPI_CONVERSION_FN_NULL")
+    out.append("  PROCEDURE(MPI_Datarep_conversion_function_c) :: MPI_CONVERSION_FN_NULL_C")
     for obj in ("Comm", "Type", "Win"):
         u = obj.upper()
         out.append("  PROCEDURE(MPI_%s_copy_attr_function) :: MPI_%s_NULL_COPY_FN, MPI_%s_DUP_FN"

@@ -30,8 +30,8 @@ import sys
 
 # Routines with no Fortran wrapper (reason in the comment).
 SKIP = {
-    # data representations: conversion callbacks on C buffers
-    "MPI_Register_datarep", "MPI_Register_datarep_c",
+    # large-count conversion callbacks: mpi_f08 only
+    "MPI_Register_datarep_c",
     # pointer-returning helpers with no Fortran meaning
     "MPI_Comm_c2f", "MPI_Comm_f2c",
 }
@@ -89,6 +89,11 @@ special("MPI_Grequest_start",
         "px_f_greq_query_fn *query, px_f_greq_free_fn *free_fn, px_f_greq_cancel_fn *cancel,"
         " MPI_Aint *extra, MPI_Fint *request, MPI_Fint *ierr",
         "    *ierr = px_f_grequest_start(query, free_fn, cancel, *extra, request);")
+special("MPI_Register_datarep",
+        "char *datarep, px_f_conv_fn *read_fn, px_f_conv_fn *write_fn, px_f_extent_fn *extent_fn,"
+        " MPI_Aint *extra, MPI_Fint *ierr, size_t l_datarep",
+        "    *ierr = px_f_register_datarep(datarep, l_datarep, read_fn, write_fn, extent_fn,"
+        " *extra);")
 # Fortran indices are 1-based.
 special("MPI_Waitany",
         "MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr",
@@ -468,6 +473,7 @@ TAIL = """!     Special addresses: the library recognises these common blocks
        EXTERNAL MPI_WIN_NULL_COPY_FN
        EXTERNAL MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN
        EXTERNAL MPI_TYPE_NULL_COPY_FN
+       EXTERNAL MPI_CONVERSION_FN_NULL
        EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF
        INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF
 """

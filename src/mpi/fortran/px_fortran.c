@@ -16,6 +16,8 @@
 #undef MPI_WIN_NULL_COPY_FN
 #undef MPI_WIN_NULL_DELETE_FN
 #undef MPI_WIN_DUP_FN
+#undef MPI_CONVERSION_FN_NULL
+#undef MPI_CONVERSION_FN_NULL_C
 
 px_f_priv1_t mpipriv1_;
 px_f_priv2_t mpipriv2_;
@@ -431,5 +433,139 @@ int px_f_grequest_start(px_f_greq_query_fn *query, px_f_greq_free_fn *free_fn,
     int err = MPI_Grequest_start(px_f_greq_query, px_f_greq_free, px_f_greq_cancel, g, request);
     if (err != MPI_SUCCESS)
         free(g);
+    return err;
+}
+
+/* MPI_CONVERSION_FN_NULL(_C): never called (px_f_conv_null turns them into
+ * C's NULL), they only have to exist under every name a program may use. */
+void pmpi_conversion_fn_null_(void *u, MPI_Fint *t, MPI_Fint *c, void *f, MPI_Offset *p,
+                              MPI_Aint *e, MPI_Fint *ierr);
+void pmpi_conversion_fn_null_(void *u, MPI_Fint *t, MPI_Fint *c, void *f, MPI_Offset *p,
+                              MPI_Aint *e, MPI_Fint *ierr)
+{
+    (void)u, (void)t, (void)c, (void)f, (void)p, (void)e;
+    *ierr = MPI_SUCCESS;
+}
+PX_F_ALIASES(conversion_fn_null, CONVERSION_FN_NULL)
+void pmpi_conversion_fn_null_c_(void *u, MPI_Fint *t, MPI_Count *c, void *f, MPI_Offset *p,
+                                MPI_Aint *e, MPI_Fint *ierr);
+void pmpi_conversion_fn_null_c_(void *u, MPI_Fint *t, MPI_Count *c, void *f, MPI_Offset *p,
+                                MPI_Aint *e, MPI_Fint *ierr)
+{
+    (void)u, (void)t, (void)c, (void)f, (void)p, (void)e;
+    *ierr = MPI_SUCCESS;
+}
+PX_F_ALIASES(conversion_fn_null_c, CONVERSION_FN_NULL_C)
+
+/* Whether fn is one of the names of a NULL conversion: a program linked
+ * without position independence may see another address for an alias
+ * than the library does for the function itself. */
+static int px_f_conv_null(void *fn)
+{
+    void *names[] = {(void *)pmpi_conversion_fn_null_,  (void *)mpi_conversion_fn_null_,
+                     (void *)mpi_conversion_fn_null__,  (void *)MPI_CONVERSION_FN_NULL,
+                     (void *)PMPI_CONVERSION_FN_NULL,   (void *)pmpi_conversion_fn_null_c_,
+                     (void *)mpi_conversion_fn_null_c_, (void *)mpi_conversion_fn_null_c__,
+                     (void *)MPI_CONVERSION_FN_NULL_C,  (void *)PMPI_CONVERSION_FN_NULL_C,
+                     (void *)mpi_conversion_fn_null,    (void *)mpi_conversion_fn_null_c,
+                     (void *)pmpi_conversion_fn_null,   (void *)pmpi_conversion_fn_null_c,
+                     (void *)pmpi_conversion_fn_null__, (void *)pmpi_conversion_fn_null_c__};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (fn == names[i])
+            return 1;
+    return 0;
+}
+
+/* Registered representations live until MPI_Finalize: so does this. */
+typedef struct {
+    px_f_conv_fn *read, *write;
+    px_f_conv_c_fn *read_c, *write_c;
+    px_f_extent_fn *extent;
+    MPI_Aint extra;
+} px_f_datarep_t;
+
+static int px_f_dr_read(void *userbuf, MPI_Datatype type, int count, void *filebuf,
+                        MPI_Offset position, void *extra)
+{
+    px_f_datarep_t *d = extra;
+    MPI_Fint t = type, c = count, ierr = MPI_SUCCESS;
+    d->read(userbuf, &t, &c, filebuf, &position, &d->extra, &ierr);
+    return ierr;
+}
+
+static int px_f_dr_write(void *userbuf, MPI_Datatype type, int count, void *filebuf,
+                         MPI_Offset position, void *extra)
+{
+    px_f_datarep_t *d = extra;
+    MPI_Fint t = type, c = count, ierr = MPI_SUCCESS;
+    d->write(userbuf, &t, &c, filebuf, &position, &d->extra, &ierr);
+    return ierr;
+}
+
+static int px_f_dr_read_c(void *userbuf, MPI_Datatype type, MPI_Count count, void *filebuf,
+                          MPI_Offset position, void *extra)
+{
+    px_f_datarep_t *d = extra;
+    MPI_Fint t = type, ierr = MPI_SUCCESS;
+    d->read_c(userbuf, &t, &count, filebuf, &position, &d->extra, &ierr);
+    return ierr;
+}
+
+static int px_f_dr_write_c(void *userbuf, MPI_Datatype type, MPI_Count count, void *filebuf,
+                           MPI_Offset position, void *extra)
+{
+    px_f_datarep_t *d = extra;
+    MPI_Fint t = type, ierr = MPI_SUCCESS;
+    d->write_c(userbuf, &t, &count, filebuf, &position, &d->extra, &ierr);
+    return ierr;
+}
+
+static int px_f_dr_extent(MPI_Datatype type, MPI_Aint *extent, void *extra)
+{
+    px_f_datarep_t *d = extra;
+    MPI_Fint t = type, ierr = MPI_SUCCESS;
+    d->extent(&t, extent, &d->extra, &ierr);
+    return ierr;
+}
+
+static px_f_datarep_t *px_f_datarep_new(px_f_extent_fn *extent_fn, MPI_Aint extra)
+{
+    px_f_datarep_t *d = calloc(1, sizeof(*d));
+    if (!d)
+        abort();
+    d->extent = extent_fn;
+    d->extra = extra;
+    return d;
+}
+
+int px_f_register_datarep(const char *datarep, size_t len, px_f_conv_fn *read_fn,
+                          px_f_conv_fn *write_fn, px_f_extent_fn *extent_fn, MPI_Aint extra)
+{
+    px_f_datarep_t *d = px_f_datarep_new(extent_fn, extra);
+    d->read = px_f_conv_null((void *)read_fn) ? NULL : read_fn;
+    d->write = px_f_conv_null((void *)write_fn) ? NULL : write_fn;
+    char *name = px_f_str_in(datarep, len);
+    int err =
+        MPI_Register_datarep(name, d->read ? px_f_dr_read : NULL, d->write ? px_f_dr_write : NULL,
+                             extent_fn ? px_f_dr_extent : NULL, d);
+    free(name);
+    if (err != MPI_SUCCESS)
+        free(d);
+    return err;
+}
+
+int px_f_register_datarep_c(const char *datarep, size_t len, px_f_conv_c_fn *read_fn,
+                            px_f_conv_c_fn *write_fn, px_f_extent_fn *extent_fn, MPI_Aint extra)
+{
+    px_f_datarep_t *d = px_f_datarep_new(extent_fn, extra);
+    d->read_c = px_f_conv_null((void *)read_fn) ? NULL : read_fn;
+    d->write_c = px_f_conv_null((void *)write_fn) ? NULL : write_fn;
+    char *name = px_f_str_in(datarep, len);
+    int err = MPI_Register_datarep_c(name, d->read_c ? px_f_dr_read_c : NULL,
+                                     d->write_c ? px_f_dr_write_c : NULL,
+                                     extent_fn ? px_f_dr_extent : NULL, d);
+    free(name);
+    if (err != MPI_SUCCESS)
+        free(d);
     return err;
 }

@@ -103,6 +103,21 @@ typedef void(px_f_greq_cancel_fn)(MPI_Aint *extra_state, MPI_Fint *complete, MPI
 int px_f_grequest_start(px_f_greq_query_fn *query, px_f_greq_free_fn *free_fn,
                         px_f_greq_cancel_fn *cancel, MPI_Aint extra, MPI_Fint *request);
 
+/* MPI_Register_datarep(_c) with Fortran conversion and extent procedures
+ * (the buffers by address, everything else by reference, extra_state of
+ * kind MPI_ADDRESS_KIND), run through C trampolines. Fortran's
+ * MPI_CONVERSION_FN_NULL(_C) stands for C's. */
+typedef void(px_f_conv_fn)(void *userbuf, MPI_Fint *datatype, MPI_Fint *count, void *filebuf,
+                           MPI_Offset *position, MPI_Aint *extra_state, MPI_Fint *ierror);
+typedef void(px_f_conv_c_fn)(void *userbuf, MPI_Fint *datatype, MPI_Count *count, void *filebuf,
+                             MPI_Offset *position, MPI_Aint *extra_state, MPI_Fint *ierror);
+typedef void(px_f_extent_fn)(MPI_Fint *datatype, MPI_Aint *extent, MPI_Aint *extra_state,
+                             MPI_Fint *ierror);
+int px_f_register_datarep(const char *datarep, size_t len, px_f_conv_fn *read_fn,
+                          px_f_conv_fn *write_fn, px_f_extent_fn *extent_fn, MPI_Aint extra);
+int px_f_register_datarep_c(const char *datarep, size_t len, px_f_conv_c_fn *read_fn,
+                            px_f_conv_c_fn *write_fn, px_f_extent_fn *extent_fn, MPI_Aint extra);
+
 /* C keyval of a Fortran one (predefined attributes are C value + 1). */
 int px_f_keyval(int keyval);
 
