@@ -774,11 +774,21 @@ def gen_functions():
     return out + ["  END INTERFACE", ""]
 
 
-def gen_interfaces(routines):
-    out = ["! mpi_f08 interfaces (produced by gen_f08.py from mpi.h).", ""]
-    out += gen_operators() + gen_callback_interfaces() + gen_functions()
+# Routines whose interfaces are in module mpi_f08_types, which both mpi_f08
+# and mpi use: the status conversions module mpi has too (MPI-4.0 19.3.5).
+TYPES_ROUTINES = ("MPI_Status_f082f", "MPI_Status_f2f08")
+
+
+def gen_interfaces(routines, types_module=False):
+    if types_module:
+        out = ["! mpi_f08_types interfaces (produced by gen_f08.py from mpi.h).", ""]
+    else:
+        out = ["! mpi_f08 interfaces (produced by gen_f08.py from mpi.h).", ""]
+        out += gen_operators() + gen_callback_interfaces() + gen_functions()
     for name, prefix in sorted((n, p) for n in routines for p in ("", "P")):
         if name.endswith("_c") and name[:-2] in routines:
+            continue
+        if (name in TYPES_ROUTINES) != types_module:
             continue
         r = routines[name]
         big = routines.get(name + "_c")
@@ -803,7 +813,7 @@ def gen_interfaces(routines):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["wrappers", "interfaces", "list"])
+    ap.add_argument("mode", choices=["wrappers", "interfaces", "types-interfaces", "list"])
     ap.add_argument("--header", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--nm", default="nm")
@@ -816,6 +826,8 @@ def main():
         text = gen_wrappers(routines)
     elif args.mode == "interfaces":
         text = gen_interfaces(routines)
+    elif args.mode == "types-interfaces":
+        text = gen_interfaces(routines, types_module=True)
     else:
         text = gf.binding_list(sorted(routines), skipped)
     gf.write_file(args.out, text)
