@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Build and run MPICH's MPI test suite (test/mpi) against Plexus.
+"""Build and run MPICH's MPI test suite (test/mpi) against Plexus (or, for
+comparison in the same conditions, against Debian's MPICH or Open MPI:
+--mpi mpich|openmpi).
 
 A conformance measurement, not a CI test: CI cannot fetch MPICH, so the user
 points --mpich-src at an MPICH source tree (or just its test/mpi part), e.g.
@@ -281,23 +283,29 @@ def run_test(opts, work, slots, t):
     n = slots.take(t.np)
     try:
         env = dict(os.environ, **t.env)
-        cmd = [str(opts.pxrun), "-n", str(t.np), "--timeout", str(t.timeout),
-               f"./{t.prog}", *t.args]
+        # Each launcher's own time limit (MPIEXEC_TIMEOUT for MPICH's, as
+        # runtests sets it), so that TestErrFatal tests see it end the job.
+        env["MPIEXEC_TIMEOUT"] = str(t.timeout)
+        cmd = [*opts.launch, str(t.np), *opts.limit(t.timeout), f"./{t.prog}", *t.args]
         start = time.monotonic()
         # Own session so a hung launcher can be killed with all its ranks.
         p = subprocess.Popen(cmd, cwd=work / t.dir, env=env, text=True, errors="replace",
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              start_new_session=True)
+        hung = False
         try:
             out, _ = p.communicate(timeout=t.timeout + 30)
             rc = p.returncode
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             out, _ = p.communicate()
-            rc = 124
+            rc, hung = 124, True
         t.seconds = round(time.monotonic() - start, 2)
         t.output_tail = "\n".join(out.splitlines()[-25:])
-        if rc == 124:
+        # pxrun ends a job past --timeout with exit 124: a timeout, unless the
+        # test is one that must be ended (resultTest=TestErrFatal, as
+        # init/timeout with MPIEXEC_TIMEOUT under runtests).
+        if hung or (rc == opts.timeout_rc and t.result_test != "TestErrFatal"):
             t.status, t.reason = "timeout", f"no result within {t.timeout}s"
         else:
             t.reason = judge(t, rc, out)
@@ -348,6 +356,8 @@ def main():
     ap.add_argument("--mpich-src", required=True, type=Path,
                     help="MPICH source tree (containing test/mpi) or test/mpi itself")
     ap.add_argument("--build-dir", type=Path, default=REPO / "build", help="Plexus build")
+    ap.add_argument("--mpi", choices=["plexus", "mpich", "openmpi"], default="plexus",
+                    help="the MPI to build and run the tests with")
     ap.add_argument("--work", type=Path, default=REPO / "bench/results/mpich-suite",
                     help="binaries, logs, results")
     ap.add_argument("--dirs", default=",".join(DEFAULT_DIRS), help="test/mpi subdirectories")
@@ -367,15 +377,30 @@ def main():
     if not (root / "util/mtest.c").exists():
         sys.exit(f"{root}: not MPICH's test/mpi (no util/mtest.c)")
     build = opts.build_dir.resolve()
-    opts.mpicc, opts.pxrun = build / "bin/mpicc", build / "bin/pxrun"
-    opts.libmpi = build / "lib/libmpi.so"
-    for f in (opts.mpicc, opts.pxrun, opts.libmpi):
-        if not f.exists():
-            sys.exit(f"missing {f}: build Plexus first")
+    if opts.mpi == "plexus":
+        opts.mpicc, pxrun = build / "bin/mpicc", build / "bin/pxrun"
+        opts.libmpi = build / "lib/libmpi.so"
+        for f in (opts.mpicc, pxrun, opts.libmpi):
+            if not f.exists():
+                sys.exit(f"missing {f}: build Plexus first")
+        opts.launch = [str(pxrun), "-n"]
+        opts.limit, opts.timeout_rc = (lambda s: ["--timeout", str(s)]), 124
+    else:
+        opts.mpicc = Path(f"/usr/bin/mpicc.{opts.mpi}")
+        opts.libmpi = None
+        if opts.mpi == "mpich":  # MPIEXEC_TIMEOUT; hydra exits 255 when it ends a job
+            opts.launch, opts.limit, opts.timeout_rc = ["mpiexec.mpich", "-n"], (lambda s: []), 255
+        else:
+            opts.launch = ["mpirun.openmpi", "--allow-run-as-root", "--oversubscribe", "-n"]
+            opts.limit, opts.timeout_rc = (lambda s: ["--timeout", str(s)]), None
+        if not opts.mpicc.exists():
+            sys.exit(f"missing {opts.mpicc} (scripts/install-deps.sh installs it)")
+        if opts.work == REPO / "bench/results/mpich-suite":
+            opts.work = REPO / f"bench/results/mpich-suite-{opts.mpi}"
     work = opts.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     version = mpi_version(opts.mpicc)
-    lib_mtime = opts.libmpi.stat().st_mtime
+    lib_mtime = opts.libmpi.stat().st_mtime if opts.libmpi else None
     mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
 
     tests = []
@@ -385,7 +410,8 @@ def main():
         keep = set(opts.only.split(","))
         tests = [t for t in tests if t.prog in keep]
     started = datetime.datetime.now()
-    print(f"MPICH tests from {root}\nPlexus {build} (MPI {version}); work dir {work}")
+    what = f"Plexus {build}" if opts.mpi == "plexus" else opts.mpi
+    print(f"MPICH tests from {root}\n{what} (MPI {version}); work dir {work}")
 
     cflags, libs, dtp_err = build_support(opts, root, work)
     makeinfo = {d: parse_makefile_am(root / d / "Makefile.am") for d in {t.dir for t in tests}}
@@ -407,14 +433,16 @@ def main():
 
     total = summarize(tests)
     # Developers rebuild while this runs; a relinked libmpi mixes two versions.
-    lib_changed = not opts.libmpi.exists() or opts.libmpi.stat().st_mtime != lib_mtime
+    lib_changed = bool(opts.libmpi) and (not opts.libmpi.exists()
+                                         or opts.libmpi.stat().st_mtime != lib_mtime)
     if lib_changed:
         print(f"\nWARNING: {opts.libmpi} was rebuilt during the run; results are mixed")
     out = opts.json or work / f"results-{started:%Y%m%d-%H%M%S}.json"
     out.write_text(json.dumps({
         "started": started.isoformat(timespec="seconds"),
         "seconds": round((datetime.datetime.now() - started).total_seconds()),
-        "mpich_test_dir": str(root), "build_dir": str(build), "mpi_version": version,
+        "mpich_test_dir": str(root), "mpi": opts.mpi,
+        "build_dir": str(build), "mpi_version": version,
         "options": {k: str(v) for k, v in vars(opts).items()},
         "dtpools": "built" if not dtp_err else f"not built: {dtp_err}",
         "libmpi_rebuilt_during_run": lib_changed, "totals": total,

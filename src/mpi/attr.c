@@ -77,9 +77,16 @@ static int px_keyval_create(int kind, px_attr_copy_fn *copy, px_attr_delete_fn *
 static int px_keyval_free(int kind, int *keyval, const char *fn)
 {
     px_keyval_t *k = keyval ? px_keyval_get(*keyval) : NULL;
-    if (!k || k->freed || k->kind != kind)
+    if (!k || k->kind != kind)
         return px_mpi_error(NULL, MPI_ERR_KEYVAL, fn, "not a valid %s keyval",
                             px_kv_kind_name[kind]);
+    /* Freed already, and kept for the attributes that still use it: the
+     * handle is still that keyval, so freeing it again does nothing (as in
+     * MPICH; a delete callback may free its own keyval). */
+    if (k->freed) {
+        *keyval = MPI_KEYVAL_INVALID;
+        return MPI_SUCCESS;
+    }
     k->freed = 1;
     px_keyval_release(*keyval, k);
     *keyval = MPI_KEYVAL_INVALID;

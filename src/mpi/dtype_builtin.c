@@ -109,7 +109,7 @@ struct px_pair_double_double {
     S(MPI_UINT32_T, sizeof(uint32_t), PX_DTK_UNSIGNED)                                             \
     S(MPI_UINT64_T, sizeof(uint64_t), PX_DTK_UNSIGNED)                                             \
     S(MPI_C_BOOL, sizeof(_Bool), PX_DTK_LOGICAL)                                                   \
-    S(MPI_C_FLOAT_COMPLEX, sizeof(float _Complex), PX_DTK_COMPLEX)                                 \
+    S(MPI_C_COMPLEX, sizeof(float _Complex), PX_DTK_COMPLEX)                                       \
     S(MPI_C_DOUBLE_COMPLEX, sizeof(double _Complex), PX_DTK_COMPLEX)                               \
     S(MPI_C_LONG_DOUBLE_COMPLEX, sizeof(long double _Complex), PX_DTK_COMPLEX)                     \
     S(MPI_AINT, sizeof(MPI_Aint), PX_DTK_SIGNED)                                                   \

@@ -356,7 +356,6 @@ px_dt_obj_t *px_dt_obj_dup(const px_dt_obj_t *s)
     o->ni = o->na = o->nt = 0;
     o->nc = 0;
     o->name[0] = 0;
-    o->zombie_next = NULL;
     o->runs = malloc(sizeof(*o->runs) * (size_t)(s->nruns ? s->nruns : 1));
     o->blks = malloc(sizeof(*o->blks) * (size_t)(s->nblks ? s->nblks : 1));
     if (!o->runs || !o->blks) {
@@ -390,47 +389,22 @@ void px_dt_obj_release(px_dt_obj_t *o)
         px_dt_destroy(o);
 }
 
-/* Until requests hold references (px_mpi_dt_retain), a freed type nobody
- * references is kept for a while so that a pending receive can still
- * unpack through it; the oldest are reclaimed past this many. */
-#define PX_DT_ZOMBIES_MAX 1024
-static int px_dt_requests_retain;
-static px_dt_obj_t *px_dt_zombie_head, *px_dt_zombie_tail;
-static int px_dt_nzombies;
-
+/* MPI_Type_free: the handle goes with the last of the program's references;
+ * the object lives on while a request, a window operation, a schedule or
+ * another type still holds it (px_mpi_dt_retain). */
 void px_dt_user_free(px_dt_obj_t *o)
 {
-    if (--o->urefs > 0) {
-        px_dt_obj_release(o);
-        return;
+    if (--o->urefs <= 0) {
+        o->user_freed = 1;
+        o->saved_committed = o->d.committed;
+        o->d.committed = 0; /* new communication on the stale handle fails */
     }
-    o->user_freed = 1;
-    o->saved_committed = o->d.committed;
-    o->d.committed = 0; /* new communication on the stale handle fails */
-    if (o->refs > 1 || px_dt_requests_retain) {
-        px_dt_obj_release(o);
-        return;
-    }
-    o->zombie_next = NULL;
-    if (px_dt_zombie_tail)
-        px_dt_zombie_tail->zombie_next = o;
-    else
-        px_dt_zombie_head = o;
-    px_dt_zombie_tail = o;
-    if (++px_dt_nzombies > PX_DT_ZOMBIES_MAX) {
-        px_dt_obj_t *z = px_dt_zombie_head;
-        px_dt_zombie_head = z->zombie_next;
-        if (!px_dt_zombie_head)
-            px_dt_zombie_tail = NULL;
-        px_dt_nzombies--;
-        px_dt_obj_release(z);
-    }
+    px_dt_obj_release(o);
 }
 
 void px_mpi_dt_retain(MPI_Datatype dt)
 {
     px_dt_obj_t *o = px_dt_obj(px_mpi_dt_get(dt));
-    px_dt_requests_retain = 1;
     if (o)
         px_dt_obj_retain(o);
 }

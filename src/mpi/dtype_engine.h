@@ -56,7 +56,6 @@ typedef struct px_dt_obj {
      * as one) the type map is made of, for predefined reduction operations;
      * MPI_DATATYPE_NULL when it mixes several or has no data */
     MPI_Datatype elem;
-    struct px_dt_obj *zombie_next;
 } px_dt_obj_t;
 
 /* Read-only description of any type, predefined or derived. */

@@ -4,6 +4,7 @@
 #include "../util/lanes.h"
 #include "../util/log.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/utsname.h>
@@ -219,6 +220,28 @@ PX_PMPI(MPI_Info_create)(MPI_Info *info)
 }
 PX_WEAK(MPI_Info_create)
 
+/* The number of processes the job was started with: MPI_COMM_WORLD's size
+ * while MPI is initialized, else what the launcher put in the environment
+ * (pxrun, Slurm, a PMI-1 launcher), 1 for a process no launcher started, and
+ * 0 (unknown) under a PMI-2 or PMIx server that tells it only at MPI_Init.
+ * So MPI_Info_create_env gives the same before MPI_Init, during and after. */
+static int px_info_job_size(void)
+{
+    if (px_mpi_initialized && !px_mpi_finalized)
+        return px_mpi_comm_world->size;
+    static const char *const vars[] = {"PX_SIZE", "SLURM_STEP_NUM_TASKS", "PMI_SIZE"};
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        const char *v = getenv(vars[i]);
+        char *end;
+        long n = v ? strtol(v, &end, 10) : 0;
+        if (v && *v && !*end && n > 0 && n <= INT_MAX)
+            return (int)n;
+    }
+    if (getenv("PMIX_RANK") || getenv("PMI_FD") || getenv("PMI_PORT"))
+        return 0;
+    return 1;
+}
+
 /* MPI-4.0: the environment the process was started in, under the keys of
  * MPI_Comm_spawn's info (those this process can tell). Valid before
  * MPI_Init, with the arguments main was given (or none). */
@@ -242,8 +265,9 @@ PX_PMPI(MPI_Info_create_env)(int argc, char *argv[], MPI_Info *info)
         rc = PMPI_Info_set(*info, "command", argv[0]);
     if (rc == MPI_SUCCESS && argc > 1 && len < sizeof(buf))
         rc = PMPI_Info_set(*info, "argv", buf);
-    if (rc == MPI_SUCCESS && px_mpi_initialized && !px_mpi_finalized) {
-        snprintf(buf, sizeof(buf), "%d", px_mpi_comm_world->size);
+    int maxprocs = px_info_job_size();
+    if (rc == MPI_SUCCESS && maxprocs > 0) {
+        snprintf(buf, sizeof(buf), "%d", maxprocs);
         rc = PMPI_Info_set(*info, "maxprocs", buf);
     }
     if (rc == MPI_SUCCESS && gethostname(host, sizeof(host) - 1) == 0)

@@ -17,6 +17,10 @@ static inline __attribute__((always_inline)) int px_p2p_check(px_mpi_comm_t *c, 
     if (__builtin_expect(count < 0, 0))
         return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", count);
     d = px_mpi_dt_get(dt);
+    /* No data goes to or from MPI_PROC_NULL: MPI_DATATYPE_NULL is accepted
+     * there (as MPICH does), read as bytes. */
+    if (__builtin_expect(!d, 0) && dt == MPI_DATATYPE_NULL && rank == MPI_PROC_NULL)
+        d = px_mpi_dt_get(MPI_BYTE);
     if (__builtin_expect(!d, 0))
         return px_mpi_error(c, MPI_ERR_TYPE, fn, "invalid datatype");
     if (__builtin_expect(!d->committed, 0))

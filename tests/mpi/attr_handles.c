@@ -2,8 +2,9 @@
  *   - error classes and codes a program adds: above MPI_ERR_LASTCODE,
  *     MPI_LASTUSEDCODE follows them, a code's class (also a predefined
  *     one), their strings; MPI_ERRORS_ABORT is an error handler;
- *   - a keyval freed while attributes use it: nothing fails, the delete
- *     callback still runs when the communicator goes;
+ *   - a keyval freed while attributes use it: nothing fails, freeing it
+ *     again does nothing, the delete callback still runs when the
+ *     communicator goes; once gone, freeing it is MPI_ERR_KEYVAL;
  *   - MPI_Comm_dup whose copy callback fails: the callback's error,
  *     MPI_COMM_NULL, and what was copied before deleted again;
  *   - datatype keyvals and attributes: MPI_Type_dup copies them as the copy
@@ -94,8 +95,17 @@ static void keyvals(void)
     PX_CHECK(kv == MPI_KEYVAL_INVALID, "keyval not reset by MPI_Comm_free_keyval");
     PX_MPI(MPI_Comm_get_attr(dup, saved, &got, &flag));
     PX_CHECK(flag && got == &val, "the attribute of a freed keyval is gone");
+    int again = saved;
+    PX_MPI(MPI_Comm_free_keyval(&again));
+    PX_CHECK(again == MPI_KEYVAL_INVALID, "keyval not reset by a second MPI_Comm_free_keyval");
+    PX_MPI(MPI_Comm_get_attr(dup, saved, &got, &flag));
+    PX_CHECK(flag && got == &val, "a second free removed the attribute");
     PX_MPI(MPI_Comm_free(&dup));
     PX_CHECK(deletes == 1, "delete callback of a freed keyval ran %d times", deletes);
+    again = saved;
+    int frc = MPI_Comm_free_keyval(&again), fcls = -1;
+    MPI_Error_class(frc, &fcls);
+    PX_CHECK(fcls == MPI_ERR_KEYVAL, "freeing a keyval that is gone: class %d", fcls);
 
     /* a copy callback that fails, after one that copied */
     deletes = copies = 0;

@@ -4,7 +4,7 @@
  * of more than 2 GB, the large-count constructors and their contents,
  * persistent neighbourhood collectives on a periodic ring, generalized
  * requests, f90 types, MPI_Status_c2f/f2c and the mpi_f08 status
- * conversions, and MPI_Info_create_env. */
+ * conversions, and MPI_Info_create_env (also before MPI_Init). */
 #include "px_test.h"
 
 #include <limits.h>
@@ -376,7 +376,7 @@ static void grequests(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
-static void info_env(int argc, char **argv)
+static void info_env(int argc, char **argv, MPI_Info pre)
 {
     MPI_Info info;
     char v[MPI_MAX_INFO_VAL + 1];
@@ -391,10 +391,19 @@ static void info_env(int argc, char **argv)
     MPI_Info_get(info, "wdir", MPI_MAX_INFO_VAL, v, &flag);
     PX_CHECK(flag && v[0] == '/', "wdir: %s", flag ? v : "(none)");
     MPI_Info_free(&info);
+    /* made before MPI_Init: the same job size, from the launcher */
+    MPI_Info_get(pre, "maxprocs", MPI_MAX_INFO_VAL, v, &flag);
+    PX_CHECK(flag && atoi(v) == size, "maxprocs before MPI_Init: %s", flag ? v : "(none)");
+    MPI_Info_get(pre, "command", MPI_MAX_INFO_VAL, v, &flag);
+    PX_CHECK(flag && strstr(v, "mpi4_bigcount"), "command before MPI_Init: %s",
+             flag ? v : "(none)");
+    MPI_Info_free(&pre);
 }
 
 int main(int argc, char **argv)
 {
+    MPI_Info pre;
+    MPI_Info_create_env(argc, argv, &pre); /* valid before MPI_Init */
     px_test_init(&argc, &argv, "mpi4_bigcount");
     rank = px_test_rank;
     size = px_test_size;
@@ -404,6 +413,6 @@ int main(int argc, char **argv)
     types_c();
     neighbours();
     grequests();
-    info_env(argc, argv);
+    info_env(argc, argv, pre);
     return px_test_finish("large-count calls, persistent neighbour collectives, grequests");
 }

@@ -1,7 +1,7 @@
 /* MPI_PROC_NULL as source or destination: every operation succeeds at once,
  * receive buffers stay untouched, and the status says source MPI_PROC_NULL,
  * tag MPI_ANY_TAG, count 0 - for blocking, nonblocking, multiple-completion,
- * persistent and combined operations. */
+ * persistent and combined operations, also with MPI_DATATYPE_NULL. */
 #include "px_test.h"
 
 static void check_null_status(const MPI_Status *st, const char *what)
@@ -80,6 +80,35 @@ int main(int argc, char **argv)
 
     PX_CHECK(y[0] == 7 && y[1] == 7 && y[2] == 7 && y[3] == 7,
              "a PROC_NULL receive modified the buffer");
+
+    /* No data moves, so MPI_DATATYPE_NULL is accepted with PROC_NULL (as in
+     * MPICH), and still refused with a real peer. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int rc = MPI_Irecv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 11, MPI_COMM_WORLD, &r[0]);
+    PX_CHECK(rc == MPI_SUCCESS, "Irecv(PROC_NULL, MPI_DATATYPE_NULL) rc %d", rc);
+    MPI_Wait(&r[0], &st);
+    check_null_status(&st, "Irecv/Wait with MPI_DATATYPE_NULL");
+    rc = MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 11, MPI_COMM_WORLD, &st);
+    PX_CHECK(rc == MPI_SUCCESS, "Recv(PROC_NULL, MPI_DATATYPE_NULL) rc %d", rc);
+    check_null_status(&st, "Recv with MPI_DATATYPE_NULL");
+    rc = MPI_Send(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 11, MPI_COMM_WORLD);
+    PX_CHECK(rc == MPI_SUCCESS, "Send(PROC_NULL, MPI_DATATYPE_NULL) rc %d", rc);
+    rc = MPI_Sendrecv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 11, NULL, 0, MPI_DATATYPE_NULL,
+                      MPI_PROC_NULL, 11, MPI_COMM_WORLD, &st);
+    PX_CHECK(rc == MPI_SUCCESS, "Sendrecv(PROC_NULL, MPI_DATATYPE_NULL) rc %d", rc);
+    rc = MPI_Recv_init(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 11, MPI_COMM_WORLD, &r[0]);
+    PX_CHECK(rc == MPI_SUCCESS, "Recv_init(PROC_NULL, MPI_DATATYPE_NULL) rc %d", rc);
+    if (rc == MPI_SUCCESS) {
+        MPI_Start(&r[0]);
+        MPI_Wait(&r[0], &st);
+        check_null_status(&st, "Recv_init/Start with MPI_DATATYPE_NULL");
+        MPI_Request_free(&r[0]);
+    }
+    int cls = -1;
+    rc = MPI_Send(NULL, 0, MPI_DATATYPE_NULL, px_test_rank, 11, MPI_COMM_WORLD);
+    MPI_Error_class(rc, &cls);
+    PX_CHECK(cls == MPI_ERR_TYPE, "Send(MPI_DATATYPE_NULL) to a rank: class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
     /* Ring with open ends: the ends talk to PROC_NULL. */
     {

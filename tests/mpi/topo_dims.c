@@ -1,5 +1,6 @@
-/* MPI_Dims_create against hand-computed balanced factorizations, with
- * fixed dimensions and the documented error cases. */
+/* MPI_Dims_create against hand-computed balanced factorizations (ties
+ * between equally balanced ones broken as MPICH does), with fixed
+ * dimensions and the documented error cases. */
 #include "px_test.h"
 
 typedef struct {
@@ -27,6 +28,12 @@ static const dims_case_t cases[] = {
     {20, 3, {0, 0, 5}, {2, 2, 5}},
     {9, 1, {0}, {9}},
     {11, 3, {0, 0, 0}, {11, 1, 1}},
+    /* equal spreads: the larger smallest factor, then the same for the
+     * rest (the grids MPICH gives) */
+    {5040, 3, {0, 0, 0}, {21, 16, 15}},
+    {10800, 3, {0, 0, 0}, {27, 20, 20}},
+    {5616, 4, {0, 0, 0, 0}, {13, 9, 8, 6}},
+    {5040, 4, {0, 0, 0, 0}, {10, 9, 8, 7}},
 };
 
 int main(int argc, char **argv)

@@ -16,18 +16,20 @@ typedef struct {
     int *div; /* divisors of the number to factor, decreasing */
 } px_dims_search_t;
 
-/* Balanced means: smallest spread (largest - smallest), then the smallest
- * largest factor, comparing the non-increasing lists lexicographically. */
+/* Balanced means: the smallest spread (largest - smallest), then the largest
+ * smallest factor; on a tie the same again for the factors without the
+ * smallest (MPICH's choice, so that both libraries lay out the same grid). */
 static int px_dims_better(const px_dims_search_t *s)
 {
     if (!s->have)
         return 1;
-    int dc = s->cur[0] - s->cur[s->k - 1], db = s->best[0] - s->best[s->k - 1];
-    if (dc != db)
-        return dc < db;
-    for (int i = 0; i < s->k; i++)
-        if (s->cur[i] != s->best[i])
-            return s->cur[i] < s->best[i];
+    for (int j = s->k - 1; j > 0; j--) {
+        int dc = s->cur[0] - s->cur[j], db = s->best[0] - s->best[j];
+        if (dc != db)
+            return dc < db;
+        if (s->cur[j] != s->best[j])
+            return s->cur[j] > s->best[j];
+    }
     return 0;
 }
 
@@ -72,8 +74,7 @@ static int px_dims_hopeless(const px_dims_search_t *s, int i, int f, int m, int 
         return 0;
     int max = i ? s->cur[0] : f;
     int lb = max - px_dims_iroot(m / f, rem - 1);
-    int bs = s->best[0] - s->best[s->k - 1];
-    return lb > bs || (lb == bs && max > s->best[0]);
+    return lb > s->best[0] - s->best[s->k - 1];
 }
 
 /* Factor m into positions i..k-1, each factor <= prev, non-increasing. */

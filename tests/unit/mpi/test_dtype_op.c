@@ -118,7 +118,7 @@ static const tdesc_t types[] = {
     TD(MPI_COMPLEX8, 8, CLS_COMPLEX, 1),
     TD(MPI_COMPLEX16, 16, CLS_COMPLEX, 1),
     TQ(MPI_COMPLEX32, 32, CLS_COMPLEX),
-    TD(MPI_C_FLOAT_COMPLEX, sizeof(float _Complex), CLS_COMPLEX, 1),
+    TD(MPI_C_COMPLEX, sizeof(float _Complex), CLS_COMPLEX, 1),
     TD(MPI_C_DOUBLE_COMPLEX, sizeof(double _Complex), CLS_COMPLEX, 1),
     TD(MPI_C_LONG_DOUBLE_COMPLEX, sizeof(long double _Complex), CLS_COMPLEX, 1),
     TD(MPI_CXX_FLOAT_COMPLEX, sizeof(float _Complex), CLS_COMPLEX, 1),
