@@ -276,7 +276,7 @@ static int px_dt_from_blocks(int n, const px_dt_view_t *v0, const MPI_Datatype *
         const px_dt_view_t *v = v0;
         if (!v) {
             if (px_dt_view_of(types[i], &vi) != MPI_SUCCESS) {
-                free(b.runs);
+                free(b.segs);
                 return MPI_ERR_TYPE;
             }
             v = &vi;
@@ -330,16 +330,12 @@ static int px_dt_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dataty
     if (rc)
         return rc;
     MPI_Aint bstride = stride_in_extents ? stride * v.extent : stride;
-    MPI_Aint *disp = malloc(sizeof(MPI_Aint) * (size_t)(count ? count : 1));
-    if (!disp)
-        return px_mpi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    for (int i = 0; i < count; i++)
-        disp[i] = (MPI_Aint)i * bstride;
-    px_dt_obj_t *o;
-    rc = px_dt_from_blocks(count, &v, NULL, NULL, blocklength, disp, 0, &o);
-    free(disp);
-    if (rc)
-        return px_mpi_error(NULL, rc, fn, "cannot build the datatype");
+    px_dt_builder_t b;
+    memset(&b, 0, sizeof(b));
+    px_dt_build_vector(&b, &v, count, blocklength, bstride);
+    px_dt_obj_t *o = px_dt_build_finish(&b, 0);
+    if (!o)
+        return px_mpi_error(NULL, MPI_ERR_NO_MEM, fn, "cannot build the datatype");
     return px_dt_publish(o, fn, combiner, ni, ints, na, aints, 1, &oldtype, newtype);
 }
 

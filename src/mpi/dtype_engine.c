@@ -33,20 +33,20 @@ static void px_dt_view_builtin(const px_dtype_builtin_t *b, px_dt_view_t *v)
     v->true_ub = b->true_lb + b->true_extent;
     v->is_lb = b->handle == MPI_LB;
     v->is_ub = b->handle == MPI_UB;
-    v->runs = v->local;
+    v->segs = v->local;
     v->elem = b->size > 0 ? b->handle : MPI_DATATYPE_NULL;
     if (b->is_pair) {
-        v->local[0] = (px_dt_run_t){0, 1, b->pair_first};
-        v->local[1] = (px_dt_run_t){b->second_offset, 1, b->pair_second};
-        v->nruns = 2;
+        v->local[0] = (px_dt_seg_t){0, 1, 1, 0, b->pair_first};
+        v->local[1] = (px_dt_seg_t){b->second_offset, 1, 1, 0, b->pair_second};
+        v->nsegs = v->nruns = 2;
         MPI_Aint a1 = px_dt_basic_align(b->pair_first), a2 = px_dt_basic_align(b->pair_second);
         v->align = a1 > a2 ? a1 : a2;
     } else if (b->size > 0) {
-        v->local[0] = (px_dt_run_t){0, 1, b->handle};
-        v->nruns = 1;
+        v->local[0] = (px_dt_seg_t){0, 1, 1, 0, b->handle};
+        v->nsegs = v->nruns = 1;
         v->align = px_dt_basic_align(b->handle);
     } else {
-        v->nruns = 0;
+        v->nsegs = v->nruns = 0;
         v->align = 1;
     }
 }
@@ -64,8 +64,19 @@ void px_dt_view_obj(const px_dt_obj_t *o, px_dt_view_t *v)
     v->mark_lb = o->mark_lb;
     v->mark_ub = o->mark_ub;
     v->elem = o->elem;
-    v->runs = o->runs;
+    v->segs = o->segs;
+    v->nsegs = o->nsegs;
     v->nruns = o->nruns;
+}
+
+px_dt_run_t *px_dt_runs_expand(const px_dt_view_t *v)
+{
+    px_dt_run_t *runs = malloc(sizeof(*runs) * (size_t)(v->nruns ? v->nruns : 1)), r;
+    MPI_Aint i = 0;
+    if (runs)
+        for (px_dt_runit_t it = px_dt_runs(v->segs, v->nsegs); px_dt_runit_next(&it, &r);)
+            runs[i++] = r;
+    return runs;
 }
 
 int px_dt_view_of(MPI_Datatype t, px_dt_view_t *v)
@@ -86,37 +97,77 @@ int px_dt_view_of(MPI_Datatype t, px_dt_view_t *v)
 
 static inline MPI_Aint px_dt_bsize(MPI_Datatype t) { return px_mpi_dtype_builtin(t)->size; }
 
-static void px_dt_build_run(px_dt_builder_t *b, MPI_Aint off, MPI_Aint n, MPI_Datatype basic)
+/* Appends g (reps >= 1) to the list *segs of *n (room for *cap), where
+ * unit is the size of g's basic type: an entry that continues the last one
+ * joins it, as a longer last run (the run is adjacent to the last copy) or
+ * as one more copy (the same run again at the entry's stride). 0 when out
+ * of memory. */
+static int px_dt_seg_push(px_dt_seg_t **segs, MPI_Aint *n, MPI_Aint *cap, px_dt_seg_t g,
+                          MPI_Aint unit)
 {
-    if (n <= 0)
-        return;
-    if (b->nruns) {
-        px_dt_run_t *l = &b->runs[b->nruns - 1];
-        if (l->basic == basic && l->off + l->n * px_dt_bsize(basic) == off) {
-            l->n += n;
-            return;
+    if (g.n <= 0 || g.reps <= 0)
+        return 1;
+    if (g.reps > 1 && g.stride == g.n * unit) { /* copies that touch: one run */
+        g.n *= g.reps;
+        g.reps = 1;
+    }
+    if (g.reps == 1)
+        g.stride = 0;
+    if (*n) {
+        px_dt_seg_t *l = &(*segs)[*n - 1];
+        MPI_Aint last = l->off + (l->reps - 1) * l->stride; /* l's last copy */
+        if (l->basic == g.basic && last + l->n * unit == g.off) {
+            /* g's first run extends l's last copy */
+            if (l->reps == 1) {
+                l->n += g.n;
+            } else {
+                l->reps--;
+                if (l->reps == 1)
+                    l->stride = 0;
+                if (!px_dt_seg_push(segs, n, cap, (px_dt_seg_t){last, l->n + g.n, 1, 0, g.basic},
+                                    unit))
+                    return 0;
+            }
+            g.off += g.stride;
+            if (--g.reps == 0)
+                return 1;
+            return px_dt_seg_push(segs, n, cap, g, unit);
+        }
+        if (l->basic == g.basic && l->n == g.n) {
+            MPI_Aint st = l->reps == 1 ? g.off - l->off : l->stride;
+            if (st != 0 && g.off == last + st && (g.reps == 1 || g.stride == st)) {
+                l->stride = st;
+                l->reps += g.reps;
+                return 1;
+            }
         }
     }
-    if (b->nruns == b->cap) {
-        MPI_Aint cap = b->cap ? b->cap * 2 : 16;
-        px_dt_run_t *r = realloc(b->runs, sizeof(*r) * (size_t)cap);
-        if (!r) {
-            b->nomem = 1;
-            return;
-        }
-        b->runs = r;
-        b->cap = cap;
+    if (*n == *cap) {
+        MPI_Aint c = *cap ? *cap * 2 : 8;
+        px_dt_seg_t *r = realloc(*segs, sizeof(*r) * (size_t)c);
+        if (!r)
+            return 0;
+        *segs = r;
+        *cap = c;
     }
-    b->runs[b->nruns++] = (px_dt_run_t){off, n, basic};
+    (*segs)[(*n)++] = g;
+    return 1;
+}
+
+static void px_dt_build_seg(px_dt_builder_t *b, px_dt_seg_t g)
+{
+    if (!b->nomem && !px_dt_seg_push(&b->segs, &b->nsegs, &b->cap, g, px_dt_bsize(g.basic)))
+        b->nomem = 1;
 }
 
 #define PX_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define PX_MAX(a, b) ((a) > (b) ? (a) : (b))
 
-void px_dt_build_add(px_dt_builder_t *b, const px_dt_view_t *v, MPI_Aint count, MPI_Aint disp)
+/* Bounds, alignment and element type of count copies of v at disp (not
+ * the size: the callers add it). */
+static void px_dt_build_bounds(px_dt_builder_t *b, const px_dt_view_t *v, MPI_Aint count,
+                               MPI_Aint disp)
 {
-    if (count <= 0 || b->nomem)
-        return;
     if (v->is_lb) {
         b->elb = b->have_elb ? PX_MIN(b->elb, disp) : disp;
         b->have_elb = 1;
@@ -154,7 +205,6 @@ void px_dt_build_add(px_dt_builder_t *b, const px_dt_view_t *v, MPI_Aint count, 
         b->have_true = 1;
     }
     b->align = PX_MAX(b->align, v->align);
-    b->size += count * v->size;
     if (v->size > 0) {
         if (!b->have_elem)
             b->elem = v->elem;
@@ -162,59 +212,106 @@ void px_dt_build_add(px_dt_builder_t *b, const px_dt_view_t *v, MPI_Aint count, 
             b->elem = MPI_DATATYPE_NULL;
         b->have_elem = 1;
     }
-    if (v->nruns == 1 && v->runs[0].n * px_dt_bsize(v->runs[0].basic) == v->extent) {
-        /* dense single-run type: the copies form one run */
-        px_dt_build_run(b, v->runs[0].off + disp, v->runs[0].n * count, v->runs[0].basic);
-        return;
+}
+
+/* The runs of count copies of v at disp. */
+static void px_dt_build_segs(px_dt_builder_t *b, const px_dt_view_t *v, MPI_Aint count,
+                             MPI_Aint disp)
+{
+    if (v->nsegs == 1) {
+        /* one segment: the copies of v are copies of its run */
+        px_dt_seg_t g = v->segs[0];
+        if (g.reps == 1 || g.reps * g.stride == v->extent) {
+            if (g.reps == 1)
+                g.stride = v->extent;
+            g.off += disp;
+            g.reps *= count;
+            px_dt_build_seg(b, g);
+            return;
+        }
     }
     for (MPI_Aint k = 0; k < count && !b->nomem; k++) {
         MPI_Aint base = disp + k * v->extent;
-        for (MPI_Aint i = 0; i < v->nruns; i++)
-            px_dt_build_run(b, v->runs[i].off + base, v->runs[i].n, v->runs[i].basic);
+        for (MPI_Aint i = 0; i < v->nsegs; i++) {
+            px_dt_seg_t g = v->segs[i];
+            g.off += base;
+            px_dt_build_seg(b, g);
+        }
     }
+}
+
+void px_dt_build_add(px_dt_builder_t *b, const px_dt_view_t *v, MPI_Aint count, MPI_Aint disp)
+{
+    if (count <= 0 || b->nomem)
+        return;
+    px_dt_build_bounds(b, v, count, disp);
+    b->size += count * v->size;
+    px_dt_build_segs(b, v, count, disp);
+}
+
+void px_dt_build_vector(px_dt_builder_t *b, const px_dt_view_t *v, MPI_Aint count,
+                        MPI_Aint blocklen, MPI_Aint stride)
+{
+    if (count <= 0 || blocklen <= 0 || b->nomem)
+        return;
+    /* the blocks in between lie within the first and the last */
+    px_dt_build_bounds(b, v, blocklen, 0);
+    px_dt_build_bounds(b, v, blocklen, (count - 1) * stride);
+    b->size += count * blocklen * v->size;
+    px_dt_builder_t blk = {0};
+    px_dt_build_segs(&blk, v, blocklen, 0);
+    if (blk.nomem) {
+        b->nomem = 1;
+    } else if (blk.nsegs == 1 &&
+               (blk.segs[0].reps == 1 || blk.segs[0].reps * blk.segs[0].stride == stride)) {
+        /* a block is one run or copies of one, the next block continues them */
+        px_dt_seg_t g = blk.segs[0];
+        if (g.reps == 1)
+            g.stride = stride;
+        g.reps *= count;
+        px_dt_build_seg(b, g);
+    } else {
+        for (MPI_Aint k = 0; k < count && !b->nomem; k++)
+            for (MPI_Aint i = 0; i < blk.nsegs; i++) {
+                px_dt_seg_t g = blk.segs[i];
+                g.off += k * stride;
+                px_dt_build_seg(b, g);
+            }
+    }
+    free(blk.segs);
 }
 
 static void px_dt_pack_fn(const px_mpi_dt_t *d, MPI_Aint count, const void *src, void *dst);
 static void px_dt_unpack_fn(const px_mpi_dt_t *d, MPI_Aint count, const void *src, void *dst);
 
-/* Derives blocks, element counts, contiguity and the fast path from runs. */
+/* No data, or one block as long as the extent. */
+static int px_dt_dense(const px_dt_obj_t *o)
+{
+    return o->d.size == 0 || (o->nblks == 1 && o->blks[0].reps == 1 && o->blks[0].n == o->d.extent);
+}
+
+/* Derives blocks, element counts and contiguity from the runs. */
 static int px_dt_finish_layout(px_dt_obj_t *o)
 {
     free(o->blks);
     o->blks = NULL;
     o->nblks = 0;
-    MPI_Aint cap = 0, elements = 0;
-    o->basic = o->nruns ? o->runs[0].basic : MPI_DATATYPE_NULL;
-    for (MPI_Aint i = 0; i < o->nruns; i++) {
-        const px_dt_run_t *r = &o->runs[i];
-        MPI_Aint len = r->n * px_dt_bsize(r->basic);
-        elements += r->n;
-        if (r->basic != o->basic)
+    MPI_Aint cap = 0, elements = 0, nruns = 0;
+    o->basic = o->nsegs ? o->segs[0].basic : MPI_DATATYPE_NULL;
+    for (MPI_Aint i = 0; i < o->nsegs; i++) {
+        const px_dt_seg_t *g = &o->segs[i];
+        elements += g->n * g->reps;
+        nruns += g->reps;
+        if (g->basic != o->basic)
             o->basic = MPI_DATATYPE_NULL;
-        if (o->nblks && o->blks[o->nblks - 1].off + o->blks[o->nblks - 1].len == r->off) {
-            o->blks[o->nblks - 1].len += len;
-            continue;
-        }
-        if (o->nblks == cap) {
-            cap = cap ? cap * 2 : 8;
-            px_dt_blk_t *nb = realloc(o->blks, sizeof(*nb) * (size_t)cap);
-            if (!nb)
-                return MPI_ERR_NO_MEM;
-            o->blks = nb;
-        }
-        o->blks[o->nblks++] = (px_dt_blk_t){r->off, len};
+        px_dt_seg_t blk = {g->off, g->n * px_dt_bsize(g->basic), g->reps, g->stride, MPI_BYTE};
+        if (!px_dt_seg_push(&o->blks, &o->nblks, &cap, blk, 1))
+            return MPI_ERR_NO_MEM;
     }
     o->d.elements = elements;
-    o->regular = 0;
-    if (o->nblks >= 1) {
-        o->regular = 1;
-        o->vlen = o->blks[0].len;
-        o->vstride = o->nblks > 1 ? o->blks[1].off - o->blks[0].off : 0;
-        for (MPI_Aint i = 1; i < o->nblks && o->regular; i++)
-            if (o->blks[i].len != o->vlen || o->blks[i].off - o->blks[i - 1].off != o->vstride)
-                o->regular = 0;
-    }
-    o->d.contig = o->d.size == 0 || (o->nblks == 1 && o->blks[0].len == o->d.extent);
+    o->nruns = nruns;
+    o->d.contig =
+        o->d.size == 0 || (o->nblks == 1 && o->blks[0].reps == 1 && o->blks[0].n == o->d.extent);
     o->d.pack = px_dt_pack_fn;
     o->d.unpack = px_dt_unpack_fn;
     return MPI_SUCCESS;
@@ -224,14 +321,14 @@ px_dt_obj_t *px_dt_build_finish(px_dt_builder_t *b, int pad_struct)
 {
     px_dt_obj_t *o = b->nomem ? NULL : calloc(1, sizeof(*o));
     if (!o) {
-        free(b->runs);
-        b->runs = NULL;
+        free(b->segs);
+        b->segs = NULL;
         return NULL;
     }
     o->refs = 1;
-    o->runs = b->runs;
-    o->nruns = b->nruns;
-    b->runs = NULL;
+    o->segs = b->segs;
+    o->nsegs = b->nsegs;
+    b->segs = NULL;
     o->elem = b->have_elem ? b->elem : MPI_DATATYPE_NULL;
     o->mark_lb = b->have_elb;
     o->mark_ub = b->have_eub;
@@ -266,7 +363,7 @@ void px_dt_set_bounds(px_dt_obj_t *o, MPI_Aint lb, MPI_Aint extent)
     o->d.extent = extent;
     o->ub = lb + extent;
     o->mark_lb = o->mark_ub = 1;
-    o->d.contig = o->d.size == 0 || (o->nblks == 1 && o->blks[0].len == o->d.extent);
+    o->d.contig = px_dt_dense(o);
 }
 
 int px_dt_register(px_dt_obj_t *o)
@@ -356,15 +453,15 @@ px_dt_obj_t *px_dt_obj_dup(const px_dt_obj_t *s)
     o->ni = o->na = o->nt = 0;
     o->nc = 0;
     o->name[0] = 0;
-    o->runs = malloc(sizeof(*o->runs) * (size_t)(s->nruns ? s->nruns : 1));
+    o->segs = malloc(sizeof(*o->segs) * (size_t)(s->nsegs ? s->nsegs : 1));
     o->blks = malloc(sizeof(*o->blks) * (size_t)(s->nblks ? s->nblks : 1));
-    if (!o->runs || !o->blks) {
-        free(o->runs);
+    if (!o->segs || !o->blks) {
+        free(o->segs);
         free(o->blks);
         free(o);
         return NULL;
     }
-    memcpy(o->runs, s->runs, sizeof(*o->runs) * (size_t)s->nruns);
+    memcpy(o->segs, s->segs, sizeof(*o->segs) * (size_t)s->nsegs);
     memcpy(o->blks, s->blks, sizeof(*o->blks) * (size_t)s->nblks);
     return o;
 }
@@ -378,7 +475,7 @@ static void px_dt_destroy(px_dt_obj_t *o)
     if (o->registered)
         px_htab_del(&px_mpi_dt_tab, PX_HANDLE_IDX(o->d.handle));
     px_dt_drop_contents(o);
-    free(o->runs);
+    free(o->segs);
     free(o->blks);
     free(o);
 }
@@ -448,6 +545,12 @@ void px_mpi_dt_release(MPI_Datatype dt)
 static char *px_dt_gather(char *p, const char *q, MPI_Aint n, MPI_Aint len, MPI_Aint stride)
 {
     switch (len) {
+    case 1:
+        PX_DT_GATHER(1);
+        break;
+    case 2:
+        PX_DT_GATHER(2);
+        break;
     case 4:
         PX_DT_GATHER(4);
         break;
@@ -467,6 +570,12 @@ static char *px_dt_gather(char *p, const char *q, MPI_Aint n, MPI_Aint len, MPI_
 static const char *px_dt_scatter(const char *p, char *q, MPI_Aint n, MPI_Aint len, MPI_Aint stride)
 {
     switch (len) {
+    case 1:
+        PX_DT_SCATTER(1);
+        break;
+    case 2:
+        PX_DT_SCATTER(2);
+        break;
     case 4:
         PX_DT_SCATTER(4);
         break;
@@ -483,23 +592,37 @@ static const char *px_dt_scatter(const char *p, char *q, MPI_Aint n, MPI_Aint le
     return p;
 }
 
+/* Whether count items of o are the copies of one block (a vector of
+ * vectors, a resized basic type), and which. */
+static int px_dt_items_as_one(const px_dt_obj_t *o, MPI_Aint count, px_dt_seg_t *all)
+{
+    if (o->nblks != 1)
+        return 0;
+    *all = o->blks[0];
+    if (all->reps == 1)
+        all->stride = o->d.extent;
+    else if (all->reps * all->stride != o->d.extent)
+        return 0;
+    all->reps *= count;
+    return 1;
+}
+
 static void px_dt_pack_fn(const px_mpi_dt_t *d, MPI_Aint count, const void *src, void *dst)
 {
     const px_dt_obj_t *o = (const px_dt_obj_t *)d;
     char *p = dst;
     /* MPI_BOTTOM plus absolute displacements: integer arithmetic, not NULL + x */
     uintptr_t base = (uintptr_t)src;
-    for (MPI_Aint i = 0; i < count; i++, base += (uintptr_t)o->d.extent) {
-        if (o->regular) {
-            p = px_dt_gather(p, (const char *)(base + (uintptr_t)o->blks[0].off), o->nblks, o->vlen,
-                             o->vstride);
-            continue;
-        }
-        for (MPI_Aint k = 0; k < o->nblks; k++) {
-            memcpy(p, (const char *)(base + (uintptr_t)o->blks[k].off), (size_t)o->blks[k].len);
-            p += o->blks[k].len;
-        }
+    px_dt_seg_t all;
+    if (px_dt_items_as_one(o, count, &all)) {
+        px_dt_gather(p, (const char *)(base + (uintptr_t)all.off), all.reps, all.n, all.stride);
+        return;
     }
+    for (MPI_Aint i = 0; i < count; i++, base += (uintptr_t)o->d.extent)
+        for (MPI_Aint k = 0; k < o->nblks; k++) {
+            const px_dt_seg_t *g = &o->blks[k];
+            p = px_dt_gather(p, (const char *)(base + (uintptr_t)g->off), g->reps, g->n, g->stride);
+        }
 }
 
 static void px_dt_unpack_fn(const px_mpi_dt_t *d, MPI_Aint count, const void *src, void *dst)
@@ -507,17 +630,16 @@ static void px_dt_unpack_fn(const px_mpi_dt_t *d, MPI_Aint count, const void *sr
     const px_dt_obj_t *o = (const px_dt_obj_t *)d;
     const char *p = src;
     uintptr_t base = (uintptr_t)dst;
-    for (MPI_Aint i = 0; i < count; i++, base += (uintptr_t)o->d.extent) {
-        if (o->regular) {
-            p = px_dt_scatter(p, (char *)(base + (uintptr_t)o->blks[0].off), o->nblks, o->vlen,
-                              o->vstride);
-            continue;
-        }
-        for (MPI_Aint k = 0; k < o->nblks; k++) {
-            memcpy((char *)(base + (uintptr_t)o->blks[k].off), p, (size_t)o->blks[k].len);
-            p += o->blks[k].len;
-        }
+    px_dt_seg_t all;
+    if (px_dt_items_as_one(o, count, &all)) {
+        px_dt_scatter(p, (char *)(base + (uintptr_t)all.off), all.reps, all.n, all.stride);
+        return;
     }
+    for (MPI_Aint i = 0; i < count; i++, base += (uintptr_t)o->d.extent)
+        for (MPI_Aint k = 0; k < o->nblks; k++) {
+            const px_dt_seg_t *g = &o->blks[k];
+            p = px_dt_scatter(p, (char *)(base + (uintptr_t)g->off), g->reps, g->n, g->stride);
+        }
 }
 
 void px_mpi_dt_unpack_bytes(const px_mpi_dt_t *d, MPI_Count bytes, const void *src, void *dst)
@@ -542,10 +664,14 @@ void px_mpi_dt_unpack_bytes(const px_mpi_dt_t *d, MPI_Count bytes, const void *s
         return;
     }
     for (MPI_Aint k = 0; k < o->nblks && rest > 0; k++) {
-        MPI_Aint len = PX_MIN(rest, o->blks[k].len);
-        memcpy((char *)(base + (uintptr_t)o->blks[k].off), p, (size_t)len);
-        p += len;
-        rest -= len;
+        const px_dt_seg_t *g = &o->blks[k];
+        MPI_Aint whole_blks = PX_MIN(g->reps, rest / g->n);
+        p = px_dt_scatter(p, (char *)(base + (uintptr_t)g->off), whole_blks, g->n, g->stride);
+        rest -= whole_blks * g->n;
+        if (whole_blks < g->reps && rest > 0) { /* the data ends inside this copy */
+            memcpy((char *)(base + (uintptr_t)(g->off + whole_blks * g->stride)), p, (size_t)rest);
+            rest = 0;
+        }
     }
 }
 
@@ -563,13 +689,13 @@ MPI_Count px_mpi_dt_count_elements(const px_mpi_dt_t *d, MPI_Count bytes)
         px_dt_view_obj(o, &v);
     else
         px_dt_view_builtin(d->b, &v);
-    for (MPI_Aint i = 0; i < v.nruns && rest > 0; i++) {
-        MPI_Aint bs = px_dt_bsize(v.runs[i].basic);
-        MPI_Count len = (MPI_Count)v.runs[i].n * bs;
-        if (rest >= len) {
-            n += v.runs[i].n;
-            rest -= len;
-        } else {
+    for (MPI_Aint i = 0; i < v.nsegs && rest > 0; i++) {
+        const px_dt_seg_t *g = &v.segs[i];
+        MPI_Aint bs = px_dt_bsize(g->basic);
+        MPI_Count len = (MPI_Count)g->n * bs, whole_runs = PX_MIN(g->reps, rest / len);
+        n += whole_runs * g->n;
+        rest -= whole_runs * len;
+        if (whole_runs < g->reps && rest > 0) {
             n += rest / bs;
             rest %= bs;
             break;

@@ -3,7 +3,9 @@
  * A derived type is kept flattened: its type map as a list of runs of one
  * basic type (used for element counts and external32), and the same data as
  * a list of contiguous byte blocks in type-map order, merged where adjacent
- * (used by pack/unpack). The px_mpi_dt_t the rest of the MPI layer sees is
+ * (used by pack/unpack). Both lists are compressed: a run or block repeated
+ * at a constant stride is one entry (px_dt_seg_t), so that the lists grow
+ * with the type's structure, not with its number of elements. The px_mpi_dt_t the rest of the MPI layer sees is
  * the first member of px_dt_obj_t. */
 #ifndef PX_MPI_DTYPE_ENGINE_H
 #define PX_MPI_DTYPE_ENGINE_H
@@ -20,9 +22,17 @@ typedef struct px_dt_run {
     MPI_Datatype basic;
 } px_dt_run_t;
 
-typedef struct px_dt_blk {
-    MPI_Aint off, len;
-} px_dt_blk_t;
+/* A run and its copies: reps runs of n elements of basic, the first at
+ * off, each stride bytes after the one before (stride 0 when reps is 1).
+ * A type map is a list of these, each one's copies in order, so that a
+ * vector of a million elements takes one entry, not a million. Blocks of
+ * bytes use the same form with basic MPI_BYTE and n the length. */
+typedef struct px_dt_seg {
+    MPI_Aint off;
+    MPI_Aint n;
+    MPI_Aint reps, stride;
+    MPI_Datatype basic;
+} px_dt_seg_t;
 
 typedef struct px_dt_obj {
     px_mpi_dt_t d;       /* first: px_mpi_dt_get hands out &obj->d */
@@ -44,13 +54,11 @@ typedef struct px_dt_obj {
     MPI_Aint ub, true_ub;
     int mark_lb, mark_ub; /* bounds fixed by MPI_LB/MPI_UB or resized: sticky */
     MPI_Aint align;       /* strictest alignment of the basic types inside */
-    px_dt_run_t *runs;
-    MPI_Aint nruns;
-    px_dt_blk_t *blks;
+    px_dt_seg_t *segs;    /* the type map */
+    MPI_Aint nsegs;
+    MPI_Aint nruns;    /* runs in all, copies counted */
+    px_dt_seg_t *blks; /* the same data as contiguous byte blocks, merged where adjacent */
     MPI_Aint nblks;
-    /* blocks all vlen bytes long, vstride apart (fast path for vectors) */
-    int regular;
-    MPI_Aint vlen, vstride;
     MPI_Datatype basic; /* single basic type of all runs, else MPI_DATATYPE_NULL */
     /* the one predefined type (a pair type such as MPI_DOUBLE_INT counting
      * as one) the type map is made of, for predefined reduction operations;
@@ -64,10 +72,40 @@ typedef struct px_dt_view {
     int mark_lb, mark_ub;
     int is_lb, is_ub;  /* the MPI_LB / MPI_UB markers themselves */
     MPI_Datatype elem; /* as px_dt_obj_t's */
-    const px_dt_run_t *runs;
-    MPI_Aint nruns;
-    px_dt_run_t local[2];
+    const px_dt_seg_t *segs;
+    MPI_Aint nsegs, nruns;
+    px_dt_seg_t local[2];
 } px_dt_view_t;
+
+/* Walks a type map run by run (each copy of a segment is one run):
+ *     px_dt_run_t r;
+ *     for (px_dt_runit_t it = px_dt_runs(v->segs, v->nsegs); px_dt_runit_next(&it, &r);) */
+typedef struct px_dt_runit {
+    const px_dt_seg_t *s;
+    MPI_Aint i, n, k;
+} px_dt_runit_t;
+
+static inline px_dt_runit_t px_dt_runs(const px_dt_seg_t *s, MPI_Aint n)
+{
+    return (px_dt_runit_t){s, 0, n, 0};
+}
+
+static inline int px_dt_runit_next(px_dt_runit_t *it, px_dt_run_t *r)
+{
+    if (it->i >= it->n)
+        return 0;
+    const px_dt_seg_t *g = &it->s[it->i];
+    *r = (px_dt_run_t){g->off + it->k * g->stride, g->n, g->basic};
+    if (++it->k >= g->reps) {
+        it->k = 0;
+        it->i++;
+    }
+    return 1;
+}
+
+/* The runs of a view one by one in a new array of v->nruns (NULL when out
+ * of memory), for code that needs them all at once. */
+px_dt_run_t *px_dt_runs_expand(const px_dt_view_t *v);
 
 /* Derived object behind d, or NULL for predefined types. */
 static inline px_dt_obj_t *px_dt_obj(const px_mpi_dt_t *d)
@@ -81,8 +119,8 @@ void px_dt_view_obj(const px_dt_obj_t *o, px_dt_view_t *v);
 
 /* Building a type: add entries, then finish. */
 typedef struct px_dt_builder {
-    px_dt_run_t *runs;
-    MPI_Aint nruns, cap;
+    px_dt_seg_t *segs;
+    MPI_Aint nsegs, cap;
     int have_nlb, have_nub, have_elb, have_eub, have_true;
     MPI_Aint nlb, nub, elb, eub, tlb, tub, align, size;
     int have_elem;
@@ -92,6 +130,9 @@ typedef struct px_dt_builder {
 
 /* count consecutive copies of v (extent apart) at byte displacement disp */
 void px_dt_build_add(px_dt_builder_t *b, const px_dt_view_t *v, MPI_Aint count, MPI_Aint disp);
+/* count blocks of blocklen copies of v, stride bytes apart from 0 */
+void px_dt_build_vector(px_dt_builder_t *b, const px_dt_view_t *v, MPI_Aint count,
+                        MPI_Aint blocklen, MPI_Aint stride);
 /* New unregistered object (refs 1), or NULL when out of memory. pad_struct
  * rounds the extent up to the alignment as C structs are. */
 px_dt_obj_t *px_dt_build_finish(px_dt_builder_t *b, int pad_struct);

@@ -297,8 +297,8 @@ static MPI_Aint px_x32_item_size(const px_dt_view_t *v)
 {
     MPI_Aint s = 0;
     int mode;
-    for (MPI_Aint i = 0; i < v->nruns; i++)
-        s += v->runs[i].n * px_x32_info(v->runs[i].basic, &mode);
+    for (MPI_Aint i = 0; i < v->nsegs; i++)
+        s += v->segs[i].n * v->segs[i].reps * px_x32_info(v->segs[i].basic, &mode);
     return s;
 }
 
@@ -307,8 +307,9 @@ static void px_x32_walk(const px_dt_view_t *v, MPI_Aint count, void *buf, unsign
 {
     uintptr_t base = (uintptr_t)buf;
     for (MPI_Aint k = 0; k < count; k++, base += (uintptr_t)v->extent) {
-        for (MPI_Aint i = 0; i < v->nruns; i++) {
-            const px_dt_run_t *r = &v->runs[i];
+        px_dt_run_t run;
+        for (px_dt_runit_t it = px_dt_runs(v->segs, v->nsegs); px_dt_runit_next(&it, &run);) {
+            const px_dt_run_t *r = &run;
             int mode;
             MPI_Aint es = px_x32_info(r->basic, &mode), ns = px_mpi_dtype_builtin(r->basic)->size;
             unsigned char *n = (unsigned char *)(base + (uintptr_t)r->off);

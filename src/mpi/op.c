@@ -115,10 +115,13 @@ static void px_op_apply_derived(MPI_Op op, const void *in, void *inout, MPI_Aint
     }
     if (!e->is_pair) {
         for (MPI_Aint i = 0; i < count; i++, ib += ext, ob += ext)
-            for (MPI_Aint k = 0; k < o->nruns; k++) {
-                const px_dt_run_t *r = &o->runs[k];
-                px_mpi_op_builtin_apply(op, (const void *)(ib + (uintptr_t)r->off),
-                                        (void *)(ob + (uintptr_t)r->off), r->n, o->elem);
+            for (MPI_Aint k = 0; k < o->nsegs; k++) {
+                const px_dt_seg_t *g = &o->segs[k];
+                for (MPI_Aint j = 0; j < g->reps; j++) {
+                    uintptr_t at = (uintptr_t)(g->off + j * g->stride);
+                    px_mpi_op_builtin_apply(op, (const void *)(ib + at), (void *)(ob + at), g->n,
+                                            o->elem);
+                }
             }
         return;
     }
@@ -127,8 +130,9 @@ static void px_op_apply_derived(MPI_Op op, const void *in, void *inout, MPI_Aint
     for (MPI_Aint i = 0; i < count; i++, ib += ext, ob += ext) {
         MPI_Aint start = 0, n = 0;
         int second = 0;
-        for (MPI_Aint k = 0; k < o->nruns; k++) {
-            const px_dt_run_t *r = &o->runs[k];
+        px_dt_run_t run;
+        for (px_dt_runit_t it = px_dt_runs(o->segs, o->nsegs); px_dt_runit_next(&it, &run);) {
+            const px_dt_run_t *r = &run;
             MPI_Aint bs = px_mpi_dtype_builtin(r->basic)->size;
             for (MPI_Aint j = 0; j < r->n; j++) {
                 if ((second = !second) == 0)

@@ -327,8 +327,8 @@ static int px_io_x32_special(MPI_Datatype t)
     px_dt_view_t dv;
     if (px_dt_view_of(t, &dv) != MPI_SUCCESS)
         return 0;
-    for (MPI_Aint i = 0; i < dv.nruns; i++)
-        if (px_io_x32_mode(dv.runs[i].basic) > PX_X32_SWAP2)
+    for (MPI_Aint i = 0; i < dv.nsegs; i++)
+        if (px_io_x32_mode(dv.segs[i].basic) > PX_X32_SWAP2)
             return 1;
     return 0;
 }
@@ -341,9 +341,11 @@ static void px_io_x32_swap_stream(MPI_Datatype t, char *buf, MPI_Aint bytes)
     if (px_dt_view_of(t, &dv) != MPI_SUCCESS || !dv.size)
         return;
     MPI_Aint pos = 0;
-    while (pos < bytes)
-        for (MPI_Aint i = 0; i < dv.nruns && pos < bytes; i++) {
-            const px_dt_run_t *r = &dv.runs[i];
+    while (pos < bytes) {
+        px_dt_run_t run;
+        for (px_dt_runit_t it = px_dt_runs(dv.segs, dv.nsegs);
+             pos < bytes && px_dt_runit_next(&it, &run);) {
+            const px_dt_run_t *r = &run;
             int mode = px_io_x32_mode(r->basic);
             MPI_Aint es = px_mpi_dtype_builtin(r->basic)->size;
             for (MPI_Aint j = 0; j < r->n && pos + es <= bytes; j++, pos += es) {
@@ -357,6 +359,7 @@ static void px_io_x32_swap_stream(MPI_Datatype t, char *buf, MPI_Aint bytes)
             if (r->n && pos + es > bytes)
                 return; /* a partial element at the end stays as it is */
         }
+    }
 }
 
 /* Converts the whole elements of a packed stream of t: `nbytes` native
@@ -370,11 +373,12 @@ static MPI_Aint px_io_x32_stream(MPI_Datatype t, unsigned char *n, MPI_Aint nbyt
     if (px_dt_view_of(t, &dv) != MPI_SUCCESS || !dv.size)
         return 0;
     MPI_Aint np = 0, xp = 0;
-    for (;;)
-        for (MPI_Aint i = 0; i < dv.nruns; i++) {
-            MPI_Datatype b = dv.runs[i].basic;
+    for (;;) {
+        px_dt_run_t run;
+        for (px_dt_runit_t it = px_dt_runs(dv.segs, dv.nsegs); px_dt_runit_next(&it, &run);) {
+            MPI_Datatype b = run.basic;
             MPI_Aint ns = px_mpi_dtype_builtin(b)->size, xs = px_io_x32_size(b);
-            for (MPI_Aint j = 0; j < dv.runs[i].n; j++, np += ns, xp += xs) {
+            for (MPI_Aint j = 0; j < run.n; j++, np += ns, xp += xs) {
                 if (write ? np + ns > nbytes : xp + xs > xbytes)
                     return write ? xp : np;
                 if (!write)
@@ -383,6 +387,7 @@ static MPI_Aint px_io_x32_stream(MPI_Datatype t, unsigned char *n, MPI_Aint nbyt
                     return -1;
             }
         }
+    }
 }
 
 /* ---------- sizes in a representation ---------- */
@@ -408,14 +413,14 @@ MPI_Aint px_io_rep_size(const px_io_view_t *v, MPI_Datatype t, int *resized)
         return d->size;
     MPI_Aint size = 0, bs = 0;
     MPI_Datatype last = MPI_DATATYPE_NULL;
-    for (MPI_Aint i = 0; i < dv.nruns; i++) {
-        MPI_Datatype b = dv.runs[i].basic;
+    for (MPI_Aint i = 0; i < dv.nsegs; i++) {
+        MPI_Datatype b = dv.segs[i].basic;
         if (b != last)
             bs = px_io_rep_basic_size(v, b);
         if (bs < 0)
             return -1;
         last = b;
-        size += dv.runs[i].n * bs;
+        size += dv.segs[i].n * dv.segs[i].reps * bs;
     }
     if (resized)
         *resized = size != d->size;
@@ -437,10 +442,11 @@ MPI_Aint px_io_map_bytes(const px_io_view_t *v, MPI_Datatype t, MPI_Aint bytes, 
         return bytes;
     MPI_Aint from = to_file ? nsize : fsize, to = to_file ? fsize : nsize;
     MPI_Aint items = bytes / from, rem = bytes % from, out = items * to;
-    for (MPI_Aint i = 0; i < dv.nruns; i++) {
-        MPI_Aint ns = px_mpi_dtype_builtin(dv.runs[i].basic)->size,
-                 fs = px_io_rep_basic_size(v, dv.runs[i].basic);
-        for (MPI_Aint j = 0; j < dv.runs[i].n; j++) {
+    px_dt_run_t run;
+    for (px_dt_runit_t it = px_dt_runs(dv.segs, dv.nsegs); px_dt_runit_next(&it, &run);) {
+        MPI_Aint ns = px_mpi_dtype_builtin(run.basic)->size,
+                 fs = px_io_rep_basic_size(v, run.basic);
+        for (MPI_Aint j = 0; j < run.n; j++) {
             if (rem < (to_file ? ns : fs))
                 return out;
             rem -= to_file ? ns : fs;

@@ -302,9 +302,9 @@ static void px_io_fput(px_io_fmap_t *m, MPI_Datatype t, MPI_Aint count, MPI_Aint
             px_io_fblocks(m, o, px_io_fput_blk, &at);
             continue;
         }
-        for (MPI_Aint i = 0; i < dv.nruns; i++) { /* a pair's two elements, packed */
-            px_io_fmap_add(m, at, 1, dv.runs[i].basic);
-            at += px_io_rep_basic_size(m->v, dv.runs[i].basic);
+        for (MPI_Aint i = 0; i < dv.nsegs; i++) { /* a pair's two elements, packed */
+            px_io_fmap_add(m, at, 1, dv.segs[i].basic);
+            at += px_io_rep_basic_size(m->v, dv.segs[i].basic);
         }
     }
 }
@@ -372,13 +372,14 @@ int px_io_view_set(px_io_file_t *f, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     } else if (px_dt_view_of(filetype, &dv) != MPI_SUCCESS) {
         rc = MPI_ERR_TYPE;
     } else {
-        m.runs = (px_dt_run_t *)dv.runs;
+        m.runs = px_dt_runs_expand(&dv);
         m.n = dv.nruns;
+        if (!m.runs)
+            rc = MPI_ERR_NO_MEM;
     }
     if (rc == MPI_SUCCESS)
         rc = px_io_view_blocks(&v, m.runs, m.n, extent, !(f->amode & MPI_MODE_RDONLY), &why);
-    if (v.resized)
-        free(m.runs);
+    free(m.runs);
     if (rc != MPI_SUCCESS) {
         px_io_view_free(&v);
         if (rc == MPI_ERR_UNSUPPORTED_DATAREP)

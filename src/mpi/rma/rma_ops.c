@@ -200,12 +200,15 @@ static int px_rma_blocks(px_mpi_dt_t *d, int count, px_rma_blk_fn fn, void *arg)
         return 0;
     }
     for (int i = 0; i < count; i++)
-        for (MPI_Aint j = 0; j < o->nblks; j++) {
-            int rc = fn(arg, (MPI_Aint)i * d->extent + o->blks[j].off, (size_t)o->blks[j].len, at);
-            if (rc)
-                return rc;
-            at += (size_t)o->blks[j].len;
-        }
+        for (MPI_Aint j = 0; j < o->nblks; j++)
+            for (MPI_Aint k = 0; k < o->blks[j].reps; k++) {
+                const px_dt_seg_t *g = &o->blks[j];
+                int rc =
+                    fn(arg, (MPI_Aint)i * d->extent + g->off + k * g->stride, (size_t)g->n, at);
+                if (rc)
+                    return rc;
+                at += (size_t)g->n;
+            }
     return 0;
 }
 
