@@ -90,20 +90,83 @@ struct px_coll_shm {
     size_t len;
     const int *world; /* world rank of each member (failure checks) */
     int wake;         /* members may sleep in the kernel: wake them after a store */
+    uint64_t id;      /* the same on every member: names the segment in px_cshm_kept */
+    int *kept_world;  /* the copy of world kept with a freed communicator's segment */
+    uint64_t kept_at; /* when it was kept (px_cshm_kept_n) */
 };
 
 /* Stands for "not usable" when there was no memory to say so. */
 static struct px_coll_shm px_cshm_none = {.state = -1};
 
-void px_coll_shm_free(struct px_coll_shm *m)
+static size_t px_cshm_slot_size(void) { return (px_params.coll_shm_size + 63) & ~(size_t)63; }
+
+/* Segments of freed communicators stay mapped for the next communicator
+ * of the same members in the same order (a library that duplicates a
+ * communicator per object, a loop of MPI_Comm_dup and MPI_Comm_free):
+ * setting a segment up costs the zeroing of its pages and three rounds of
+ * messages. Such a communicator takes the segment over with its state (the
+ * operations counted go on as on one communicator), if every member still
+ * keeps it. */
+#define PX_CSHM_KEPT 4
+static struct px_coll_shm *px_cshm_kept[PX_CSHM_KEPT];
+static uint64_t px_cshm_ids, px_cshm_kept_n;
+
+static void px_cshm_unmap(struct px_coll_shm *m)
 {
-    if (!m || m == &px_cshm_none)
-        return;
     if (m->base) {
         munmap(m->base, m->len);
         px_cshm_mapped -= m->len;
     }
+    free(m->kept_world);
     free(m);
+}
+
+void px_coll_shm_free(struct px_coll_shm *m)
+{
+    if (!m || m == &px_cshm_none)
+        return;
+    if (m->state == 1 && m->id && (m->kept_world = malloc(sizeof(int) * (size_t)m->n))) {
+        memcpy(m->kept_world, m->world, sizeof(int) * (size_t)m->n);
+        m->world = m->kept_world;
+        int i = 0; /* a free place, else the oldest */
+        for (int j = 0; j < PX_CSHM_KEPT; j++)
+            if (!px_cshm_kept[j] ||
+                (px_cshm_kept[i] && px_cshm_kept[j]->kept_at < px_cshm_kept[i]->kept_at))
+                i = j;
+        if (px_cshm_kept[i])
+            px_cshm_unmap(px_cshm_kept[i]);
+        m->kept_at = ++px_cshm_kept_n;
+        px_cshm_kept[i] = m;
+        return;
+    }
+    px_cshm_unmap(m);
+}
+
+/* The kept segment of c's members in c's order: its id (or 0); with take,
+ * removed from the kept ones and given to c. */
+static uint64_t px_cshm_kept_find(px_mpi_comm_t *c, uint64_t id, int take)
+{
+    for (int j = 0; j < PX_CSHM_KEPT; j++) {
+        struct px_coll_shm *m = px_cshm_kept[j];
+        if (!m || m->n != c->size || m->me != c->rank || m->slot != px_cshm_slot_size() ||
+            (id && m->id != id))
+            continue;
+        int r = 0;
+        while (r < m->n && m->world[r] == px_mpi_comm_world_rank(c, r))
+            r++;
+        if (r < m->n)
+            continue;
+        if (take) {
+            px_cshm_kept[j] = NULL;
+            m->world = c->group->world;
+            free(m->kept_world);
+            m->kept_world = NULL;
+            m->wake = px_proto_peers_wake();
+            c->cshm = m;
+        }
+        return m->id;
+    }
+    return 0;
 }
 
 static inline char *px_cshm_slot(const struct px_coll_shm *m, int r, uint64_t k)
@@ -111,9 +174,6 @@ static inline char *px_cshm_slot(const struct px_coll_shm *m, int r, uint64_t k)
     return m->data + ((size_t)r * 2 + (k & 1)) * m->slot;
 }
 
-static size_t px_cshm_slot_size(void) { return (px_params.coll_shm_size + 63) & ~(size_t)63; }
-
-/* Creates and maps the segment (collective over c); 1 if every rank can use it. */
 /* Partial results of px_cshm_combine, each at most a slot: reserved when a
  * segment is set up, kept. PX_CSHM_LEVELS blocks at once at most (n <= 64). */
 #define PX_CSHM_LEVELS 8
@@ -132,13 +192,15 @@ static int px_cshm_reserve(size_t slot)
     return 1;
 }
 
-static int px_cshm_setup(px_mpi_comm_t *c)
+/* Creates and maps the segment (collective over c); 1 if every rank can use it. */
+static int px_cshm_create(px_mpi_comm_t *c)
 {
     struct px_coll_shm *m = calloc(1, sizeof(*m));
     int n = c->size, ok = m != NULL;
     if (!m) { /* only this rank knows: it still joins the agreement */
-        int root_ok = 0, all;
-        int rc = px_mpi_coll_bcast(&root_ok, 1, MPI_INT, 0, c);
+        uint64_t root_ok = 0;
+        int all;
+        int rc = px_mpi_coll_bcast(&root_ok, 1, MPI_UINT64_T, 0, c);
         if (rc == MPI_SUCCESS)
             px_mpi_coll_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c);
         c->cshm = &px_cshm_none;
@@ -157,6 +219,11 @@ static int px_cshm_setup(px_mpi_comm_t *c)
     long page = sysconf(_SC_PAGESIZE);
     m->len = (size_t)n * sizeof(px_cshm_flags_t) + (size_t)n * 2 * m->slot;
     m->len = (m->len + (size_t)page - 1) & ~((size_t)page - 1);
+    for (int j = 0; j < PX_CSHM_KEPT && px_cshm_mapped + m->len > PX_CSHM_MAPPED_MAX; j++)
+        if (px_cshm_kept[j]) { /* kept segments give way to one in use */
+            px_cshm_unmap(px_cshm_kept[j]);
+            px_cshm_kept[j] = NULL;
+        }
     if (px_cshm_mapped + m->len > PX_CSHM_MAPPED_MAX)
         ok = 0;
     char name[96];
@@ -185,8 +252,10 @@ static int px_cshm_setup(px_mpi_comm_t *c)
                     name, m->len, strerror(errno));
         ok = fd >= 0;
     }
-    int root_ok = ok;
-    int rc = px_mpi_coll_bcast(&root_ok, 1, MPI_INT, 0, c);
+    /* the segment's id, 0 when rank 0 has none */
+    uint64_t root_ok = ok ? ((uint64_t)px_mpi_comm_world_rank(c, 0) << 40) | ++px_cshm_ids : 0;
+    int rc = px_mpi_coll_bcast(&root_ok, 1, MPI_UINT64_T, 0, c);
+    m->id = root_ok;
     if (rc == MPI_SUCCESS && root_ok && ok && c->rank != 0) {
         fd = shm_open(name, O_RDWR, 0600);
         ok = fd >= 0;
@@ -242,6 +311,29 @@ static int px_cshm_setup(px_mpi_comm_t *c)
     }
     c->cshm = m;
     return m->state == 1;
+}
+
+/* Gives c a segment (collective over c): a kept one when every rank keeps
+ * the one rank 0 names, else a new one. 1 if every rank can use it. */
+static int px_cshm_setup(px_mpi_comm_t *c)
+{
+    uint64_t id = c->rank == 0 ? px_cshm_kept_find(c, 0, 0) : 0;
+    if (px_mpi_coll_bcast(&id, 1, MPI_UINT64_T, 0, c) != MPI_SUCCESS) {
+        c->cshm = &px_cshm_none;
+        return 0;
+    }
+    if (id) {
+        int have = px_cshm_kept_find(c, id, 0) != 0, all = 0;
+        if (px_mpi_coll_allreduce(&have, &all, 1, MPI_INT, MPI_MIN, c) != MPI_SUCCESS) {
+            c->cshm = &px_cshm_none;
+            return 0;
+        }
+        if (all) {
+            px_cshm_kept_find(c, id, 1);
+            return 1;
+        }
+    }
+    return px_cshm_create(c);
 }
 
 int px_coll_shm_usable(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi_comm_t *c)
