@@ -159,11 +159,11 @@ void px_mpi_comm_release(px_mpi_comm_t *c)
     px_htab_del(&px_mpi_comm_tab, PX_HANDLE_IDX(c->handle));
     if (c->topo && c->topo_free)
         c->topo_free(c->topo);
+    px_coll_shm_free(c->cshm); /* a kept segment copies the members from c->group */
     px_mpi_group_release(c->group);
     px_mpi_group_release(c->remote);
     px_mpi_comm_release(c->local_comm);
     px_mpi_info_destroy(c->info);
-    px_coll_shm_free(c->cshm);
     px_coll_hier_forget(c);
     px_coll_tclus_free(c->tclus);
     px_coll_ta2a_free(c->ta2a);
