@@ -262,7 +262,7 @@ struct px_mpi_req {
     px_mpi_comm_t *comm;
     /* arguments (persistent requests re-use them) */
     void *ubuf;
-    int count;
+    MPI_Aint count; /* above INT_MAX for a schedule's transfer of bytes */
     MPI_Datatype dtype;
     int rank;
     int tag;
@@ -325,10 +325,11 @@ int px_mpi_isend_internal(px_mpi_req_t **req_p, const void *buf, int count, MPI_
 int px_mpi_irecv_internal(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
                           int tag, px_mpi_comm_t *c, uint32_t ctx);
 /* The same for requests the library keeps to itself (collective schedules):
- * no MPI_Request handle is registered. */
-int px_mpi_isend_nohandle(px_mpi_req_t **req_p, const void *buf, int count, MPI_Datatype dt,
+ * no MPI_Request handle is registered. The count may exceed INT_MAX (a
+ * schedule moves a large-count call's data as bytes). */
+int px_mpi_isend_nohandle(px_mpi_req_t **req_p, const void *buf, MPI_Aint count, MPI_Datatype dt,
                           int dest, int tag, px_mpi_comm_t *c, uint32_t ctx, int mode);
-int px_mpi_irecv_nohandle(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
+int px_mpi_irecv_nohandle(px_mpi_req_t **req_p, void *buf, MPI_Aint count, MPI_Datatype dt, int src,
                           int tag, px_mpi_comm_t *c, uint32_t ctx);
 
 /* ---------- errors ---------- */

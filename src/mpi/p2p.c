@@ -97,7 +97,7 @@ static int px_recv_start(px_mpi_req_t *r, uint32_t ctx)
     return MPI_SUCCESS;
 }
 
-static inline void px_req_args(px_mpi_req_t *r, px_mpi_comm_t *c, const void *buf, int count,
+static inline void px_req_args(px_mpi_req_t *r, px_mpi_comm_t *c, const void *buf, MPI_Aint count,
                                MPI_Datatype dt, int rank, int tag, int mode)
 {
     r->comm = c;
@@ -111,7 +111,7 @@ static inline void px_req_args(px_mpi_req_t *r, px_mpi_comm_t *c, const void *bu
     r->p.cb = NULL;
 }
 
-static int px_isend_make(px_mpi_req_t **req_p, const void *buf, int count, MPI_Datatype dt,
+static int px_isend_make(px_mpi_req_t **req_p, const void *buf, MPI_Aint count, MPI_Datatype dt,
                          int dest, int tag, px_mpi_comm_t *c, uint32_t ctx, int mode, int handle)
 {
     px_mpi_req_t *r =
@@ -137,13 +137,13 @@ int px_mpi_isend_internal(px_mpi_req_t **req_p, const void *buf, int count, MPI_
 }
 
 /* The same for a request the library keeps to itself (no MPI_Request handle). */
-int px_mpi_isend_nohandle(px_mpi_req_t **req_p, const void *buf, int count, MPI_Datatype dt,
+int px_mpi_isend_nohandle(px_mpi_req_t **req_p, const void *buf, MPI_Aint count, MPI_Datatype dt,
                           int dest, int tag, px_mpi_comm_t *c, uint32_t ctx, int mode)
 {
     return px_isend_make(req_p, buf, count, dt, dest, tag, c, ctx, mode, 0);
 }
 
-static int px_irecv_make(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
+static int px_irecv_make(px_mpi_req_t **req_p, void *buf, MPI_Aint count, MPI_Datatype dt, int src,
                          int tag, px_mpi_comm_t *c, uint32_t ctx, int handle)
 {
     px_mpi_req_t *r =
@@ -168,7 +168,7 @@ int px_mpi_irecv_internal(px_mpi_req_t **req_p, void *buf, int count, MPI_Dataty
     return px_irecv_make(req_p, buf, count, dt, src, tag, c, ctx, 1);
 }
 
-int px_mpi_irecv_nohandle(px_mpi_req_t **req_p, void *buf, int count, MPI_Datatype dt, int src,
+int px_mpi_irecv_nohandle(px_mpi_req_t **req_p, void *buf, MPI_Aint count, MPI_Datatype dt, int src,
                           int tag, px_mpi_comm_t *c, uint32_t ctx)
 {
     return px_irecv_make(req_p, buf, count, dt, src, tag, c, ctx, 0);
@@ -809,7 +809,7 @@ static int px_start_one(MPI_Request *request, const char *fn)
         rc = px_recv_start(r, r->comm->ctx);
     } else if (r->bsend) {
         px_mpi_req_t *inner;
-        rc = px_mpi_bsend_start(r->ubuf, r->count, r->dtype, r->rank, r->tag, r->comm, &inner);
+        rc = px_mpi_bsend_start(r->ubuf, (int)r->count, r->dtype, r->rank, r->tag, r->comm, &inner);
         r->p.done = 1; /* data is in the attached buffer */
         r->p.st_error = PX_OK;
     } else {

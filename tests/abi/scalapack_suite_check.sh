@@ -60,10 +60,30 @@ xCbtest | xFbtest)
     # every line that speaks of a failure, but for the summaries of none
     # and the legends that explain the columns
     nfailed=$(grep -iE "fail" out |
-        grep -vcE "^ *0 tests completed and failed|indication of which .* failed")
-    if [ "$nfailed" -gt 0 ]; then
-        # the count of failed checks a driver reports in its summary line
-        summary=$(grep -E "^ *[0-9]+ tests completed and failed" out | awk '{s += $1} END {print s + 0}')
+        grep -vcE "^ *[0-9]+ tests completed and failed|indication of which .* failed")
+    # the count of failed checks a driver reports in its summary line
+    summary=$(grep -E "^ *[0-9]+ tests completed and failed" out | awk '{s += $1} END {print s + 0}')
+    # The symmetric and Hermitian eigensolver testers (P?SYEVR, P?HEEVR)
+    # also fail a check, with residuals in bounds, when they find IL, IU,
+    # VL or VU 'altered': they compare them with copies also where they
+    # never set them, so whatever an earlier call left on the stack decides
+    # (valgrind: the test program's only uninitialised branches; a NaN
+    # there compares unequal to itself, and any MPI leaves other bits).
+    # Those count apart; residuals above the smallest threshold of their input (SEPR.dat)
+    # still fail.
+    altered=0
+    if grep -qE "altered by P[SDCZ](SY|HE)EVR" out; then
+        thresh=$(awk '/Threshold/ {print $1}' SEPR.dat 2>/dev/null | sort -g | head -1)
+        altered=$(awk -v t="${thresh:-0}" '
+            prev ~ /altered by P[SDCZ](SY|HE)EVR/ && $11 == "FAILED" &&
+                $9 + 0 <= t + 0 && $10 + 0 <= t + 0 { n++ }
+            { prev = $0 }
+            END { print n + 0 }' out)
+        [ "$altered" -eq 0 ] || echo "scalapack_suite_check: $altered checks failed only as 'altered' (residuals within ${thresh})"
+        nfailed=$((nfailed - altered))
+        summary=$((summary - altered))
+    fi
+    if [ "$nfailed" -gt 0 ] || [ "$summary" -gt 0 ]; then
         if [ "$allowed" -eq 0 ] || [ "$summary" -gt "$allowed" ] ||
             [ "$nfailed" -gt $((2 * allowed)) ]; then
             bad "failed checks: $summary (allowed $allowed)"

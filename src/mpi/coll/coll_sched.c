@@ -379,11 +379,11 @@ static int px_sched_step(px_coll_sched_t *s, px_coll_step_t *st, int mode, int s
     px_mpi_req_t *r = NULL;
     switch (st->kind) {
     case PX_COLL_STEP_SEND:
-        rc = px_mpi_isend_nohandle(&r, st->src, (int)st->count, st->dt, st->peer, s->tag, st->c,
+        rc = px_mpi_isend_nohandle(&r, st->src, st->count, st->dt, st->peer, s->tag, st->c,
                                    st->c->ctx + 1, mode);
         break;
     case PX_COLL_STEP_RECV:
-        rc = px_mpi_irecv_nohandle(&r, st->dst, (int)st->count, st->dt, st->peer, s->tag, st->c,
+        rc = px_mpi_irecv_nohandle(&r, st->dst, st->count, st->dt, st->peer, s->tag, st->c,
                                    st->c->ctx + 1);
         break;
     case PX_COLL_STEP_COPY:
