@@ -69,6 +69,7 @@ typedef struct px_mpi_comm {
     px_mpi_attr_t *attrs;
     int coll_tag;      /* sequence for internal collective tags */
     int coll_tag_next; /* a persistent collective's start: the tag its init took, + 1 */
+    struct px_cshm_lane *coll_lane_next; /* and its shared-memory lane, if it has one */
     /* node awareness (learnt from the launcher) */
     int local_rank, local_size;
     /* members of several jobs (dynamic processes): the jobs number their
@@ -290,6 +291,10 @@ struct px_mpi_req {
  * different orders on different ranks, would otherwise wait for each
  * other). */
 void px_mpi_req_poll_start(px_mpi_req_t *r);
+/* A request on c that its poll function completes, with its state in
+ * sched (a nonblocking collective): polled once now and, unless that
+ * completed it, by every progress call from then on. NULL: no memory. */
+px_mpi_req_t *px_mpi_req_polled(px_mpi_comm_t *c, px_mpi_req_poll_fn poll, void *sched);
 /* A request done when every one of its parts is (the transfers of a
  * neighbourhood collective, the pieces of a large-count call): its sched
  * is a px_mpi_req_group_t, which px_mpi_req_group_poll frees with the

@@ -76,6 +76,22 @@ void px_mpi_req_poll_start(px_mpi_req_t *r)
     px_proto_set_progress_hook(px_req_poll_all);
 }
 
+px_mpi_req_t *px_mpi_req_polled(px_mpi_comm_t *c, px_mpi_req_poll_fn poll, void *sched)
+{
+    px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_COLL);
+    if (!r)
+        return NULL;
+    r->comm = c;
+    c->refs++;
+    r->sched = sched;
+    r->poll = poll;
+    r->st_source = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    if (!poll(r))
+        px_mpi_req_poll_start(r);
+    return r;
+}
+
 px_mpi_req_t *px_mpi_req_new(int kind)
 {
     px_mpi_req_t *r = px_mpi_req_new_internal(kind);

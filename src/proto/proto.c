@@ -516,9 +516,11 @@ static void px_proto_wait_(unsigned *idle, int look)
     px_cs_reacquire(depth);
 }
 
-void px_proto_wait_step(unsigned *idle) { px_proto_wait_(idle, 0); }
+void px_proto_wait_step(unsigned *idle) { px_proto_wait_(idle, px_p.shared_pending > 0); }
 
 void px_proto_wait_step_shared(unsigned *idle) { px_proto_wait_(idle, 1); }
+
+void px_proto_shared_pending(int delta) { px_p.shared_pending += delta; }
 
 int px_proto_oversubscribed(void) { return px_p.oversub; }
 

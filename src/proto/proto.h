@@ -137,6 +137,11 @@ void px_proto_wait_step(unsigned *idle);
  * (not a message), which the peer follows with px_proto_peer_wake: the
  * caller must look at that memory between two calls, as a loop does. */
 void px_proto_wait_step_shared(unsigned *idle);
+/* Requests under way that complete on such stores (persistent collectives
+ * on shared memory): while there are any (delta +1 at a start, -1 when
+ * done), every wait step looks at memory once more before it sleeps, as
+ * px_proto_wait_step_shared does. */
+void px_proto_shared_pending(int delta);
 static inline void px_proto_wait(px_proto_req_t *req)
 {
     unsigned idle = 0;

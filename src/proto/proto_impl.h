@@ -122,6 +122,7 @@ extern struct px_proto_state {
     int kicked;        /* another thread has woken it (px_chan_sleep_kick) */
     int armed;         /* px_chan_sleep_arm'd by armed_by, not yet disarmed */
     pthread_t armed_by;
+    int shared_pending; /* px_proto_shared_pending */
 } px_p;
 
 /* proto.c */

@@ -232,6 +232,29 @@ const px_coll_algo_t *px_coll_select_top(px_coll_id_t coll, const px_coll_args_t
 /* direct: the F_CMA variant (bcast, allgather, alltoall) */
 int px_coll_shm_usable(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi_comm_t *c);
 int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi_comm_t *c);
+/* A persistent collective's lane in c's segment: words and small slots of
+ * its own, where its starts count, whatever order the ranks start their
+ * persistent requests in (coll_shm.c). */
+typedef struct px_cshm_lane {
+    struct px_coll_shm *m; /* NULL: no lane */
+    int lane;
+    px_coll_id_t id;  /* the collective of the start under way */
+    px_coll_args_t a; /* and its arguments */
+    uint64_t k;       /* the lane's operation number of that start */
+    int phase;        /* 0: its data not yet written, 1: waiting to read */
+} px_cshm_lane_t;
+/* At a persistent collective's init (in the same order on every rank):
+ * gives l one of c's lanes if c's segment is set up and has one left. */
+void px_coll_shm_lane_take(px_mpi_comm_t *c, px_cshm_lane_t *l);
+/* Whether the call (id, a) runs on a lane (the same answer at every
+ * start and on every rank). */
+int px_coll_shm_lane_fits(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c);
+/* Counts a call of coll's "shm" algorithm for the tool interface. */
+void px_coll_count_shm(px_coll_id_t coll, size_t bytes);
+/* Starts (id, a) on lane l as a nonblocking request (a call of id's "shm"
+ * algorithm for the tool interface). */
+int px_coll_shm_lane_start(px_cshm_lane_t *l, px_coll_id_t id, const px_coll_args_t *a,
+                           px_mpi_comm_t *c, px_mpi_req_t **req_p);
 /* Whether some PX_<COLL>_ALGORITHM forces a node-aware algorithm. */
 int px_coll_forced_hier(void);
 /* PX_<COLL>_ALGORITHM changed (the tool interface wrote it): read again at

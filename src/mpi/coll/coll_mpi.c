@@ -177,6 +177,25 @@ static int px_coll_shm_try(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm
     return 1;
 }
 
+/* The start of a persistent collective that has a lane in the
+ * communicator's shared-memory segment: runs it there if it fits (1, *rc
+ * set), else returns 0 (a schedule on the tag its init took). */
+static int px_coll_lane_try(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c,
+                            MPI_Request *req, const char *fn, int *rc)
+{
+    px_cshm_lane_t *l = c->coll_lane_next;
+    c->coll_lane_next = NULL;
+    if (!l || !px_coll_shm_lane_fits(id, a, c))
+        return 0;
+    px_mpi_req_t *r;
+    *rc = px_coll_shm_lane_start(l, id, a, c, &r);
+    if (*rc != MPI_SUCCESS)
+        *rc = px_mpi_error(c, *rc, fn, "cannot start the collective");
+    else
+        *req = r->handle;
+    return 1;
+}
+
 static int px_coll_launch(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c,
                           MPI_Request *req, const char *fn)
 {
@@ -190,6 +209,9 @@ static int px_coll_launch(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_
             return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
         return px_coll_go(s, px_coll_build_with(s, id, al, a, c), c, NULL, fn);
     }
+    int rc;
+    if (px_coll_lane_try(id, a, c, req, fn, &rc))
+        return rc;
     px_coll_sched_t *s = px_coll_begin(c, req);
     if (!s || px_coll_sched_keep(s, a, c->size) != MPI_SUCCESS) {
         px_coll_sched_free(s);
@@ -435,17 +457,17 @@ static int px_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
     PX_TRY(px_chk_root(c, root, fn));
     if (buf == MPI_IN_PLACE)
         return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid here");
-    if (!req) {
-        px_coll_args_t a = {.rbuf = buf,
-                            .count = count,
-                            .dt = dt,
-                            .root = root,
-                            .bytes = (size_t)count * (size_t)px_mpi_dt_get(dt)->size};
-        const px_coll_algo_t *al;
-        int rc;
-        if (px_coll_shm_try(PX_COLL_BCAST, &a, c, fn, &rc, &al))
-            return rc;
-    }
+    px_coll_args_t a = {.rbuf = buf,
+                        .count = count,
+                        .dt = dt,
+                        .root = root,
+                        .bytes = (size_t)count * (size_t)px_mpi_dt_get(dt)->size};
+    const px_coll_algo_t *al;
+    int rc;
+    if (!req && px_coll_shm_try(PX_COLL_BCAST, &a, c, fn, &rc, &al))
+        return rc;
+    if (req && px_coll_lane_try(PX_COLL_BCAST, &a, c, req, fn, &rc))
+        return rc;
     px_coll_sched_t *s = px_coll_begin(c, req);
     /* a nonblocking bcast holds its datatype: the caller may free it at once */
     if (!s || (req && px_coll_sched_keep(s, &(px_coll_args_t){.dt = dt}, c->size) != MPI_SUCCESS)) {

@@ -41,6 +41,7 @@ struct px_pcoll {
     int tag;           /* the collective tag its init took */
     MPI_Request inner; /* the collective of the current start */
     void *copy[2];     /* the copies of s's and r's arrays */
+    px_cshm_lane_t lane;
 };
 
 static int px_pcoll_poll(px_mpi_req_t *r)
@@ -106,8 +107,10 @@ int px_mpi_pcoll_start(px_mpi_req_t *r)
      * the starts may come in any order (MPI-4.0 6.13); starts of one
      * request follow one another, so they may share it */
     r->comm->coll_tag_next = p->tag + 1;
+    r->comm->coll_lane_next = p->lane.m ? &p->lane : NULL;
     int rc = p->start(p, &p->inner);
     r->comm->coll_tag_next = 0;
+    r->comm->coll_lane_next = NULL;
     if (rc != MPI_SUCCESS) {
         p->inner = MPI_REQUEST_NULL;
         return rc;
@@ -117,6 +120,12 @@ int px_mpi_pcoll_start(px_mpi_req_t *r)
     return MPI_SUCCESS;
 }
 
+static int px_start_barrier(px_pcoll_t *p, MPI_Request *q);
+static int px_start_bcast(px_pcoll_t *p, MPI_Request *q);
+static int px_start_reduce(px_pcoll_t *p, MPI_Request *q);
+static int px_start_allreduce(px_pcoll_t *p, MPI_Request *q);
+static int px_start_allgather(px_pcoll_t *p, MPI_Request *q);
+static int px_start_alltoall(px_pcoll_t *p, MPI_Request *q);
 static int px_start_gatherv(px_pcoll_t *p, MPI_Request *q);
 static int px_start_scatterv(px_pcoll_t *p, MPI_Request *q);
 static int px_start_reduce_scatter(px_pcoll_t *p, MPI_Request *q);
@@ -218,6 +227,10 @@ static int px_pcoll_make(const char *fn, px_pcoll_start_fn start, MPI_Comm comm,
     }
     px_mpi_op_retain(op);
     p->tag = px_mpi_coll_tag_take(c);
+    if (!c->is_inter &&
+        (start == px_start_barrier || start == px_start_bcast || start == px_start_reduce ||
+         start == px_start_allreduce || start == px_start_allgather || start == px_start_alltoall))
+        px_coll_shm_lane_take(c, &p->lane);
     q->comm = c;
     c->refs++;
     q->persistent = 1;

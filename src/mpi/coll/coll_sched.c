@@ -572,19 +572,11 @@ static int px_coll_req_poll(px_mpi_req_t *r)
 
 int px_coll_sched_start_req(px_coll_sched_t *s, px_mpi_comm_t *c, px_mpi_req_t **req_p)
 {
-    px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_COLL);
+    px_mpi_req_t *r = px_mpi_req_polled(c, px_coll_req_poll, s); /* posts the first round */
     if (!r) {
         px_coll_sched_free(s);
         return MPI_ERR_NO_MEM;
     }
-    r->comm = c;
-    c->refs++;
-    r->sched = s;
-    r->poll = px_coll_req_poll;
-    r->st_source = MPI_ANY_SOURCE;
-    r->st_tag = MPI_ANY_TAG;
-    if (!px_coll_req_poll(r)) /* posts the first round now */
-        px_mpi_req_poll_start(r);
     *req_p = r;
     return MPI_SUCCESS;
 }

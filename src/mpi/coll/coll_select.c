@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *const px_coll_names[PX_COLL_COUNT] = {
     [PX_COLL_BARRIER] = "barrier",
@@ -148,6 +149,19 @@ static void px_coll_count(const px_coll_algo_t *al, const px_coll_args_t *a)
 {
     px_coll_algo_calls[al - px_coll_algos]++;
     px_coll_algo_bytes[al - px_coll_algos] += a->bytes;
+}
+
+void px_coll_count_shm(px_coll_id_t coll, size_t bytes)
+{
+    static int at[PX_COLL_COUNT]; /* index + 1 of coll's "shm" algorithm, found once */
+    if (!at[coll])
+        for (int i = 0; i < PX_NALGOS && !at[coll]; i++)
+            if (px_coll_algos[i].coll == coll && !strcmp(px_coll_algos[i].name, "shm"))
+                at[coll] = i + 1;
+    if (at[coll] > 0) {
+        px_coll_algo_calls[at[coll] - 1]++;
+        px_coll_algo_bytes[at[coll] - 1] += bytes;
+    }
 }
 
 int px_coll_algo_count(void) { return PX_NALGOS; }

@@ -65,6 +65,16 @@
  * no longer shows, and with 2 the one reader gains nothing */
 #define PX_CSHM_PUSH_MAX_RANKS 4
 static size_t px_cshm_mapped;
+/* Persistent collectives (MPI_<coll>_init) may be started in different
+ * orders on different ranks, so their starts cannot take the operation
+ * numbers of the communicator's other collectives: each of its first
+ * PX_CSHM_LANES persistent barriers, broadcasts, reductions, allgathers and
+ * alltoalls gets a lane of its own at its init, with its own seq and ack
+ * words and two slots of PX_CSHM_LANE_SLOT bytes per rank, and counts its
+ * starts there. Lanes are not given back: ranks free their requests at
+ * different times. */
+#define PX_CSHM_LANES 8
+#define PX_CSHM_LANE_SLOT 4096
 
 typedef struct {
     _Atomic uint64_t seq;
@@ -93,6 +103,13 @@ struct px_coll_shm {
     uint64_t id;      /* the same on every member: names the segment in px_cshm_kept */
     int *kept_world;  /* the copy of world kept with a freed communicator's segment */
     uint64_t kept_at; /* when it was kept (px_cshm_kept_n) */
+    /* persistent collectives' lanes (px_coll_shm_lane_take): per lane and
+     * rank a flags block, then per lane and rank two slots of lslot bytes */
+    px_cshm_flags_t *lflags;
+    char *ldata;
+    size_t lslot;
+    int lanes_used;                  /* by this communicator's inits */
+    uint64_t lane_op[PX_CSHM_LANES]; /* starts on each lane (kept with the segment) */
 };
 
 /* Stands for "not usable" when there was no memory to say so. */
@@ -162,6 +179,7 @@ static uint64_t px_cshm_kept_find(px_mpi_comm_t *c, uint64_t id, int take)
             free(m->kept_world);
             m->kept_world = NULL;
             m->wake = px_proto_peers_wake();
+            m->lanes_used = 0; /* every member freed the requests that had lanes */
             c->cshm = m;
         }
         return m->id;
@@ -217,7 +235,9 @@ static int px_cshm_create(px_mpi_comm_t *c)
     m->world = c->group->world;
     m->wake = px_proto_peers_wake();
     long page = sysconf(_SC_PAGESIZE);
-    m->len = (size_t)n * sizeof(px_cshm_flags_t) + (size_t)n * 2 * m->slot;
+    m->lslot = m->slot < PX_CSHM_LANE_SLOT ? m->slot : PX_CSHM_LANE_SLOT;
+    m->len = (size_t)n * sizeof(px_cshm_flags_t) + (size_t)n * 2 * m->slot +
+             (size_t)PX_CSHM_LANES * (size_t)n * (sizeof(px_cshm_flags_t) + 2 * m->lslot);
     m->len = (m->len + (size_t)page - 1) & ~((size_t)page - 1);
     for (int j = 0; j < PX_CSHM_KEPT && px_cshm_mapped + m->len > PX_CSHM_MAPPED_MAX; j++)
         if (px_cshm_kept[j]) { /* kept segments give way to one in use */
@@ -307,6 +327,8 @@ static int px_cshm_create(px_mpi_comm_t *c)
     } else {
         m->flags = m->base;
         m->data = (char *)m->base + (size_t)n * sizeof(px_cshm_flags_t);
+        m->lflags = (px_cshm_flags_t *)(m->data + (size_t)n * 2 * m->slot);
+        m->ldata = (char *)(m->lflags + (size_t)PX_CSHM_LANES * (size_t)n);
         m->state = 1;
     }
     c->cshm = m;
@@ -768,6 +790,107 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
     return rc;
 }
 
+/* Does this rank write a slot in operation id (its seq and the claim)? */
+static int px_cshm_writes(px_coll_id_t id, const px_coll_args_t *a, int me)
+{
+    return id != PX_COLL_BARRIER && (id != PX_COLL_BCAST || me == a->root);
+}
+
+/* This rank's contribution to operation k into its slot. */
+static void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a,
+                          uint64_t k)
+{
+    char *mine = px_cshm_slot(m, m->me, k);
+    switch (id) {
+    case PX_COLL_BCAST:
+        px_cshm_pack(a->rbuf, a->count, a->dt, mine);
+        break;
+    case PX_COLL_REDUCE:
+    case PX_COLL_ALLREDUCE:
+        memcpy(mine, (const char *)a->sbuf + px_mpi_dt_get(a->dt)->true_lb, a->bytes);
+        break;
+    case PX_COLL_ALLGATHER: {
+        MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
+        if (a->sbuf == MPI_IN_PLACE)
+            px_cshm_pack((char *)a->rbuf + m->me * rext, a->rcount, a->rtype, mine);
+        else
+            px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
+        break;
+    }
+    case PX_COLL_ALLTOALL: {
+        /* slot of rank r: its blocks for ranks 0..n-1; IN_PLACE data is
+         * copied out of rbuf before rbuf is written */
+        const void *src = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
+        MPI_Aint sext = px_mpi_dt_get(a->stype)->extent * a->scount;
+        for (int r = 0; r < m->n; r++)
+            px_cshm_pack((const char *)src + r * sext, a->scount, a->stype,
+                         mine + (size_t)r * a->bytes);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* The word this rank then waits for (0 seq, 1 ack) and whose (every
+ * rank: -1); 0 when it waits for nothing. The barrier: rank 0 sees every
+ * arrival, then releases the others with its ack: it leaves first, so an
+ * operation it roots next (a broadcast) has its data out before the others
+ * look for it. */
+static int px_cshm_waits(px_coll_id_t id, const px_coll_args_t *a, int me, int *which, int *who)
+{
+    *which = 0;
+    *who = -1;
+    switch (id) {
+    case PX_COLL_BARRIER:
+        if (me != 0)
+            *which = 1, *who = 0;
+        return 1;
+    case PX_COLL_BCAST:
+        *who = a->root;
+        return me != a->root;
+    case PX_COLL_REDUCE:
+        return me == a->root;
+    default:
+        return 1;
+    }
+}
+
+/* What this rank takes from the slots of operation k once written. */
+static void px_cshm_take(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a,
+                         uint64_t k)
+{
+    int me = m->me, n = m->n;
+    switch (id) {
+    case PX_COLL_BCAST:
+        if (me != a->root)
+            px_cshm_unpack(px_cshm_slot(m, a->root, k), a->count, a->dt, a->rbuf);
+        break;
+    case PX_COLL_REDUCE:
+    case PX_COLL_ALLREDUCE:
+        if (id == PX_COLL_ALLREDUCE || me == a->root)
+            px_cshm_combine(m, k, a, 0, a->count, a->rbuf);
+        break;
+    case PX_COLL_ALLGATHER: {
+        MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
+        for (int r = 0; r < n; r++)
+            if (r != me || a->sbuf != MPI_IN_PLACE)
+                px_cshm_unpack(px_cshm_slot(m, r, k), a->rcount, a->rtype,
+                               (char *)a->rbuf + r * rext);
+        break;
+    }
+    case PX_COLL_ALLTOALL: {
+        MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
+        for (int r = 0; r < n; r++)
+            px_cshm_unpack(px_cshm_slot(m, r, k) + (size_t)me * a->bytes, a->rcount, a->rtype,
+                           (char *)a->rbuf + r * rext);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
 int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi_comm_t *c)
 {
     struct px_coll_shm *m = c->cshm;
@@ -778,75 +901,137 @@ int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi
                  c->size, a->bytes);
         return px_cshm_allreduce_split(m, a);
     }
+    if (id != PX_COLL_BARRIER && id != PX_COLL_BCAST && id != PX_COLL_REDUCE &&
+        id != PX_COLL_ALLREDUCE && id != PX_COLL_ALLGATHER && id != PX_COLL_ALLTOALL)
+        return MPI_ERR_INTERN;
     uint64_t k = ++m->op;
-    int rc = MPI_SUCCESS;
+    int rc = MPI_SUCCESS, which, who;
     px_trace("coll", "%s: shm (ranks %d, bytes %zu)", px_coll_name(id), c->size, a->bytes);
-    int me = m->me, n = m->n;
-    char *mine = px_cshm_slot(m, me, k);
-    int writes = id != PX_COLL_BARRIER && (id != PX_COLL_BCAST || me == a->root);
+    int writes = px_cshm_writes(id, a, m->me);
     if (writes && (rc = px_cshm_claim(m, k)) != MPI_SUCCESS)
         return rc;
-    switch (id) {
-    case PX_COLL_BARRIER:
-        /* rank 0 sees every arrival, then releases the others with its
-         * ack: it leaves first, so an operation it roots next (a
-         * broadcast) has its data out before the others look for it */
+    if (writes)
+        px_cshm_write(m, id, a, k);
+    if (writes || id == PX_COLL_BARRIER)
         px_cshm_post(m, 0, k);
-        rc = me == 0 ? px_cshm_wait(m, 0, -1, k) : px_cshm_wait(m, 1, 0, k);
-        break;
-    case PX_COLL_BCAST:
-        if (me == a->root) {
-            px_cshm_pack(a->rbuf, a->count, a->dt, mine);
-            px_cshm_post(m, 0, k);
-        } else {
-            rc = px_cshm_wait(m, 0, a->root, k);
-            if (rc == MPI_SUCCESS)
-                px_cshm_unpack(px_cshm_slot(m, a->root, k), a->count, a->dt, a->rbuf);
-        }
-        break;
-    case PX_COLL_REDUCE:
-    case PX_COLL_ALLREDUCE:
-        memcpy(mine, (const char *)a->sbuf + px_mpi_dt_get(a->dt)->true_lb, a->bytes);
-        px_cshm_post(m, 0, k);
-        if (id == PX_COLL_ALLREDUCE || me == a->root) {
-            rc = px_cshm_wait(m, 0, -1, k);
-            if (rc == MPI_SUCCESS)
-                px_cshm_combine(m, k, a, 0, a->count, a->rbuf);
-        }
-        break;
-    case PX_COLL_ALLGATHER: {
-        MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
-        if (a->sbuf == MPI_IN_PLACE)
-            px_cshm_pack((char *)a->rbuf + me * rext, a->rcount, a->rtype, mine);
-        else
-            px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
-        px_cshm_post(m, 0, k);
-        rc = px_cshm_wait(m, 0, -1, k);
-        for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
-            if (r != me || a->sbuf != MPI_IN_PLACE)
-                px_cshm_unpack(px_cshm_slot(m, r, k), a->rcount, a->rtype,
-                               (char *)a->rbuf + r * rext);
-        break;
-    }
-    case PX_COLL_ALLTOALL: {
-        /* slot of rank r: its blocks for ranks 0..n-1; IN_PLACE data is
-         * copied out of rbuf before rbuf is written */
-        const void *src = a->sbuf == MPI_IN_PLACE ? a->rbuf : a->sbuf;
-        MPI_Aint sext = px_mpi_dt_get(a->stype)->extent * a->scount;
-        MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
-        for (int r = 0; r < n; r++)
-            px_cshm_pack((const char *)src + r * sext, a->scount, a->stype,
-                         mine + (size_t)r * a->bytes);
-        px_cshm_post(m, 0, k);
-        rc = px_cshm_wait(m, 0, -1, k);
-        for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
-            px_cshm_unpack(px_cshm_slot(m, r, k) + (size_t)me * a->bytes, a->rcount, a->rtype,
-                           (char *)a->rbuf + r * rext);
-        break;
-    }
-    default:
-        return MPI_ERR_INTERN;
-    }
+    if (px_cshm_waits(id, a, m->me, &which, &who))
+        rc = px_cshm_wait(m, which, who, k);
+    if (rc == MPI_SUCCESS)
+        px_cshm_take(m, id, a, k);
     px_cshm_post(m, 1, k);
     return rc;
+}
+
+/* ---------- persistent collectives' lanes ---------- */
+
+void px_coll_shm_lane_take(px_mpi_comm_t *c, px_cshm_lane_t *l)
+{
+    struct px_coll_shm *m = c->cshm;
+    l->m = NULL;
+    if (!m || m->state != 1 || m->lanes_used >= PX_CSHM_LANES)
+        return;
+    l->m = m;
+    l->lane = m->lanes_used++;
+}
+
+int px_coll_shm_lane_fits(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
+{
+    struct px_coll_shm *m = c->cshm;
+    size_t slot = m ? m->lslot : 0;
+    switch (id) {
+    case PX_COLL_BARRIER:
+        return 1;
+    case PX_COLL_REDUCE: /* combined in place in the slots: contiguous data */
+    case PX_COLL_ALLREDUCE:
+        return a->bytes <= slot && px_mpi_dt_get(a->dt)->contig;
+    case PX_COLL_BCAST:
+    case PX_COLL_ALLGATHER:
+        return a->bytes <= slot;
+    case PX_COLL_ALLTOALL:
+        return a->bytes <= slot / (size_t)c->size;
+    default:
+        return 0;
+    }
+}
+
+/* 1 when word `which` of rank who (every rank: who < 0) is at least val,
+ * 0 not yet, -1 when a rank it waits for has failed. */
+static int px_cshm_test(struct px_coll_shm *m, int which, int who, uint64_t val)
+{
+    int r = who < 0 ? 0 : who, end = who < 0 ? m->n : who + 1;
+    for (; r < end; r++)
+        if (atomic_load_explicit(px_cshm_word(m, r, which), memory_order_acquire) < val)
+            return px_proto_peer_failed(m->world[r]) ? -1 : 0;
+    return 1;
+}
+
+/* Advances l's start as px_coll_shm_run runs a blocking call, on the
+ * lane's words and slots, without waiting: 1 once done (*rc set). */
+static int px_cshm_lane_step(px_cshm_lane_t *l, int *rc)
+{
+    struct px_coll_shm v = *l->m; /* the lane seen as a segment of its own */
+    v.flags = l->m->lflags + (size_t)l->lane * (size_t)v.n;
+    v.data = l->m->ldata + (size_t)l->lane * (size_t)v.n * 2 * l->m->lslot;
+    v.slot = l->m->lslot;
+    const px_coll_args_t *a = &l->a;
+    uint64_t k = l->k;
+    int t = 1, which, who;
+    if (l->phase == 0) {
+        int writes = px_cshm_writes(l->id, a, v.me);
+        if (writes && k > 2 && (t = px_cshm_test(&v, 1, -1, k - 2)) <= 0) {
+            if (!t)
+                return 0;
+            *rc = MPI_ERR_OTHER;
+            return 1;
+        }
+        if (writes)
+            px_cshm_write(&v, l->id, a, k);
+        if (writes || l->id == PX_COLL_BARRIER)
+            px_cshm_post(&v, 0, k);
+        l->phase = 1;
+    }
+    if (px_cshm_waits(l->id, a, v.me, &which, &who) && !(t = px_cshm_test(&v, which, who, k)))
+        return 0;
+    if (t > 0)
+        px_cshm_take(&v, l->id, a, k);
+    *rc = t > 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+    px_cshm_post(&v, 1, k);
+    return 1;
+}
+
+static int px_cshm_lane_poll(px_mpi_req_t *r)
+{
+    px_cshm_lane_t *l = r->sched;
+    int rc;
+    if (!l)
+        return 1;
+    if (!px_cshm_lane_step(l, &rc))
+        return 0;
+    r->st_error = rc;
+    r->sched = NULL;
+    px_proto_shared_pending(-1);
+    return 1;
+}
+
+int px_coll_shm_lane_start(px_cshm_lane_t *l, px_coll_id_t id, const px_coll_args_t *a,
+                           px_mpi_comm_t *c, px_mpi_req_t **req_p)
+{
+    px_trace("coll", "%s: shm lane %d (ranks %d, bytes %zu)", px_coll_name(id), l->lane, c->size,
+             a->bytes);
+    px_coll_count_shm(id, a->bytes);
+    l->id = id;
+    l->a = *a;
+    l->k = ++l->m->lane_op[l->lane];
+    l->phase = 0;
+    px_proto_shared_pending(1);
+    *req_p = px_mpi_req_polled(c, px_cshm_lane_poll, l);
+    if (!*req_p) { /* the start is counted on the lane: it runs to its end */
+        int rc;
+        unsigned idle = 0;
+        while (!px_cshm_lane_step(l, &rc))
+            px_proto_wait_step_shared(&idle);
+        px_proto_shared_pending(-1);
+        return MPI_ERR_NO_MEM;
+    }
+    return MPI_SUCCESS;
 }

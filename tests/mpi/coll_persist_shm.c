@@ -1,0 +1,290 @@
+/* Persistent collectives on a communicator whose ranks share a machine,
+ * made after its shared-memory segment is set up: barrier, broadcast of a
+ * non-contiguous type, allreduce with a non-commutative operation, reduce
+ * in place at the root, allgather (in place and not) and alltoall, each
+ * started ROUNDS times with new data, in a different order on even and odd
+ * ranks, with one rank late now and then, and completed in yet another
+ * order; all data checked. Beside them, more persistent allreduces than
+ * there are lanes, one too large for a lane: they go as messages and give
+ * the same results. With Plexus, the tool interface's counters of the
+ * "shm" algorithms show that each start of the first ones ran on the
+ * segment (when blocking calls do) and the others did not. Then duplicates
+ * of the communicator freed and made again (the next one takes over the
+ * segment and its lanes), and a request freed while started. */
+#include "px_test.h"
+
+#include <unistd.h>
+
+enum { ROUNDS = 300, N = 16, BLK = 8, BIG = 2048, EXTRA = 3 };
+
+static int me, np, bad;
+
+/* the first wrong value of a kind is enough */
+#define FAIL(...)                                                                                  \
+    do {                                                                                           \
+        PX_CHECK(0, __VA_ARGS__);                                                                  \
+        bad = 1;                                                                                   \
+    } while (0)
+
+/* affine maps x -> a x + b (mod 2^32) composed: associative, not commutative */
+static void compose(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    unsigned *x = in, *y = inout;
+    for (int i = 0; i < *len; i += 2) {
+        unsigned a = x[i] * y[i], b = x[i] * y[i + 1] + x[i + 1];
+        y[i] = a;
+        y[i + 1] = b;
+    }
+}
+
+static unsigned val(int r, int rank, int i)
+{
+    return (unsigned)(r * 7919 + rank * 104729 + i * 31 + 1);
+}
+
+static const char *colls[6] = {"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall"};
+static MPI_T_pvar_session ses;
+static MPI_T_pvar_handle pv[6];
+
+static void shm_calls(unsigned long long v[6])
+{
+    for (int i = 0; i < 6; i++)
+        MPI_T_pvar_read(ses, pv[i], &v[i]);
+}
+
+/* lateness now and then, a different rank each time */
+static void skew(int r)
+{
+    if (r % 13 == 0 && me == (r / 13) % np)
+        usleep(300);
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    px_test_init(&argc, &argv, "coll_persist_shm");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    me = px_test_rank;
+    np = px_test_size;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_T_pvar_session_create(&ses);
+    for (int i = 0; i < 6; i++) {
+        char name[64];
+        int idx = -1, count = 0;
+        snprintf(name, sizeof(name), "coll_%s_shm_calls", colls[i]);
+        PX_REQUIRE(MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS,
+                   "no performance variable %s", name);
+        MPI_T_pvar_handle_alloc(ses, idx, NULL, &pv[i], &count);
+        MPI_T_pvar_start(ses, pv[i]);
+    }
+
+    /* blocking calls first (they set the segment up); do they use it? */
+    unsigned long long c0[6], c1[6];
+    int x = 1, sum = 0;
+    PX_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    shm_calls(c0);
+    PX_MPI(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    shm_calls(c1);
+    int shm = c1[3] > c0[3];
+
+    MPI_Op op;
+    MPI_Datatype every_other;
+    PX_MPI(MPI_Op_create(compose, 0, &op));
+    PX_MPI(MPI_Type_vector(N, 1, 2, MPI_UNSIGNED, &every_other));
+    PX_MPI(MPI_Type_commit(&every_other));
+    unsigned bc[2 * N], ar_in[N], ar_out[N], red[N], ag_in[N], ag[N * 64], agp[N * 64];
+    unsigned aa_in[BLK * 64], aa_out[BLK * 64];
+    unsigned *big_in = malloc(sizeof(unsigned) * BIG), *big_out = malloc(sizeof(unsigned) * BIG);
+    unsigned ex_in[EXTRA][N], ex_out[EXTRA][N];
+    PX_REQUIRE(np <= 64, "at most 64 ranks");
+
+    enum { BAR, BC, AR, RED, AG, AGP, AA, BIGR, EX0, NREQ = EX0 + EXTRA };
+    MPI_Request q[NREQ];
+    PX_MPI(MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &q[BAR]));
+    PX_MPI(MPI_Bcast_init(bc, 1, every_other, np - 1, MPI_COMM_WORLD, MPI_INFO_NULL, &q[BC]));
+    PX_MPI(MPI_Allreduce_init(ar_in, ar_out, N, MPI_UNSIGNED, op, MPI_COMM_WORLD, MPI_INFO_NULL,
+                              &q[AR]));
+    PX_MPI(MPI_Reduce_init(me == 0 ? MPI_IN_PLACE : red, red, N, MPI_UNSIGNED, MPI_SUM, 0,
+                           MPI_COMM_WORLD, MPI_INFO_NULL, &q[RED]));
+    PX_MPI(MPI_Allgather_init(ag_in, N, MPI_UNSIGNED, ag, N, MPI_UNSIGNED, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &q[AG]));
+    PX_MPI(MPI_Allgather_init(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, agp, N, MPI_UNSIGNED,
+                              MPI_COMM_WORLD, MPI_INFO_NULL, &q[AGP]));
+    PX_MPI(MPI_Alltoall_init(aa_in, BLK, MPI_UNSIGNED, aa_out, BLK, MPI_UNSIGNED, MPI_COMM_WORLD,
+                             MPI_INFO_NULL, &q[AA]));
+    PX_MPI(MPI_Allreduce_init(big_in, big_out, BIG, MPI_UNSIGNED, MPI_SUM, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &q[BIGR]));
+    for (int e = 0; e < EXTRA; e++)
+        PX_MPI(MPI_Allreduce_init(ex_in[e], ex_out[e], N, MPI_UNSIGNED, MPI_SUM, MPI_COMM_WORLD,
+                                  MPI_INFO_NULL, &q[EX0 + e]));
+    /* the program may free its handles at once: the requests keep theirs */
+    PX_MPI(MPI_Op_free(&op));
+    PX_MPI(MPI_Type_free(&every_other));
+
+    shm_calls(c0);
+    for (int r = 0; r < ROUNDS && !bad; r++) {
+        for (int i = 0; i < N; i++) {
+            bc[2 * i] = me == np - 1 ? val(r, np - 1, i) : 0;
+            bc[2 * i + 1] = 0xdead0000u + (unsigned)i; /* not in the type: stays */
+            ar_in[i] = i % 2 ? val(r, me, i) : (val(r, me, i) | 1u);
+            red[i] = val(r, me, i);
+            ag_in[i] = val(r, me, i) ^ 0x55u;
+            agp[me * N + i] = val(r, me, i) ^ 0xaau;
+            for (int e = 0; e < EXTRA; e++)
+                ex_in[e][i] = val(r + e, me, i);
+        }
+        for (int p = 0; p < np; p++)
+            for (int i = 0; i < BLK; i++)
+                aa_in[p * BLK + i] = val(r, me, p * BLK + i);
+        for (int i = 0; i < BIG; i++)
+            big_in[i] = val(r, me, i);
+        skew(r);
+        /* even ranks start in one order, odd ranks in the reverse, every
+         * third round all at once; completed in a third order */
+        if (r % 3 == 2) {
+            PX_MPI(MPI_Startall(NREQ, q));
+        } else {
+            for (int k = 0; k < NREQ; k++)
+                PX_MPI(MPI_Start(&q[me % 2 ? NREQ - 1 - k : k]));
+        }
+        for (int k = 0; k < NREQ; k++)
+            PX_MPI(MPI_Wait(&q[(k * 5 + r) % NREQ], MPI_STATUS_IGNORE));
+
+        for (int i = 0; i < N && !bad; i++) {
+            if (bc[2 * i] != val(r, np - 1, i) || bc[2 * i + 1] != 0xdead0000u + (unsigned)i)
+                FAIL("round %d bcast [%d] = %u %x", r, i, bc[2 * i], bc[2 * i + 1]);
+        }
+        for (int i = 0; i < N && !bad; i += 2) { /* x_0 o x_1 o ... o x_(n-1) */
+            unsigned a = 1, b = 0;
+            for (int p = np - 1; p >= 0; p--) {
+                unsigned pa = val(r, p, i) | 1u, pb = val(r, p, i + 1);
+                b = pa * b + pb;
+                a = pa * a;
+            }
+            if (ar_out[i] != a || ar_out[i + 1] != b)
+                FAIL("round %d allreduce [%d] = %u %u, expected %u %u", r, i, ar_out[i],
+                     ar_out[i + 1], a, b);
+        }
+        for (int i = 0; i < N && me == 0 && !bad; i++) {
+            unsigned e = 0;
+            for (int p = 0; p < np; p++)
+                e += val(r, p, i);
+            if (red[i] != e)
+                FAIL("round %d reduce [%d] = %u, expected %u", r, i, red[i], e);
+        }
+        for (int p = 0; p < np && !bad; p++)
+            for (int i = 0; i < N && !bad; i++)
+                if (ag[p * N + i] != (val(r, p, i) ^ 0x55u) ||
+                    agp[p * N + i] != (val(r, p, i) ^ 0xaau))
+                    FAIL("round %d allgather from %d [%d] = %u %u", r, p, i, ag[p * N + i],
+                         agp[p * N + i]);
+        for (int p = 0; p < np && !bad; p++)
+            for (int i = 0; i < BLK && !bad; i++)
+                if (aa_out[p * BLK + i] != val(r, p, me * BLK + i))
+                    FAIL("round %d alltoall from %d [%d] = %u", r, p, i, aa_out[p * BLK + i]);
+        for (int i = 0; i < BIG && !bad; i += 97) {
+            unsigned e = 0;
+            for (int p = 0; p < np; p++)
+                e += val(r, p, i);
+            if (big_out[i] != e)
+                FAIL("round %d large allreduce [%d] = %u", r, i, big_out[i]);
+        }
+        for (int e = 0; e < EXTRA && !bad; e++)
+            for (int i = 0; i < N && !bad; i++) {
+                unsigned s = 0;
+                for (int p = 0; p < np; p++)
+                    s += val(r + e, p, i);
+                if (ex_out[e][i] != s)
+                    FAIL("round %d allreduce %d [%d] = %u", r, e, i, ex_out[e][i]);
+            }
+    }
+    shm_calls(c1);
+    /* seven requests on lanes; the large allreduce and those beyond the
+     * lanes as messages */
+    const unsigned long long want[6] = {1, 1, 1, 1, 2, 1};
+    for (int i = 0; i < 6; i++) {
+        unsigned long long got = c1[i] - c0[i], exp = shm && np > 1 ? want[i] * ROUNDS : 0;
+        PX_CHECK(got == exp, "%llu starts of persistent %s on shared memory, expected %llu", got,
+                 colls[i], exp);
+    }
+    for (int k = 0; k < NREQ; k++)
+        PX_MPI(MPI_Request_free(&q[k]));
+
+    /* ranks that only write (a broadcast's root, a reduction's leaves)
+     * finish each start at once and may run ahead: they must not write a
+     * slot again before every rank has read it */
+    {
+        MPI_Comm dup;
+        MPI_Request b, rd;
+        unsigned rv[N];
+        PX_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+        PX_MPI(MPI_Barrier(dup));
+        PX_MPI(MPI_Bcast_init(ex_in[1], N, MPI_UNSIGNED, 0, dup, MPI_INFO_NULL, &b));
+        PX_MPI(MPI_Reduce_init(ex_in[2], rv, N, MPI_UNSIGNED, MPI_SUM, 0, dup, MPI_INFO_NULL, &rd));
+        for (int r = 0; r < 2 * ROUNDS && !bad; r++) { /* broadcasts, then reductions */
+            int red = r >= ROUNDS;
+            for (int i = 0; i < N; i++) {
+                ex_in[1][i] = me == 0 ? val(r, 0, i) : 0;
+                ex_in[2][i] = val(r, me, i);
+            }
+            if (r % 7 == 0 && me == (r / 7) % np) /* a reader or the root late */
+                usleep(200);
+            PX_MPI(MPI_Start(red ? &rd : &b));
+            PX_MPI(MPI_Wait(red ? &rd : &b, MPI_STATUS_IGNORE));
+            for (int i = 0; i < N && !bad; i++) {
+                unsigned e = 0;
+                for (int p = 0; p < np; p++)
+                    e += val(r, p, i);
+                if (red ? me == 0 && rv[i] != e : ex_in[1][i] != val(r, 0, i))
+                    FAIL("run-ahead round %d [%d]: bcast %u, reduce %u", r, i, ex_in[1][i], rv[i]);
+            }
+        }
+        PX_MPI(MPI_Request_free(&b));
+        PX_MPI(MPI_Request_free(&rd));
+        PX_MPI(MPI_Comm_free(&dup));
+    }
+
+    /* duplicates made and freed in turn: each takes the last one's segment
+     * over, with lanes for its own persistent requests */
+    for (int d = 0; d < 10; d++) {
+        MPI_Comm dup;
+        MPI_Request ar;
+        PX_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+        PX_MPI(MPI_Barrier(dup));
+        PX_MPI(MPI_Allreduce_init(ex_in[0], ex_out[0], N, MPI_UNSIGNED, MPI_SUM, dup, MPI_INFO_NULL,
+                                  &ar));
+        shm_calls(c0);
+        for (int r = 0; r < 20 && !bad; r++) {
+            for (int i = 0; i < N; i++)
+                ex_in[0][i] = val(r + d, me, i);
+            skew(r);
+            PX_MPI(MPI_Start(&ar));
+            PX_MPI(MPI_Wait(&ar, MPI_STATUS_IGNORE));
+            for (int i = 0; i < N && !bad; i++) {
+                unsigned s = 0;
+                for (int p = 0; p < np; p++)
+                    s += val(r + d, p, i);
+                if (ex_out[0][i] != s)
+                    FAIL("duplicate %d round %d [%d] = %u", d, r, i, ex_out[0][i]);
+            }
+        }
+        shm_calls(c1);
+        PX_CHECK(c1[3] - c0[3] == (shm && np > 1 ? 20u : 0u),
+                 "duplicate %d: %llu persistent allreduces on shared memory", d, c1[3] - c0[3]);
+        /* freed while started: it ends first */
+        PX_MPI(MPI_Start(&ar));
+        PX_MPI(MPI_Request_free(&ar));
+        PX_MPI(MPI_Comm_free(&dup));
+    }
+    PX_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    free(big_in);
+    free(big_out);
+    for (int i = 0; i < 6; i++)
+        MPI_T_pvar_handle_free(ses, &pv[i]);
+    MPI_T_pvar_session_free(&ses);
+    MPI_T_finalize();
+    return px_test_finish(
+        "%d rounds of %d persistent collectives started in rank-dependent orders%s", ROUNDS, NREQ,
+        shm ? ", 7 on shared-memory lanes" : "");
+}
