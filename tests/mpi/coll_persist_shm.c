@@ -8,9 +8,12 @@
  * there are lanes, one too large for a lane: they go as messages and give
  * the same results. With Plexus, the tool interface's counters of the
  * "shm" algorithms show that each start of the first ones ran on the
- * segment (when blocking calls do) and the others did not. Then duplicates
- * of the communicator freed and made again (the next one takes over the
- * segment and its lanes), and a request freed while started. */
+ * segment (when blocking calls do) and the others did not. Then lanes
+ * given back only once every rank has freed their requests and passed a
+ * barrier (one rank keeping one request longer), writers running ahead of
+ * readers, duplicates of the communicator freed and made again (the next
+ * one takes over the segment and its lanes), and a request freed while
+ * started. */
 #include "px_test.h"
 
 #include <unistd.h>
@@ -210,6 +213,55 @@ int main(int argc, char **argv)
     }
     for (int k = 0; k < NREQ; k++)
         PX_MPI(MPI_Request_free(&q[k]));
+
+    /* lanes come back once every rank has freed their requests and passed
+     * a barrier: eight new requests get lanes; rank 0 keeps one of them
+     * past the next barrier, so of eight more only seven get lanes, the
+     * same on every rank; once it has freed it too and a barrier passed,
+     * eight get lanes again */
+    PX_MPI(MPI_Barrier(MPI_COMM_WORLD));
+    {
+        enum { L = 8, R = 20 };
+        MPI_Request lr[L], kept = MPI_REQUEST_NULL;
+        unsigned in[L][N], out[L][N];
+        for (int phase = 0; phase < 3; phase++) {
+            for (int j = 0; j < L; j++)
+                PX_MPI(MPI_Allreduce_init(in[j], out[j], N, MPI_UNSIGNED, MPI_SUM, MPI_COMM_WORLD,
+                                          MPI_INFO_NULL, &lr[j]));
+            shm_calls(c0);
+            for (int r = 0; r < R && !bad; r++) {
+                for (int j = 0; j < L; j++)
+                    for (int i = 0; i < N; i++)
+                        in[j][i] = val(r + j, me, i);
+                for (int j = 0; j < L; j++)
+                    PX_MPI(MPI_Start(&lr[me % 2 ? L - 1 - j : j]));
+                PX_MPI(MPI_Waitall(L, lr, MPI_STATUSES_IGNORE));
+                for (int j = 0; j < L && !bad; j++)
+                    for (int i = 0; i < N && !bad; i++) {
+                        unsigned e = 0;
+                        for (int p = 0; p < np; p++)
+                            e += val(r + j, p, i);
+                        if (out[j][i] != e)
+                            FAIL("lanes again, phase %d request %d [%d] = %u", phase, j, i,
+                                 out[j][i]);
+                    }
+            }
+            shm_calls(c1);
+            unsigned long long exp = !shm || np < 2 ? 0 : (phase == 1 ? L - 1 : L) * R;
+            PX_CHECK(c1[3] - c0[3] == exp,
+                     "lanes again, phase %d: %llu starts on lanes, expected %llu", phase,
+                     c1[3] - c0[3], exp);
+            for (int j = 0; j < L; j++) {
+                if (phase == 0 && j == 0 && me == 0)
+                    kept = lr[0]; /* freed after the next phase */
+                else
+                    PX_MPI(MPI_Request_free(&lr[j]));
+            }
+            if (phase == 1 && me == 0)
+                PX_MPI(MPI_Request_free(&kept));
+            PX_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        }
+    }
 
     /* ranks that only write (a broadcast's root, a reduction's leaves)
      * finish each start at once and may run ahead: they must not write a

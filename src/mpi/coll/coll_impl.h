@@ -244,8 +244,11 @@ typedef struct px_cshm_lane {
     int phase;        /* 0: its data not yet written, 1: waiting to read */
 } px_cshm_lane_t;
 /* At a persistent collective's init (in the same order on every rank):
- * gives l one of c's lanes if c's segment is set up and has one left. */
+ * gives l one of c's lanes if c's segment is set up and has one free. */
 void px_coll_shm_lane_take(px_mpi_comm_t *c, px_cshm_lane_t *l);
+/* The request that had lane l is freed (its last start ended): the lane
+ * is free again once every rank has freed it (a later blocking barrier). */
+void px_coll_shm_lane_drop(px_cshm_lane_t *l);
 /* Whether the call (id, a) runs on a lane (the same answer at every
  * start and on every rank). */
 int px_coll_shm_lane_fits(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c);

@@ -87,6 +87,7 @@ static void px_pcoll_release(px_mpi_req_t *r)
         px_mpi_req_complete(q, MPI_STATUS_IGNORE);
         px_mpi_req_free(q);
     }
+    px_coll_shm_lane_drop(&p->lane);
     px_pcoll_type_drop(&p->s.type);
     px_pcoll_type_drop(&p->r.type);
     px_mpi_op_release(p->op);

@@ -67,12 +67,15 @@
 static size_t px_cshm_mapped;
 /* Persistent collectives (MPI_<coll>_init) may be started in different
  * orders on different ranks, so their starts cannot take the operation
- * numbers of the communicator's other collectives: each of its first
- * PX_CSHM_LANES persistent barriers, broadcasts, reductions, allgathers and
- * alltoalls gets a lane of its own at its init, with its own seq and ack
- * words and two slots of PX_CSHM_LANE_SLOT bytes per rank, and counts its
- * starts there. Lanes are not given back: ranks free their requests at
- * different times. */
+ * numbers of the communicator's other collectives: a persistent barrier,
+ * broadcast, reduction, allgather or alltoall gets a lane of its own at its
+ * init, if one of the PX_CSHM_LANES is free, with its own seq and ack words
+ * and two slots of PX_CSHM_LANE_SLOT bytes per rank, and counts its starts
+ * there. Ranks free their requests at different times, so a freed
+ * request's lane only becomes free again at a point every rank passes in
+ * the same order: a blocking shared-memory barrier, where each rank
+ * publishes the lanes it has freed (`lfreed`, with its arrival) and rank 0
+ * the lanes all have freed (`land`, with its release). */
 #define PX_CSHM_LANES 8
 #define PX_CSHM_LANE_SLOT 4096
 
@@ -82,7 +85,9 @@ typedef struct {
                            * direct broadcast: the root wrote this rank's copy */
     uint64_t addr;        /* direct operations: this rank's data (its own
                            * address space), valid once seq says so */
-    char pad0[40];
+    uint64_t lfreed;      /* barrier: lanes this rank freed, valid once seq says so */
+    uint64_t land;        /* barrier, rank 0: lanes every rank freed, valid once ack says so */
+    char pad0[24];
     _Atomic uint64_t ack;
     char pad1[56];
 } px_cshm_flags_t;
@@ -108,7 +113,8 @@ struct px_coll_shm {
     px_cshm_flags_t *lflags;
     char *ldata;
     size_t lslot;
-    int lanes_used;                  /* by this communicator's inits */
+    uint64_t lane_taken;             /* lanes given to requests, not yet free again */
+    uint64_t lane_freed;             /* of those, the lanes whose request this process freed */
     uint64_t lane_op[PX_CSHM_LANES]; /* starts on each lane (kept with the segment) */
 };
 
@@ -179,7 +185,7 @@ static uint64_t px_cshm_kept_find(px_mpi_comm_t *c, uint64_t id, int take)
             free(m->kept_world);
             m->kept_world = NULL;
             m->wake = px_proto_peers_wake();
-            m->lanes_used = 0; /* every member freed the requests that had lanes */
+            m->lane_taken = m->lane_freed = 0; /* every member freed its requests */
             c->cshm = m;
         }
         return m->id;
@@ -790,6 +796,23 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
     return rc;
 }
 
+/* Blocking barrier k, before this rank leaves it: the lanes every rank had
+ * freed when it arrived are free again, on every rank alike. */
+static void px_cshm_lanes_recycle(struct px_coll_shm *m)
+{
+    uint64_t all = ~0ull;
+    if (m->me == 0) {
+        for (int r = 0; r < m->n; r++)
+            all &= m->flags[r].lfreed;
+        m->flags[0].land = all;
+    } else {
+        all = m->flags[0].land;
+    }
+    all &= m->lane_taken;
+    m->lane_taken &= ~all;
+    m->lane_freed &= ~all;
+}
+
 /* Does this rank write a slot in operation id (its seq and the claim)? */
 static int px_cshm_writes(px_coll_id_t id, const px_coll_args_t *a, int me)
 {
@@ -912,12 +935,16 @@ int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi
         return rc;
     if (writes)
         px_cshm_write(m, id, a, k);
+    if (id == PX_COLL_BARRIER)
+        m->flags[m->me].lfreed = m->lane_freed;
     if (writes || id == PX_COLL_BARRIER)
         px_cshm_post(m, 0, k);
     if (px_cshm_waits(id, a, m->me, &which, &who))
         rc = px_cshm_wait(m, which, who, k);
     if (rc == MPI_SUCCESS)
         px_cshm_take(m, id, a, k);
+    if (rc == MPI_SUCCESS && id == PX_COLL_BARRIER)
+        px_cshm_lanes_recycle(m);
     px_cshm_post(m, 1, k);
     return rc;
 }
@@ -928,10 +955,18 @@ void px_coll_shm_lane_take(px_mpi_comm_t *c, px_cshm_lane_t *l)
 {
     struct px_coll_shm *m = c->cshm;
     l->m = NULL;
-    if (!m || m->state != 1 || m->lanes_used >= PX_CSHM_LANES)
+    if (!m || m->state != 1 || m->lane_taken == (1u << PX_CSHM_LANES) - 1)
         return;
     l->m = m;
-    l->lane = m->lanes_used++;
+    l->lane = __builtin_ctzll(~m->lane_taken);
+    m->lane_taken |= 1ull << l->lane;
+}
+
+void px_coll_shm_lane_drop(px_cshm_lane_t *l)
+{
+    if (l->m)
+        l->m->lane_freed |= 1ull << l->lane;
+    l->m = NULL;
 }
 
 int px_coll_shm_lane_fits(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
