@@ -35,17 +35,14 @@
  * as every rank has mapped it; the ranks agree over point-to-point messages
  * whether it works, so one rank's failure makes the communicator use the
  * message-based algorithms everywhere. */
-#include "coll_impl.h"
+#include "coll_shm_impl.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#include "../../proto/proto.h"
 
 /* Largest communicator served: every rank reads every slot, which stops
  * paying off long before this. */
@@ -65,59 +62,6 @@
  * no longer shows, and with 2 the one reader gains nothing */
 #define PX_CSHM_PUSH_MAX_RANKS 4
 static size_t px_cshm_mapped;
-/* Persistent collectives (MPI_<coll>_init) may be started in different
- * orders on different ranks, so their starts cannot take the operation
- * numbers of the communicator's other collectives: a persistent barrier,
- * broadcast, reduction, allgather or alltoall gets a lane of its own at its
- * init, if one of the PX_CSHM_LANES is free, with its own seq and ack words
- * and two slots of PX_CSHM_LANE_SLOT bytes per rank, and counts its starts
- * there. Ranks free their requests at different times, so a freed
- * request's lane only becomes free again at a point every rank passes in
- * the same order: a blocking shared-memory barrier, where each rank
- * publishes the lanes it has freed (`lfreed`, with its arrival) and rank 0
- * the lanes all have freed (`land`, with its release). */
-#define PX_CSHM_LANES 8
-#define PX_CSHM_LANE_SLOT 4096
-
-typedef struct {
-    _Atomic uint64_t seq;
-    _Atomic uint64_t red; /* split allreduce: this rank's share is reduced;
-                           * direct broadcast: the root wrote this rank's copy */
-    uint64_t addr;        /* direct operations: this rank's data (its own
-                           * address space), valid once seq says so */
-    uint64_t lfreed;      /* barrier: lanes this rank freed, valid once seq says so */
-    uint64_t land;        /* barrier, rank 0: lanes every rank freed, valid once ack says so */
-    char pad0[24];
-    _Atomic uint64_t ack;
-    char pad1[56];
-} px_cshm_flags_t;
-_Static_assert(sizeof(px_cshm_flags_t) == 128, "two cache lines per rank");
-
-struct px_coll_shm {
-    int state; /* 1 usable, -1 not */
-    int n, me;
-    size_t slot;
-    uint64_t op; /* operations started on this communicator */
-    int direct;  /* every rank may read every other's memory (process_vm_readv) */
-    px_cshm_flags_t *flags;
-    char *data;
-    void *base;
-    size_t len;
-    const int *world; /* world rank of each member (failure checks) */
-    int wake;         /* members may sleep in the kernel: wake them after a store */
-    uint64_t id;      /* the same on every member: names the segment in px_cshm_kept */
-    int *kept_world;  /* the copy of world kept with a freed communicator's segment */
-    uint64_t kept_at; /* when it was kept (px_cshm_kept_n) */
-    /* persistent collectives' lanes (px_coll_shm_lane_take): per lane and
-     * rank a flags block, then per lane and rank two slots of lslot bytes */
-    px_cshm_flags_t *lflags;
-    char *ldata;
-    size_t lslot;
-    uint64_t lane_taken;             /* lanes given to requests, not yet free again */
-    uint64_t lane_freed;             /* of those, the lanes whose request this process freed */
-    uint64_t lane_op[PX_CSHM_LANES]; /* starts on each lane (kept with the segment) */
-};
-
 /* Stands for "not usable" when there was no memory to say so. */
 static struct px_coll_shm px_cshm_none = {.state = -1};
 
@@ -191,11 +135,6 @@ static uint64_t px_cshm_kept_find(px_mpi_comm_t *c, uint64_t id, int take)
         return m->id;
     }
     return 0;
-}
-
-static inline char *px_cshm_slot(const struct px_coll_shm *m, int r, uint64_t k)
-{
-    return m->data + ((size_t)r * 2 + (k & 1)) * m->slot;
 }
 
 /* Partial results of px_cshm_combine, each at most a slot: reserved when a
@@ -394,13 +333,6 @@ int px_coll_shm_usable(px_coll_id_t id, int direct, const px_coll_args_t *a, px_
     return c->cshm->state == 1 && (direct ? c->cshm->direct : 1);
 }
 
-/* Word `which` of rank r's flags: 0 seq, 1 ack, 2 red. */
-static inline _Atomic uint64_t *px_cshm_word(struct px_coll_shm *m, int r, int which)
-{
-    px_cshm_flags_t *f = &m->flags[r];
-    return which == 1 ? &f->ack : which == 2 ? &f->red : &f->seq;
-}
-
 /* Waits until word `which` (0 seq, 1 ack, 2 red) of rank `who` (or of every rank
  * when who < 0) reaches val, progressing the engine meanwhile; gives up when
  * the rank waited for (or `from`, when not negative: the one that stores
@@ -429,18 +361,11 @@ static int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val)
 
 /* Members that sleep in the kernel (PX_PROGRESS_MODE=sleep or block) see
  * a store only once woken. */
-static void px_cshm_wake_all(const struct px_coll_shm *m)
+void px_cshm_wake_all(const struct px_coll_shm *m)
 {
     for (int r = 0; r < m->n; r++)
         if (r != m->me)
             px_proto_peer_wake(m->world[r]);
-}
-
-static inline void px_cshm_post(struct px_coll_shm *m, int which, uint64_t k)
-{
-    atomic_store_explicit(px_cshm_word(m, m->me, which), k, memory_order_release);
-    if (__builtin_expect(m->wake, 0))
-        px_cshm_wake_all(m);
 }
 
 /* count items of dt at buf <-> contiguous bytes at p */
@@ -796,32 +721,14 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
     return rc;
 }
 
-/* Blocking barrier k, before this rank leaves it: the lanes every rank had
- * freed when it arrived are free again, on every rank alike. */
-static void px_cshm_lanes_recycle(struct px_coll_shm *m)
-{
-    uint64_t all = ~0ull;
-    if (m->me == 0) {
-        for (int r = 0; r < m->n; r++)
-            all &= m->flags[r].lfreed;
-        m->flags[0].land = all;
-    } else {
-        all = m->flags[0].land;
-    }
-    all &= m->lane_taken;
-    m->lane_taken &= ~all;
-    m->lane_freed &= ~all;
-}
-
 /* Does this rank write a slot in operation id (its seq and the claim)? */
-static int px_cshm_writes(px_coll_id_t id, const px_coll_args_t *a, int me)
+int px_cshm_writes(px_coll_id_t id, const px_coll_args_t *a, int me)
 {
     return id != PX_COLL_BARRIER && (id != PX_COLL_BCAST || me == a->root);
 }
 
 /* This rank's contribution to operation k into its slot. */
-static void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a,
-                          uint64_t k)
+void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a, uint64_t k)
 {
     char *mine = px_cshm_slot(m, m->me, k);
     switch (id) {
@@ -860,7 +767,7 @@ static void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
  * arrival, then releases the others with its ack: it leaves first, so an
  * operation it roots next (a broadcast) has its data out before the others
  * look for it. */
-static int px_cshm_waits(px_coll_id_t id, const px_coll_args_t *a, int me, int *which, int *who)
+int px_cshm_waits(px_coll_id_t id, const px_coll_args_t *a, int me, int *which, int *who)
 {
     *which = 0;
     *who = -1;
@@ -880,8 +787,7 @@ static int px_cshm_waits(px_coll_id_t id, const px_coll_args_t *a, int me, int *
 }
 
 /* What this rank takes from the slots of operation k once written. */
-static void px_cshm_take(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a,
-                         uint64_t k)
+void px_cshm_take(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a, uint64_t k)
 {
     int me = m->me, n = m->n;
     switch (id) {
@@ -947,126 +853,4 @@ int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi
         px_cshm_lanes_recycle(m);
     px_cshm_post(m, 1, k);
     return rc;
-}
-
-/* ---------- persistent collectives' lanes ---------- */
-
-void px_coll_shm_lane_take(px_mpi_comm_t *c, px_cshm_lane_t *l)
-{
-    struct px_coll_shm *m = c->cshm;
-    l->m = NULL;
-    if (!m || m->state != 1 || m->lane_taken == (1u << PX_CSHM_LANES) - 1)
-        return;
-    l->m = m;
-    l->lane = __builtin_ctzll(~m->lane_taken);
-    m->lane_taken |= 1ull << l->lane;
-}
-
-void px_coll_shm_lane_drop(px_cshm_lane_t *l)
-{
-    if (l->m)
-        l->m->lane_freed |= 1ull << l->lane;
-    l->m = NULL;
-}
-
-int px_coll_shm_lane_fits(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
-{
-    struct px_coll_shm *m = c->cshm;
-    size_t slot = m ? m->lslot : 0;
-    switch (id) {
-    case PX_COLL_BARRIER:
-        return 1;
-    case PX_COLL_REDUCE: /* combined in place in the slots: contiguous data */
-    case PX_COLL_ALLREDUCE:
-        return a->bytes <= slot && px_mpi_dt_get(a->dt)->contig;
-    case PX_COLL_BCAST:
-    case PX_COLL_ALLGATHER:
-        return a->bytes <= slot;
-    case PX_COLL_ALLTOALL:
-        return a->bytes <= slot / (size_t)c->size;
-    default:
-        return 0;
-    }
-}
-
-/* 1 when word `which` of rank who (every rank: who < 0) is at least val,
- * 0 not yet, -1 when a rank it waits for has failed. */
-static int px_cshm_test(struct px_coll_shm *m, int which, int who, uint64_t val)
-{
-    int r = who < 0 ? 0 : who, end = who < 0 ? m->n : who + 1;
-    for (; r < end; r++)
-        if (atomic_load_explicit(px_cshm_word(m, r, which), memory_order_acquire) < val)
-            return px_proto_peer_failed(m->world[r]) ? -1 : 0;
-    return 1;
-}
-
-/* Advances l's start as px_coll_shm_run runs a blocking call, on the
- * lane's words and slots, without waiting: 1 once done (*rc set). */
-static int px_cshm_lane_step(px_cshm_lane_t *l, int *rc)
-{
-    struct px_coll_shm v = *l->m; /* the lane seen as a segment of its own */
-    v.flags = l->m->lflags + (size_t)l->lane * (size_t)v.n;
-    v.data = l->m->ldata + (size_t)l->lane * (size_t)v.n * 2 * l->m->lslot;
-    v.slot = l->m->lslot;
-    const px_coll_args_t *a = &l->a;
-    uint64_t k = l->k;
-    int t = 1, which, who;
-    if (l->phase == 0) {
-        int writes = px_cshm_writes(l->id, a, v.me);
-        if (writes && k > 2 && (t = px_cshm_test(&v, 1, -1, k - 2)) <= 0) {
-            if (!t)
-                return 0;
-            *rc = MPI_ERR_OTHER;
-            return 1;
-        }
-        if (writes)
-            px_cshm_write(&v, l->id, a, k);
-        if (writes || l->id == PX_COLL_BARRIER)
-            px_cshm_post(&v, 0, k);
-        l->phase = 1;
-    }
-    if (px_cshm_waits(l->id, a, v.me, &which, &who) && !(t = px_cshm_test(&v, which, who, k)))
-        return 0;
-    if (t > 0)
-        px_cshm_take(&v, l->id, a, k);
-    *rc = t > 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
-    px_cshm_post(&v, 1, k);
-    return 1;
-}
-
-static int px_cshm_lane_poll(px_mpi_req_t *r)
-{
-    px_cshm_lane_t *l = r->sched;
-    int rc;
-    if (!l)
-        return 1;
-    if (!px_cshm_lane_step(l, &rc))
-        return 0;
-    r->st_error = rc;
-    r->sched = NULL;
-    px_proto_shared_pending(-1);
-    return 1;
-}
-
-int px_coll_shm_lane_start(px_cshm_lane_t *l, px_coll_id_t id, const px_coll_args_t *a,
-                           px_mpi_comm_t *c, px_mpi_req_t **req_p)
-{
-    px_trace("coll", "%s: shm lane %d (ranks %d, bytes %zu)", px_coll_name(id), l->lane, c->size,
-             a->bytes);
-    px_coll_count_shm(id, a->bytes);
-    l->id = id;
-    l->a = *a;
-    l->k = ++l->m->lane_op[l->lane];
-    l->phase = 0;
-    px_proto_shared_pending(1);
-    *req_p = px_mpi_req_polled(c, px_cshm_lane_poll, l);
-    if (!*req_p) { /* the start is counted on the lane: it runs to its end */
-        int rc;
-        unsigned idle = 0;
-        while (!px_cshm_lane_step(l, &rc))
-            px_proto_wait_step_shared(&idle);
-        px_proto_shared_pending(-1);
-        return MPI_ERR_NO_MEM;
-    }
-    return MPI_SUCCESS;
 }

@@ -1,0 +1,100 @@
+/* Shared-memory collectives (coll_shm.c, coll_shm_lane.c): the segment a
+ * communicator maps, and the steps its blocking calls and its persistent
+ * collectives' lanes share. */
+#ifndef PX_MPI_COLL_SHM_IMPL_H
+#define PX_MPI_COLL_SHM_IMPL_H
+
+#include <stdatomic.h>
+
+#include "../../proto/proto.h"
+#include "coll_impl.h"
+
+/* Persistent collectives (MPI_<coll>_init) may be started in different
+ * orders on different ranks, so their starts cannot take the operation
+ * numbers of the communicator's other collectives: a persistent barrier,
+ * broadcast, reduction, allgather or alltoall gets a lane of its own at its
+ * init, if one of the PX_CSHM_LANES is free, with its own seq and ack words
+ * and two slots of PX_CSHM_LANE_SLOT bytes per rank, and counts its starts
+ * there. Ranks free their requests at different times, so a freed
+ * request's lane only becomes free again at a point every rank passes in
+ * the same order: a blocking shared-memory barrier, where each rank
+ * publishes the lanes it has freed (`lfreed`, with its arrival) and rank 0
+ * the lanes all have freed (`land`, with its release). */
+#define PX_CSHM_LANES 8
+#define PX_CSHM_LANE_SLOT 4096
+
+typedef struct {
+    _Atomic uint64_t seq;
+    _Atomic uint64_t red; /* split allreduce: this rank's share is reduced;
+                           * direct broadcast: the root wrote this rank's copy */
+    uint64_t addr;        /* direct operations: this rank's data (its own
+                           * address space), valid once seq says so */
+    uint64_t lfreed;      /* barrier: lanes this rank freed, valid once seq says so */
+    uint64_t land;        /* barrier, rank 0: lanes every rank freed, valid once ack says so */
+    char pad0[24];
+    _Atomic uint64_t ack;
+    char pad1[56];
+} px_cshm_flags_t;
+_Static_assert(sizeof(px_cshm_flags_t) == 128, "two cache lines per rank");
+
+struct px_coll_shm {
+    int state; /* 1 usable, -1 not */
+    int n, me;
+    size_t slot;
+    uint64_t op; /* operations started on this communicator */
+    int direct;  /* every rank may read every other's memory (process_vm_readv) */
+    px_cshm_flags_t *flags;
+    char *data;
+    void *base;
+    size_t len;
+    const int *world; /* world rank of each member (failure checks) */
+    int wake;         /* members may sleep in the kernel: wake them after a store */
+    uint64_t id;      /* the same on every member: names the segment in px_cshm_kept */
+    int *kept_world;  /* the copy of world kept with a freed communicator's segment */
+    uint64_t kept_at; /* when it was kept (px_cshm_kept_n) */
+    /* persistent collectives' lanes (px_coll_shm_lane_take): per lane and
+     * rank a flags block, then per lane and rank two slots of lslot bytes */
+    px_cshm_flags_t *lflags;
+    char *ldata;
+    size_t lslot;
+    uint64_t lane_taken;             /* lanes given to requests, not yet free again */
+    uint64_t lane_freed;             /* of those, the lanes whose request this process freed */
+    uint64_t lane_op[PX_CSHM_LANES]; /* starts on each lane (kept with the segment) */
+};
+
+static inline char *px_cshm_slot(const struct px_coll_shm *m, int r, uint64_t k)
+{
+    return m->data + ((size_t)r * 2 + (k & 1)) * m->slot;
+}
+
+/* Word `which` of rank r's flags: 0 seq, 1 ack, 2 red. */
+static inline _Atomic uint64_t *px_cshm_word(struct px_coll_shm *m, int r, int which)
+{
+    px_cshm_flags_t *f = &m->flags[r];
+    return which == 1 ? &f->ack : which == 2 ? &f->red : &f->seq;
+}
+
+/* Members that sleep in the kernel (PX_PROGRESS_MODE=sleep or block) see
+ * a store only once woken: px_cshm_post wakes them. */
+void px_cshm_wake_all(const struct px_coll_shm *m);
+
+static inline void px_cshm_post(struct px_coll_shm *m, int which, uint64_t k)
+{
+    atomic_store_explicit(px_cshm_word(m, m->me, which), k, memory_order_release);
+    if (__builtin_expect(m->wake, 0))
+        px_cshm_wake_all(m);
+}
+
+/* Steps of operation id on this rank, in this order: does it write a slot
+ * (then it claims it and posts its seq)? its contribution into its slot;
+ * the word it then waits for (0 seq, 1 ack) and whose (every rank: -1),
+ * 0 if none; what it takes from the slots once written. */
+int px_cshm_writes(px_coll_id_t id, const px_coll_args_t *a, int me);
+void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a, uint64_t k);
+int px_cshm_waits(px_coll_id_t id, const px_coll_args_t *a, int me, int *which, int *who);
+void px_cshm_take(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a, uint64_t k);
+/* Blocking barrier k (coll_shm_lane.c), before this rank posts its ack:
+ * the lanes every rank had freed are free again. */
+void px_cshm_lanes_recycle(struct px_coll_shm *m);
+
+#endif
