@@ -83,7 +83,10 @@ for group, rows_wanted in want.items():
         for k in ["diff", "diff_pct"]:
             check(finite(r.get(k)), f"varied.{group} {r}: {k}")
         if all(finite(r.get(k)) for k in ["result", "base", "diff"]):
-            check(abs(r["diff"] - (r["result"] - r["base"])) <= 1e-3 * max(1.0, abs(r["base"])),
+            # printed with 6 significant digits (%.6g): the rounding scales
+            # with the larger of the two values
+            scale = max(1.0, abs(r["base"]), abs(r["result"]))
+            check(abs(r["diff"] - (r["result"] - r["base"])) <= 1e-3 * scale,
                   f"varied.{group} {r}: diff is not result - base")
             check(r["base"] == base.get(r["metric"]), f"varied.{group} {r}: base is not the base")
 
