@@ -9,6 +9,7 @@
  * descriptors named on the wire by index and generation, as proto.c's
  * requests are, so that nothing is allocated per message once warm. */
 #include "proto_pub_impl.h"
+#include "../boot/machine.h"
 #include "../util/log.h"
 #include "../util/param.h"
 
@@ -233,6 +234,10 @@ static int px_pub_setup(void)
         fprintf(stderr, "Plexus: rank %d: %s\n", boot.rank, msg);
         px_boot_abort(1, msg);
     }
+    /* PX_BIND as MPI_Init applies it: ranks that start piled on one core
+     * would otherwise poll there, taking turns at its time slices */
+    px_boot_bind();
+    px_boot_spread();
     px_pub.owner = 1;
     return PLEXUS_AM_OK;
 }
