@@ -13,7 +13,8 @@
  * barrier (one rank keeping one request longer), writers running ahead of
  * readers, duplicates of the communicator freed and made again (the next
  * one takes over the segment and its lanes), and a request freed while
- * started. */
+ * started. Gather, scatter and allgatherv on lanes too, with in-place
+ * roots, a non-contiguous type and gaps between blocks. */
 #include "px_test.h"
 
 #include <unistd.h>
@@ -50,6 +51,18 @@ static const char *colls[6] = {"barrier", "bcast", "reduce", "allreduce", "allga
 static MPI_T_pvar_session ses;
 static MPI_T_pvar_handle pv[6];
 
+/* a started handle of the counter of coll's "shm" algorithm */
+static void shm_pvar(const char *coll, MPI_T_pvar_handle *h)
+{
+    char name[64];
+    int idx = -1, count = 0;
+    snprintf(name, sizeof(name), "coll_%s_shm_calls", coll);
+    PX_REQUIRE(MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS,
+               "no performance variable %s", name);
+    MPI_T_pvar_handle_alloc(ses, idx, NULL, h, &count);
+    MPI_T_pvar_start(ses, *h);
+}
+
 static void shm_calls(unsigned long long v[6])
 {
     for (int i = 0; i < 6; i++)
@@ -72,15 +85,8 @@ int main(int argc, char **argv)
     np = px_test_size;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     MPI_T_pvar_session_create(&ses);
-    for (int i = 0; i < 6; i++) {
-        char name[64];
-        int idx = -1, count = 0;
-        snprintf(name, sizeof(name), "coll_%s_shm_calls", colls[i]);
-        PX_REQUIRE(MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) == MPI_SUCCESS,
-                   "no performance variable %s", name);
-        MPI_T_pvar_handle_alloc(ses, idx, NULL, &pv[i], &count);
-        MPI_T_pvar_start(ses, pv[i]);
-    }
+    for (int i = 0; i < 6; i++)
+        shm_pvar(colls[i], &pv[i]);
 
     /* blocking calls first (they set the segment up); do they use it? */
     unsigned long long c0[6], c1[6];
@@ -261,6 +267,89 @@ int main(int argc, char **argv)
                 PX_MPI(MPI_Request_free(&kept));
             PX_MPI(MPI_Barrier(MPI_COMM_WORLD));
         }
+    }
+
+    /* a gather (in place at its root, a non-contiguous receive type), a
+     * scatter (in place at its root) and an allgatherv with a different
+     * count per rank and gaps between the blocks, on lanes of their own,
+     * started in reverse orders on odd ranks, a root late now and then */
+    {
+        enum { G, S, V, NR, R = 100, GAP = 2 };
+        static const char *rooted[NR] = {"gather", "scatter", "allgatherv"};
+        MPI_T_pvar_handle rh[NR];
+        unsigned long long r0[NR], r1[NR];
+        for (int i = 0; i < NR; i++)
+            shm_pvar(rooted[i], &rh[i]);
+        int groot = np - 1, sroot = 0, vc[64], vd[64], vtot = 0;
+        for (int p = 0; p < np; p++) {
+            vc[p] = 1 + (p % 3) * 3;
+            vd[p] = vtot;
+            vtot += vc[p] + GAP;
+        }
+        MPI_Datatype vec, evens;
+        PX_MPI(MPI_Type_vector(BLK, 1, 2, MPI_UNSIGNED, &vec));
+        PX_MPI(MPI_Type_create_resized(vec, 0, (MPI_Aint)(2 * BLK * sizeof(unsigned)), &evens));
+        PX_MPI(MPI_Type_commit(&evens));
+        PX_MPI(MPI_Type_free(&vec));
+        unsigned gin[BLK], gall[2 * BLK * 64], sall[BLK * 64], sout[BLK], vin[8], vall[12 * 64];
+        MPI_Request rq[NR];
+        PX_MPI(MPI_Gather_init(me == groot ? MPI_IN_PLACE : gin, BLK, MPI_UNSIGNED, gall, 1, evens,
+                               groot, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[G]));
+        PX_MPI(MPI_Scatter_init(sall, BLK, MPI_UNSIGNED, me == sroot ? MPI_IN_PLACE : sout, BLK,
+                                MPI_UNSIGNED, sroot, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[S]));
+        PX_MPI(MPI_Allgatherv_init(vin, vc[me], MPI_UNSIGNED, vall, vc, vd, MPI_UNSIGNED,
+                                   MPI_COMM_WORLD, MPI_INFO_NULL, &rq[V]));
+        PX_MPI(MPI_Type_free(&evens));
+        for (int i = 0; i < NR; i++)
+            MPI_T_pvar_read(ses, rh[i], &r0[i]);
+        for (int r = 0; r < R && !bad; r++) {
+            for (int i = 0; i < 2 * BLK * np; i++)
+                gall[i] = i % 2 ? 0xfeed0000u + (unsigned)i : 0;
+            for (int i = 0; i < BLK; i++) {
+                gin[i] = val(r, me, i) ^ 0x33u;
+                if (me == groot)
+                    gall[2 * (me * BLK + i)] = gin[i];
+                sout[i] = 0;
+            }
+            for (int i = 0; i < BLK * np; i++)
+                sall[i] = me == sroot ? val(r, i / BLK, i) ^ 0x77u : 0;
+            for (int i = 0; i < vtot; i++)
+                vall[i] = 0xbeef0000u + (unsigned)i;
+            for (int i = 0; i < vc[me]; i++)
+                vin[i] = val(r, me, 100 + i);
+            if (r % 7 == 0 && (me == groot || me == sroot))
+                usleep(200);
+            for (int k = 0; k < NR; k++)
+                PX_MPI(MPI_Start(&rq[me % 2 ? NR - 1 - k : k]));
+            PX_MPI(MPI_Waitall(NR, rq, MPI_STATUSES_IGNORE));
+            for (int i = 0; i < 2 * BLK * np && me == groot && !bad; i++) {
+                unsigned e =
+                    i % 2 ? 0xfeed0000u + (unsigned)i : val(r, i / 2 / BLK, i / 2 % BLK) ^ 0x33u;
+                if (gall[i] != e)
+                    FAIL("round %d gather [%d] = %x, expected %x", r, i, gall[i], e);
+            }
+            unsigned *mine = me == sroot ? sall + me * BLK : sout;
+            for (int i = 0; i < BLK && !bad; i++)
+                if (mine[i] != (val(r, me, me * BLK + i) ^ 0x77u))
+                    FAIL("round %d scatter [%d] = %x", r, i, mine[i]);
+            for (int p = 0; p < np && !bad; p++)
+                for (int i = 0; i < vc[p] + GAP && !bad; i++) {
+                    unsigned e =
+                        i < vc[p] ? val(r, p, 100 + i) : 0xbeef0000u + (unsigned)(vd[p] + i);
+                    if (vall[vd[p] + i] != e)
+                        FAIL("round %d allgatherv from %d [%d] = %x, expected %x", r, p, i,
+                             vall[vd[p] + i], e);
+                }
+        }
+        for (int i = 0; i < NR; i++) {
+            MPI_T_pvar_read(ses, rh[i], &r1[i]);
+            unsigned long long exp = shm && np > 1 ? R : 0;
+            PX_CHECK(r1[i] - r0[i] == exp, "%llu starts of persistent %s on lanes, expected %llu",
+                     r1[i] - r0[i], rooted[i], exp);
+            MPI_T_pvar_handle_free(ses, &rh[i]);
+            PX_MPI(MPI_Request_free(&rq[i]));
+        }
+        PX_MPI(MPI_Barrier(MPI_COMM_WORLD));
     }
 
     /* ranks that only write (a broadcast's root, a reduction's leaves)

@@ -594,7 +594,11 @@ static int px_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbu
                         .rtype = rt,
                         .rcounts = rcounts,
                         .rdispls = displs};
-    a.bytes = v ? 0 : px_bytes(rcount, rt);
+    /* allgatherv: the largest block (every rank knows every count) */
+    int most = rcount;
+    for (int r = 0; v && r < c->size; r++)
+        most = r == 0 || rcounts[r] > most ? rcounts[r] : most;
+    a.bytes = px_bytes(most, rt);
     return px_coll_launch(v ? PX_COLL_ALLGATHERV : PX_COLL_ALLGATHER, &a, c, req, fn);
 }
 

@@ -127,6 +127,9 @@ static int px_start_reduce(px_pcoll_t *p, MPI_Request *q);
 static int px_start_allreduce(px_pcoll_t *p, MPI_Request *q);
 static int px_start_allgather(px_pcoll_t *p, MPI_Request *q);
 static int px_start_alltoall(px_pcoll_t *p, MPI_Request *q);
+static int px_start_gather(px_pcoll_t *p, MPI_Request *q);
+static int px_start_scatter(px_pcoll_t *p, MPI_Request *q);
+static int px_start_allgatherv(px_pcoll_t *p, MPI_Request *q);
 static int px_start_gatherv(px_pcoll_t *p, MPI_Request *q);
 static int px_start_scatterv(px_pcoll_t *p, MPI_Request *q);
 static int px_start_reduce_scatter(px_pcoll_t *p, MPI_Request *q);
@@ -230,7 +233,8 @@ static int px_pcoll_make(const char *fn, px_pcoll_start_fn start, MPI_Comm comm,
     p->tag = px_mpi_coll_tag_take(c);
     if (!c->is_inter &&
         (start == px_start_barrier || start == px_start_bcast || start == px_start_reduce ||
-         start == px_start_allreduce || start == px_start_allgather || start == px_start_alltoall))
+         start == px_start_allreduce || start == px_start_allgather || start == px_start_alltoall ||
+         start == px_start_gather || start == px_start_scatter || start == px_start_allgatherv))
         px_coll_shm_lane_take(c, &p->lane);
     q->comm = c;
     c->refs++;

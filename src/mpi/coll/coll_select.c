@@ -85,12 +85,15 @@ static const px_coll_algo_t px_coll_algos[] = {
     {PX_COLL_GATHER, "topo", px_coll_gather_topo, PX_COLL_F_TOPO,
      "through a leader per route group of each switch cluster (PX_TOPO): one message per group to "
      "the root"},
+    {PX_COLL_GATHER, "shm", NULL, PX_COLL_F_SHM, "all write shared slots, the root reads them"},
     {PX_COLL_GATHERV, "linear", px_coll_gatherv_linear, 0, "root receives from all at once"},
     {PX_COLL_SCATTER, "linear", px_coll_scatter_linear, 0, "root sends to all at once"},
     {PX_COLL_SCATTER, "binomial", px_coll_scatter_binomial, 0, "binomial tree (small blocks)"},
     {PX_COLL_SCATTER, "topo", px_coll_scatter_topo, PX_COLL_F_TOPO,
      "through a leader per route group of each switch cluster (PX_TOPO): one message per group "
      "from the root"},
+    {PX_COLL_SCATTER, "shm", NULL, PX_COLL_F_SHM,
+     "the root writes the n blocks to a shared slot, each reads its own"},
     {PX_COLL_SCATTERV, "linear", px_coll_scatterv_linear, 0, "root sends to all at once"},
     {PX_COLL_ALLGATHER, "ring", px_coll_allgather_ring, 0, "n-1 neighbour steps (large)"},
     {PX_COLL_ALLGATHER, "recursive_doubling", px_coll_allgather_recursive_doubling, PX_COLL_F_POF2,
@@ -103,6 +106,7 @@ static const px_coll_algo_t px_coll_algos[] = {
      "each reads every other's block from its buffer (process_vm_readv)"},
     {PX_COLL_ALLGATHERV, "ring", px_coll_allgatherv_ring, 0, "n-1 neighbour steps"},
     {PX_COLL_ALLGATHERV, "linear", px_coll_allgatherv_linear, 0, "everyone to everyone at once"},
+    {PX_COLL_ALLGATHERV, "shm", NULL, PX_COLL_F_SHM, "all write shared slots, all read them"},
     {PX_COLL_ALLTOALL, "pairwise", px_coll_alltoall_pairwise, 0,
      "n-1 steps, one partner each (large)"},
     {PX_COLL_ALLTOALL, "bruck", px_coll_alltoall_bruck, 0, "ceil(log2 n) steps (small)"},

@@ -303,6 +303,15 @@ static int px_cshm_setup(px_mpi_comm_t *c)
     return px_cshm_create(c);
 }
 
+int px_cshm_blocks_fit(const px_coll_args_t *a, int n, size_t slot)
+{
+    size_t size = (size_t)px_mpi_dt_get(a->rtype)->size;
+    for (int r = 0; r < n; r++)
+        if ((size_t)a->rcounts[r] * size > slot)
+            return 0;
+    return 1;
+}
+
 int px_coll_shm_usable(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi_comm_t *c)
 {
     size_t slot = px_cshm_slot_size();
@@ -316,7 +325,11 @@ int px_coll_shm_usable(px_coll_id_t id, int direct, const px_coll_args_t *a, px_
     case PX_COLL_BARRIER:
         break;
     case PX_COLL_ALLTOALL:
+    case PX_COLL_SCATTER:
         fits = a->bytes <= slot / (size_t)c->size;
+        break;
+    case PX_COLL_ALLGATHERV: /* every rank knows every block's size */
+        fits = px_cshm_blocks_fit(a, c->size, slot);
         break;
     case PX_COLL_ALLREDUCE: /* larger vectors go chunk by chunk */
         fits = (size_t)px_mpi_dt_get(a->dt)->size <= slot;
@@ -724,7 +737,8 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
 /* Does this rank write a slot in operation id (its seq and the claim)? */
 int px_cshm_writes(px_coll_id_t id, const px_coll_args_t *a, int me)
 {
-    return id != PX_COLL_BARRIER && (id != PX_COLL_BCAST || me == a->root);
+    return id != PX_COLL_BARRIER &&
+           ((id != PX_COLL_BCAST && id != PX_COLL_SCATTER) || me == a->root);
 }
 
 /* This rank's contribution to operation k into its slot. */
@@ -743,6 +757,26 @@ void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t 
         MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
         if (a->sbuf == MPI_IN_PLACE)
             px_cshm_pack((char *)a->rbuf + m->me * rext, a->rcount, a->rtype, mine);
+        else
+            px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
+        break;
+    }
+    case PX_COLL_GATHER: /* the root's own block too, unless in place */
+        if (a->sbuf != MPI_IN_PLACE)
+            px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
+        break;
+    case PX_COLL_SCATTER: { /* the root's slot: the blocks for ranks 0..n-1 */
+        MPI_Aint sext = px_mpi_dt_get(a->stype)->extent * a->scount;
+        for (int r = 0; r < m->n; r++)
+            px_cshm_pack((const char *)a->sbuf + r * sext, a->scount, a->stype,
+                         mine + (size_t)r * a->bytes);
+        break;
+    }
+    case PX_COLL_ALLGATHERV: {
+        MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent;
+        if (a->sbuf == MPI_IN_PLACE)
+            px_cshm_pack((char *)a->rbuf + a->rdispls[m->me] * rext, a->rcounts[m->me], a->rtype,
+                         mine);
         else
             px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
         break;
@@ -777,9 +811,11 @@ int px_cshm_waits(px_coll_id_t id, const px_coll_args_t *a, int me, int *which, 
             *which = 1, *who = 0;
         return 1;
     case PX_COLL_BCAST:
+    case PX_COLL_SCATTER:
         *who = a->root;
         return me != a->root;
     case PX_COLL_REDUCE:
+    case PX_COLL_GATHER:
         return me == a->root;
     default:
         return 1;
@@ -815,6 +851,28 @@ void px_cshm_take(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *
                            (char *)a->rbuf + r * rext);
         break;
     }
+    case PX_COLL_GATHER: {
+        MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
+        if (me == a->root)
+            for (int r = 0; r < n; r++)
+                if (r != me || a->sbuf != MPI_IN_PLACE)
+                    px_cshm_unpack(px_cshm_slot(m, r, k), a->rcount, a->rtype,
+                                   (char *)a->rbuf + r * rext);
+        break;
+    }
+    case PX_COLL_SCATTER:
+        if (me != a->root || a->rbuf != MPI_IN_PLACE)
+            px_cshm_unpack(px_cshm_slot(m, a->root, k) + (size_t)me * a->bytes, a->rcount, a->rtype,
+                           a->rbuf);
+        break;
+    case PX_COLL_ALLGATHERV: {
+        MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent;
+        for (int r = 0; r < n; r++)
+            if (r != me || a->sbuf != MPI_IN_PLACE)
+                px_cshm_unpack(px_cshm_slot(m, r, k), a->rcounts[r], a->rtype,
+                               (char *)a->rbuf + a->rdispls[r] * rext);
+        break;
+    }
     default:
         break;
     }
@@ -831,7 +889,8 @@ int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi
         return px_cshm_allreduce_split(m, a);
     }
     if (id != PX_COLL_BARRIER && id != PX_COLL_BCAST && id != PX_COLL_REDUCE &&
-        id != PX_COLL_ALLREDUCE && id != PX_COLL_ALLGATHER && id != PX_COLL_ALLTOALL)
+        id != PX_COLL_ALLREDUCE && id != PX_COLL_ALLGATHER && id != PX_COLL_ALLTOALL &&
+        id != PX_COLL_GATHER && id != PX_COLL_SCATTER && id != PX_COLL_ALLGATHERV)
         return MPI_ERR_INTERN;
     uint64_t k = ++m->op;
     int rc = MPI_SUCCESS, which, who;

@@ -50,9 +50,13 @@ int px_coll_shm_lane_fits(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_
         return a->bytes <= slot && px_mpi_dt_get(a->dt)->contig;
     case PX_COLL_BCAST:
     case PX_COLL_ALLGATHER:
+    case PX_COLL_GATHER:
         return a->bytes <= slot;
     case PX_COLL_ALLTOALL:
+    case PX_COLL_SCATTER:
         return a->bytes <= slot / (size_t)c->size;
+    case PX_COLL_ALLGATHERV:
+        return px_cshm_blocks_fit(a, c->size, slot);
     default:
         return 0;
     }
