@@ -271,19 +271,23 @@ int main(int argc, char **argv)
 
     /* a gather (in place at its root, a non-contiguous receive type), a
      * scatter (in place at its root) and an allgatherv with a different
-     * count per rank and gaps between the blocks, on lanes of their own,
-     * started in reverse orders on odd ranks, a root late now and then */
+     * count per rank and gaps between the blocks (also its large-count
+     * form, whose start passes counts that do not outlive the call), on
+     * lanes of their own, started in reverse orders on odd ranks, a root
+     * late now and then */
     {
-        enum { G, S, V, NR, R = 100, GAP = 2 };
+        enum { G, S, V, NR, VC = NR, NQ, R = 100, GAP = 2 };
         static const char *rooted[NR] = {"gather", "scatter", "allgatherv"};
         MPI_T_pvar_handle rh[NR];
         unsigned long long r0[NR], r1[NR];
         for (int i = 0; i < NR; i++)
             shm_pvar(rooted[i], &rh[i]);
         int groot = np - 1, sroot = 0, vc[64], vd[64], vtot = 0;
+        MPI_Count vcc[64];
+        MPI_Aint vdc[64];
         for (int p = 0; p < np; p++) {
-            vc[p] = 1 + (p % 3) * 3;
-            vd[p] = vtot;
+            vcc[p] = vc[p] = 1 + (p % 3) * 3;
+            vdc[p] = vd[p] = vtot;
             vtot += vc[p] + GAP;
         }
         MPI_Datatype vec, evens;
@@ -292,13 +296,16 @@ int main(int argc, char **argv)
         PX_MPI(MPI_Type_commit(&evens));
         PX_MPI(MPI_Type_free(&vec));
         unsigned gin[BLK], gall[2 * BLK * 64], sall[BLK * 64], sout[BLK], vin[8], vall[12 * 64];
-        MPI_Request rq[NR];
+        unsigned vallc[12 * 64];
+        MPI_Request rq[NQ];
         PX_MPI(MPI_Gather_init(me == groot ? MPI_IN_PLACE : gin, BLK, MPI_UNSIGNED, gall, 1, evens,
                                groot, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[G]));
         PX_MPI(MPI_Scatter_init(sall, BLK, MPI_UNSIGNED, me == sroot ? MPI_IN_PLACE : sout, BLK,
                                 MPI_UNSIGNED, sroot, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[S]));
         PX_MPI(MPI_Allgatherv_init(vin, vc[me], MPI_UNSIGNED, vall, vc, vd, MPI_UNSIGNED,
                                    MPI_COMM_WORLD, MPI_INFO_NULL, &rq[V]));
+        PX_MPI(MPI_Allgatherv_init_c(vin, vcc[me], MPI_UNSIGNED, vallc, vcc, vdc, MPI_UNSIGNED,
+                                     MPI_COMM_WORLD, MPI_INFO_NULL, &rq[VC]));
         PX_MPI(MPI_Type_free(&evens));
         for (int i = 0; i < NR; i++)
             MPI_T_pvar_read(ses, rh[i], &r0[i]);
@@ -314,14 +321,14 @@ int main(int argc, char **argv)
             for (int i = 0; i < BLK * np; i++)
                 sall[i] = me == sroot ? val(r, i / BLK, i) ^ 0x77u : 0;
             for (int i = 0; i < vtot; i++)
-                vall[i] = 0xbeef0000u + (unsigned)i;
+                vallc[i] = vall[i] = 0xbeef0000u + (unsigned)i;
             for (int i = 0; i < vc[me]; i++)
                 vin[i] = val(r, me, 100 + i);
             if (r % 7 == 0 && (me == groot || me == sroot))
                 usleep(200);
-            for (int k = 0; k < NR; k++)
-                PX_MPI(MPI_Start(&rq[me % 2 ? NR - 1 - k : k]));
-            PX_MPI(MPI_Waitall(NR, rq, MPI_STATUSES_IGNORE));
+            for (int k = 0; k < NQ; k++)
+                PX_MPI(MPI_Start(&rq[me % 2 ? NQ - 1 - k : k]));
+            PX_MPI(MPI_Waitall(NQ, rq, MPI_STATUSES_IGNORE));
             for (int i = 0; i < 2 * BLK * np && me == groot && !bad; i++) {
                 unsigned e =
                     i % 2 ? 0xfeed0000u + (unsigned)i : val(r, i / 2 / BLK, i / 2 % BLK) ^ 0x33u;
@@ -336,19 +343,20 @@ int main(int argc, char **argv)
                 for (int i = 0; i < vc[p] + GAP && !bad; i++) {
                     unsigned e =
                         i < vc[p] ? val(r, p, 100 + i) : 0xbeef0000u + (unsigned)(vd[p] + i);
-                    if (vall[vd[p] + i] != e)
-                        FAIL("round %d allgatherv from %d [%d] = %x, expected %x", r, p, i,
-                             vall[vd[p] + i], e);
+                    if (vall[vd[p] + i] != e || vallc[vd[p] + i] != e)
+                        FAIL("round %d allgatherv from %d [%d] = %x, large-count %x, expected %x",
+                             r, p, i, vall[vd[p] + i], vallc[vd[p] + i], e);
                 }
         }
         for (int i = 0; i < NR; i++) {
             MPI_T_pvar_read(ses, rh[i], &r1[i]);
-            unsigned long long exp = shm && np > 1 ? R : 0;
+            unsigned long long exp = shm && np > 1 ? (i == V ? 2 * R : R) : 0;
             PX_CHECK(r1[i] - r0[i] == exp, "%llu starts of persistent %s on lanes, expected %llu",
                      r1[i] - r0[i], rooted[i], exp);
             MPI_T_pvar_handle_free(ses, &rh[i]);
-            PX_MPI(MPI_Request_free(&rq[i]));
         }
+        for (int i = 0; i < NQ; i++)
+            PX_MPI(MPI_Request_free(&rq[i]));
         PX_MPI(MPI_Barrier(MPI_COMM_WORLD));
     }
 

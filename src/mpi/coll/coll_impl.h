@@ -242,6 +242,7 @@ typedef struct px_cshm_lane {
     px_coll_args_t a; /* and its arguments */
     uint64_t k;       /* the lane's operation number of that start */
     int phase;        /* 0: its data not yet written, 1: waiting to read */
+    int *v;           /* allgatherv: a copy of the start's counts and displacements */
 } px_cshm_lane_t;
 /* At a persistent collective's init (in the same order on every rank):
  * gives l one of c's lanes if c's segment is set up and has one free. */

@@ -3,6 +3,9 @@
  * blocking barriers (docs/collectives.md). */
 #include "coll_shm_impl.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 /* Blocking barrier k, before this rank leaves it: the lanes every rank had
  * freed when it arrived are free again, on every rank alike. */
 void px_cshm_lanes_recycle(struct px_coll_shm *m)
@@ -26,6 +29,11 @@ void px_coll_shm_lane_take(px_mpi_comm_t *c, px_cshm_lane_t *l)
     l->m = NULL;
     if (!m || m->state != 1 || m->lane_taken == (1u << PX_CSHM_LANES) - 1)
         return;
+    /* a start's arrays may not outlive the call (a large-count start
+     * passes int copies made for it): the lane keeps its own */
+    l->v = malloc(sizeof(int) * 2 * (size_t)m->n);
+    if (!l->v)
+        return;
     l->m = m;
     l->lane = __builtin_ctzll(~m->lane_taken);
     m->lane_taken |= 1ull << l->lane;
@@ -36,6 +44,8 @@ void px_coll_shm_lane_drop(px_cshm_lane_t *l)
     if (l->m)
         l->m->lane_freed |= 1ull << l->lane;
     l->m = NULL;
+    free(l->v);
+    l->v = NULL;
 }
 
 int px_coll_shm_lane_fits(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
@@ -129,6 +139,13 @@ int px_coll_shm_lane_start(px_cshm_lane_t *l, px_coll_id_t id, const px_coll_arg
     px_coll_count_shm(id, a->bytes);
     l->id = id;
     l->a = *a;
+    if (id == PX_COLL_ALLGATHERV) {
+        int n = l->m->n;
+        memcpy(l->v, a->rcounts, sizeof(int) * (size_t)n);
+        memcpy(l->v + n, a->rdispls, sizeof(int) * (size_t)n);
+        l->a.rcounts = l->v;
+        l->a.rdispls = l->v + n;
+    }
     l->k = ++l->m->lane_op[l->lane];
     l->phase = 0;
     px_proto_shared_pending(1);
