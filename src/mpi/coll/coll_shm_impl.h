@@ -85,12 +85,12 @@ static inline void px_cshm_post(struct px_coll_shm *m, int which, uint64_t k)
         px_cshm_wake_all(m);
 }
 
+/* Do an allgatherv's blocks (a->rcounts) fit a slot of `slot` bytes each? */
+int px_cshm_blocks_fit(const px_coll_args_t *a, int n, size_t slot);
 /* Steps of operation id on this rank, in this order: does it write a slot
  * (then it claims it and posts its seq)? its contribution into its slot;
  * the word it then waits for (0 seq, 1 ack) and whose (every rank: -1),
  * 0 if none; what it takes from the slots once written. */
-/* Do an allgatherv's blocks (a->rcounts) fit a slot of `slot` bytes each? */
-int px_cshm_blocks_fit(const px_coll_args_t *a, int n, size_t slot);
 int px_cshm_writes(px_coll_id_t id, const px_coll_args_t *a, int me);
 void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a, uint64_t k);
 int px_cshm_waits(px_coll_id_t id, const px_coll_args_t *a, int me, int *which, int *who);
