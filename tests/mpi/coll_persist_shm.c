@@ -14,7 +14,9 @@
  * readers, duplicates of the communicator freed and made again (the next
  * one takes over the segment and its lanes), and a request freed while
  * started. Gather, scatter and allgatherv on lanes too, with in-place
- * roots, a non-contiguous type and gaps between blocks. */
+ * roots, a non-contiguous type and gaps between blocks; reduce_scatter
+ * (uneven counts, the non-commutative operation, in place) and
+ * reduce_scatter_block. */
 #include "px_test.h"
 
 #include <unistd.h>
@@ -67,6 +69,43 @@ static void shm_calls(unsigned long long v[6])
 {
     for (int i = 0; i < 6; i++)
         MPI_T_pvar_read(ses, pv[i], &v[i]);
+}
+
+/* Persistent requests on lanes: the counters of their collectives' "shm"
+ * algorithms (read at the start), then the check that they moved by R
+ * starts each (twice for one of the kinds, doubled: it has two requests;
+ * none without lanes), and the requests freed. */
+enum { LANE_KINDS = 3 };
+typedef struct {
+    int n;
+    const char *const *kinds;
+    MPI_T_pvar_handle h[LANE_KINDS];
+    unsigned long long v[LANE_KINDS];
+} lanes_t;
+
+static void lanes_open(lanes_t *l, int n, const char *const *kinds)
+{
+    l->n = n;
+    l->kinds = kinds;
+    for (int i = 0; i < n; i++) {
+        shm_pvar(kinds[i], &l->h[i]);
+        MPI_T_pvar_read(ses, l->h[i], &l->v[i]);
+    }
+}
+
+static void lanes_close(lanes_t *l, int on, unsigned long long R, int doubled, int nq,
+                        MPI_Request *rq)
+{
+    for (int i = 0; i < l->n; i++) {
+        unsigned long long now, exp = on ? (i == doubled ? 2 * R : R) : 0;
+        MPI_T_pvar_read(ses, l->h[i], &now);
+        PX_CHECK(now - l->v[i] == exp, "%llu starts of persistent %s on lanes, expected %llu",
+                 now - l->v[i], l->kinds[i], exp);
+        MPI_T_pvar_handle_free(ses, &l->h[i]);
+    }
+    for (int i = 0; i < nq; i++)
+        PX_MPI(MPI_Request_free(&rq[i]));
+    PX_MPI(MPI_Barrier(MPI_COMM_WORLD));
 }
 
 /* lateness now and then, a different rank each time */
@@ -278,10 +317,8 @@ int main(int argc, char **argv)
     {
         enum { G, S, V, NR, VC = NR, NQ, R = 100, GAP = 2 };
         static const char *rooted[NR] = {"gather", "scatter", "allgatherv"};
-        MPI_T_pvar_handle rh[NR];
-        unsigned long long r0[NR], r1[NR];
-        for (int i = 0; i < NR; i++)
-            shm_pvar(rooted[i], &rh[i]);
+        lanes_t lanes;
+        lanes_open(&lanes, NR, rooted);
         int groot = np - 1, sroot = 0, vc[64], vd[64], vtot = 0;
         MPI_Count vcc[64];
         MPI_Aint vdc[64];
@@ -307,8 +344,6 @@ int main(int argc, char **argv)
         PX_MPI(MPI_Allgatherv_init_c(vin, vcc[me], MPI_UNSIGNED, vallc, vcc, vdc, MPI_UNSIGNED,
                                      MPI_COMM_WORLD, MPI_INFO_NULL, &rq[VC]));
         PX_MPI(MPI_Type_free(&evens));
-        for (int i = 0; i < NR; i++)
-            MPI_T_pvar_read(ses, rh[i], &r0[i]);
         for (int r = 0; r < R && !bad; r++) {
             for (int i = 0; i < 2 * BLK * np; i++)
                 gall[i] = i % 2 ? 0xfeed0000u + (unsigned)i : 0;
@@ -348,16 +383,192 @@ int main(int argc, char **argv)
                              r, p, i, vall[vd[p] + i], vallc[vd[p] + i], e);
                 }
         }
-        for (int i = 0; i < NR; i++) {
-            MPI_T_pvar_read(ses, rh[i], &r1[i]);
-            unsigned long long exp = shm && np > 1 ? (i == V ? 2 * R : R) : 0;
-            PX_CHECK(r1[i] - r0[i] == exp, "%llu starts of persistent %s on lanes, expected %llu",
-                     r1[i] - r0[i], rooted[i], exp);
-            MPI_T_pvar_handle_free(ses, &rh[i]);
+        lanes_close(&lanes, shm && np > 1, R, V, NQ, rq);
+    }
+
+    /* reduce_scatter with a different count per rank and the
+     * non-commutative operation (in place on odd ranks), its large-count
+     * form (whose start passes counts that do not outlive the call) and
+     * reduce_scatter_block, on lanes of their own, started in reverse
+     * orders on odd ranks, a rank late now and then */
+    {
+        enum { RS, RB, NR, RSC = NR, NQ, R = 100 };
+        static const char *kinds[NR] = {"reduce_scatter", "reduce_scatter_block"};
+        lanes_t lanes;
+        lanes_open(&lanes, NR, kinds);
+        int rc[64], tot = 0, at = 0;
+        MPI_Count rcc[64];
+        for (int p = 0; p < np; p++) {
+            rcc[p] = rc[p] = 2 * (p % 3); /* pairs: the operation works on maps */
+            at += p < me ? rc[p] : 0;
+            tot += rc[p];
         }
-        for (int i = 0; i < NQ; i++)
-            PX_MPI(MPI_Request_free(&rq[i]));
-        PX_MPI(MPI_Barrier(MPI_COMM_WORLD));
+        unsigned in[64 * 4 + 2], out[64 * 4 + 2], inc[64 * 4 + 2], outc[64 * 4 + 2];
+        unsigned bin[BLK * 64], bout[BLK];
+        MPI_Request rq[NQ];
+        int odd = me % 2;
+        MPI_Op cop; /* freed once the requests hold it */
+        PX_MPI(MPI_Op_create(compose, 0, &cop));
+        PX_MPI(MPI_Reduce_scatter_init(odd ? MPI_IN_PLACE : in, odd ? in : out, rc, MPI_UNSIGNED,
+                                       cop, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[RS]));
+        PX_MPI(MPI_Reduce_scatter_block_init(bin, bout, BLK, MPI_UNSIGNED, MPI_SUM, MPI_COMM_WORLD,
+                                             MPI_INFO_NULL, &rq[RB]));
+        PX_MPI(MPI_Reduce_scatter_init_c(inc, outc, rcc, MPI_UNSIGNED, cop, MPI_COMM_WORLD,
+                                         MPI_INFO_NULL, &rq[RSC]));
+        PX_MPI(MPI_Op_free(&cop));
+        for (int r = 0; r < R && !bad; r++) {
+            for (int i = 0; i < tot; i++)
+                inc[i] = in[i] = val(r, me, i) | (i % 2 ? 0 : 1u); /* odd factors */
+            for (int i = 0; i < tot + 2; i++)
+                outc[i] = out[i] = 0xabcd0000u + (unsigned)i;
+            for (int i = 0; i < BLK * np; i++)
+                bin[i] = val(r, me, 7 * i);
+            skew(r);
+            for (int k = 0; k < NQ; k++)
+                PX_MPI(MPI_Start(&rq[odd ? NQ - 1 - k : k]));
+            PX_MPI(MPI_Waitall(NQ, rq, MPI_STATUSES_IGNORE));
+            const unsigned *res = odd ? in : out;
+            for (int i = 0; i < rc[me] && !bad; i += 2) {
+                unsigned e[2] = {1, 0}; /* the identity map, composed from the right */
+                for (int p = np - 1; p >= 0; p--) {
+                    unsigned x[2] = {val(r, p, at + i) | 1u, val(r, p, at + i + 1)};
+                    int len = 2;
+                    compose(x, e, &len, NULL);
+                }
+                if (res[i] != e[0] || res[i + 1] != e[1] || outc[i] != e[0] || outc[i + 1] != e[1])
+                    FAIL("round %d reduce_scatter [%d] = %x %x, large-count %x %x, expected %x %x",
+                         r, i, res[i], res[i + 1], outc[i], outc[i + 1], e[0], e[1]);
+            }
+            if (!odd && (out[rc[me]] != 0xabcd0000u + (unsigned)rc[me] ||
+                         outc[rc[me]] != 0xabcd0000u + (unsigned)rc[me]))
+                FAIL("round %d reduce_scatter wrote past its part", r);
+            for (int i = 0; i < BLK && !bad; i++) {
+                unsigned e = 0;
+                for (int p = 0; p < np; p++)
+                    e += val(r, p, 7 * (me * BLK + i));
+                if (bout[i] != e)
+                    FAIL("round %d reduce_scatter_block [%d] = %u, expected %u", r, i, bout[i], e);
+            }
+        }
+        lanes_close(&lanes, shm && np > 1, R, RS, NQ, rq);
+    }
+
+    /* gatherv, scatterv and alltoallv whose blocks are some small (through
+     * the lane's slots), some larger than a 4 KB slot (BIGV) or than its
+     * n-th (MED: through the slot for the gatherv, whose blocks each have
+     * a slot), as messages beside them, and some empty, the gatherv in place at its
+     * root, a non-contiguous receive type for the scatterv, started in
+     * reverse orders on odd ranks, a rank late now and then; beside them
+     * the alltoallv in its large-count form, which goes as an alltoallw
+     * (every rank's blocks could need more than an int), not on a lane */
+    {
+        enum { GV, SV, AV, NR, AVC = NR, NQ, R = 60, BIGV = 1100, MED = 700 };
+        static const char *kinds[NR] = {"gatherv", "scatterv", "alltoallv"};
+        lanes_t lanes;
+        lanes_open(&lanes, NR, kinds);
+        int groot = np / 2, sroot = np - 1, gc[64], gd[64], gtot = 0, sc[64], sd[64], stot = 0;
+        int ac[64], ad[64], rcv[64], rd[64], atot = 0, rtot = 0;
+        MPI_Count acc[64], rcc[64];
+        MPI_Aint adc[64], rdc[64];
+        for (int p = 0; p < np; p++) {
+            gc[p] = p % 4 == 1 ? BIGV : p % 4 == 2 ? 0 : p % 4 == 3 ? MED : 2 + p; /* gatherv */
+            gd[p] = gtot;
+            gtot += gc[p] + 1;
+            sc[p] = p % 3 == 1 ? BIGV : p % 3 == 2 ? MED : 1 + p % 5; /* scatterv */
+            sd[p] = stot;
+            stot += sc[p] + 1;
+        }
+#define A2A(p, q)                                                                                  \
+    (((p) + 2 * (q)) % 4 == 1 ? BIGV : ((p) + 2 * (q)) % 4 == 3 ? MED : ((p) + (q)) % 5)
+        for (int p = 0; p < np; p++) {
+            acc[p] = ac[p] = A2A(me, p);
+            adc[p] = ad[p] = atot;
+            atot += ac[p] + 1;
+            rcc[p] = rcv[p] = A2A(p, me);
+            rdc[p] = rd[p] = rtot;
+            rtot += rcv[p] + 1;
+        }
+        MPI_Datatype vec, evens; /* every other unsigned */
+        PX_MPI(MPI_Type_vector(BIGV, 1, 2, MPI_UNSIGNED, &vec));
+        PX_MPI(MPI_Type_create_resized(vec, 0, (MPI_Aint)sizeof(unsigned), &evens));
+        PX_MPI(MPI_Type_commit(&evens));
+        PX_MPI(MPI_Type_free(&vec));
+        unsigned *gin = malloc(sizeof(unsigned) * BIGV), *gall = malloc(sizeof(unsigned) * gtot);
+        unsigned *sall = malloc(sizeof(unsigned) * stot),
+                 *sout = malloc(sizeof(unsigned) * 2 * BIGV);
+        unsigned *ain = malloc(sizeof(unsigned) * atot), *aout = malloc(sizeof(unsigned) * rtot);
+        unsigned *aoutc = malloc(sizeof(unsigned) * rtot);
+        /* the scatterv's block arrives as every other unsigned of sout:
+         * one item of a vector of BIGV, or of the small count as single
+         * unsigneds; its receive count and type match its block's size */
+        int sbig = sc[me] == BIGV;
+        MPI_Request rq[NQ];
+        PX_MPI(MPI_Gatherv_init(me == groot ? MPI_IN_PLACE : gin, gc[me], MPI_UNSIGNED, gall, gc,
+                                gd, MPI_UNSIGNED, groot, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[GV]));
+        PX_MPI(MPI_Scatterv_init(sall, sc, sd, MPI_UNSIGNED, sout, sbig ? 1 : sc[me],
+                                 sbig ? evens : MPI_UNSIGNED, sroot, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                 &rq[SV]));
+        PX_MPI(MPI_Alltoallv_init(ain, ac, ad, MPI_UNSIGNED, aout, rcv, rd, MPI_UNSIGNED,
+                                  MPI_COMM_WORLD, MPI_INFO_NULL, &rq[AV]));
+        PX_MPI(MPI_Alltoallv_init_c(ain, acc, adc, MPI_UNSIGNED, aoutc, rcc, rdc, MPI_UNSIGNED,
+                                    MPI_COMM_WORLD, MPI_INFO_NULL, &rq[AVC]));
+        PX_MPI(MPI_Type_free(&evens));
+        for (int r = 0; r < R && !bad; r++) {
+            for (int i = 0; i < gtot; i++)
+                gall[i] = 0xfeed0000u + (unsigned)i;
+            for (int i = 0; i < gc[me]; i++) {
+                gin[i] = val(r, me, i) ^ 0x33u;
+                if (me == groot)
+                    gall[gd[me] + i] = gin[i];
+            }
+            for (int i = 0; i < stot; i++)
+                sall[i] = me == sroot ? val(r, 1000, i) : 0;
+            for (int i = 0; i < 2 * BIGV; i++)
+                sout[i] = 0xdead0000u + (unsigned)i;
+            for (int i = 0; i < atot; i++)
+                ain[i] = val(r, me, 3 * i);
+            for (int i = 0; i < rtot; i++)
+                aoutc[i] = aout[i] = 0xbeef0000u + (unsigned)i;
+            skew(r);
+            for (int k = 0; k < NQ; k++)
+                PX_MPI(MPI_Start(&rq[me % 2 ? NQ - 1 - k : k]));
+            PX_MPI(MPI_Waitall(NQ, rq, MPI_STATUSES_IGNORE));
+            for (int p = 0; p < np && me == groot && !bad; p++)
+                for (int i = 0; i <= gc[p] && !bad; i++) { /* and the gap after the block */
+                    unsigned e =
+                        i < gc[p] ? val(r, p, i) ^ 0x33u : 0xfeed0000u + (unsigned)(gd[p] + i);
+                    if (gall[gd[p] + i] != e)
+                        FAIL("round %d gatherv from %d [%d] = %x, expected %x", r, p, i,
+                             gall[gd[p] + i], e);
+                }
+            for (int i = 0; i < 2 * BIGV && !bad; i++) {
+                int j = sbig ? i / 2 : i; /* the item of the block at i, if any */
+                int has = sbig ? i % 2 == 0 : i < sc[me];
+                unsigned e = has ? val(r, 1000, sd[me] + j) : 0xdead0000u + (unsigned)i;
+                if (sout[i] != e)
+                    FAIL("round %d scatterv [%d] = %x, expected %x", r, i, sout[i], e);
+            }
+            for (int p = 0; p < np && !bad; p++)
+                for (int i = 0; i <= rcv[p] && !bad; i++) {
+                    int sat = 0; /* where rank p's block for me starts in its send buffer */
+                    for (int q = 0; q < me; q++)
+                        sat += A2A(p, q) + 1;
+                    unsigned e =
+                        i < rcv[p] ? val(r, p, 3 * (sat + i)) : 0xbeef0000u + (unsigned)(rd[p] + i);
+                    if (aout[rd[p] + i] != e || aoutc[rd[p] + i] != e)
+                        FAIL("round %d alltoallv from %d [%d] = %x, large-count %x, expected %x", r,
+                             p, i, aout[rd[p] + i], aoutc[rd[p] + i], e);
+                }
+        }
+#undef A2A
+        free(gin);
+        free(gall);
+        free(sall);
+        free(sout);
+        free(ain);
+        free(aout);
+        free(aoutc);
+        lanes_close(&lanes, shm && np > 1, R, -1, NQ, rq);
     }
 
     /* ranks that only write (a broadcast's root, a reduction's leaves)

@@ -171,6 +171,8 @@ enum {
                                     switch clusters, some of more than one rank */
     PX_COLL_F_CMA = 1u << 6,        /* with F_SHM: the segment only signals, each rank reads
                                     the others' buffers (process_vm_readv), any size */
+    PX_COLL_F_LANE = 1u << 8,       /* persistent starts on a lane only (coll_shm_lane.c),
+                                    never chosen for other calls; listed for its counters */
 };
 
 typedef int (*px_coll_build_fn)(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c);
@@ -242,7 +244,13 @@ typedef struct px_cshm_lane {
     px_coll_args_t a; /* and its arguments */
     uint64_t k;       /* the lane's operation number of that start */
     int phase;        /* 0: its data not yet written, 1: waiting to read */
-    int *v;           /* allgatherv: a copy of the start's counts and displacements */
+    int *v;           /* a copy of the start's counts and displacements */
+    /* gatherv, scatterv, alltoallv: the blocks too large for their part of
+     * a slot go as messages on the tag the init took (coll_shm_lane.c) */
+    int tag;
+    int nreqs;
+    px_mpi_req_t **reqs;
+    int err; /* posting one failed: the start still runs on the lane, then fails */
 } px_cshm_lane_t;
 /* At a persistent collective's init (in the same order on every rank):
  * gives l one of c's lanes if c's segment is set up and has one free. */

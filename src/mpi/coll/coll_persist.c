@@ -132,7 +132,9 @@ static int px_start_scatter(px_pcoll_t *p, MPI_Request *q);
 static int px_start_allgatherv(px_pcoll_t *p, MPI_Request *q);
 static int px_start_gatherv(px_pcoll_t *p, MPI_Request *q);
 static int px_start_scatterv(px_pcoll_t *p, MPI_Request *q);
+static int px_start_alltoallv(px_pcoll_t *p, MPI_Request *q);
 static int px_start_reduce_scatter(px_pcoll_t *p, MPI_Request *q);
+static int px_start_reduce_scatter_block(px_pcoll_t *p, MPI_Request *q);
 static int px_start_nbr_allgatherv(px_pcoll_t *p, MPI_Request *q);
 static int px_start_nbr_alltoallv(px_pcoll_t *p, MPI_Request *q);
 static int px_start_nbr_alltoallw(px_pcoll_t *p, MPI_Request *q);
@@ -234,7 +236,12 @@ static int px_pcoll_make(const char *fn, px_pcoll_start_fn start, MPI_Comm comm,
     if (!c->is_inter &&
         (start == px_start_barrier || start == px_start_bcast || start == px_start_reduce ||
          start == px_start_allreduce || start == px_start_allgather || start == px_start_alltoall ||
-         start == px_start_gather || start == px_start_scatter || start == px_start_allgatherv))
+         start == px_start_gather || start == px_start_scatter || start == px_start_allgatherv ||
+         start == px_start_reduce_scatter || start == px_start_reduce_scatter_block ||
+         /* the large-count ones run as alltoallw (bigcount.c) */
+         ((start == px_start_gatherv || start == px_start_scatterv ||
+           start == px_start_alltoallv) &&
+          !p->s.big && !p->r.big)))
         px_coll_shm_lane_take(c, &p->lane);
     q->comm = c;
     c->refs++;

@@ -738,7 +738,8 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
 int px_cshm_writes(px_coll_id_t id, const px_coll_args_t *a, int me)
 {
     return id != PX_COLL_BARRIER &&
-           ((id != PX_COLL_BCAST && id != PX_COLL_SCATTER) || me == a->root);
+           ((id != PX_COLL_BCAST && id != PX_COLL_SCATTER && id != PX_COLL_SCATTERV) ||
+            me == a->root);
 }
 
 /* This rank's contribution to operation k into its slot. */
@@ -751,6 +752,8 @@ void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t 
         break;
     case PX_COLL_REDUCE:
     case PX_COLL_ALLREDUCE:
+    case PX_COLL_REDUCE_SCATTER: /* the whole vector (sbuf: rbuf when in place) */
+    case PX_COLL_REDUCE_SCATTER_BLOCK:
         memcpy(mine, (const char *)a->sbuf + px_mpi_dt_get(a->dt)->true_lb, a->bytes);
         break;
     case PX_COLL_ALLGATHER: {
@@ -779,6 +782,20 @@ void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t 
                          mine);
         else
             px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
+        break;
+    }
+    case PX_COLL_GATHERV: /* lanes: its block if it fits (the root's own unless in place) */
+        if (a->sbuf != MPI_IN_PLACE && px_cshm_vfits(m, id, a->scount, a->stype))
+            px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
+        break;
+    case PX_COLL_SCATTERV: /* lanes: the blocks that fit, block r at r n-ths of the slot */
+    case PX_COLL_ALLTOALLV: {
+        MPI_Aint sext = px_mpi_dt_get(a->stype)->extent;
+        size_t part = m->slot / (size_t)m->n;
+        for (int r = 0; r < m->n; r++)
+            if (px_cshm_vfits(m, id, a->scounts[r], a->stype))
+                px_cshm_pack((const char *)a->sbuf + a->sdispls[r] * sext, a->scounts[r], a->stype,
+                             mine + (size_t)r * part);
         break;
     }
     case PX_COLL_ALLTOALL: {
@@ -812,10 +829,12 @@ int px_cshm_waits(px_coll_id_t id, const px_coll_args_t *a, int me, int *which, 
         return 1;
     case PX_COLL_BCAST:
     case PX_COLL_SCATTER:
+    case PX_COLL_SCATTERV:
         *who = a->root;
         return me != a->root;
     case PX_COLL_REDUCE:
     case PX_COLL_GATHER:
+    case PX_COLL_GATHERV:
         return me == a->root;
     default:
         return 1;
@@ -836,6 +855,39 @@ void px_cshm_take(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *
         if (id == PX_COLL_ALLREDUCE || me == a->root)
             px_cshm_combine(m, k, a, 0, a->count, a->rbuf);
         break;
+    case PX_COLL_GATHERV:
+        if (me == a->root) {
+            MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent;
+            for (int r = 0; r < n; r++)
+                if ((r != me || a->sbuf != MPI_IN_PLACE) &&
+                    px_cshm_vfits(m, id, a->rcounts[r], a->rtype))
+                    px_cshm_unpack(px_cshm_slot(m, r, k), a->rcounts[r], a->rtype,
+                                   (char *)a->rbuf + a->rdispls[r] * rext);
+        }
+        break;
+    case PX_COLL_SCATTERV:
+        if ((me != a->root || a->rbuf != MPI_IN_PLACE) && px_cshm_vfits(m, id, a->rcount, a->rtype))
+            px_cshm_unpack(px_cshm_slot(m, a->root, k) + (size_t)me * (m->slot / (size_t)n),
+                           a->rcount, a->rtype, a->rbuf);
+        break;
+    case PX_COLL_ALLTOALLV: {
+        MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent;
+        for (int r = 0; r < n; r++)
+            if (px_cshm_vfits(m, id, a->rcounts[r], a->rtype))
+                px_cshm_unpack(px_cshm_slot(m, r, k) + (size_t)me * (m->slot / (size_t)n),
+                               a->rcounts[r], a->rtype, (char *)a->rbuf + a->rdispls[r] * rext);
+        break;
+    }
+    case PX_COLL_REDUCE_SCATTER: /* this rank's part, combined over every slot */
+    case PX_COLL_REDUCE_SCATTER_BLOCK: {
+        size_t at = 0;
+        for (int r = 0; r < me; r++)
+            at += (size_t)a->rcounts[r];
+        if (a->rcounts[me])
+            px_cshm_combine(m, k, a, at * (size_t)px_mpi_dt_get(a->dt)->size, a->rcounts[me],
+                            a->rbuf);
+        break;
+    }
     case PX_COLL_ALLGATHER: {
         MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
         for (int r = 0; r < n; r++)
@@ -890,7 +942,8 @@ int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi
     }
     if (id != PX_COLL_BARRIER && id != PX_COLL_BCAST && id != PX_COLL_REDUCE &&
         id != PX_COLL_ALLREDUCE && id != PX_COLL_ALLGATHER && id != PX_COLL_ALLTOALL &&
-        id != PX_COLL_GATHER && id != PX_COLL_SCATTER && id != PX_COLL_ALLGATHERV)
+        id != PX_COLL_GATHER && id != PX_COLL_SCATTER && id != PX_COLL_ALLGATHERV &&
+        id != PX_COLL_REDUCE_SCATTER && id != PX_COLL_REDUCE_SCATTER_BLOCK)
         return MPI_ERR_INTERN;
     uint64_t k = ++m->op;
     int rc = MPI_SUCCESS, which, who;

@@ -11,9 +11,9 @@
 
 /* Persistent collectives (MPI_<coll>_init) may be started in different
  * orders on different ranks, so their starts cannot take the operation
- * numbers of the communicator's other collectives: a persistent barrier,
- * broadcast, reduction, allgather or alltoall gets a lane of its own at its
- * init, if one of the PX_CSHM_LANES is free, with its own seq and ack words
+ * numbers of the communicator's other collectives: a persistent collective
+ * (px_pcoll_make lists which) gets a lane of its own at its init, if one
+ * of the PX_CSHM_LANES is free, with its own seq and ack words
  * and two slots of PX_CSHM_LANE_SLOT bytes per rank, and counts its starts
  * there. Ranks free their requests at different times, so a freed
  * request's lane only becomes free again at a point every rank passes in
@@ -83,6 +83,17 @@ static inline void px_cshm_post(struct px_coll_shm *m, int which, uint64_t k)
     atomic_store_explicit(px_cshm_word(m, m->me, which), k, memory_order_release);
     if (__builtin_expect(m->wake, 0))
         px_cshm_wake_all(m);
+}
+
+/* A gatherv's, scatterv's or alltoallv's block of count items of dt on a
+ * lane: goes through the slots if it fits its part of one (gatherv: a
+ * whole slot; scatterv, alltoallv: an n-th of the writer's), else as a
+ * message; both ends can tell from their own counts. */
+static inline int px_cshm_vfits(const struct px_coll_shm *m, px_coll_id_t id, MPI_Aint count,
+                                MPI_Datatype dt)
+{
+    size_t part = id == PX_COLL_GATHERV ? m->slot : m->slot / (size_t)m->n;
+    return (size_t)count * (size_t)px_mpi_dt_get(dt)->size <= part;
 }
 
 /* Do an allgatherv's blocks (a->rcounts) fit a slot of `slot` bytes each? */

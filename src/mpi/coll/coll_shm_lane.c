@@ -31,9 +31,13 @@ void px_coll_shm_lane_take(px_mpi_comm_t *c, px_cshm_lane_t *l)
         return;
     /* a start's arrays may not outlive the call (a large-count start
      * passes int copies made for it): the lane keeps its own */
-    l->v = malloc(sizeof(int) * 2 * (size_t)m->n);
-    if (!l->v)
+    l->v = malloc(sizeof(int) * 4 * (size_t)m->n);
+    l->reqs = malloc(sizeof(*l->reqs) * 2 * (size_t)m->n);
+    if (!l->v || !l->reqs) {
+        free(l->v);
+        free(l->reqs);
         return;
+    }
     l->m = m;
     l->lane = __builtin_ctzll(~m->lane_taken);
     m->lane_taken |= 1ull << l->lane;
@@ -45,7 +49,9 @@ void px_coll_shm_lane_drop(px_cshm_lane_t *l)
         l->m->lane_freed |= 1ull << l->lane;
     l->m = NULL;
     free(l->v);
+    free(l->reqs);
     l->v = NULL;
+    l->reqs = NULL;
 }
 
 int px_coll_shm_lane_fits(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
@@ -57,6 +63,8 @@ int px_coll_shm_lane_fits(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_
         return 1;
     case PX_COLL_REDUCE: /* combined in place in the slots: contiguous data */
     case PX_COLL_ALLREDUCE:
+    case PX_COLL_REDUCE_SCATTER:
+    case PX_COLL_REDUCE_SCATTER_BLOCK:
         return a->bytes <= slot && px_mpi_dt_get(a->dt)->contig;
     case PX_COLL_BCAST:
     case PX_COLL_ALLGATHER:
@@ -67,6 +75,11 @@ int px_coll_shm_lane_fits(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_
         return a->bytes <= slot / (size_t)c->size;
     case PX_COLL_ALLGATHERV:
         return px_cshm_blocks_fit(a, c->size, slot);
+    case PX_COLL_GATHERV: /* block by block (px_cshm_vfits) */
+    case PX_COLL_SCATTERV:
+        return 1;
+    case PX_COLL_ALLTOALLV: /* in place, a block's messages would overwrite what others read */
+        return a->sbuf != MPI_IN_PLACE;
     default:
         return 0;
     }
@@ -81,6 +94,83 @@ static int px_cshm_test(struct px_coll_shm *m, int which, int who, uint64_t val)
         if (atomic_load_explicit(px_cshm_word(m, r, which), memory_order_acquire) < val)
             return px_proto_peer_failed(m->world[r]) ? -1 : 0;
     return 1;
+}
+
+/* Posts the messages of a gatherv's, scatterv's or alltoallv's start on
+ * lane l (of c): its blocks that do not fit their part of a slot, on the
+ * tag its init took; the receives first. */
+static int px_cshm_lane_msgs(px_cshm_lane_t *l, px_mpi_comm_t *c)
+{
+    const px_coll_args_t *a = &l->a;
+    struct px_coll_shm v = *l->m;
+    v.slot = l->m->lslot;
+    int n = v.n, me = v.me, root = a->root, rc = MPI_SUCCESS;
+    px_coll_id_t id = l->id;
+    /* a side's datatype is only significant where this rank has that side */
+    int sside = id == PX_COLL_ALLTOALLV || (id == PX_COLL_SCATTERV && me == root);
+    int rside = id == PX_COLL_ALLTOALLV || (id == PX_COLL_GATHERV && me == root);
+    MPI_Aint sext = sside ? px_mpi_dt_get(a->stype)->extent : 0;
+    MPI_Aint rext = rside ? px_mpi_dt_get(a->rtype)->extent : 0;
+    l->nreqs = 0;
+#define PX_LANE_RECV(buf, cnt, dt, from)                                                           \
+    if (rc == MPI_SUCCESS && !px_cshm_vfits(&v, id, cnt, dt))                                      \
+    rc = px_mpi_irecv_nohandle(&l->reqs[l->nreqs++], buf, cnt, dt, from, l->tag, c, c->ctx + 1)
+#define PX_LANE_SEND(buf, cnt, dt, to)                                                             \
+    if (rc == MPI_SUCCESS && !px_cshm_vfits(&v, id, cnt, dt))                                      \
+    rc = px_mpi_isend_nohandle(&l->reqs[l->nreqs++], buf, cnt, dt, to, l->tag, c, c->ctx + 1,      \
+                               PX_PROTO_MODE_STD)
+    switch (id) {
+    case PX_COLL_GATHERV:
+        for (int r = 0; r < n && me == root; r++)
+            if (r != me || a->sbuf != MPI_IN_PLACE) {
+                PX_LANE_RECV((char *)a->rbuf + a->rdispls[r] * rext, a->rcounts[r], a->rtype, r);
+            }
+        if (a->sbuf != MPI_IN_PLACE) {
+            PX_LANE_SEND(a->sbuf, a->scount, a->stype, root);
+        }
+        break;
+    case PX_COLL_SCATTERV:
+        if (me != root || a->rbuf != MPI_IN_PLACE) {
+            PX_LANE_RECV(a->rbuf, a->rcount, a->rtype, root);
+        }
+        for (int r = 0; r < n && me == root; r++)
+            if (r != me || a->rbuf != MPI_IN_PLACE) {
+                PX_LANE_SEND((const char *)a->sbuf + a->sdispls[r] * sext, a->scounts[r], a->stype,
+                             r);
+            }
+        break;
+    case PX_COLL_ALLTOALLV:
+        for (int r = 0; r < n; r++) {
+            PX_LANE_RECV((char *)a->rbuf + a->rdispls[r] * rext, a->rcounts[r], a->rtype, r);
+        }
+        for (int r = 0; r < n; r++) {
+            PX_LANE_SEND((const char *)a->sbuf + a->sdispls[r] * sext, a->scounts[r], a->stype, r);
+        }
+        break;
+    default:
+        break;
+    }
+#undef PX_LANE_RECV
+#undef PX_LANE_SEND
+    if (rc != MPI_SUCCESS) /* the failed one has no request */
+        l->nreqs--;
+    return rc;
+}
+
+/* 1 once every message of l's start is done, -1 if one failed. */
+static int px_cshm_lane_msgs_done(px_cshm_lane_t *l)
+{
+    for (int i = 0; i < l->nreqs; i++)
+        if (!px_mpi_req_is_done(l->reqs[i]))
+            return 0;
+    int rc = 1;
+    for (int i = 0; i < l->nreqs; i++) {
+        if (px_mpi_req_complete(l->reqs[i], MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            rc = -1;
+        px_mpi_req_free(l->reqs[i]);
+    }
+    l->nreqs = 0;
+    return rc;
 }
 
 /* Advances l's start as px_coll_shm_run runs a blocking call, on the
@@ -110,9 +200,14 @@ static int px_cshm_lane_step(px_cshm_lane_t *l, int *rc)
     }
     if (px_cshm_waits(l->id, a, v.me, &which, &who) && !(t = px_cshm_test(&v, which, who, k)))
         return 0;
+    int msgs = l->nreqs ? px_cshm_lane_msgs_done(l) : 1;
+    if (!msgs)
+        return 0;
     if (t > 0)
         px_cshm_take(&v, l->id, a, k);
-    *rc = t > 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
+    *rc = t > 0 && msgs > 0 && l->err == MPI_SUCCESS ? MPI_SUCCESS
+          : l->err != MPI_SUCCESS                    ? l->err
+                                                     : MPI_ERR_OTHER;
     px_cshm_post(&v, 1, k);
     return 1;
 }
@@ -139,13 +234,27 @@ int px_coll_shm_lane_start(px_cshm_lane_t *l, px_coll_id_t id, const px_coll_arg
     px_coll_count_shm(id, a->bytes);
     l->id = id;
     l->a = *a;
-    if (id == PX_COLL_ALLGATHERV) {
-        int n = l->m->n;
-        memcpy(l->v, a->rcounts, sizeof(int) * (size_t)n);
-        memcpy(l->v + n, a->rdispls, sizeof(int) * (size_t)n);
-        l->a.rcounts = l->v;
-        l->a.rdispls = l->v + n;
+    /* the arrays this rank reads: the receive side's (gatherv: at the
+     * root), the send side's (scatterv: at the root) */
+    int n = l->m->n, me = l->m->me, *v = l->v;
+    int recvs = id == PX_COLL_ALLGATHERV || id == PX_COLL_REDUCE_SCATTER ||
+                id == PX_COLL_REDUCE_SCATTER_BLOCK || id == PX_COLL_ALLTOALLV ||
+                (id == PX_COLL_GATHERV && me == a->root);
+    int sends = id == PX_COLL_ALLTOALLV || (id == PX_COLL_SCATTERV && me == a->root);
+    if (recvs) {
+        l->a.rcounts = memcpy(v, a->rcounts, sizeof(int) * (size_t)n);
+        if (a->rdispls)
+            l->a.rdispls = memcpy(v + n, a->rdispls, sizeof(int) * (size_t)n);
     }
+    if (sends) {
+        l->a.scounts = memcpy(v + 2 * n, a->scounts, sizeof(int) * (size_t)n);
+        l->a.sdispls = memcpy(v + 3 * n, a->sdispls, sizeof(int) * (size_t)n);
+    }
+    l->tag = c->coll_tag_next - 1;
+    l->nreqs = 0;
+    l->err = MPI_SUCCESS;
+    if (id == PX_COLL_GATHERV || id == PX_COLL_SCATTERV || id == PX_COLL_ALLTOALLV)
+        l->err = px_cshm_lane_msgs(l, c);
     l->k = ++l->m->lane_op[l->lane];
     l->phase = 0;
     px_proto_shared_pending(1);
