@@ -96,64 +96,68 @@ static int px_cshm_test(struct px_coll_shm *m, int which, int who, uint64_t val)
     return 1;
 }
 
+/* Block `cnt` items of dt at buf of lane l's start, to or from peer: a
+ * message (on the tag the init took) if it does not fit its part of a slot
+ * of v, the lane seen as a segment of its own. */
+static int px_cshm_lane_msg(px_cshm_lane_t *l, const struct px_coll_shm *v, px_mpi_comm_t *c,
+                            int send, const void *buf, MPI_Aint cnt, MPI_Datatype dt, int peer)
+{
+    if (px_cshm_vfits(v, l->id, cnt, dt))
+        return MPI_SUCCESS;
+    px_mpi_req_t **q = &l->reqs[l->nreqs];
+    int rc = send ? px_mpi_isend_nohandle(q, buf, cnt, dt, peer, l->tag, c, c->ctx + 1,
+                                          PX_PROTO_MODE_STD)
+                  : px_mpi_irecv_nohandle(q, (void *)buf, cnt, dt, peer, l->tag, c, c->ctx + 1);
+    if (rc == MPI_SUCCESS)
+        l->nreqs++;
+    return rc;
+}
+
 /* Posts the messages of a gatherv's, scatterv's or alltoallv's start on
- * lane l (of c): its blocks that do not fit their part of a slot, on the
- * tag its init took; the receives first. */
+ * lane l (of c): its blocks that do not fit their part of a slot; the
+ * receives first. */
 static int px_cshm_lane_msgs(px_cshm_lane_t *l, px_mpi_comm_t *c)
 {
     const px_coll_args_t *a = &l->a;
     struct px_coll_shm v = *l->m;
     v.slot = l->m->lslot;
     int n = v.n, me = v.me, root = a->root, rc = MPI_SUCCESS;
-    px_coll_id_t id = l->id;
     /* a side's datatype is only significant where this rank has that side */
-    int sside = id == PX_COLL_ALLTOALLV || (id == PX_COLL_SCATTERV && me == root);
-    int rside = id == PX_COLL_ALLTOALLV || (id == PX_COLL_GATHERV && me == root);
+    int sside = l->id == PX_COLL_ALLTOALLV || (l->id == PX_COLL_SCATTERV && me == root);
+    int rside = l->id == PX_COLL_ALLTOALLV || (l->id == PX_COLL_GATHERV && me == root);
     MPI_Aint sext = sside ? px_mpi_dt_get(a->stype)->extent : 0;
     MPI_Aint rext = rside ? px_mpi_dt_get(a->rtype)->extent : 0;
+    const char *sbuf = a->sbuf;
+    char *rbuf = a->rbuf;
     l->nreqs = 0;
-#define PX_LANE_RECV(buf, cnt, dt, from)                                                           \
-    if (rc == MPI_SUCCESS && !px_cshm_vfits(&v, id, cnt, dt))                                      \
-    rc = px_mpi_irecv_nohandle(&l->reqs[l->nreqs++], buf, cnt, dt, from, l->tag, c, c->ctx + 1)
-#define PX_LANE_SEND(buf, cnt, dt, to)                                                             \
-    if (rc == MPI_SUCCESS && !px_cshm_vfits(&v, id, cnt, dt))                                      \
-    rc = px_mpi_isend_nohandle(&l->reqs[l->nreqs++], buf, cnt, dt, to, l->tag, c, c->ctx + 1,      \
-                               PX_PROTO_MODE_STD)
-    switch (id) {
+    switch (l->id) {
     case PX_COLL_GATHERV:
-        for (int r = 0; r < n && me == root; r++)
-            if (r != me || a->sbuf != MPI_IN_PLACE) {
-                PX_LANE_RECV((char *)a->rbuf + a->rdispls[r] * rext, a->rcounts[r], a->rtype, r);
-            }
-        if (a->sbuf != MPI_IN_PLACE) {
-            PX_LANE_SEND(a->sbuf, a->scount, a->stype, root);
-        }
+        for (int r = 0; r < n && me == root && rc == MPI_SUCCESS; r++)
+            if (r != me || a->sbuf != MPI_IN_PLACE)
+                rc = px_cshm_lane_msg(l, &v, c, 0, rbuf + a->rdispls[r] * rext, a->rcounts[r],
+                                      a->rtype, r);
+        if (a->sbuf != MPI_IN_PLACE && rc == MPI_SUCCESS)
+            rc = px_cshm_lane_msg(l, &v, c, 1, sbuf, a->scount, a->stype, root);
         break;
     case PX_COLL_SCATTERV:
-        if (me != root || a->rbuf != MPI_IN_PLACE) {
-            PX_LANE_RECV(a->rbuf, a->rcount, a->rtype, root);
-        }
-        for (int r = 0; r < n && me == root; r++)
-            if (r != me || a->rbuf != MPI_IN_PLACE) {
-                PX_LANE_SEND((const char *)a->sbuf + a->sdispls[r] * sext, a->scounts[r], a->stype,
-                             r);
-            }
+        if (me != root || a->rbuf != MPI_IN_PLACE)
+            rc = px_cshm_lane_msg(l, &v, c, 0, rbuf, a->rcount, a->rtype, root);
+        for (int r = 0; r < n && me == root && rc == MPI_SUCCESS; r++)
+            if (r != me || a->rbuf != MPI_IN_PLACE)
+                rc = px_cshm_lane_msg(l, &v, c, 1, sbuf + a->sdispls[r] * sext, a->scounts[r],
+                                      a->stype, r);
         break;
     case PX_COLL_ALLTOALLV:
-        for (int r = 0; r < n; r++) {
-            PX_LANE_RECV((char *)a->rbuf + a->rdispls[r] * rext, a->rcounts[r], a->rtype, r);
-        }
-        for (int r = 0; r < n; r++) {
-            PX_LANE_SEND((const char *)a->sbuf + a->sdispls[r] * sext, a->scounts[r], a->stype, r);
-        }
+        for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
+            rc = px_cshm_lane_msg(l, &v, c, 0, rbuf + a->rdispls[r] * rext, a->rcounts[r], a->rtype,
+                                  r);
+        for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
+            rc = px_cshm_lane_msg(l, &v, c, 1, sbuf + a->sdispls[r] * sext, a->scounts[r], a->stype,
+                                  r);
         break;
     default:
         break;
     }
-#undef PX_LANE_RECV
-#undef PX_LANE_SEND
-    if (rc != MPI_SUCCESS) /* the failed one has no request */
-        l->nreqs--;
     return rc;
 }
 
