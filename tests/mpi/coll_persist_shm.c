@@ -646,5 +646,5 @@ int main(int argc, char **argv)
     MPI_T_finalize();
     return px_test_finish(
         "%d rounds of %d persistent collectives started in rank-dependent orders%s", ROUNDS, NREQ,
-        shm ? ", 7 on shared-memory lanes" : "");
+        shm ? ", 7 on shared-memory lanes; then 10 more on lanes (rooted, v, reduce_scatter)" : "");
 }

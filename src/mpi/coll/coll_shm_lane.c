@@ -209,9 +209,7 @@ static int px_cshm_lane_step(px_cshm_lane_t *l, int *rc)
         return 0;
     if (t > 0)
         px_cshm_take(&v, l->id, a, k);
-    *rc = t > 0 && msgs > 0 && l->err == MPI_SUCCESS ? MPI_SUCCESS
-          : l->err != MPI_SUCCESS                    ? l->err
-                                                     : MPI_ERR_OTHER;
+    *rc = l->err != MPI_SUCCESS ? l->err : t > 0 && msgs > 0 ? MPI_SUCCESS : MPI_ERR_OTHER;
     px_cshm_post(&v, 1, k);
     return 1;
 }
