@@ -309,7 +309,13 @@ int px_mpi_req_group_poll(px_mpi_req_t *r);
 int px_mpi_pcoll_start(px_mpi_req_t *r);
 /* io/io_coll.c: how this process's collective file accesses went, for
  * the tool interface (mpi.io performance variables). */
-enum { PX_IO_STAT_TWO_PHASE, PX_IO_STAT_DIRECT, PX_IO_STAT_AGG_BYTES, PX_IO_STAT_N };
+enum {
+    PX_IO_STAT_TWO_PHASE,
+    PX_IO_STAT_DIRECT,
+    PX_IO_STAT_AGG_BYTES,
+    PX_IO_STAT_FSYNC,
+    PX_IO_STAT_N
+};
 extern uint64_t px_mpi_io_stats[PX_IO_STAT_N];
 
 /* part.c: MPI_Start of a partitioned request. */

@@ -196,9 +196,40 @@ static int px_coll_lane_try(px_coll_id_t id, const px_coll_args_t *a, px_mpi_com
     return 1;
 }
 
+/* A collective that moves no data completes at once, as in MPICH: every
+ * rank can tell from its own arguments, the type signatures of its blocks
+ * having to match the others' (a.bytes: a block, or the largest block of
+ * an allgatherv, or the whole vector of the reductions). Not the v and w
+ * variants of the rooted and all-to-all collectives, where one rank's
+ * empty blocks say nothing of the others'; a barrier only on a
+ * communicator of one process. Returns 1 when done (*rc set). */
+static int px_coll_empty(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c,
+                         MPI_Request *req, const char *fn, int *rc)
+{
+    if (id == PX_COLL_BARRIER ? c->size > 1
+                              : a->bytes || id == PX_COLL_GATHERV || id == PX_COLL_SCATTERV ||
+                                    id == PX_COLL_ALLTOALLV || id == PX_COLL_ALLTOALLW)
+        return 0;
+    *rc = MPI_SUCCESS;
+    if (req) {
+        px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_DONE);
+        if (!r) {
+            *rc = px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+            return 1;
+        }
+        r->st_source = MPI_ANY_SOURCE;
+        r->st_tag = MPI_ANY_TAG;
+        *req = r->handle;
+    }
+    return 1;
+}
+
 static int px_coll_launch(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c,
                           MPI_Request *req, const char *fn)
 {
+    int rc0;
+    if (px_coll_empty(id, a, c, req, fn, &rc0))
+        return rc0;
     if (!req) {
         const px_coll_algo_t *al;
         int rc;
@@ -464,6 +495,8 @@ static int px_bcast(void *buf, int count, MPI_Datatype dt, int root, MPI_Comm co
                         .bytes = (size_t)count * (size_t)px_mpi_dt_get(dt)->size};
     const px_coll_algo_t *al;
     int rc;
+    if (px_coll_empty(PX_COLL_BCAST, &a, c, req, fn, &rc))
+        return rc;
     if (!req && px_coll_shm_try(PX_COLL_BCAST, &a, c, fn, &rc, &al))
         return rc;
     if (req && px_coll_lane_try(PX_COLL_BCAST, &a, c, req, fn, &rc))

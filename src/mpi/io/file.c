@@ -642,6 +642,7 @@ static int px_io_resize(MPI_File fh, MPI_Offset size, int prealloc, const char *
     int err = 0;
     if (f->comm->rank == 0) {
         off_t cur = 0;
+        f->dirty = 1;
         if (prealloc)
             err = f->drv->preallocate(f->fd, (off_t)size);
         else if (!(err = f->drv->get_size(f->fd, &cur)) && cur != size)
@@ -778,7 +779,16 @@ PX_PMPI(MPI_File_sync)(MPI_File fh)
     PX_CS_ENTER();
     const char *fn = "MPI_File_sync";
     PX_GET_FILE(f, fh, fn);
-    int err = f->drv->fsync(f->fd);
+    /* as ROMIO: a process that wrote nothing since its last sync has
+     * nothing to send to the device (an fsync of a clean file still waits
+     * for the journal and the device's cache on many file systems) */
+    int err = 0;
+    if (f->dirty) {
+        err = f->drv->fsync(f->fd);
+        px_mpi_io_stats[PX_IO_STAT_FSYNC]++;
+        if (!err)
+            f->dirty = 0;
+    }
     int worst = 0;
     int rc = px_mpi_coll_allreduce(&err, &worst, 1, MPI_INT, MPI_MIN, f->comm);
     if (rc != MPI_SUCCESS)

@@ -77,7 +77,7 @@ static int px_io_agg_write(px_io_file_t *f, px_io_ent_t *e, MPI_Aint ne, const c
     int rc = MPI_SUCCESS, err = 0, locked = 0;
     if (tiles) {
         /* the pieces cover the window once: written from where they came in */
-        ssize_t w = f->drv->pwritev(f->fd, iov, (int)ne, (off_t)lo);
+        ssize_t w = px_io_pwritev(f, iov, (int)ne, (off_t)lo);
         err = w < 0 ? (int)w : 0;
         goto done;
     }
@@ -101,7 +101,7 @@ static int px_io_agg_write(px_io_file_t *f, px_io_ent_t *e, MPI_Aint ne, const c
     for (MPI_Aint i = 0; i < ne && !err; i++)
         memcpy(buf + (e[i].off - lo), e[i].data, (size_t)e[i].len);
     if (!err && (!gaps || f->can_read)) {
-        ssize_t w = f->drv->pwrite(f->fd, buf, (size_t)(hi - lo), (off_t)lo);
+        ssize_t w = px_io_pwrite(f, buf, (size_t)(hi - lo), (off_t)lo);
         err = w < 0 ? (int)w : 0;
     } else if (!err) {
         /* a write-only file that cannot be read: the covered runs one by one */
@@ -110,7 +110,7 @@ static int px_io_agg_write(px_io_file_t *f, px_io_ent_t *e, MPI_Aint ne, const c
             for (i++; i < ne && s[i].off <= b; i++)
                 if (s[i].off + s[i].len > b)
                     b = s[i].off + s[i].len;
-            ssize_t w = f->drv->pwrite(f->fd, buf + (a - lo), (size_t)(b - a), (off_t)a);
+            ssize_t w = px_io_pwrite(f, buf + (a - lo), (size_t)(b - a), (off_t)a);
             err = w < 0 ? (int)w : 0;
         }
     }

@@ -113,6 +113,7 @@ typedef struct px_io_file {
     int can_read; /* opened with read access (data sieving writes need it) */
     int amode;
     int atomic;
+    int dirty; /* written through since the last MPI_File_sync (which fsyncs only then) */
     MPI_Errhandler errh;
     MPI_Info info; /* the hints the program gave, merged (MPI_INFO_NULL: none) */
     px_io_hints_t hints;
@@ -130,6 +131,19 @@ typedef struct px_io_file {
     const void *split_buf;
     struct px_io_file *next;
 } px_io_file_t;
+
+/* Writes to the file's data, marking it for the next MPI_File_sync. */
+static inline ssize_t px_io_pwrite(px_io_file_t *f, const void *buf, size_t len, off_t off)
+{
+    f->dirty = 1;
+    return f->drv->pwrite(f->fd, buf, len, off);
+}
+
+static inline ssize_t px_io_pwritev(px_io_file_t *f, struct iovec *iov, int n, off_t off)
+{
+    f->dirty = 1;
+    return f->drv->pwritev(f->fd, iov, n, off);
+}
 
 /* Collective buffering's send, receive and window buffers, kept until
  * MPI_Finalize: rounds, calls and files reuse them, so the page faults of

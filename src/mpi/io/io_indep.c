@@ -58,7 +58,7 @@ static int px_io_pieces_each(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n
 {
     MPI_Aint pos = 0;
     for (MPI_Aint i = 0; i < n; i++) {
-        ssize_t r = write ? f->drv->pwrite(f->fd, stream + pos, (size_t)p[i].len, (off_t)p[i].off)
+        ssize_t r = write ? px_io_pwrite(f, stream + pos, (size_t)p[i].len, (off_t)p[i].off)
                           : f->drv->pread(f->fd, stream + pos, (size_t)p[i].len, (off_t)p[i].off);
         if (r < 0)
             return px_io_sys_error(f, (int)r, write ? "write" : "read", fn);
@@ -136,7 +136,7 @@ static int px_io_sieve(px_io_file_t *f, const px_io_piece_t *p, MPI_Aint n, char
             }
         }
         if (write) {
-            ssize_t w = f->drv->pwrite(f->fd, buf, span, (off_t)ws);
+            ssize_t w = px_io_pwrite(f, buf, span, (off_t)ws);
             if (w < 0)
                 rc = px_io_sys_error(f, (int)w, "write", fn);
         }
@@ -193,9 +193,11 @@ int px_io_access(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Data
     *got_p = 0;
     if (!bytes)
         return MPI_SUCCESS;
-    px_io_piece_t *p;
-    MPI_Aint n;
-    if (px_io_view_pieces(&f->view, off, bytes, &p, &n) != MPI_SUCCESS)
+    px_io_piece_t one, *p = &one; /* a contiguous view: one piece, nothing to allocate */
+    MPI_Aint n = 1;
+    if (f->view.contig)
+        one = (px_io_piece_t){f->view.disp + off * f->view.esize, bytes};
+    else if (px_io_view_pieces(&f->view, off, bytes, &p, &n) != MPI_SUCCESS)
         return px_io_error(f, MPI_ERR_NO_MEM, fn, "out of memory");
     char *stream;
     int own, rc;
@@ -218,7 +220,8 @@ int px_io_access(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Data
                 rc = rc2;
         }
     }
-    free(p);
+    if (p != &one)
+        free(p);
     *got_p = px_io_map_bytes(&f->view, dt, *got_p, 0);
     return rc;
 }

@@ -138,8 +138,9 @@ void px_t_pvar_setup(void)
                               "(the size selection uses: the whole vector for bcast and the "
                               "reductions, one rank's block for gathers, scatters and alltoalls)"
                             : "Collective calls that used this algorithm: blocking, nonblocking "
-                              "and persistent (counted at init) ones, the library's own, and "
-                              "the parts of node-aware and composite algorithms";
+                              "and persistent (counted at each start) ones, the library's "
+                              "own, and the parts of node-aware and composite algorithms (calls "
+                              "that move no data count nowhere)";
         }
     }
     static const struct {
@@ -154,6 +155,9 @@ void px_t_pvar_setup(void)
         [PX_IO_STAT_AGG_BYTES] = {"io_aggregated_bytes",
                                   "Bytes this process wrote or read for others as an aggregator "
                                   "of two-phase collective buffering (its own included)"},
+        [PX_IO_STAT_FSYNC] = {"io_fsyncs",
+                              "fsync calls MPI_File_sync made at this process (none where the "
+                              "process wrote nothing through the file since its last sync)"},
     };
     for (int i = 0; i < PX_IO_STAT_N; i++) {
         px_t_pvar_t *v =
