@@ -99,6 +99,9 @@ int main(int argc, char **argv)
     PX_MPI(MPI_Win_get_errhandler(win, &eh));
     PX_CHECK(eh == MPI_ERRORS_RETURN, "error handler not kept");
     EXPECT(MPI_Put(buf, 1, MPI_INT, right, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+    /* operations without data are checked as the others */
+    EXPECT(MPI_Get(buf, 0, MPI_INT, right, 0, 0, MPI_INT, win), MPI_ERR_RMA_SYNC);
+    EXPECT(MPI_Accumulate(buf, 0, MPI_INT, right, 0, 0, MPI_INT, MPI_SUM, win), MPI_ERR_RMA_SYNC);
     EXPECT(MPI_Win_unlock(right, win), MPI_ERR_RMA_SYNC);
     EXPECT(MPI_Win_complete(win), MPI_ERR_RMA_SYNC);
     EXPECT(MPI_Win_wait(win), MPI_ERR_RMA_SYNC);
@@ -117,6 +120,25 @@ int main(int argc, char **argv)
     EXPECT(MPI_Accumulate(buf, 1, MPI_INT, right, 0, 1, MPI_INT, op, win), MPI_ERR_OP);
     EXPECT(MPI_Accumulate(buf, 1, MPI_INT, right, 0, 1, MPI_INT, MPI_NO_OP, win), MPI_ERR_OP);
     MPI_Op_free(&op);
+    EXPECT(MPI_Put(buf, 0, MPI_INT, np, 0, 0, MPI_INT, win), MPI_ERR_RANK);
+    EXPECT(MPI_Get(buf, 0, MPI_INT, right, 0, 1, MPI_INT, win), MPI_ERR_ARG);
+    EXPECT(MPI_Get_accumulate(buf, 0, MPI_INT, buf, 0, MPI_INT, right, 0, 0, MPI_DATATYPE_NULL,
+                              MPI_SUM, win),
+           MPI_ERR_TYPE);
+    /* without data: done at once, the request-based ones complete at their start */
+    PX_MPI(MPI_Put(buf, 0, MPI_INT, right, 0, 0, MPI_INT, win));
+    PX_MPI(MPI_Get(buf, 0, MPI_INT, right, N, 0, MPI_INT, win));
+    PX_MPI(MPI_Accumulate(buf, 0, MPI_INT, right, 0, 0, MPI_INT, MPI_SUM, win));
+    MPI_Request zr[3];
+    PX_MPI(MPI_Rget(buf, 0, MPI_INT, right, 0, 0, MPI_INT, win, &zr[0]));
+    PX_MPI(MPI_Rput(buf, 0, MPI_INT, right, 0, 0, MPI_INT, win, &zr[1]));
+    PX_MPI(MPI_Rget_accumulate(buf, 0, MPI_INT, buf, 0, MPI_INT, right, 0, 0, MPI_INT, MPI_SUM, win,
+                               &zr[2]));
+    int zdone = 0;
+    PX_MPI(MPI_Testall(3, zr, &zdone, MPI_STATUSES_IGNORE));
+    PX_CHECK(zdone, "request-based operations without data not complete at once");
+    if (!zdone)
+        PX_MPI(MPI_Waitall(3, zr, MPI_STATUSES_IGNORE));
     EXPECT(MPI_Win_free(&win), MPI_ERR_RMA_SYNC);
     /* a valid operation in the same epoch still works */
     PX_MPI(MPI_Get(buf, N, MPI_INT, right, 0, N, MPI_INT, win));

@@ -310,6 +310,19 @@ static int px_rma_xfer_blk(void *arg, MPI_Aint off, size_t len, size_t at)
 
 /* ---------- put and get ---------- */
 
+/* An operation that reaches no target (MPI_PROC_NULL) or moves no data:
+ * done at once, a request-based one with a request already complete. */
+static int px_rma_nothing(px_mpi_win_t *w, MPI_Request *request, const char *fn)
+{
+    if (!request)
+        return MPI_SUCCESS;
+    px_rma_op_t *op = px_rma_op_new(w, NULL, 0);
+    if (!op)
+        return px_mpi_win_error(w, MPI_ERR_NO_MEM, fn, "out of memory");
+    px_proto_rma_req_issued(&op->snd);
+    return px_rma_req(w, op, request, fn);
+}
+
 static int px_rma_putget(int get, const void *oaddr, int ocount, MPI_Datatype odt, int target,
                          MPI_Aint disp, int tcount, MPI_Datatype tdt, MPI_Win win,
                          MPI_Request *request, const char *fn)
@@ -325,22 +338,15 @@ static int px_rma_putget(int get, const void *oaddr, int ocount, MPI_Datatype od
     if (!od || !od->committed)
         return px_mpi_win_error(w, MPI_ERR_TYPE, fn, "invalid or uncommitted origin datatype");
     int rc = px_rma_check(w, target, disp, tcount, tdt, &td, &base, fn);
-    if (rc == PX_RMA_PROC_NULL) {
-        if (!request)
-            return MPI_SUCCESS;
-        px_rma_op_t *op = px_rma_op_new(w, NULL, 0);
-        if (!op)
-            return px_mpi_win_error(w, MPI_ERR_NO_MEM, fn, "out of memory");
-        px_proto_rma_req_issued(&op->snd);
-        return px_rma_req(w, op, request, fn);
-    }
-    if (rc)
+    size_t n = rc ? 0 : (size_t)ocount * (size_t)od->size;
+    if (rc && rc != PX_RMA_PROC_NULL)
         return rc;
-    size_t n = (size_t)ocount * (size_t)od->size;
-    if (n != (size_t)tcount * (size_t)td->size)
+    if (!rc && n != (size_t)tcount * (size_t)td->size)
         return px_mpi_win_error(w, MPI_ERR_ARG, fn,
                                 "origin (%zu bytes) and target (%zu bytes) do not match", n,
                                 (size_t)tcount * (size_t)td->size);
+    if (!n) /* MPI_PROC_NULL, or no data */
+        return px_rma_nothing(w, request, fn);
     if (w->direct && !request && od->contig && td->contig) {
         /* a window of this machine, both sides contiguous: one copy */
         char *p = px_rma_part(w, target) + base + td->true_lb;
@@ -494,15 +500,8 @@ static int px_rma_acc(const void *oaddr, int ocount, MPI_Datatype odt, void *rad
             return px_mpi_win_error(w, MPI_ERR_TYPE, fn, "invalid or uncommitted result datatype");
     }
     int rc = px_rma_check(w, target, disp, tcount, tdt, &td, &base, fn);
-    if (rc == PX_RMA_PROC_NULL) {
-        if (!request)
-            return MPI_SUCCESS;
-        px_rma_op_t *o = px_rma_op_new(w, NULL, 0);
-        if (!o)
-            return px_mpi_win_error(w, MPI_ERR_NO_MEM, fn, "out of memory");
-        px_proto_rma_req_issued(&o->snd);
-        return px_rma_req(w, o, request, fn);
-    }
+    if (rc == PX_RMA_PROC_NULL)
+        return px_rma_nothing(w, request, fn);
     if (rc)
         return rc;
     MPI_Datatype basic = px_rma_basic(td);
@@ -522,6 +521,8 @@ static int px_rma_acc(const void *oaddr, int ocount, MPI_Datatype odt, void *rad
         return px_mpi_win_error(w, MPI_ERR_TYPE, fn, "origin and target types do not match");
     if (rd && (px_rma_basic(rd) != basic || (size_t)rcount * (size_t)rd->size != n))
         return px_mpi_win_error(w, MPI_ERR_TYPE, fn, "result and target types do not match");
+    if (!n)
+        return px_rma_nothing(w, request, fn);
 
     px_rma_xfer_t x = {.w = w,
                        .target = target,
