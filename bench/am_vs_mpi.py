@@ -23,7 +23,9 @@ the loopback, runs in turn, REPS times:
            with them bound to the rank's core (mpiexec -bind-to core; Open
            MPI's mpirun binds two ranks to cores by default).
 
-Prints Markdown tables (medians of the repetitions) and writes every run as
+Prints Markdown tables (medians of the repetitions; for the layers, MPI/layer
+as the median of the ratios within each repetition, with the lowest and
+highest, since the machine's speed moves between runs) and writes every run as
 JSON to --json (default bench/results/am-vs-mpi-DATE.json). A benchmark:
 prints figures, never fails a build.
 
@@ -181,7 +183,8 @@ def main():
                 runs.append({"part": "layers", "net": net, "rep": rep, "pxperf": px,
                              "osu_latency": lat, "osu_bw": bw})
                 for s in LAYER_SIZES:
-                    d = raw.setdefault((net, s), {"al": [], "ab": [], "ml": [], "mb": []})
+                    d = raw.setdefault((net, s), {"al": [], "ab": [], "ml": [], "mb": [],
+                                                  "rl": [], "rb": []})
                     if px and s in px:
                         d["al"].append(px[s][0])
                         d["ab"].append(px[s][1])
@@ -189,20 +192,29 @@ def main():
                         d["ml"].append(lat[s])
                     if bw and s in bw:
                         d["mb"].append(bw[s])
+                    # the ratio within one repetition: its runs follow one
+                    # another and share the machine's state of the moment
+                    if px and s in px and lat and s in lat and px[s][0]:
+                        d["rl"].append(lat[s] / px[s][0])
+                    if px and s in px and bw and s in bw and px[s][1]:
+                        d["rb"].append(bw[s] / px[s][1])
         lines += [f"MPI (OSU) against the active-message layer (pxperf), {stamp}; medians of "
-                  f"{args.reps} runs in turn, PX_PROGRESS_MODE=spin.", "",
+                  f"{args.reps} runs in turn, PX_PROGRESS_MODE=spin; MPI/layer: the median of "
+                  "the ratios within each repetition [lowest–highest].", "",
                   "| net | bytes | layer µs | MPI µs | MPI/layer | layer MB/s | MPI MB/s "
                   "| MPI/layer |", "|---|---|---|---|---|---|---|---|"]
+
+        def ratios(v):
+            return f"{fmt(med(v))} [{fmt(min(v))}–{fmt(max(v))}]" if v else "–"
+
         for net in nets:
             for s in LAYER_SIZES:
                 d = raw.get((net, s))
                 if not d:
                     continue
                 al, ml, ab, mb = med(d["al"]), med(d["ml"]), med(d["ab"]), med(d["mb"])
-                rl = ml / al if al and ml else None
-                rb = mb / ab if ab and mb else None
-                lines.append(f"| {net} | {s} | {fmt(al)} | {fmt(ml)} | {fmt(rl)} | {fmt(ab, 0)} "
-                             f"| {fmt(mb, 0)} | {fmt(rb)} |")
+                lines.append(f"| {net} | {s} | {fmt(al)} | {fmt(ml)} | {ratios(d['rl'])} "
+                             f"| {fmt(ab, 0)} | {fmt(mb, 0)} | {ratios(d['rb'])} |")
         lines.append("")
 
     if "threads" in parts:
