@@ -171,8 +171,6 @@ enum {
                                     switch clusters, some of more than one rank */
     PX_COLL_F_CMA = 1u << 6,        /* with F_SHM: the segment only signals, each rank reads
                                     the others' buffers (process_vm_readv), any size */
-    PX_COLL_F_LANE = 1u << 8,       /* persistent starts on a lane only (coll_shm_lane.c),
-                                    never chosen for other calls; listed for its counters */
 };
 
 typedef int (*px_coll_build_fn)(px_coll_sched_t *s, const px_coll_args_t *a, px_mpi_comm_t *c);

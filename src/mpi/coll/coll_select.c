@@ -87,8 +87,8 @@ static const px_coll_algo_t px_coll_algos[] = {
      "the root"},
     {PX_COLL_GATHER, "shm", NULL, PX_COLL_F_SHM, "all write shared slots, the root reads them"},
     {PX_COLL_GATHERV, "linear", px_coll_gatherv_linear, 0, "root receives from all at once"},
-    {PX_COLL_GATHERV, "shm", NULL, PX_COLL_F_SHM | PX_COLL_F_LANE,
-     "lanes of persistent starts: blocks up to a slot through shared memory, larger ones as "
+    {PX_COLL_GATHERV, "shm", NULL, PX_COLL_F_SHM,
+     "blocks up to a lane's slot through shared slots, the root reads them; larger ones as "
      "messages"},
     {PX_COLL_SCATTER, "linear", px_coll_scatter_linear, 0, "root sends to all at once"},
     {PX_COLL_SCATTER, "binomial", px_coll_scatter_binomial, 0, "binomial tree (small blocks)"},
@@ -98,9 +98,9 @@ static const px_coll_algo_t px_coll_algos[] = {
     {PX_COLL_SCATTER, "shm", NULL, PX_COLL_F_SHM,
      "the root writes the n blocks to a shared slot, each reads its own"},
     {PX_COLL_SCATTERV, "linear", px_coll_scatterv_linear, 0, "root sends to all at once"},
-    {PX_COLL_SCATTERV, "shm", NULL, PX_COLL_F_SHM | PX_COLL_F_LANE,
-     "lanes of persistent starts: blocks up to an n-th of a slot through shared memory, larger "
-     "ones as messages"},
+    {PX_COLL_SCATTERV, "shm", NULL, PX_COLL_F_SHM,
+     "the root writes blocks up to an n-th of a lane's slot to a shared slot, each reads its "
+     "own; larger ones as messages"},
     {PX_COLL_ALLGATHER, "ring", px_coll_allgather_ring, 0, "n-1 neighbour steps (large)"},
     {PX_COLL_ALLGATHER, "recursive_doubling", px_coll_allgather_recursive_doubling, PX_COLL_F_POF2,
      "log2 n exchanges of doubling size"},
@@ -128,9 +128,9 @@ static const px_coll_algo_t px_coll_algos[] = {
      "each reads its block from every other's buffer (process_vm_readv)"},
     {PX_COLL_ALLTOALLV, "pairwise", px_coll_alltoallw_pairwise, 0, "n steps, one partner each"},
     {PX_COLL_ALLTOALLV, "linear", px_coll_alltoallw_linear, 0, "all transfers at once"},
-    {PX_COLL_ALLTOALLV, "shm", NULL, PX_COLL_F_SHM | PX_COLL_F_LANE,
-     "lanes of persistent starts: blocks up to an n-th of a slot through shared memory, larger "
-     "ones as messages"},
+    {PX_COLL_ALLTOALLV, "shm", NULL, PX_COLL_F_SHM,
+     "each writes its blocks up to an n-th of a lane's slot to a shared slot, all read theirs; "
+     "larger ones as messages"},
     {PX_COLL_ALLTOALLW, "pairwise", px_coll_alltoallw_pairwise, 0, "n steps, one partner each"},
     {PX_COLL_ALLTOALLW, "linear", px_coll_alltoallw_linear, 0, "all transfers at once"},
     {PX_COLL_REDUCE_SCATTER, "reduce_scatterv", px_coll_reduce_scatter_reduce_scatterv, 0,
@@ -389,8 +389,6 @@ static int px_coll_applies(const px_coll_algo_t *al, const px_coll_args_t *a, px
         return 0;
     if ((al->flags & PX_COLL_F_TOPO) && al->coll == PX_COLL_ALLTOALL && !px_coll_ta2a_usable(c))
         return 0;
-    if (al->flags & PX_COLL_F_LANE)
-        return 0;
     if (al->flags & PX_COLL_F_SHM) {
         if (!px_select_top)
             return 0;
@@ -646,9 +644,7 @@ void px_mpi_coll_print_table(FILE *f)
                     al->flags & PX_COLL_F_POF2 ? " [power-of-two size]" : "",
                     al->flags & PX_COLL_F_CONTIG ? " [contiguous type]" : "",
                     al->flags & PX_COLL_F_HIER ? " [multi-node]" : "",
-                    al->flags & PX_COLL_F_LANE  ? " [persistent starts only]"
-                    : al->flags & PX_COLL_F_SHM ? " [one machine, blocking]"
-                                                : "");
+                    al->flags & PX_COLL_F_SHM ? " [one machine, blocking]" : "");
         }
     }
     if (!px_tables_loaded)

@@ -331,6 +331,9 @@ int px_coll_shm_usable(px_coll_id_t id, int direct, const px_coll_args_t *a, px_
     case PX_COLL_ALLGATHERV: /* every rank knows every block's size */
         fits = px_cshm_blocks_fit(a, c->size, slot);
         break;
+    case PX_COLL_ALLTOALLV: /* in place (at every rank): each block is read before it is written */
+        fits = a->sbuf != MPI_IN_PLACE;
+        break;
     case PX_COLL_ALLREDUCE: /* larger vectors go chunk by chunk */
         fits = (size_t)px_mpi_dt_get(a->dt)->size <= slot;
         break;
@@ -930,6 +933,41 @@ void px_cshm_take(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *
     }
 }
 
+/* A blocking v-variant waits only for the writers of the blocks it takes
+ * from the slots: with every block a message, for none. */
+static int px_cshm_vwait(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a,
+                         uint64_t k)
+{
+    int me = m->me, rc = MPI_SUCCESS;
+    switch (id) {
+    case PX_COLL_GATHERV:
+        for (int r = 0; r < m->n && me == a->root && rc == MPI_SUCCESS; r++)
+            if (r != me && px_cshm_vfits(m, id, a->rcounts[r], a->rtype))
+                rc = px_cshm_wait(m, 0, r, k);
+        break;
+    case PX_COLL_SCATTERV:
+        if (me != a->root && px_cshm_vfits(m, id, a->rcount, a->rtype))
+            rc = px_cshm_wait(m, 0, a->root, k);
+        break;
+    default: /* alltoallv */
+        for (int r = 0; r < m->n && rc == MPI_SUCCESS; r++)
+            if (r != me && px_cshm_vfits(m, id, a->rcounts[r], a->rtype))
+                rc = px_cshm_wait(m, 0, r, k);
+        break;
+    }
+    return rc;
+}
+
+/* Waits for the messages of a blocking v-variant. */
+static int px_cshm_vmsgs_wait(px_mpi_req_t **reqs, int *nreqs)
+{
+    int done = 1;
+    unsigned idle = 0;
+    while (*nreqs && !(done = px_cshm_vmsgs_done(reqs, nreqs)))
+        px_proto_wait_step(&idle);
+    return done < 0 ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
 int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi_comm_t *c)
 {
     struct px_coll_shm *m = c->cshm;
@@ -940,27 +978,38 @@ int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi
                  c->size, a->bytes);
         return px_cshm_allreduce_split(m, a);
     }
-    if (id != PX_COLL_BARRIER && id != PX_COLL_BCAST && id != PX_COLL_REDUCE &&
-        id != PX_COLL_ALLREDUCE && id != PX_COLL_ALLGATHER && id != PX_COLL_ALLTOALL &&
-        id != PX_COLL_GATHER && id != PX_COLL_SCATTER && id != PX_COLL_ALLGATHERV &&
-        id != PX_COLL_REDUCE_SCATTER && id != PX_COLL_REDUCE_SCATTER_BLOCK)
+    if (id == PX_COLL_ALLTOALLW)
         return MPI_ERR_INTERN;
+    /* the v-variants' blocks that do not fit their part of a slot go as
+     * messages, posted first, on a collective tag */
+    px_mpi_req_t *reqs[2 * PX_CSHM_MAX_RANKS];
+    int nreqs = 0, rc = MPI_SUCCESS, which, who;
+    int nv = id == PX_COLL_GATHERV || id == PX_COLL_SCATTERV || id == PX_COLL_ALLTOALLV;
+    if (nv)
+        rc = px_cshm_vmsgs(m, id, a, c, px_mpi_coll_tag_take(c), reqs, &nreqs);
     uint64_t k = ++m->op;
-    int rc = MPI_SUCCESS, which, who;
     px_trace("coll", "%s: shm (ranks %d, bytes %zu)", px_coll_name(id), c->size, a->bytes);
     int writes = px_cshm_writes(id, a, m->me);
-    if (writes && (rc = px_cshm_claim(m, k)) != MPI_SUCCESS)
-        return rc;
+    int crc = writes ? px_cshm_claim(m, k) : MPI_SUCCESS;
+    if (crc != MPI_SUCCESS) {
+        px_cshm_vmsgs_wait(reqs, &nreqs);
+        return crc;
+    }
     if (writes)
         px_cshm_write(m, id, a, k);
     if (id == PX_COLL_BARRIER)
         m->flags[m->me].lfreed = m->lane_freed;
     if (writes || id == PX_COLL_BARRIER)
         px_cshm_post(m, 0, k);
-    if (px_cshm_waits(id, a, m->me, &which, &who))
-        rc = px_cshm_wait(m, which, who, k);
-    if (rc == MPI_SUCCESS)
+    int wrc = MPI_SUCCESS;
+    if (nv)
+        wrc = px_cshm_vwait(m, id, a, k);
+    else if (px_cshm_waits(id, a, m->me, &which, &who))
+        wrc = px_cshm_wait(m, which, who, k);
+    if (wrc == MPI_SUCCESS)
         px_cshm_take(m, id, a, k);
+    int mrc = px_cshm_vmsgs_wait(reqs, &nreqs);
+    rc = rc != MPI_SUCCESS ? rc : wrc != MPI_SUCCESS ? wrc : mrc;
     if (rc == MPI_SUCCESS && id == PX_COLL_BARRIER)
         px_cshm_lanes_recycle(m);
     px_cshm_post(m, 1, k);

@@ -85,16 +85,28 @@ static inline void px_cshm_post(struct px_coll_shm *m, int which, uint64_t k)
         px_cshm_wake_all(m);
 }
 
-/* A gatherv's, scatterv's or alltoallv's block of count items of dt on a
- * lane: goes through the slots if it fits its part of one (gatherv: a
+/* A gatherv's, scatterv's or alltoallv's block of count items of dt (on a
+ * lane or in a blocking call): goes through the slots if it fits its part of one (gatherv: a
  * whole slot; scatterv, alltoallv: an n-th of the writer's), else as a
  * message; both ends can tell from their own counts. */
 static inline int px_cshm_vfits(const struct px_coll_shm *m, px_coll_id_t id, MPI_Aint count,
                                 MPI_Datatype dt)
 {
-    size_t part = id == PX_COLL_GATHERV ? m->slot : m->slot / (size_t)m->n;
+    /* at most a lane's slot, also in the larger slots of blocking calls:
+     * larger blocks are faster as messages, as the gather and scatter rows
+     * of the selection table have it */
+    size_t slot = m->lslot && m->lslot < m->slot ? m->lslot : m->slot;
+    size_t part = id == PX_COLL_GATHERV ? slot : slot / (size_t)m->n;
     return (size_t)count * (size_t)px_mpi_dt_get(dt)->size <= part;
 }
+
+/* Posts the messages of a gatherv, scatterv or alltoallv on segment v
+ * (its blocks that do not fit their part of a slot; the receives first)
+ * on `tag`, into reqs (room for 2n), *nreqs of them; then
+ * px_cshm_vmsgs_done: 1 once all are done (and freed), -1 if one failed. */
+int px_cshm_vmsgs(const struct px_coll_shm *v, px_coll_id_t id, const px_coll_args_t *a,
+                  px_mpi_comm_t *c, int tag, px_mpi_req_t **reqs, int *nreqs);
+int px_cshm_vmsgs_done(px_mpi_req_t **reqs, int *nreqs);
 
 /* Do an allgatherv's blocks (a->rcounts) fit a slot of `slot` bytes each? */
 int px_cshm_blocks_fit(const px_coll_args_t *a, int n, size_t slot);

@@ -96,64 +96,59 @@ static int px_cshm_test(struct px_coll_shm *m, int which, int who, uint64_t val)
     return 1;
 }
 
-/* Block `cnt` items of dt at buf of lane l's start, to or from peer: a
- * message (on the tag the init took) if it does not fit its part of a slot
- * of v, the lane seen as a segment of its own. */
-static int px_cshm_lane_msg(px_cshm_lane_t *l, const struct px_coll_shm *v, px_mpi_comm_t *c,
-                            int send, const void *buf, MPI_Aint cnt, MPI_Datatype dt, int peer)
+/* Block `cnt` items of dt at buf, to or from peer: a message on `tag` if
+ * it does not fit its part of a slot of v, added to reqs[*nreqs]. */
+static int px_cshm_vmsg(const struct px_coll_shm *v, px_coll_id_t id, px_mpi_comm_t *c, int tag,
+                        int send, const void *buf, MPI_Aint cnt, MPI_Datatype dt, int peer,
+                        px_mpi_req_t **reqs, int *nreqs)
 {
-    if (px_cshm_vfits(v, l->id, cnt, dt))
+    if (px_cshm_vfits(v, id, cnt, dt))
         return MPI_SUCCESS;
-    px_mpi_req_t **q = &l->reqs[l->nreqs];
-    int rc = send ? px_mpi_isend_nohandle(q, buf, cnt, dt, peer, l->tag, c, c->ctx + 1,
-                                          PX_PROTO_MODE_STD)
-                  : px_mpi_irecv_nohandle(q, (void *)buf, cnt, dt, peer, l->tag, c, c->ctx + 1);
+    px_mpi_req_t **q = &reqs[*nreqs];
+    int rc =
+        send ? px_mpi_isend_nohandle(q, buf, cnt, dt, peer, tag, c, c->ctx + 1, PX_PROTO_MODE_STD)
+             : px_mpi_irecv_nohandle(q, (void *)buf, cnt, dt, peer, tag, c, c->ctx + 1);
     if (rc == MPI_SUCCESS)
-        l->nreqs++;
+        (*nreqs)++;
     return rc;
 }
 
-/* Posts the messages of a gatherv's, scatterv's or alltoallv's start on
- * lane l (of c): its blocks that do not fit their part of a slot; the
- * receives first. */
-static int px_cshm_lane_msgs(px_cshm_lane_t *l, px_mpi_comm_t *c)
+int px_cshm_vmsgs(const struct px_coll_shm *v, px_coll_id_t id, const px_coll_args_t *a,
+                  px_mpi_comm_t *c, int tag, px_mpi_req_t **reqs, int *nreqs)
 {
-    const px_coll_args_t *a = &l->a;
-    struct px_coll_shm v = *l->m;
-    v.slot = l->m->lslot;
-    int n = v.n, me = v.me, root = a->root, rc = MPI_SUCCESS;
+    int n = v->n, me = v->me, root = a->root, rc = MPI_SUCCESS;
     /* a side's datatype is only significant where this rank has that side */
-    int sside = l->id == PX_COLL_ALLTOALLV || (l->id == PX_COLL_SCATTERV && me == root);
-    int rside = l->id == PX_COLL_ALLTOALLV || (l->id == PX_COLL_GATHERV && me == root);
+    int sside = id == PX_COLL_ALLTOALLV || (id == PX_COLL_SCATTERV && me == root);
+    int rside = id == PX_COLL_ALLTOALLV || (id == PX_COLL_GATHERV && me == root);
     MPI_Aint sext = sside ? px_mpi_dt_get(a->stype)->extent : 0;
     MPI_Aint rext = rside ? px_mpi_dt_get(a->rtype)->extent : 0;
     const char *sbuf = a->sbuf;
     char *rbuf = a->rbuf;
-    l->nreqs = 0;
-    switch (l->id) {
+    *nreqs = 0;
+    switch (id) {
     case PX_COLL_GATHERV:
         for (int r = 0; r < n && me == root && rc == MPI_SUCCESS; r++)
             if (r != me || a->sbuf != MPI_IN_PLACE)
-                rc = px_cshm_lane_msg(l, &v, c, 0, rbuf + a->rdispls[r] * rext, a->rcounts[r],
-                                      a->rtype, r);
+                rc = px_cshm_vmsg(v, id, c, tag, 0, rbuf + a->rdispls[r] * rext, a->rcounts[r],
+                                  a->rtype, r, reqs, nreqs);
         if (a->sbuf != MPI_IN_PLACE && rc == MPI_SUCCESS)
-            rc = px_cshm_lane_msg(l, &v, c, 1, sbuf, a->scount, a->stype, root);
+            rc = px_cshm_vmsg(v, id, c, tag, 1, sbuf, a->scount, a->stype, root, reqs, nreqs);
         break;
     case PX_COLL_SCATTERV:
         if (me != root || a->rbuf != MPI_IN_PLACE)
-            rc = px_cshm_lane_msg(l, &v, c, 0, rbuf, a->rcount, a->rtype, root);
+            rc = px_cshm_vmsg(v, id, c, tag, 0, rbuf, a->rcount, a->rtype, root, reqs, nreqs);
         for (int r = 0; r < n && me == root && rc == MPI_SUCCESS; r++)
             if (r != me || a->rbuf != MPI_IN_PLACE)
-                rc = px_cshm_lane_msg(l, &v, c, 1, sbuf + a->sdispls[r] * sext, a->scounts[r],
-                                      a->stype, r);
+                rc = px_cshm_vmsg(v, id, c, tag, 1, sbuf + a->sdispls[r] * sext, a->scounts[r],
+                                  a->stype, r, reqs, nreqs);
         break;
     case PX_COLL_ALLTOALLV:
         for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
-            rc = px_cshm_lane_msg(l, &v, c, 0, rbuf + a->rdispls[r] * rext, a->rcounts[r], a->rtype,
-                                  r);
+            rc = px_cshm_vmsg(v, id, c, tag, 0, rbuf + a->rdispls[r] * rext, a->rcounts[r],
+                              a->rtype, r, reqs, nreqs);
         for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
-            rc = px_cshm_lane_msg(l, &v, c, 1, sbuf + a->sdispls[r] * sext, a->scounts[r], a->stype,
-                                  r);
+            rc = px_cshm_vmsg(v, id, c, tag, 1, sbuf + a->sdispls[r] * sext, a->scounts[r],
+                              a->stype, r, reqs, nreqs);
         break;
     default:
         break;
@@ -161,19 +156,18 @@ static int px_cshm_lane_msgs(px_cshm_lane_t *l, px_mpi_comm_t *c)
     return rc;
 }
 
-/* 1 once every message of l's start is done, -1 if one failed. */
-static int px_cshm_lane_msgs_done(px_cshm_lane_t *l)
+int px_cshm_vmsgs_done(px_mpi_req_t **reqs, int *nreqs)
 {
-    for (int i = 0; i < l->nreqs; i++)
-        if (!px_mpi_req_is_done(l->reqs[i]))
+    for (int i = 0; i < *nreqs; i++)
+        if (!px_mpi_req_is_done(reqs[i]))
             return 0;
     int rc = 1;
-    for (int i = 0; i < l->nreqs; i++) {
-        if (px_mpi_req_complete(l->reqs[i], MPI_STATUS_IGNORE) != MPI_SUCCESS)
+    for (int i = 0; i < *nreqs; i++) {
+        if (px_mpi_req_complete(reqs[i], MPI_STATUS_IGNORE) != MPI_SUCCESS)
             rc = -1;
-        px_mpi_req_free(l->reqs[i]);
+        px_mpi_req_free(reqs[i]);
     }
-    l->nreqs = 0;
+    *nreqs = 0;
     return rc;
 }
 
@@ -204,7 +198,7 @@ static int px_cshm_lane_step(px_cshm_lane_t *l, int *rc)
     }
     if (px_cshm_waits(l->id, a, v.me, &which, &who) && !(t = px_cshm_test(&v, which, who, k)))
         return 0;
-    int msgs = l->nreqs ? px_cshm_lane_msgs_done(l) : 1;
+    int msgs = l->nreqs ? px_cshm_vmsgs_done(l->reqs, &l->nreqs) : 1;
     if (!msgs)
         return 0;
     if (t > 0)
@@ -255,8 +249,11 @@ int px_coll_shm_lane_start(px_cshm_lane_t *l, px_coll_id_t id, const px_coll_arg
     l->tag = c->coll_tag_next - 1;
     l->nreqs = 0;
     l->err = MPI_SUCCESS;
-    if (id == PX_COLL_GATHERV || id == PX_COLL_SCATTERV || id == PX_COLL_ALLTOALLV)
-        l->err = px_cshm_lane_msgs(l, c);
+    if (id == PX_COLL_GATHERV || id == PX_COLL_SCATTERV || id == PX_COLL_ALLTOALLV) {
+        struct px_coll_shm v = *l->m; /* the lane seen as a segment of its own */
+        v.slot = l->m->lslot;
+        l->err = px_cshm_vmsgs(&v, id, &l->a, c, l->tag, l->reqs, &l->nreqs);
+    }
     l->k = ++l->m->lane_op[l->lane];
     l->phase = 0;
     px_proto_shared_pending(1);
