@@ -370,7 +370,7 @@ static int px_cshm_wait_from(struct px_coll_shm *m, int which, int who, uint64_t
     }
 }
 
-static int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val)
+int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val)
 {
     return px_cshm_wait_from(m, which, who, val, -1);
 }
@@ -931,41 +931,6 @@ void px_cshm_take(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *
     default:
         break;
     }
-}
-
-/* A blocking v-variant waits only for the writers of the blocks it takes
- * from the slots: with every block a message, for none. */
-static int px_cshm_vwait(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a,
-                         uint64_t k)
-{
-    int me = m->me, rc = MPI_SUCCESS;
-    switch (id) {
-    case PX_COLL_GATHERV:
-        for (int r = 0; r < m->n && me == a->root && rc == MPI_SUCCESS; r++)
-            if (r != me && px_cshm_vfits(m, id, a->rcounts[r], a->rtype))
-                rc = px_cshm_wait(m, 0, r, k);
-        break;
-    case PX_COLL_SCATTERV:
-        if (me != a->root && px_cshm_vfits(m, id, a->rcount, a->rtype))
-            rc = px_cshm_wait(m, 0, a->root, k);
-        break;
-    default: /* alltoallv */
-        for (int r = 0; r < m->n && rc == MPI_SUCCESS; r++)
-            if (r != me && px_cshm_vfits(m, id, a->rcounts[r], a->rtype))
-                rc = px_cshm_wait(m, 0, r, k);
-        break;
-    }
-    return rc;
-}
-
-/* Waits for the messages of a blocking v-variant. */
-static int px_cshm_vmsgs_wait(px_mpi_req_t **reqs, int *nreqs)
-{
-    int done = 1;
-    unsigned idle = 0;
-    while (*nreqs && !(done = px_cshm_vmsgs_done(reqs, nreqs)))
-        px_proto_wait_step(&idle);
-    return done < 0 ? MPI_ERR_OTHER : MPI_SUCCESS;
 }
 
 int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi_comm_t *c)

@@ -107,6 +107,14 @@ static inline int px_cshm_vfits(const struct px_coll_shm *m, px_coll_id_t id, MP
 int px_cshm_vmsgs(const struct px_coll_shm *v, px_coll_id_t id, const px_coll_args_t *a,
                   px_mpi_comm_t *c, int tag, px_mpi_req_t **reqs, int *nreqs);
 int px_cshm_vmsgs_done(px_mpi_req_t **reqs, int *nreqs);
+/* In a blocking call (px_coll_shm_run): waits for the writers of the
+ * blocks of operation k this rank reads from the slots; then for its
+ * messages. */
+int px_cshm_vwait(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a, uint64_t k);
+int px_cshm_vmsgs_wait(px_mpi_req_t **reqs, int *nreqs);
+/* Waits until word `which` (0 seq, 1 ack) of rank `who` (every rank: -1)
+ * reaches val, progressing the engine meanwhile (coll_shm.c). */
+int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val);
 
 /* Do an allgatherv's blocks (a->rcounts) fit a slot of `slot` bytes each? */
 int px_cshm_blocks_fit(const px_coll_args_t *a, int n, size_t slot);
