@@ -2,6 +2,7 @@
 #include "mpi_impl.h"
 #include "../util/clock.h"
 #include "../util/lanes.h"
+#include "../util/scratch.h"
 #include "../boot/machine.h"
 #include "../topo/topo.h"
 #include "tool/tool.h"
@@ -171,6 +172,7 @@ static void px_mpi_rt_teardown(void)
     px_proto_async_stop();
     px_proto_finalize();
     px_mpi_comm_finalize();
+    px_scratch_release();
     px_mpi_rt_up = 0;
     px_mpi_rt_gone = 1;
     px_topo_job_finalize();

@@ -5,6 +5,7 @@
  * advances it, so it progresses with the engine. */
 #include "coll_impl.h"
 #include "../dtype_engine.h"
+#include "../../util/scratch.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -97,7 +98,7 @@ void px_coll_sched_free(px_coll_sched_t *s)
         px_mpi_req_free(s->reqs[i]);
     }
     for (int i = 0; i < s->nmem; i++)
-        free(s->mem[i]);
+        px_scratch_put(s->mem[i]);
     free(s->mem);
     if (s->reqs != s->reqs_in)
         free(s->reqs);
@@ -217,9 +218,9 @@ void px_coll_sched_unpack(px_coll_sched_t *s, const void *src, MPI_Aint count, M
 
 void *px_coll_sched_alloc(px_coll_sched_t *s, size_t bytes)
 {
-    void *p = malloc(bytes ? bytes : 1);
+    void *p = px_scratch_get(bytes);
     if (!p || px_grow((void **)&s->mem, &s->mcap, s->nmem + 1, sizeof(void *), NULL)) {
-        free(p);
+        px_scratch_put(p);
         s->err = MPI_ERR_NO_MEM;
         return NULL;
     }

@@ -36,6 +36,7 @@
  * whether it works, so one rank's failure makes the communicator use the
  * message-based algorithms everywhere. */
 #include "coll_shm_impl.h"
+#include "../../util/scratch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -616,7 +617,7 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
                     !(id == PX_COLL_ALLTOALL && a->sbuf == MPI_IN_PLACE);
         if (as_is) {
             addr = (uint64_t)(uintptr_t)((const char *)src + d->true_lb);
-        } else if ((copy = malloc(a->bytes * (size_t)blocks + 1)) != NULL) {
+        } else if ((copy = px_scratch_get(a->bytes * (size_t)blocks + 1)) != NULL) {
             MPI_Aint sext = d->extent * scount;
             for (int b = 0; b < blocks; b++)
                 px_cshm_pack((const char *)src + b * sext, scount, stype,
@@ -632,7 +633,7 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
     MPI_Datatype rtype = id == PX_COLL_BCAST ? a->dt : a->rtype;
     void *tmp = NULL;
     if (!px_mpi_dt_get(rtype)->contig && (id != PX_COLL_BCAST || !gives) &&
-        !(tmp = malloc(a->bytes ? a->bytes : 1)))
+        !(tmp = px_scratch_get(a->bytes ? a->bytes : 1)))
         rc = MPI_ERR_NO_MEM;
     if (id == PX_COLL_BCAST) {
         /* the reader whose copy the root writes (see the top), if any */
@@ -732,8 +733,8 @@ static int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_
         if (rc == MPI_SUCCESS)
             rc = w;
     }
-    free(copy);
-    free(tmp);
+    px_scratch_put(copy);
+    px_scratch_put(tmp);
     return rc;
 }
 
