@@ -546,8 +546,6 @@ int px_io_coll(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Dataty
         if (rc == MPI_SUCCESS)
             rc = px_io_error(f, other, fn, "%s: another process's access was refused", f->name);
     } else if (data) {
-        if (!write && n)
-            rc = px_io_trim_eof(f, p, &n, &bytes, fn);
         /* automatic: two-phase when the ranges interleave in pieces
          * smaller than a block of the file system on average, which the
          * aggregators then write or read as whole blocks; pieces of a block
@@ -561,7 +559,12 @@ int px_io_coll(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Dataty
         int rc2;
         px_mpi_io_stats[two ? PX_IO_STAT_TWO_PHASE : PX_IO_STAT_DIRECT]++;
         if (two) {
-            rc2 = px_io_two_phase(f, p, n, stream, write, all, fn);
+            /* the aggregators read whole blocks: what lies past the end
+             * of the file is cut here (a direct read stops there itself) */
+            rc2 = !write && n ? px_io_trim_eof(f, p, &n, &bytes, fn) : MPI_SUCCESS;
+            int rc3 = px_io_two_phase(f, p, n, stream, write, all, fn);
+            if (rc2 == MPI_SUCCESS)
+                rc2 = rc3;
             *got_p = rc2 == MPI_SUCCESS ? bytes : 0;
         } else {
             rc2 = px_io_pieces_rw(f, p, n, stream, write, mixed, got_p, fn);
