@@ -463,6 +463,12 @@ int px_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
 int px_mpi_coll_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                           px_mpi_comm_t *c);
 int px_mpi_coll_allgather_bytes(const void *sbuf, void *rbuf, size_t bytes, px_mpi_comm_t *c);
+/* The same as the program's own MPI_Allgather of bytes would go (through
+ * the shared segment on one machine), errors returned rather than raised:
+ * for a communicator that is complete, whose members all make the call
+ * (a file's), not while one is being built. */
+int px_mpi_coll_allgather_top(const void *sbuf, void *rbuf, size_t bytes, px_mpi_comm_t *c);
+int px_mpi_coll_bcast_top(void *buf, size_t bytes, int root, px_mpi_comm_t *c);
 /* Each member's `bytes` into rbuf at the root, in rank order. */
 int px_mpi_coll_gather_bytes(const void *sbuf, void *rbuf, size_t bytes, int root,
                              px_mpi_comm_t *c);

@@ -528,7 +528,7 @@ int px_io_coll(px_io_file_t *f, MPI_Offset off, void *buf, int count, MPI_Dataty
         }
     }
     all = malloc(sizeof(*all) * (size_t)f->comm->size);
-    int crc = all ? px_mpi_coll_allgather_bytes(&me, all, sizeof(me), f->comm) : MPI_ERR_NO_MEM;
+    int crc = all ? px_mpi_coll_allgather_top(&me, all, sizeof(me), f->comm) : MPI_ERR_NO_MEM;
     int other = 0, sorted = 1, data = 0;
     int64_t pieces = 0, total = 0;
     for (int r = 0; crc == MPI_SUCCESS && r < f->comm->size; r++) {
@@ -621,7 +621,7 @@ static int px_io_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dt, int
         rc = px_io_error(f, MPI_ERR_IO, fn, "%s: a split collective access is under way", f->name);
     int64_t mine = rc == MPI_SUCCESS ? bytes / f->view.esize : 0;
     int64_t *cnt = malloc(sizeof(int64_t) * (size_t)c->size);
-    int crc = cnt ? px_mpi_coll_allgather_bytes(&mine, cnt, sizeof(mine), c) : MPI_ERR_NO_MEM;
+    int crc = cnt ? px_mpi_coll_allgather_top(&mine, cnt, sizeof(mine), c) : MPI_ERR_NO_MEM;
     int64_t before = 0, total = 0;
     for (int r = 0; crc == MPI_SUCCESS && r < c->size; r++) {
         if (r < c->rank)
@@ -636,7 +636,7 @@ static int px_io_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dt, int
         root[0] = at;
     }
     if (crc == MPI_SUCCESS)
-        crc = px_mpi_coll_bcast(root, 2, MPI_INT64_T, 0, c);
+        crc = px_mpi_coll_bcast_top(root, sizeof(root), 0, c);
     if (crc != MPI_SUCCESS && rc == MPI_SUCCESS)
         rc = px_io_error(f, crc, fn, "%s: a process of the file is lost", f->name);
     if (crc != MPI_SUCCESS)
