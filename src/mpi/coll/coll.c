@@ -65,9 +65,10 @@ int px_mpi_coll_barrier(px_mpi_comm_t *c)
     return px_coll_run(PX_COLL_BARRIER, &a, c);
 }
 
-/* A collective of `bytes` from each member (gather, allgather). */
+/* A collective of `bytes` from each member (gather, allgather); top: as
+ * the program's would go (px_coll_run_top). */
 static int px_coll_run_bytes(px_coll_id_t id, const void *sbuf, void *rbuf, size_t bytes, int root,
-                             px_mpi_comm_t *c)
+                             px_mpi_comm_t *c, int top)
 {
     px_coll_args_t a = {.sbuf = sbuf,
                         .rbuf = rbuf,
@@ -77,17 +78,29 @@ static int px_coll_run_bytes(px_coll_id_t id, const void *sbuf, void *rbuf, size
                         .rtype = MPI_BYTE,
                         .root = root,
                         .bytes = bytes};
-    return px_coll_run(id, &a, c);
+    return top ? px_coll_run_top(id, &a, c) : px_coll_run(id, &a, c);
 }
 
 int px_mpi_coll_allgather_bytes(const void *sbuf, void *rbuf, size_t bytes, px_mpi_comm_t *c)
 {
-    return px_coll_run_bytes(PX_COLL_ALLGATHER, sbuf, rbuf, bytes, 0, c);
+    return px_coll_run_bytes(PX_COLL_ALLGATHER, sbuf, rbuf, bytes, 0, c, 0);
+}
+
+int px_mpi_coll_allgather_top(const void *sbuf, void *rbuf, size_t bytes, px_mpi_comm_t *c)
+{
+    return px_coll_run_bytes(PX_COLL_ALLGATHER, sbuf, rbuf, bytes, 0, c, 1);
+}
+
+int px_mpi_coll_bcast_top(void *buf, size_t bytes, int root, px_mpi_comm_t *c)
+{
+    px_coll_args_t a = {
+        .rbuf = buf, .count = (int)bytes, .dt = MPI_BYTE, .root = root, .bytes = bytes};
+    return px_coll_run_top(PX_COLL_BCAST, &a, c);
 }
 
 int px_mpi_coll_gather_bytes(const void *sbuf, void *rbuf, size_t bytes, int root, px_mpi_comm_t *c)
 {
-    return px_coll_run_bytes(PX_COLL_GATHER, sbuf, rbuf, bytes, root, c);
+    return px_coll_run_bytes(PX_COLL_GATHER, sbuf, rbuf, bytes, root, c, 0);
 }
 
 int px_mpi_coll_gatherv_bytes(const void *sbuf, size_t bytes, void *rbuf, const int *rcounts,
@@ -133,14 +146,7 @@ int px_mpi_coll_bcast(void *buf, int count, MPI_Datatype dt, int root, px_mpi_co
     px_coll_sched_t *s = px_coll_sched_new(c);
     if (!s)
         return MPI_ERR_NO_MEM;
-    int rc = px_coll_bcast_sched(s, buf, count, dt, root, c);
-    if (rc == MPI_SUCCESS)
-        rc = s->err;
-    if (rc != MPI_SUCCESS) {
-        px_coll_sched_free(s);
-        return rc;
-    }
-    return px_coll_sched_run(s);
+    return px_coll_sched_run_built(s, px_coll_bcast_sched(s, buf, count, dt, root, c));
 }
 
 int px_mpi_coll_reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,

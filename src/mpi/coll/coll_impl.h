@@ -126,6 +126,12 @@ void *px_coll_sched_alloc(px_coll_sched_t *s, size_t bytes);
 int px_coll_sched_progress(px_coll_sched_t *s);
 /* Runs a schedule to completion and frees it; returns its error class. */
 int px_coll_sched_run(px_coll_sched_t *s);
+/* The same for a schedule whose building returned rc: freed unrun unless
+ * rc and the schedule's own error are MPI_SUCCESS. */
+int px_coll_sched_run_built(px_coll_sched_t *s, int rc);
+/* A blocking collective of the library's own chosen as the program's would
+ * be, shared memory included (mpi_impl.h: px_mpi_coll_allgather_top). */
+int px_coll_run_top(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c);
 /* Wraps a schedule in a nonblocking-collective request. */
 int px_coll_sched_start_req(px_coll_sched_t *s, px_mpi_comm_t *c, px_mpi_req_t **req_p);
 

@@ -177,9 +177,7 @@ static int px_coll_shm_try(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm
     return 1;
 }
 
-/* A blocking collective of the library's own, chosen as the program's
- * would be (mpi_impl.h: px_mpi_coll_allgather_top). */
-static int px_coll_top(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
+int px_coll_run_top(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *c)
 {
     px_coll_hier_ensure(c);
     const px_coll_algo_t *al = px_coll_select_top(id, a, c);
@@ -188,33 +186,7 @@ static int px_coll_top(px_coll_id_t id, const px_coll_args_t *a, px_mpi_comm_t *
     px_coll_sched_t *s = px_coll_sched_new(c);
     if (!s)
         return MPI_ERR_NO_MEM;
-    int rc = px_coll_build_with(s, id, al, a, c);
-    if (rc == MPI_SUCCESS)
-        rc = s->err;
-    if (rc != MPI_SUCCESS) {
-        px_coll_sched_free(s);
-        return rc;
-    }
-    return px_coll_sched_run(s);
-}
-
-int px_mpi_coll_allgather_top(const void *sbuf, void *rbuf, size_t bytes, px_mpi_comm_t *c)
-{
-    px_coll_args_t a = {.sbuf = sbuf,
-                        .rbuf = rbuf,
-                        .scount = (int)bytes,
-                        .rcount = (int)bytes,
-                        .stype = MPI_BYTE,
-                        .rtype = MPI_BYTE,
-                        .bytes = bytes};
-    return px_coll_top(PX_COLL_ALLGATHER, &a, c);
-}
-
-int px_mpi_coll_bcast_top(void *buf, size_t bytes, int root, px_mpi_comm_t *c)
-{
-    px_coll_args_t a = {
-        .rbuf = buf, .count = (int)bytes, .dt = MPI_BYTE, .root = root, .bytes = bytes};
-    return px_coll_top(PX_COLL_BCAST, &a, c);
+    return px_coll_sched_run_built(s, px_coll_build_with(s, id, al, a, c));
 }
 
 /* The start of a persistent collective that has a lane in the

@@ -558,6 +558,17 @@ int px_coll_sched_run(px_coll_sched_t *s)
     return rc;
 }
 
+int px_coll_sched_run_built(px_coll_sched_t *s, int rc)
+{
+    if (rc == MPI_SUCCESS)
+        rc = s->err;
+    if (rc != MPI_SUCCESS) {
+        px_coll_sched_free(s);
+        return rc;
+    }
+    return px_coll_sched_run(s);
+}
+
 static int px_coll_req_poll(px_mpi_req_t *r)
 {
     px_coll_sched_t *s = r->sched;
