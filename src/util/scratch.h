@@ -5,8 +5,10 @@
  * glibc gives such blocks back to the kernel on free (blocks from 128 KB
  * are mappings of their own, and the top of the heap is trimmed past
  * twice that), and every call then pays a page fault per 4 KB it touches.
- * Small requests go to malloc alone. Not thread-safe: callers hold the
- * library's lock (every MPI call does). */
+ * Small requests go to malloc alone. At most 64 MB stay kept, as much as
+ * glibc itself keeps at the top of its heap once its thresholds have
+ * adapted (32 MB blocks, trimmed past twice that). Not thread-safe:
+ * callers hold the library's lock (every MPI call does). */
 #ifndef PX_UTIL_SCRATCH_H
 #define PX_UTIL_SCRATCH_H
 
@@ -15,7 +17,7 @@
 /* requests from this size are served from the kept blocks */
 #define PX_SCRATCH_MIN ((size_t)64 << 10)
 #define PX_SCRATCH_KEEP 8
-#define PX_SCRATCH_KEEP_BYTES ((size_t)256 << 20)
+#define PX_SCRATCH_KEEP_BYTES ((size_t)64 << 20)
 
 /* At least `bytes` (aligned as malloc's), or NULL. */
 void *px_scratch_get(size_t bytes);
