@@ -14,7 +14,14 @@ persistent collectives; it is left out unless asked for. Raw runs go to
 --json (default bench/results/persist-check-DATE.json). A benchmark: prints
 figures, never fails a build.
 
+--loop io_shared runs bench/loops/io_shared.c the same way instead: the
+shared file pointer's calls (write_shared, read_shared, the ordered ones,
+get_position_shared), each record checked, the file on tmpfs unless
+PX_BENCH_DIR names another directory; --starts is then the calls per size.
+
   python3 bench/persist_check.py --np 2 --sizes 4,4096,65536,262144,1048576 --reps 3
+  python3 bench/persist_check.py --loop io_shared --mpi plexus,mpich,openmpi --sizes 8,4096 \
+      --starts 20000
 """
 import argparse
 import datetime
@@ -27,7 +34,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD = Path(os.environ.get("PLEXUS_BUILD", REPO / "build"))
-SRC = REPO / "bench/loops/persist_check.c"
 MPIS = {
     "plexus": {"cc": str(BUILD / "bin/mpicc"), "run": [str(BUILD / "bin/pxrun"), "-n"], "env": {}},
     "mpich": {"cc": "mpicc.mpich", "run": ["mpiexec.mpich", "-n"], "env": {}},
@@ -36,9 +42,10 @@ MPIS = {
 }
 
 
-def build(mpi, work):
-    exe = work / f"persist_check.{mpi}"
-    r = subprocess.run([MPIS[mpi]["cc"], "-O2", "-o", str(exe), str(SRC)], capture_output=True,
+def build(mpi, work, loop):
+    exe = work / f"{loop}.{mpi}"
+    src = REPO / f"bench/loops/{loop}.c"
+    r = subprocess.run([MPIS[mpi]["cc"], "-O2", "-o", str(exe), str(src)], capture_output=True,
                        text=True)
     if r.returncode:
         print(f"{mpi}: build failed: {r.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
@@ -67,6 +74,7 @@ def run(mpi, exe, np_, starts, sizes, timeout):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--loop", default="persist_check", choices=["persist_check", "io_shared"])
     ap.add_argument("--mpi", default="plexus,mpich")
     ap.add_argument("--np", type=int, default=2)
     ap.add_argument("--sizes", default="4,4096,65536,262144,1048576")
@@ -78,7 +86,7 @@ def main():
     a = ap.parse_args()
     sizes = [int(s) for s in a.sizes.split(",")]
     a.work.mkdir(parents=True, exist_ok=True)
-    exes = {m: build(m, a.work) for m in a.mpi.split(",")}
+    exes = {m: build(m, a.work, a.loop) for m in a.mpi.split(",")}
     mpis = [m for m in exes if exes[m]]
     runs = {m: [] for m in mpis}
     for _ in range(a.reps):
@@ -92,9 +100,11 @@ def main():
         for r in runs[m]:
             keys += [k for k in r if k not in keys]
     peers = [m for m in mpis if m != "plexus"]
-    head = ["collective", "bytes"] + [f"{m} µs (wrong)" for m in mpis]
+    head = ["collective" if a.loop == "persist_check" else "call", "bytes"]
+    head += [f"{m} µs (wrong)" for m in mpis]
     head += [f"plexus/{p}" for p in peers if "plexus" in mpis]
-    print(f"\n{a.np} ranks, {a.starts} starts, median of {a.reps} runs, "
+    print(f"\n{a.np} ranks, {a.starts} {'starts' if a.loop == 'persist_check' else 'calls'}, "
+          f"median of {a.reps} runs, "
           f"{when:%Y-%m-%d %H:%M}\n")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
@@ -119,7 +129,7 @@ def main():
                 cell.append(f"{med['plexus'][0] / med[p][0]:.2f}")
         table.append({"coll": k[0], "bytes": k[1], **{m: med.get(m) for m in mpis}})
         print(f"| {k[0]} | {k[1]} | " + " | ".join(cell) + " |")
-    out = a.json or REPO / f"bench/results/persist-check-{when:%Y%m%d-%H%M}.json"
+    out = a.json or REPO / f"bench/results/{a.loop.replace('_', '-')}-{when:%Y%m%d-%H%M}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps({"date": when.isoformat(), "np": a.np, "starts": a.starts,
                                "reps": a.reps, "runs": {m: [[[k[0], k[1], *v] for k, v in r.items()]

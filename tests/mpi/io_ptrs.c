@@ -11,7 +11,7 @@
  * - MPI_MODE_APPEND starts both pointers at the end of the file. */
 #include "io_test.h"
 
-enum { N = 100, K = 20, R = 12 };
+enum { N = 100, K = 200, R = 12 };
 
 static int rec_word(int rank, int seq, int i) { return rank * 100000 + seq * 100 + i; }
 

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -179,6 +180,24 @@ static int px_posix_unlock(int h, off_t off, off_t len)
 
 static int px_posix_remove(const char *path) { return unlink(path) ? -errno : 0; }
 
+static int px_posix_map(int h, size_t len, void **p_p)
+{
+    struct stat sb;
+    if (fstat(h, &sb))
+        return -errno;
+    /* two processes may both find it short: the second truncation to the
+     * same length changes nothing */
+    if ((size_t)sb.st_size < len && ftruncate(h, (off_t)len))
+        return -errno;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, h, 0);
+    if (p == MAP_FAILED)
+        return -errno;
+    *p_p = p;
+    return 0;
+}
+
+static void px_posix_unmap(void *p, size_t len) { munmap(p, len); }
+
 const px_io_driver_t px_io_driver_posix = {
     .name = "posix",
     .open = px_posix_open,
@@ -195,6 +214,8 @@ const px_io_driver_t px_io_driver_posix = {
     .lock = px_posix_lock,
     .unlock = px_posix_unlock,
     .remove = px_posix_remove,
+    .map = px_posix_map,
+    .unmap = px_posix_unmap,
 };
 
 static const struct {

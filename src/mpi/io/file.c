@@ -533,9 +533,16 @@ PX_PMPI(MPI_File_open)
         err = px_io_fd_open(f, 0, perm);
     else if (fc->rank != 0)
         err = root.err;
-    int worst = 0;
+    /* with the outcome, whether every process sees every other on this
+     * machine (the shared pointer in memory then) */
+    int opened[2] = {err, 1}, agreed[2] = {0, 0};
+    for (int r = 0; r < fc->size; r++)
+        if (!px_proto_peer_local(px_mpi_comm_world_rank(fc, r)))
+            opened[1] = 0;
     if (rc == MPI_SUCCESS)
-        rc = px_mpi_coll_allreduce(&err, &worst, 1, MPI_INT, MPI_MIN, fc);
+        rc = px_mpi_coll_allreduce(opened, agreed, 2, MPI_INT, MPI_MIN, fc);
+    int worst = agreed[0];
+    f->shfp_local = agreed[1];
     if (rc == MPI_SUCCESS && worst) {
         int cls = px_io_errno_class(worst);
         px_io_file_free(f);

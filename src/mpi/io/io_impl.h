@@ -37,6 +37,11 @@ typedef struct px_io_driver {
     int (*lock)(int h, off_t off, off_t len, int exclusive);
     int (*unlock)(int h, off_t off, off_t len);
     int (*remove)(const char *path);
+    /* the first len bytes of the file mapped shared, the file made that
+     * long if shorter (its bytes kept); -ENODEV where the file system
+     * cannot map it. unmap takes it back. */
+    int (*map)(int h, size_t len, void **p_p);
+    void (*unmap)(void *p, size_t len);
 } px_io_driver_t;
 
 extern const px_io_driver_t px_io_driver_posix;
@@ -125,6 +130,11 @@ typedef struct px_io_file {
     MPI_Offset fp;   /* individual file pointer, in etypes of the view */
     char *shfp_path; /* the shared file pointer's file */
     int shfp_fd;     /* -1 until first used */
+    /* every process of the file on this machine (agreed at open): the
+     * pointer is the file's first 8 bytes mapped, changed atomically in
+     * memory, not under a lock */
+    int shfp_local;
+    _Atomic int64_t *shfp_word; /* mapped, NULL until first used */
     /* split collective under way: its outcome, for the _end call */
     int split, split_rc;
     MPI_Status split_status;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -400,9 +401,11 @@ PX_WEAK(MPI_File_get_position)
 /* ---------- the shared file pointer ---------- */
 
 /* It lives in a small file next to the data file (px_io_file_t.shfp_path),
- * an 8-byte count of etypes updated under an fcntl lock, so that processes
- * that share only the file system (other nodes, other network namespaces)
- * share it too. The file is made on first use. */
+ * an 8-byte count of etypes, so that processes that share only the file
+ * system (other nodes, other network namespaces) share it too: changed
+ * under an fcntl lock there. When every process of the file is on this
+ * machine (shfp_local), the same 8 bytes are mapped and changed with one
+ * atomic instruction. The file is made on first use. */
 static int px_io_shfp_open(px_io_file_t *f, int create)
 {
     if (f->shfp_fd >= 0)
@@ -410,11 +413,32 @@ static int px_io_shfp_open(px_io_file_t *f, int create)
     return f->drv->open(f->shfp_path, O_RDWR | (create ? O_CREAT : 0), 0644, &f->shfp_fd);
 }
 
+#define PX_IO_SHFP_MAP 8
+
 void px_io_shfp_close(px_io_file_t *f)
 {
+    if (f->shfp_word)
+        f->drv->unmap((void *)f->shfp_word, PX_IO_SHFP_MAP);
+    f->shfp_word = NULL;
     if (f->shfp_fd >= 0)
         f->drv->close(f->shfp_fd);
     f->shfp_fd = -1;
+}
+
+/* Maps the pointer's word (shfp_local, file open). A file system that
+ * cannot map it gives the same answer to every process of the file: they
+ * all keep to the lock then. */
+static int px_io_shfp_map(px_io_file_t *f)
+{
+    void *p = NULL;
+    int err = f->drv->map ? f->drv->map(f->shfp_fd, PX_IO_SHFP_MAP, &p) : -ENODEV;
+    if (err == -ENODEV || err == -EINVAL || err == -EACCES || err == -EPERM || err == -EOPNOTSUPP) {
+        f->shfp_local = 0;
+        return 0;
+    }
+    if (!err)
+        f->shfp_word = p;
+    return err;
 }
 
 /* Returns an MPI error class (not raised). Setting or reading 0 does not
@@ -423,17 +447,26 @@ int px_io_shfp_fetch_add(px_io_file_t *f, MPI_Offset add, int set, MPI_Offset *o
                          const char *fn)
 {
     (void)fn;
+    int64_t v = 0;
+    if (f->shfp_word) {
+        v = set ? atomic_exchange(f->shfp_word, (int64_t)add)
+                : atomic_fetch_add(f->shfp_word, (int64_t)add);
+        if (old_p)
+            *old_p = v;
+        return MPI_SUCCESS;
+    }
     int err = px_io_shfp_open(f, add != 0);
     if (err == -ENOENT && !add) {
         if (old_p)
             *old_p = 0;
         return MPI_SUCCESS;
     }
+    if (!err && f->shfp_local && (err = px_io_shfp_map(f)) == 0 && f->shfp_word)
+        return px_io_shfp_fetch_add(f, add, set, old_p, fn);
     if (err)
         return px_io_errno_class(err);
     if ((err = f->drv->lock(f->shfp_fd, 0, 8, 1)) != 0)
         return px_io_errno_class(err);
-    int64_t v = 0;
     ssize_t r = f->drv->pread(f->shfp_fd, &v, sizeof(v), 0);
     if (r >= 0 && r < (ssize_t)sizeof(v))
         v = 0;
