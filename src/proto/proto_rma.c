@@ -247,15 +247,36 @@ int px_proto_win_detach(px_proto_win_t *w, const void *base)
     return -1;
 }
 
+/* The attached region holding address a, or NULL (a at a region's end
+ * counts when the region is empty or a is not in another one). */
+static px_rma_region_t *px_rma_region_at(px_proto_win_t *w, uint64_t a)
+{
+    px_rma_region_t *end = NULL;
+    for (px_rma_region_t *r = w->regions; r; r = r->next)
+        if (a >= r->base && a - r->base <= r->len) {
+            if (a - r->base < r->len)
+                return r;
+            end = r;
+        }
+    return end;
+}
+
 /* Where [off, off + len) of this process's part is, or NULL when the
- * window does not expose all of it. */
+ * window does not expose all of it. In a dynamic window the range may run
+ * on through regions attached one right after the other. */
 static char *px_rma_local(px_proto_win_t *w, uint64_t off, size_t len)
 {
     if (!w->dynamic)
         return off <= w->len && len <= w->len - off ? w->base + off : NULL;
-    for (px_rma_region_t *r = w->regions; r; r = r->next)
-        if (off >= r->base && off - r->base <= r->len && len <= r->len - (off - r->base))
+    uint64_t a = off;
+    for (px_rma_region_t *r; (r = px_rma_region_at(w, a));) {
+        uint64_t rest = r->len - (a - r->base);
+        if (len - (a - off) <= rest)
             return (char *)(uintptr_t)off;
+        if (!rest)
+            return NULL;
+        a += rest;
+    }
     return NULL;
 }
 

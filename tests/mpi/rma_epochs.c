@@ -6,7 +6,8 @@
  * epoch every rank puts a pattern into its right neighbour's window, then
  * gets it back and accumulates into every rank's counter; the data and the
  * sum are checked. Small (one frame) and large (1.2 MB: striped frames,
- * direct copies on one machine) transfers. */
+ * direct copies on one machine) transfers. MPI_Win_shared_query on each
+ * kind (a part not reachable by loads is empty with a null address). */
 #include "px_test.h"
 
 enum { K_CREATE, K_ALLOCATE, K_SHARED, K_DYNAMIC, K_N };
@@ -98,6 +99,25 @@ static void make(win_t *w, int kind, int n)
     static const int want[] = {MPI_WIN_FLAVOR_CREATE, MPI_WIN_FLAVOR_ALLOCATE,
                                MPI_WIN_FLAVOR_SHARED, MPI_WIN_FLAVOR_DYNAMIC};
     PX_CHECK(flag && flavor == want[kind], "%s: flavor %d", kname[kind], flavor);
+    /* MPI_Win_shared_query answers for every flavor (MPI-4.0): a part this
+     * process cannot load from is empty with a null address */
+    for (int r = 0; r < px_test_size; r++) {
+        MPI_Aint size = -1;
+        int unit = 0;
+        int *base = NULL;
+        PX_MPI(MPI_Win_shared_query(w->win, r, &size, &unit, &base));
+        int mine = r == px_test_rank, empty = size == 0 && base == NULL;
+        int whole = size == bytes && base != NULL && unit == (int)sizeof(int);
+        if (kind == K_SHARED || (kind == K_CREATE && mine))
+            PX_CHECK(whole && (!mine || base == w->mem), "%s: rank %d's part %p, %ld bytes",
+                     kname[kind], r, (void *)base, (long)size);
+        else if (kind == K_ALLOCATE)
+            PX_CHECK(mine ? whole && base == w->mem : whole || empty,
+                     "%s: rank %d's part %p, %ld bytes", kname[kind], r, (void *)base, (long)size);
+        else
+            PX_CHECK(empty, "%s: rank %d's part %p, %ld bytes", kname[kind], r, (void *)base,
+                     (long)size);
+    }
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
@@ -193,6 +213,21 @@ int main(int argc, char **argv)
         for (int s = 0; s < S_N; s++)
             for (int z = 0; z < 2; z++)
                 run(k, s, sizes[z]);
+    }
+    if (nsize == px_test_size) { /* a shared window whose odd ranks give no memory */
+        MPI_Win win;
+        int *mem;
+        MPI_Aint mine = px_test_rank % 2 ? 0 : 64;
+        PX_MPI(MPI_Win_allocate_shared(mine, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+        for (int r = 0; r < px_test_size; r++) {
+            MPI_Aint size = -1;
+            int unit;
+            void *base;
+            PX_MPI(MPI_Win_shared_query(win, r, &size, &unit, &base));
+            PX_CHECK(r % 2 ? size == 0 && base == NULL : size == 64 && base != NULL,
+                     "rank %d's part of a shared window: %p, %ld bytes", r, base, (long)size);
+        }
+        PX_MPI(MPI_Win_free(&win));
     }
     return px_test_finish("%d window kinds x %d synchronisations x 2 sizes", kinds, S_N);
 }

@@ -10,7 +10,8 @@
  *   accumulate (MPI_ERR_OP), a bad rank (MPI_ERR_RANK), the wrong window
  *   kind (MPI_ERR_RMA_FLAVOR), detaching what is not attached
  *   (MPI_ERR_RMA_ATTACH), a window freed inside an epoch, and a get from
- *   memory the target never attached (reported at the origin's unlock);
+ *   memory the target never attached (reported at the origin's unlock),
+ *   while a put through two regions attached one after the other works;
  * - after all of it the window still works. */
 #include "px_test.h"
 
@@ -106,7 +107,7 @@ int main(int argc, char **argv)
     EXPECT(MPI_Win_complete(win), MPI_ERR_RMA_SYNC);
     EXPECT(MPI_Win_wait(win), MPI_ERR_RMA_SYNC);
     EXPECT(MPI_Win_flush(right, win), MPI_ERR_RMA_SYNC);
-    EXPECT(MPI_Win_shared_query(win, 0, size, &flag, &base), MPI_ERR_RMA_FLAVOR);
+    EXPECT(MPI_Win_shared_query(win, np, size, &flag, &base), MPI_ERR_RANK);
     EXPECT(MPI_Win_attach(win, buf, 4), MPI_ERR_RMA_FLAVOR);
     EXPECT(MPI_Win_lock(99, right, 0, win), MPI_ERR_LOCKTYPE);
     PX_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
@@ -129,6 +130,15 @@ int main(int argc, char **argv)
     PX_MPI(MPI_Put(buf, 0, MPI_INT, right, 0, 0, MPI_INT, win));
     PX_MPI(MPI_Get(buf, 0, MPI_INT, right, N, 0, MPI_INT, win));
     PX_MPI(MPI_Accumulate(buf, 0, MPI_INT, right, 0, 0, MPI_INT, MPI_SUM, win));
+    /* and with a type of no data, derived ones included, on any side */
+    MPI_Datatype empty;
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    PX_MPI(MPI_Accumulate(buf, 1, empty, right, 0, 2, empty, MPI_SUM, win));
+    PX_MPI(MPI_Accumulate(buf, 0, MPI_DOUBLE, right, 0, 1, empty, MPI_SUM, win));
+    PX_MPI(MPI_Get_accumulate(buf, 2, empty, buf, 0, MPI_INT, right, 0, 1, empty, MPI_SUM, win));
+    EXPECT(MPI_Accumulate(buf, 1, MPI_INT, right, 0, 1, empty, MPI_SUM, win), MPI_ERR_TYPE);
+    MPI_Type_free(&empty);
     MPI_Request zr[3];
     PX_MPI(MPI_Rget(buf, 0, MPI_INT, right, 0, 0, MPI_INT, win, &zr[0]));
     PX_MPI(MPI_Rput(buf, 0, MPI_INT, right, 0, 0, MPI_INT, win, &zr[1]));
@@ -172,11 +182,23 @@ int main(int argc, char **argv)
     PX_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     EXPECT(MPI_Win_detach(win, buf), MPI_ERR_RMA_ATTACH);
     static int attached[N];
-    PX_MPI(MPI_Win_attach(win, attached, sizeof(attached)));
+    /* two regions, one right after the other: an access may run through both */
+    PX_MPI(MPI_Win_attach(win, attached, sizeof(attached) / 2));
+    PX_MPI(MPI_Win_attach(win, attached + N / 2, sizeof(attached) / 2));
     MPI_Aint addr, raddr;
     MPI_Get_address(attached, &addr);
-    MPI_Sendrecv(&addr, 1, MPI_AINT, (me + np - 1) % np, 0, &raddr, 1, MPI_AINT, right, 0,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int left = (me + np - 1) % np, whole[N];
+    MPI_Sendrecv(&addr, 1, MPI_AINT, left, 0, &raddr, 1, MPI_AINT, right, 0, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    for (int i = 0; i < N; i++)
+        whole[i] = me * 100 + i;
+    PX_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    PX_MPI(MPI_Put(whole, N, MPI_INT, right, raddr, N, MPI_INT, win));
+    PX_MPI(MPI_Win_unlock(right, win));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < N; i++)
+        PX_CHECK(attached[i] == left * 100 + i, "put through two regions: [%d] = %d", i,
+                 attached[i]);
     PX_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
     MPI_Get(buf, 1, MPI_INT, right, raddr + (MPI_Aint)sizeof(attached), 1, MPI_INT, win);
     EXPECT(MPI_Win_unlock(right, win), MPI_ERR_RMA_RANGE);
@@ -186,6 +208,7 @@ int main(int argc, char **argv)
     PX_MPI(MPI_Win_unlock(right, win));
     MPI_Barrier(MPI_COMM_WORLD);
     PX_MPI(MPI_Win_detach(win, attached));
+    PX_MPI(MPI_Win_detach(win, attached + N / 2));
     PX_MPI(MPI_Win_free(&win));
     return px_test_finish("window attributes, names, hints, handlers and %d error cases", 20);
 }

@@ -504,6 +504,9 @@ static int px_rma_acc(const void *oaddr, int ocount, MPI_Datatype odt, void *rad
         return px_rma_nothing(w, request, fn);
     if (rc)
         return rc;
+    size_t n = (size_t)tcount * (size_t)td->size;
+    if (!n && (!od || !ocount || !od->size) && (!rd || !rcount || !rd->size))
+        return px_rma_nothing(w, request, fn); /* no data anywhere: any types will do */
     MPI_Datatype basic = px_rma_basic(td);
     const px_dtype_builtin_t *bb = px_mpi_dtype_builtin(basic);
     if (!bb || !bb->size)
@@ -513,7 +516,6 @@ static int px_rma_acc(const void *oaddr, int ocount, MPI_Datatype odt, void *rad
         return px_mpi_win_error(w, MPI_ERR_TYPE, fn,
                                 "accumulates do not take a pair type with a gap between its value "
                                 "and its index (MPI_SHORT_INT)");
-    size_t n = (size_t)tcount * (size_t)td->size;
     if (n && op != MPI_REPLACE && op != MPI_NO_OP &&
         px_mpi_op_builtin_check(op, basic) != MPI_SUCCESS)
         return px_mpi_win_error(w, MPI_ERR_OP, fn, "the operation does not apply to this type");

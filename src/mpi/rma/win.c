@@ -390,9 +390,6 @@ PX_PMPI(MPI_Win_shared_query)
     PX_GET_WIN(w, win, fn);
     if (!size || !disp_unit || !baseptr)
         return px_mpi_win_error(w, MPI_ERR_ARG, fn, "null argument");
-    if (w->flavor != MPI_WIN_FLAVOR_SHARED)
-        return px_mpi_win_error(w, MPI_ERR_RMA_FLAVOR, fn,
-                                "not a window of MPI_Win_allocate_shared");
     int n = w->comm->size;
     if (rank == MPI_PROC_NULL) { /* the first member with memory */
         rank = 0;
@@ -401,9 +398,16 @@ PX_PMPI(MPI_Win_shared_query)
     }
     if (rank < 0 || rank >= n)
         return px_mpi_win_error(w, MPI_ERR_RANK, fn, "invalid rank %d", rank);
-    *size = w->sizes[rank];
     *disp_unit = w->disp_units[rank];
-    *(void **)baseptr = (char *)w->seg + w->seg_off[rank];
+    /* any flavor (MPI-4.0): a part this process cannot load from directly
+     * is reported empty, with a null address; so is an empty part */
+    void *at = NULL;
+    if (w->seg)
+        at = (char *)w->seg + w->seg_off[rank];
+    else if (rank == w->comm->rank && w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
+        at = w->base;
+    *size = at ? w->sizes[rank] : 0;
+    *(void **)baseptr = *size ? at : NULL;
     return MPI_SUCCESS;
 }
 PX_WEAK(MPI_Win_shared_query)
