@@ -8,18 +8,19 @@
  * bit set), so partitioned and ordinary messages never match each other,
  * and large partitions take the rendezvous path like any large message.
  *
- * The first start of a request matches it with the other side: the sender
- * sends a handshake {total bytes, its partitions, a reply tag} tagged with
- * the program's tag, which the receiver's first start receives (matching
- * by communicator, source and tag, in order, as any message does); the
+ * The init call matches the request with the other side, so that requests
+ * match in the order of their init calls: the sender sends a handshake
+ * {total bytes, its partitions, a reply tag} tagged with the program's
+ * tag, which the receiver's init posts a receive for (matching by
+ * communicator, source and tag, in order, as any message does); the
  * receiver checks the sizes and answers on the reply tag with the first of
  * as many consecutive tags as the sender has partitions, or with a refusal
- * (total sizes differ: both sides complete with MPI_ERR_TRUNCATE). From then
- * on, every start of the receiver posts one receive per send partition on
- * those tags, and every MPI_Pready sends its partition at once as one
- * message; before the answer has come, readied partitions wait for it and
- * go as soon as it arrives (a background poll sees to that while the
- * program waits elsewhere). The sides may use different partition counts:
+ * (total sizes differ: both sides' starts complete with MPI_ERR_TRUNCATE).
+ * From then on, every start of the receiver posts one receive per send
+ * partition on those tags, and every MPI_Pready sends its partition at once
+ * as one message; before the answer has come, readied partitions wait for
+ * it and go as soon as it arrives (a background poll sees to that, from
+ * the init call on, while the program waits elsewhere). The sides may use different partition counts:
  * a receive partition has arrived once every send partition overlapping it
  * has. The tags are negative, allocated from one counter per process for
  * whatever that process receives, so they never meet the program's tags
@@ -35,8 +36,8 @@
 #include <stdlib.h>
 
 enum {
-    PX_PART_NEW,     /* never started: not matched yet */
-    PX_PART_HS,      /* first start: handshake under way */
+    PX_PART_NEW,     /* being initialised: not matched yet */
+    PX_PART_HS,      /* handshake under way (from the init call) */
     PX_PART_MATCHED, /* matched; the tags are known */
     PX_PART_FAILED,  /* matching failed: every start completes with err */
     PX_PART_NULL,    /* MPI_PROC_NULL: every start completes at once */
@@ -187,7 +188,8 @@ static void px_part_advance(px_part_t *p)
     }
     if (ok) {
         p->state = PX_PART_MATCHED;
-        px_part_post_recvs(p);
+        if (r->active) /* else its start posts them: the buffer is the program's till then */
+            px_part_post_recvs(p);
     }
 }
 
@@ -275,8 +277,10 @@ static void px_part_release(px_mpi_req_t *r)
         return;
     if (p->bg)
         px_mpi_req_free(p->bg);
-    if (p->state == PX_PART_HS) /* freed before its first start ended (MPI_Request_free refuses) */
+    if (p->state == PX_PART_HS) /* freed before it was matched */
         px_proto_cancel_recv(&p->hs_in);
+    if (p->hs_out_used) /* the handshake or its answer: the layer below still holds it */
+        px_proto_wait(&p->hs_out);
     px_mpi_dt_release(r->dtype);
     r->dtype = MPI_DATATYPE_NULL;
     free(p->msg);
@@ -285,29 +289,11 @@ static void px_part_release(px_mpi_req_t *r)
     r->sched = NULL;
 }
 
-int px_mpi_part_start(px_mpi_req_t *r)
+/* The handshake, from MPI_Psend_init / MPI_Precv_init: the init calls
+ * match in their order (MPI-4.0 4.2.1), as the handshakes do. */
+static int px_part_handshake(px_part_t *p)
 {
-    px_part_t *p = r->sched;
-    px_mpi_comm_t *c = r->comm;
-    r->st_source = MPI_ANY_SOURCE;
-    r->st_tag = MPI_ANY_TAG;
-    r->st_count = 0;
-    r->st_error = MPI_SUCCESS;
-    memset(p->flag, 0, (size_t)p->nparts);
-    p->nready = 0;
-    p->nsent = 0;
-    p->finished = 0;
-    switch (p->state) {
-    case PX_PART_MATCHED:
-        if (!p->send)
-            px_part_post_recvs(p);
-        return MPI_SUCCESS;
-    case PX_PART_NEW:
-        break;
-    default: /* failed or MPI_PROC_NULL: complete at once */
-        return MPI_SUCCESS;
-    }
-    /* the first start: the handshake */
+    px_mpi_req_t *r = p->req;
     px_status_t st;
     if (p->send) {
         int rtag = px_part_tags(1);
@@ -315,8 +301,8 @@ int px_mpi_part_start(px_mpi_req_t *r)
         p->hs[0] = p->total;
         p->hs[1] = (uint64_t)p->nparts;
         p->hs[2] = (uint64_t)(int64_t)rtag;
-        st = px_proto_isend(&p->hs_out, p->peer, p->hctx, c->rank, r->tag, p->hs, sizeof(p->hs),
-                            PX_PROTO_MODE_STD);
+        st = px_proto_isend(&p->hs_out, p->peer, p->hctx, r->comm->rank, r->tag, p->hs,
+                            sizeof(p->hs), PX_PROTO_MODE_STD);
         if (st != PX_OK) {
             px_proto_cancel_recv(&p->hs_in);
             return px_part_class(st);
@@ -330,6 +316,24 @@ int px_mpi_part_start(px_mpi_req_t *r)
     if (p->state == PX_PART_HS)
         px_mpi_req_poll_start(p->bg);
     return MPI_SUCCESS;
+}
+
+int px_mpi_part_start(px_mpi_req_t *r)
+{
+    px_part_t *p = r->sched;
+    r->st_source = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    r->st_count = 0;
+    r->st_error = MPI_SUCCESS;
+    memset(p->flag, 0, (size_t)p->nparts);
+    p->nready = 0;
+    p->nsent = 0;
+    p->finished = 0;
+    /* a receiver matched before its start posts its receives now; one
+     * still matching does when the match completes */
+    if (p->state == PX_PART_MATCHED && !p->send)
+        px_part_post_recvs(p);
+    return MPI_SUCCESS; /* failed or MPI_PROC_NULL: completes at once */
 }
 
 /* ---------- initialisation ---------- */
@@ -409,6 +413,11 @@ static int px_part_init(const void *buf, int partitions, MPI_Count count, MPI_Da
     r->sched = p;
     r->poll = px_part_poll;
     r->release = px_part_release;
+    int rc = p->state == PX_PART_NEW ? px_part_handshake(p) : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) {
+        px_mpi_req_free(r);
+        return px_mpi_error(c, rc, fn, "cannot reach rank %d", rank);
+    }
     *request = r->handle;
     return MPI_SUCCESS;
 }

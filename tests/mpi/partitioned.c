@@ -13,7 +13,8 @@
  *   - a strided datatype on both sides (packed and unpacked per partition);
  *   - partitions readied from several threads, with MPI_THREAD_MULTIPLE;
  *   - partitioned and ordinary messages with the same tag do not match
- *     each other; two partitioned pairs with one tag match in order;
+ *     each other; two partitioned pairs with one tag match in the order of
+ *     their init calls, whatever the order of their starts;
  *   - MPI_PROC_NULL; the error classes of bad arguments, of readying a
  *     partition twice or outside a start, and of a total size mismatch. */
 #include <pthread.h>
@@ -288,6 +289,28 @@ static void matching(void)
     for (int i = 0; i < 6; i++)
         if (rq[i] != MPI_REQUEST_NULL)
             MPI_Request_free(&rq[i]);
+
+    /* the same sizes: the init calls' order decides, not the starts' */
+    int c[64], d[64], z[64], w[64];
+    for (int i = 0; i < 64; i++)
+        c[i] = val(me, 3, 50, i), d[i] = val(me, 4, 50, i), z[i] = w[i] = -1;
+    PX_MPI(MPI_Psend_init(c, 2, 32, MPI_INT, right, TAG, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[0]));
+    PX_MPI(MPI_Psend_init(d, 2, 32, MPI_INT, right, TAG, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[1]));
+    PX_MPI(MPI_Precv_init(z, 2, 32, MPI_INT, left, TAG, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[2]));
+    PX_MPI(MPI_Precv_init(w, 2, 32, MPI_INT, left, TAG, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[3]));
+    PX_MPI(MPI_Start(&rq[2])); /* receives in init order, sends the other way round */
+    PX_MPI(MPI_Start(&rq[1]));
+    PX_MPI(MPI_Pready_range(0, 1, rq[1]));
+    PX_MPI(MPI_Start(&rq[3]));
+    PX_MPI(MPI_Start(&rq[0]));
+    PX_MPI(MPI_Pready_range(0, 1, rq[0]));
+    PX_MPI(MPI_Waitall(4, rq, st));
+    bad = 0;
+    for (int i = 0; i < 64; i++)
+        bad += (z[i] != val(left, 3, 50, i)) + (w[i] != val(left, 4, 50, i));
+    PX_CHECK(!bad, "pairs started out of their init order: %d wrong values", bad);
+    for (int i = 0; i < 4; i++)
+        MPI_Request_free(&rq[i]);
 }
 
 static void procnull(void)
