@@ -236,6 +236,10 @@ PX_PMPI(MPI_Comm_create_from_group)
     px_mpi_group_t *g = px_mpi_group_get(group);
     if (!g)
         return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_GROUP, fn, "invalid group");
+    if (!g->size) { /* MPI_GROUP_EMPTY: nobody to agree with */
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
     if (g->rank == MPI_UNDEFINED)
         return px_mpi_error_obj(eh, MPI_COMM_NULL, MPI_ERR_GROUP, fn,
                                 "the calling process is not a member of the group");

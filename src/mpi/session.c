@@ -49,11 +49,12 @@ static px_mpi_session_t *px_session_get(MPI_Session h)
 #define PX_SESSION_ERR(s, cls, fn, ...)                                                            \
     px_mpi_error_obj((s)->errh, (s)->handle, cls, fn, __VA_ARGS__)
 
-/* The index of a process set, -1 if there is none of that name. */
+/* The index of a process set, -1 if there is none of that name (in any
+ * case: programs written for MPICH say "mpi://world"). */
 static int px_pset_find(const char *name)
 {
     for (int i = 0; name && i < PX_NPSETS; i++)
-        if (!strcmp(name, px_psets[i]))
+        if (!strcasecmp(name, px_psets[i]))
             return i;
     return -1;
 }
