@@ -9,18 +9,21 @@ static px_htab_t px_msg_tab;
 #define PX_MSG_DYN 0xec000000u
 
 static inline __attribute__((always_inline)) int px_p2p_check(px_mpi_comm_t *c, int count,
-                                                              MPI_Datatype dt, int rank, int tag,
+                                                              MPI_Datatype *dt, int rank, int tag,
                                                               int recv, const char *fn,
                                                               px_mpi_dt_t **d_p)
 {
     px_mpi_dt_t *d = NULL;
     if (__builtin_expect(count < 0, 0))
         return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", count);
-    d = px_mpi_dt_get(dt);
-    /* No data goes to or from MPI_PROC_NULL: MPI_DATATYPE_NULL is accepted
-     * there (as MPICH does), read as bytes. */
-    if (__builtin_expect(!d, 0) && dt == MPI_DATATYPE_NULL && rank == MPI_PROC_NULL)
+    d = px_mpi_dt_get(*dt);
+    /* When no data moves (MPI_PROC_NULL, count 0), MPI_DATATYPE_NULL is
+     * accepted (as MPICH does), read as bytes. */
+    if (__builtin_expect(!d, 0) && *dt == MPI_DATATYPE_NULL &&
+        (rank == MPI_PROC_NULL || count == 0)) {
+        *dt = MPI_BYTE;
         d = px_mpi_dt_get(MPI_BYTE);
+    }
     if (__builtin_expect(!d, 0))
         return px_mpi_error(c, MPI_ERR_TYPE, fn, "invalid datatype");
     if (__builtin_expect(!d->committed, 0))
@@ -181,7 +184,7 @@ static int px_send_blocking(const void *buf, int count, MPI_Datatype dt, int des
     px_mpi_dt_t *d = NULL;
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
-    int rc = px_p2p_check(c, count, dt, dest, tag, 0, fn, &d);
+    int rc = px_p2p_check(c, count, &dt, dest, tag, 0, fn, &d);
     if (rc != MPI_SUCCESS)
         return rc;
     if (dest == MPI_PROC_NULL)
@@ -232,7 +235,7 @@ static int px_isend_user(const void *buf, int count, MPI_Datatype dt, int dest, 
     px_mpi_req_t *r;
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
-    int rc = px_p2p_check(c, count, dt, dest, tag, 0, fn, &d);
+    int rc = px_p2p_check(c, count, &dt, dest, tag, 0, fn, &d);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!request)
@@ -280,7 +283,7 @@ PX_PMPI(MPI_Recv)
     px_mpi_dt_t *d = NULL;
     PX_CHECK_INIT("MPI_Recv");
     PX_GET_COMM(c, comm, "MPI_Recv");
-    int rc = px_p2p_check(c, count, dt, source, tag, 1, "MPI_Recv", &d);
+    int rc = px_p2p_check(c, count, &dt, source, tag, 1, "MPI_Recv", &d);
     if (rc != MPI_SUCCESS)
         return rc;
     px_mpi_req_t r;
@@ -316,7 +319,7 @@ PX_PMPI(MPI_Irecv)
     px_mpi_req_t *r;
     PX_CHECK_INIT("MPI_Irecv");
     PX_GET_COMM(c, comm, "MPI_Irecv");
-    int rc = px_p2p_check(c, count, dt, source, tag, 1, "MPI_Irecv", &d);
+    int rc = px_p2p_check(c, count, &dt, source, tag, 1, "MPI_Irecv", &d);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!request)
@@ -338,9 +341,9 @@ PX_PMPI(MPI_Sendrecv)
     px_mpi_req_t *rr, *sr;
     PX_CHECK_INIT("MPI_Sendrecv");
     PX_GET_COMM(c, comm, "MPI_Sendrecv");
-    int rc = px_p2p_check(c, sendcount, sendtype, dest, sendtag, 0, "MPI_Sendrecv", &d);
+    int rc = px_p2p_check(c, sendcount, &sendtype, dest, sendtag, 0, "MPI_Sendrecv", &d);
     if (rc == MPI_SUCCESS)
-        rc = px_p2p_check(c, recvcount, recvtype, source, recvtag, 1, "MPI_Sendrecv", &d);
+        rc = px_p2p_check(c, recvcount, &recvtype, source, recvtag, 1, "MPI_Sendrecv", &d);
     if (rc != MPI_SUCCESS)
         return rc;
     rc = px_mpi_irecv_internal(&rr, recvbuf, recvcount, recvtype, source, recvtag, c, c->ctx);
@@ -370,9 +373,9 @@ PX_PMPI(MPI_Sendrecv_replace)
     px_mpi_dt_t *d = NULL;
     PX_CHECK_INIT("MPI_Sendrecv_replace");
     PX_GET_COMM(c, comm, "MPI_Sendrecv_replace");
-    int rc = px_p2p_check(c, count, dt, dest, sendtag, 0, "MPI_Sendrecv_replace", &d);
+    int rc = px_p2p_check(c, count, &dt, dest, sendtag, 0, "MPI_Sendrecv_replace", &d);
     if (rc == MPI_SUCCESS)
-        rc = px_p2p_check(c, count, dt, source, recvtag, 1, "MPI_Sendrecv_replace", &d);
+        rc = px_p2p_check(c, count, &dt, source, recvtag, 1, "MPI_Sendrecv_replace", &d);
     if (rc != MPI_SUCCESS)
         return rc;
     size_t nbytes = (size_t)count * (size_t)d->size;
@@ -429,9 +432,9 @@ static int px_isendrecv(const void *sbuf, int scount, MPI_Datatype stype, int de
     if (!request)
         return px_mpi_error(c, MPI_ERR_ARG, fn, "null request pointer");
     px_mpi_dt_t *d = NULL;
-    int rc = px_p2p_check(c, scount, stype, dest, stag, 0, fn, &d);
+    int rc = px_p2p_check(c, scount, &stype, dest, stag, 0, fn, &d);
     if (rc == MPI_SUCCESS)
-        rc = px_p2p_check(c, rcount, rtype, source, rtag, 1, fn, &d);
+        rc = px_p2p_check(c, rcount, &rtype, source, rtag, 1, fn, &d);
     if (rc != MPI_SUCCESS)
         return rc;
     px_sendrecv_t *sr = calloc(1, sizeof(*sr));
@@ -483,7 +486,7 @@ PX_PMPI(MPI_Isendrecv_replace)
     px_mpi_dt_t *d = NULL;
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
-    int rc = px_p2p_check(c, count, dt, dest, stag, 0, fn, &d);
+    int rc = px_p2p_check(c, count, &dt, dest, stag, 0, fn, &d);
     if (rc != MPI_SUCCESS)
         return rc;
     size_t nbytes = (size_t)count * (size_t)d->size;
@@ -725,7 +728,7 @@ static int px_persist_init(const void *buf, int count, MPI_Datatype dt, int rank
     px_mpi_dt_t *d = NULL;
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
-    int rc = px_p2p_check(c, count, dt, rank, tag, kind == PX_MPI_REQ_RECV, fn, &d);
+    int rc = px_p2p_check(c, count, &dt, rank, tag, kind == PX_MPI_REQ_RECV, fn, &d);
     if (rc != MPI_SUCCESS)
         return rc;
     if (!request)

@@ -82,7 +82,7 @@ int main(int argc, char **argv)
              "a PROC_NULL receive modified the buffer");
 
     /* No data moves, so MPI_DATATYPE_NULL is accepted with PROC_NULL (as in
-     * MPICH), and still refused with a real peer. */
+     * MPICH). */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rc = MPI_Irecv(NULL, 0, MPI_DATATYPE_NULL, MPI_PROC_NULL, 11, MPI_COMM_WORLD, &r[0]);
     PX_CHECK(rc == MPI_SUCCESS, "Irecv(PROC_NULL, MPI_DATATYPE_NULL) rc %d", rc);
@@ -104,10 +104,19 @@ int main(int argc, char **argv)
         check_null_status(&st, "Recv_init/Start with MPI_DATATYPE_NULL");
         MPI_Request_free(&r[0]);
     }
-    int cls = -1;
-    rc = MPI_Send(NULL, 0, MPI_DATATYPE_NULL, px_test_rank, 11, MPI_COMM_WORLD);
+    /* with a real peer too when the count is 0 (as in MPICH) */
+    rc = MPI_Isend(NULL, 0, MPI_DATATYPE_NULL, px_test_rank, 11, MPI_COMM_WORLD, &r[0]);
+    PX_CHECK(rc == MPI_SUCCESS, "Isend(0, MPI_DATATYPE_NULL) to a rank: rc %d", rc);
+    rc = MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, px_test_rank, 11, MPI_COMM_WORLD, &st);
+    PX_CHECK(rc == MPI_SUCCESS && st.MPI_SOURCE == px_test_rank && st.MPI_TAG == 11,
+             "Recv(0, MPI_DATATYPE_NULL) from a rank: rc %d", rc);
+    if (rc == MPI_SUCCESS)
+        MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    /* and refused when data would move */
+    int cls = -1, one = 1;
+    rc = MPI_Send(&one, 1, MPI_DATATYPE_NULL, px_test_rank, 11, MPI_COMM_WORLD);
     MPI_Error_class(rc, &cls);
-    PX_CHECK(cls == MPI_ERR_TYPE, "Send(MPI_DATATYPE_NULL) to a rank: class %d", cls);
+    PX_CHECK(cls == MPI_ERR_TYPE, "Send(1, MPI_DATATYPE_NULL) to a rank: class %d", cls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 
     /* Ring with open ends: the ends talk to PROC_NULL. */
