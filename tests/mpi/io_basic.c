@@ -209,13 +209,13 @@ int main(int argc, char **argv)
     MPI_Datatype back;
     MPI_Type_create_hindexed(2, bl, dd, MPI_INT, &back);
     MPI_Type_commit(&back);
-    EXPECT_CLASS(MPI_File_set_view(fh, 0, MPI_INT, back, "native", MPI_INFO_NULL), MPI_ERR_TYPE);
+    EXPECT_CLASS(MPI_File_set_view(fh, 0, MPI_INT, back, "native", MPI_INFO_NULL), MPI_ERR_IO);
     MPI_Type_free(&back);
     dd[0] = -8;
     dd[1] = 0;
     MPI_Type_create_hindexed(2, bl, dd, MPI_INT, &back);
     MPI_Type_commit(&back);
-    EXPECT_CLASS(MPI_File_set_view(fh, 0, MPI_INT, back, "native", MPI_INFO_NULL), MPI_ERR_TYPE);
+    EXPECT_CLASS(MPI_File_set_view(fh, 0, MPI_INT, back, "native", MPI_INFO_NULL), MPI_ERR_IO);
     MPI_Type_free(&back);
     /* the old view is still in place */
     PX_MPI(MPI_File_get_byte_offset(fh, 1, &disp));

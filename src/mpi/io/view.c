@@ -65,15 +65,15 @@ static int px_io_view_blocks(px_io_view_t *v, const px_dt_run_t *runs, MPI_Aint 
             continue;
         if (off < 0) {
             *why = "the filetype has a negative displacement";
-            return MPI_ERR_TYPE;
+            return MPI_ERR_IO;
         }
         if (n && off < v->boff[n - 1]) {
             *why = "the filetype's displacements decrease";
-            return MPI_ERR_TYPE;
+            return MPI_ERR_IO;
         }
         if (n && writable && off < v->boff[n - 1] + v->blen[n - 1]) {
             *why = "the filetype overlaps itself";
-            return MPI_ERR_TYPE;
+            return MPI_ERR_IO;
         }
         if (n && off == v->boff[n - 1] + v->blen[n - 1]) {
             v->blen[n - 1] += len;
