@@ -71,6 +71,10 @@ static int px_rma_flush_range(px_mpi_win_t *w, int lo, int hi, int unlock, const
             px_rma_shm_unlock(w, t, unlock == 2 ? w->lock_all : w->locked[t]);
         return err ? px_mpi_win_error(w, err, fn, "an operation of the epoch failed") : 0;
     }
+    /* one pass of progress even when nothing is awaited (operations on
+     * this process's own part complete at once): a process that polls its
+     * own part in a loop still serves the others' operations on it */
+    px_proto_progress();
     /* the requests go first, behind the operations on each channel: the
      * operations' own completion here is awaited meanwhile */
     for (int t = lo; t < hi; t++) {
