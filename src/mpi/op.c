@@ -243,6 +243,12 @@ PX_PMPI(MPI_Reduce_local)
     int commute;
     if (count < 0)
         return px_mpi_error(NULL, MPI_ERR_COUNT, "MPI_Reduce_local", "negative count");
+    if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
+        return px_mpi_error(NULL, MPI_ERR_BUFFER, "MPI_Reduce_local",
+                            "MPI_IN_PLACE is not a buffer here");
+    if (count && inbuf == inoutbuf)
+        return px_mpi_error(NULL, MPI_ERR_BUFFER, "MPI_Reduce_local",
+                            "the two buffers are the same");
     int rc = px_mpi_op_check(op, datatype, &commute);
     if (rc != MPI_SUCCESS)
         return px_mpi_error(NULL, rc, "MPI_Reduce_local", "%s", px_mpi_op_check_msg(op, datatype));

@@ -414,6 +414,10 @@ static void mixed(void)
     PX_EXPECT_CLASS(MPI_Iallreduce(a, b, 2, mt, MPI_SUM, MPI_COMM_WORLD, &req), MPI_ERR_OP);
     PX_EXPECT_CLASS(MPI_Scan(a, b, 2, mt, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_OP);
     PX_EXPECT_CLASS(MPI_Reduce_local(a, b, 2, mt, MPI_SUM), MPI_ERR_OP);
+    /* MPI_IN_PLACE or one buffer twice: an error, not a crash */
+    PX_EXPECT_CLASS(MPI_Reduce_local(MPI_IN_PLACE, b, 2, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+    PX_EXPECT_CLASS(MPI_Reduce_local(a, MPI_IN_PLACE, 2, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+    PX_EXPECT_CLASS(MPI_Reduce_local(b, b, 2, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
     PX_EXPECT_CLASS(MPI_Reduce_local(a, b, 2, mt, MPI_MINLOC), MPI_ERR_OP);
     /* a predefined operation not defined for the one type: still refused */
     PX_EXPECT_CLASS(MPI_Allreduce(a, b, 2, cases[0].dt, MPI_BAND, MPI_COMM_WORLD), MPI_ERR_OP);
