@@ -5,7 +5,8 @@
  * wildcard source as well; nonblocking and blocking calls mixed; then each
  * thread runs collectives on its own communicator while the others do the
  * same; then each thread duplicates its communicator over and over while
- * the others do too, and checks that the copies are distinct. Every byte is
+ * the others do too, and checks that the copies are distinct (messages and
+ * a collective on each). Every byte is
  * checked; a lost wake-up or a corrupted queue shows as a wrong checksum or
  * a hang (the test's timeout). */
 #include <pthread.h>
@@ -87,6 +88,12 @@ static void *worker(void *arg)
             TCHECK(in == out, "thread %d dup %d: got %d from the peer's thread %d", t, i, in,
                    in / 1000);
         }
+        /* a collective on each new one: its shared segment is its own too */
+        long v = 100 * t + i + px_test_rank, sum = -1;
+        MPI_Allreduce(&v, &sum, 1, MPI_LONG, MPI_SUM, nc);
+        long want =
+            (long)px_test_size * (100 * t + i) + (long)px_test_size * (px_test_size - 1) / 2;
+        TCHECK(sum == want, "thread %d dup %d allreduce: %ld, expected %ld", t, i, sum, want);
         MPI_Comm_free(&nc);
     }
     free(s);

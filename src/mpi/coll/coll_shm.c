@@ -93,7 +93,11 @@ void px_coll_shm_free(struct px_coll_shm *m)
 {
     if (!m || m == &px_cshm_none)
         return;
-    if (m->state == 1 && m->id && (m->kept_world = malloc(sizeof(int) * (size_t)m->n))) {
+    /* kept for a later communicator of the same members, unless threads
+     * may create communicators at once: two creations whose collectives
+     * interleave across threads could then pick the same kept segment */
+    if (m->state == 1 && m->id && !px_cs_on &&
+        (m->kept_world = malloc(sizeof(int) * (size_t)m->n))) {
         memcpy(m->kept_world, m->world, sizeof(int) * (size_t)m->n);
         m->world = m->kept_world;
         int i = 0; /* a free place, else the oldest */
