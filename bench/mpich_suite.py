@@ -42,6 +42,9 @@ MPITESTCONF = "".join(f"#define {d} 1\n" for d in CONF_DEFINES) + (
 DTPOOLSCONF = "#define HAVE_STDLIB_H 1\n#define HAVE_STRING_H 1\n#define HAVE_STRDUP 1\n"
 
 HARNESS = ["util/mtest.c", "util/mtest_common.c", "util/mtest_single.c", "util/dtypes.c"]
+# the threads/ programs link the harness's thread functions (POSIX threads) instead
+HARNESS_THREAD = [s.replace("mtest_single", "mtest_thread") for s in HARNESS]
+MTEST_THREAD = []  # the threaded harness library, once built
 
 
 @dataclass
@@ -173,6 +176,11 @@ def build_support(opts, root, work):
     mtest, err = archive("libmtest.a", HARNESS, work / "obj-util")
     if mtest is None:
         sys.exit(f"cannot build MPICH's test harness: {err}")
+    mtest_thread, err = archive("libmtest_thread.a", HARNESS_THREAD, work / "obj-util-thread")
+    if mtest_thread is None:
+        print(f"warning: the threaded harness was not built ({err}); threads/ tests will not link")
+    else:
+        MTEST_THREAD.append(str(mtest_thread))
     main_obj = work / "obj-util/run_mpitests.o"
     rc, log = sh([str(opts.mpicc), "-c", *cflags, str(root / "util/run_mpitests.c"),
                   "-o", str(main_obj)])
@@ -213,6 +221,8 @@ def build_program(opts, root, work, makeinfo, cflags, libs, dtp_err, t):
         return False, "source not found: " + " ".join(s.name for s in sources if not s.exists())
     # Tests converted to MPICH's multi-test style define run() and take main()
     # from run_mpitests.o (libs[0]); most still have their own main().
+    if MTEST_THREAD and (t.dir == "threads" or t.dir.startswith("threads/")):
+        libs = [libs[0], MTEST_THREAD[0]] + libs[2:]
     if any(re.search(r"^\s*int\s+main\s*\(", s.read_text(errors="replace"), re.M)
            for s in sources):
         libs = libs[1:]
