@@ -20,11 +20,11 @@
  * partition on those tags, and every MPI_Pready sends its partition at once
  * as one message; before the answer has come, readied partitions wait for
  * it and go as soon as it arrives (a background poll sees to that, from
- * the init call on, while the program waits elsewhere). The sides may use different partition counts:
- * a receive partition has arrived once every send partition overlapping it
- * has. The tags are negative, allocated from one counter per process for
- * whatever that process receives, so they never meet the program's tags
- * (the handshakes) nor each other.
+ * the init call on, while the program waits elsewhere). The sides may use
+ * different partition counts: a receive partition has arrived once every
+ * send partition overlapping it has. The tags are negative, allocated from
+ * one counter per process for whatever that process receives, so they
+ * never meet the program's tags (the handshakes) nor each other.
  *
  * A non-contiguous datatype goes through a packed copy: a send partition is
  * packed when it is readied, a receive partition unpacked when MPI_Parrived
