@@ -97,11 +97,16 @@ static int px_pset_members(int p, int *world, int *me)
 static int px_info_check(MPI_Info info) { return info == MPI_INFO_NULL || px_mpi_info_valid(info); }
 
 /* "thread_level" of the info given to MPI_Session_init: every level is
- * provided; MPI_THREAD_SINGLE when none is asked for. */
+ * provided; MPI_THREAD_SINGLE when none is asked for. The library's lock
+ * is the process's: once the world model, the tool interface or another
+ * session has turned it on, every session runs MPI_THREAD_MULTIPLE and
+ * says so, as MPICH's do. */
 static int px_session_level(MPI_Info info)
 {
     char v[64];
     int flag = 0;
+    if (px_cs_on)
+        return MPI_THREAD_MULTIPLE;
     if (info == MPI_INFO_NULL ||
         PMPI_Info_get(info, "thread_level", (int)sizeof(v) - 1, v, &flag) != MPI_SUCCESS || !flag)
         return MPI_THREAD_SINGLE;

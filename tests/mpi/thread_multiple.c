@@ -6,7 +6,8 @@
  * thread runs collectives on its own communicator while the others do the
  * same; then each thread duplicates its communicator over and over while
  * the others do too, and checks that the copies are distinct (messages and
- * a collective on each). Every byte is
+ * a collective on each); then each thread opens a session of its own,
+ * which must say MPI_THREAD_MULTIPLE, and a communicator from it. Every byte is
  * checked; a lost wake-up or a corrupted queue shows as a wrong checksum or
  * a hang (the test's timeout). */
 #include <pthread.h>
@@ -95,6 +96,42 @@ static void *worker(void *arg)
             (long)px_test_size * (100 * t + i) + (long)px_test_size * (px_test_size - 1) / 2;
         TCHECK(sum == want, "thread %d dup %d allreduce: %ld, expected %ld", t, i, sum, want);
         MPI_Comm_free(&nc);
+    }
+    /* a session per thread, opened without info while the others open
+     * theirs: the process runs MPI_THREAD_MULTIPLE, so the session does too;
+     * a communicator from its WORLD or SELF set, told apart by its tag */
+    MPI_Session ses = MPI_SESSION_NULL;
+    int rc = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &ses);
+    TCHECK(rc == MPI_SUCCESS, "thread %d MPI_Session_init: %d", t, rc);
+    if (rc == MPI_SUCCESS) {
+        MPI_Info used;
+        char lv[64] = "";
+        int flag = 0;
+        MPI_Session_get_info(ses, &used);
+        MPI_Info_get(used, "thread_level", (int)sizeof(lv) - 1, lv, &flag);
+        MPI_Info_free(&used);
+        TCHECK(flag && !strcmp(lv, "MPI_THREAD_MULTIPLE"), "thread %d session thread_level %s", t,
+               flag ? lv : "(none)");
+        char tag[32];
+        snprintf(tag, sizeof tag, "org.plexus.test.thread%d", t);
+        MPI_Group g = MPI_GROUP_NULL;
+        MPI_Comm sc = MPI_COMM_NULL;
+        MPI_Group_from_session_pset(ses, t % 2 ? "mpi://WORLD" : "mpi://SELF", &g);
+        rc = MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, &sc);
+        TCHECK(rc == MPI_SUCCESS, "thread %d MPI_Comm_create_from_group: %d", t, rc);
+        MPI_Group_free(&g);
+        if (rc == MPI_SUCCESS) {
+            int n = -1;
+            long v = px_test_rank + t, sum = -1;
+            MPI_Comm_size(sc, &n);
+            MPI_Allreduce(&v, &sum, 1, MPI_LONG, MPI_SUM, sc);
+            long want = t % 2 ? (long)px_test_size * (px_test_size - 1) / 2 + (long)t * n : v;
+            TCHECK(n == (t % 2 ? px_test_size : 1) && sum == want,
+                   "thread %d session communicator: size %d, allreduce %ld, expected %ld", t, n,
+                   sum, want);
+            MPI_Comm_free(&sc);
+        }
+        MPI_Session_finalize(&ses);
     }
     free(s);
     free(r);
