@@ -1,6 +1,7 @@
 /* One-sided atomics, derived datatypes and request-based operations:
  * - every rank accumulates into one location of rank 0 at once (the exact
- *   sum, int and double), MINLOC on MPI_2INT;
+ *   sum, int and double), MINLOC on MPI_2INT, MAXLOC on MPI_SHORT_INT
+ *   (whose gap is never written), and replaces through a strided type;
  * - MPI_Fetch_and_op as a ticket counter: every ticket handed out once;
  * - MPI_Compare_and_swap as a lock around a get/put read-modify-write
  *   counter: it ends at the exact count;
@@ -8,6 +9,8 @@
  * - put, get and accumulate between a strided origin and an indexed target;
  * - MPI_Rput, MPI_Rget, MPI_Raccumulate, MPI_Rget_accumulate in a lock_all
  *   epoch, with flush_local and flush. */
+#include <stddef.h>
+
 #include "px_test.h"
 
 enum { SLOTS = 64 };
@@ -226,6 +229,79 @@ static void requests(void)
     free(dst);
 }
 
+/* MPI_SHORT_INT, whose index lies apart from its value: every rank's
+ * MAXLOC into rank 0's pairs at once (contiguous), then MPI_REPLACE through
+ * a strided target type with the old pairs fetched, and MPI_NO_OP reads;
+ * the gap between value and index is never written. */
+static void short_int_pairs(void)
+{
+    typedef struct {
+        short v;
+        int k;
+    } si_t;
+    enum { K = 12 };
+    int me = px_test_rank, np = px_test_size;
+    si_t *wm, mine[K], old[K], one = {-1, -1};
+    MPI_Win w;
+    PX_MPI(MPI_Win_allocate((MPI_Aint)sizeof(si_t) * K, sizeof(si_t), MPI_INFO_NULL, MPI_COMM_WORLD,
+                            &wm, &w));
+    memset(wm, 0x5a, sizeof(si_t) * K);
+    for (int i = 0; i < K; i++)
+        wm[i].v = -1, wm[i].k = -1;
+    for (int i = 0; i < K; i++) /* the largest value at rank i % np */
+        mine[i].v = (short)(me == i % np ? 100 + i : (i + me) % 3), mine[i].k = me;
+    MPI_Barrier(MPI_COMM_WORLD);
+    PX_MPI(MPI_Win_lock_all(0, w));
+    PX_MPI(MPI_Accumulate(mine, K, MPI_SHORT_INT, 0, 0, K, MPI_SHORT_INT, MPI_MAXLOC, w));
+    PX_MPI(MPI_Win_unlock_all(w));
+    MPI_Barrier(MPI_COMM_WORLD);
+    int bad = 0;
+    if (me == 0)
+        for (int i = 0; i < K; i++)
+            bad += wm[i].v != 100 + i || wm[i].k != i % np;
+    PX_CHECK(!bad, "MAXLOC on MPI_SHORT_INT: %d pairs wrong (first %d:%d)", bad, wm[0].v, wm[0].k);
+    MPI_Barrier(MPI_COMM_WORLD);
+    /* every third pair of rank 0's, two at a time, replaced by rank np-1 */
+    MPI_Datatype vec;
+    PX_MPI(MPI_Type_vector(K / 3, 2, 3, MPI_SHORT_INT, &vec));
+    PX_MPI(MPI_Type_commit(&vec));
+    if (me == np - 1) {
+        si_t nw[K];
+        for (int i = 0; i < K; i++)
+            nw[i].v = (short)(-i), nw[i].k = 1000 + i;
+        memset(old, 0, sizeof old);
+        PX_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w));
+        PX_MPI(MPI_Get_accumulate(nw, 2 * (K / 3), MPI_SHORT_INT, old, 2 * (K / 3), MPI_SHORT_INT,
+                                  0, 0, 1, vec, MPI_REPLACE, w));
+        PX_MPI(MPI_Win_flush(0, w));
+        PX_MPI(MPI_Fetch_and_op(NULL, &one, MPI_SHORT_INT, 0, 3, MPI_NO_OP, w));
+        PX_MPI(MPI_Win_unlock(0, w));
+        for (int j = 0, i = 0; i < K; i++) {
+            if (i % 3 == 2)
+                continue;
+            bad += old[j].v != 100 + i || old[j].k != i % np;
+            j++;
+        }
+        PX_CHECK(!bad, "MPI_Get_accumulate on a vector of MPI_SHORT_INT: %d old pairs wrong", bad);
+        PX_CHECK(one.v == -2 && one.k == 1002, "MPI_NO_OP read %d:%d, want -2:1002", one.v, one.k);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == 0) {
+        bad = 0;
+        for (int j = 0, i = 0; i < K; i++) {
+            int moved = i % 3 != 2;
+            bad += moved ? wm[i].v != -j || wm[i].k != 1000 + j : wm[i].v != 100 + i;
+            j += moved;
+            const unsigned char *gap = (const unsigned char *)&wm[i] + sizeof(short);
+            for (size_t g = 0; g < offsetof(si_t, k) - sizeof(short); g++)
+                bad += gap[g] != 0x5a;
+        }
+        PX_CHECK(!bad, "pairs after the replace (or their gaps): %d wrong", bad);
+    }
+    PX_MPI(MPI_Type_free(&vec));
+    PX_MPI(MPI_Win_free(&w));
+}
+
 int main(int argc, char **argv)
 {
     px_test_init(&argc, &argv, "rma_atomics");
@@ -240,6 +316,7 @@ int main(int argc, char **argv)
     swap_and_read();
     datatypes();
     requests();
+    short_int_pairs();
     PX_MPI(MPI_Win_free(&win));
     return px_test_finish("accumulates, fetch_and_op, compare_and_swap, datatypes, requests");
 }

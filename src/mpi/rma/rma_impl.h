@@ -23,6 +23,7 @@ typedef struct px_rma_op {
     void *ubuf;
     int count;
     MPI_Datatype dtype;
+    const px_dtype_builtin_t *spread; /* rbuf holds these pairs with their gap */
     struct px_mpi_win *win;
     struct px_rma_op *next;
 } px_rma_op_t;
@@ -81,6 +82,12 @@ int px_rma_wait_local(px_mpi_win_t *w);
 /* An accumulate applied at the target (the protocol layer's apply, and
  * direct windows'): 0, or -1 when op and type do not go together. */
 int px_rma_apply(uint32_t op, uint32_t type, void *dst, const void *src, size_t n);
+/* A pair type whose index is apart from its value (MPI_SHORT_INT): the
+ * accumulates move each such pair with its gap, as it lies in memory. */
+static inline int px_rma_pair_apart(const px_dtype_builtin_t *b)
+{
+    return b->is_pair && b->second_offset != px_mpi_dtype_builtin(b->pair_first)->size;
+}
 
 /* Direct windows: member t's part in this process, its locks. */
 static inline char *px_rma_part(px_mpi_win_t *w, int t) { return (char *)w->seg + w->seg_off[t]; }

@@ -13,6 +13,31 @@
 
 /* ---------- operation records ---------- */
 
+/* Pairs whose index lies apart from their value (px_rma_pair_apart) move
+ * in the accumulates as they lie in memory, gap included: n bytes of such
+ * pairs packed, from and to that form. */
+static void *px_rma_spread_pairs(const px_dtype_builtin_t *b, const char *packed, size_t n)
+{
+    size_t f = (size_t)px_mpi_dtype_builtin(b->pair_first)->size, sz = (size_t)b->size;
+    size_t ext = (size_t)b->true_extent, so = (size_t)b->second_offset;
+    char *out = calloc(n / sz ? n / sz : 1, ext);
+    for (size_t k = 0; out && k < n / sz; k++) {
+        memcpy(out + k * ext, packed + k * sz, f);
+        memcpy(out + k * ext + so, packed + k * sz + f, sz - f);
+    }
+    return out;
+}
+
+static void px_rma_gather_pairs(const px_dtype_builtin_t *b, char *buf, size_t n)
+{
+    size_t f = (size_t)px_mpi_dtype_builtin(b->pair_first)->size, sz = (size_t)b->size;
+    size_t ext = (size_t)b->true_extent, so = (size_t)b->second_offset;
+    for (size_t k = 0; k < n / sz; k++) { /* forwards: each lands at or before where it was */
+        memmove(buf + k * sz, buf + k * ext, f);
+        memmove(buf + k * sz + f, buf + k * ext + so, sz - f);
+    }
+}
+
 static px_rma_op_t *px_rma_op_new(px_mpi_win_t *w, void *rbuf, size_t rlen)
 {
     px_rma_op_t *op = calloc(1, sizeof(*op));
@@ -53,6 +78,8 @@ int px_rma_op_finish(px_rma_op_t *op)
         op->err = px_mpi_status_to_class(st);
     if (op->rbuf && !op->err) {
         px_mpi_dt_t *d = px_mpi_dt_get(op->dtype);
+        if (d && op->spread)
+            px_rma_gather_pairs(op->spread, op->rbuf, (size_t)op->count * (size_t)d->size);
         if (d)
             d->unpack(d, op->count, op->rbuf, op->ubuf);
     }
@@ -167,13 +194,6 @@ static inline __attribute__((always_inline)) int px_rma_check(px_mpi_win_t *w, i
     return MPI_SUCCESS;
 }
 
-/* A pair type whose index is apart from its value (MPI_SHORT_INT): its
- * value and index are separate blocks, which an accumulate cannot combine. */
-static int px_rma_pair_apart(const px_dtype_builtin_t *b)
-{
-    return b->is_pair && b->second_offset != px_mpi_dtype_builtin(b->pair_first)->size;
-}
-
 /* The contiguous blocks of count items of d, in type-map order. */
 typedef int (*px_rma_blk_fn)(void *arg, MPI_Aint off, size_t len, size_t at);
 static int px_rma_blocks(px_mpi_dt_t *d, int count, px_rma_blk_fn fn, void *arg)
@@ -233,7 +253,7 @@ static int px_rma_origin(const void *addr, int count, px_mpi_dt_t *d, const char
 /* The single predefined type every element of d is made of (the
  * accumulates need one), or MPI_DATATYPE_NULL. A pair type (MPI_DOUBLE_INT
  * ...) counts as one: a block of the type map holds whole pairs back to
- * back (unless px_rma_pair_apart, which the accumulates refuse). */
+ * back (px_rma_pair_apart ones travel with their gap). */
 static MPI_Datatype px_rma_basic(px_mpi_dt_t *d)
 {
     if (d->builtin)
@@ -306,6 +326,42 @@ static int px_rma_xfer_blk(void *arg, MPI_Aint off, size_t len, size_t at)
                               x->kind == PX_XFER_GACC ? x->res : NULL, at);
     }
     return st < 0 ? px_mpi_status_to_class(st) : 0;
+}
+
+/* The blocks of the target's type for pairs that move with their gap: a
+ * block of the type map's packed bytes holds the start of each pair it
+ * begins; runs of pairs back to back in memory are one block. */
+typedef struct {
+    px_rma_xfer_t *x;
+    size_t sz, ext; /* a pair's bytes packed, and in memory */
+    MPI_Aint off;   /* the run: its place at the target, its first pair, its pairs */
+    size_t first, n;
+} px_rma_spread_t;
+
+static int px_rma_spread_run(px_rma_spread_t *r)
+{
+    int rc = r->n ? px_rma_xfer_blk(r->x, r->off, r->n * r->ext, r->first * r->ext) : 0;
+    r->n = 0;
+    return rc;
+}
+
+static int px_rma_spread_blk(void *arg, MPI_Aint off, size_t len, size_t at)
+{
+    px_rma_spread_t *r = arg;
+    for (size_t p = (at + r->sz - 1) / r->sz * r->sz; p < at + len; p += r->sz) {
+        MPI_Aint e = off + (MPI_Aint)(p - at);
+        if (r->n && e == r->off + (MPI_Aint)(r->n * r->ext)) {
+            r->n++;
+            continue;
+        }
+        int rc = px_rma_spread_run(r);
+        if (rc)
+            return rc;
+        r->off = e;
+        r->first = p / r->sz;
+        r->n = 1;
+    }
+    return 0;
 }
 
 /* ---------- put and get ---------- */
@@ -512,10 +568,6 @@ static int px_rma_acc(const void *oaddr, int ocount, MPI_Datatype odt, void *rad
     if (!bb || !bb->size)
         return px_mpi_win_error(w, MPI_ERR_TYPE, fn,
                                 "the target datatype must be made of one predefined type");
-    if (px_rma_pair_apart(bb))
-        return px_mpi_win_error(w, MPI_ERR_TYPE, fn,
-                                "accumulates do not take a pair type with a gap between its value "
-                                "and its index (MPI_SHORT_INT)");
     if (n && op != MPI_REPLACE && op != MPI_NO_OP &&
         px_mpi_op_builtin_check(op, basic) != MPI_SUCCESS)
         return px_mpi_win_error(w, MPI_ERR_OP, fn, "the operation does not apply to this type");
@@ -526,10 +578,14 @@ static int px_rma_acc(const void *oaddr, int ocount, MPI_Datatype odt, void *rad
     if (!n)
         return px_rma_nothing(w, request, fn);
 
+    /* pairs apart (MPI_SHORT_INT) travel as they lie in memory: sn bytes */
+    const px_dtype_builtin_t *spread = px_rma_pair_apart(bb) ? bb : NULL;
+    size_t unit = spread ? (size_t)bb->true_extent : (size_t)bb->size;
+    size_t sn = n / (size_t)bb->size * unit;
     px_rma_xfer_t x = {.w = w,
                        .target = target,
                        .base = base,
-                       .unit = (size_t)bb->size,
+                       .unit = unit,
                        .op = op,
                        .basic = basic,
                        .kind = op == MPI_NO_OP ? PX_XFER_GET
@@ -538,17 +594,23 @@ static int px_rma_acc(const void *oaddr, int ocount, MPI_Datatype odt, void *rad
     void *packed = NULL, *rpacked = NULL;
     if (od && (rc = px_rma_origin(oaddr, ocount, od, &x.data, &packed)))
         return px_mpi_win_error(w, rc, fn, "out of memory");
+    if (od && spread) {
+        void *s = px_rma_spread_pairs(spread, x.data, n);
+        free(packed);
+        if (!(x.data = packed = s))
+            return px_mpi_win_error(w, MPI_ERR_NO_MEM, fn, "out of memory");
+    }
     void *dst = NULL;
     if (rd) {
         dst = (char *)raddr + rd->true_lb;
-        if (!rd->contig && n && !(dst = rpacked = malloc(n))) {
+        if ((!rd->contig || spread) && !(dst = rpacked = malloc(sn))) {
             free(packed);
             return px_mpi_win_error(w, MPI_ERR_NO_MEM, fn, "out of memory");
         }
     }
     px_rma_op_t *o = NULL;
     if (packed || (rd && (!w->direct || rpacked)) || request) {
-        o = px_rma_op_new(w, dst, rd && !w->direct ? n : 0);
+        o = px_rma_op_new(w, dst, rd && !w->direct ? sn : 0);
         if (!o) {
             free(packed), free(rpacked);
             return px_mpi_win_error(w, MPI_ERR_NO_MEM, fn, "out of memory");
@@ -559,13 +621,21 @@ static int px_rma_acc(const void *oaddr, int ocount, MPI_Datatype odt, void *rad
             o->ubuf = raddr;
             o->count = rcount;
             o->dtype = rdt;
+            o->spread = spread;
             px_mpi_dt_retain(rdt);
         }
         x.snd = &o->snd;
         x.res = &o->res;
     }
     x.rdst = rd ? dst : NULL;
-    rc = px_rma_blocks(td, tcount, px_rma_xfer_blk, &x);
+    if (spread) {
+        px_rma_spread_t r = {.x = &x, .sz = (size_t)bb->size, .ext = unit};
+        rc = px_rma_blocks(td, tcount, px_rma_spread_blk, &r);
+        if (!rc)
+            rc = px_rma_spread_run(&r);
+    } else {
+        rc = px_rma_blocks(td, tcount, px_rma_xfer_blk, &x);
+    }
     px_rma_op_end(o, rc);
     if (rc)
         return px_mpi_win_error(w, rc, fn, "cannot reach rank %d", target);

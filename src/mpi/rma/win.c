@@ -41,11 +41,44 @@ int px_mpi_win_raise(MPI_Win win, int errclass, const char *fn, const char *msg)
 /* Accumulates arriving at this process (proto's apply): the operation and
  * the basic type travel as their handles; both are checked, since they
  * came from the network. */
+/* Pairs whose index lies apart from their value (MPI_SHORT_INT) travel
+ * with their gap, as they lie in memory: each is combined in an aligned
+ * copy, and only its value and its index are stored back. */
+static int px_rma_apply_apart(MPI_Op o, const px_dtype_builtin_t *b, char *dst, const char *src,
+                              size_t n)
+{
+    union {
+        long double ld;
+        char c[64];
+    } in, io;
+    size_t ext = (size_t)b->true_extent, f = (size_t)px_mpi_dtype_builtin(b->pair_first)->size;
+    size_t so = (size_t)b->second_offset, s = (size_t)b->size - f;
+    if (n % ext || ext > sizeof(in.c) ||
+        (o != MPI_REPLACE && o != MPI_NO_OP &&
+         (!px_mpi_op_is_builtin(o) || px_mpi_op_builtin_check(o, b->handle) != MPI_SUCCESS)))
+        return -1;
+    if (o == MPI_NO_OP)
+        return 0;
+    for (size_t k = 0; k < n; k += ext) {
+        memcpy(in.c, src + k, ext);
+        memcpy(io.c, dst + k, ext);
+        if (o == MPI_REPLACE)
+            memcpy(io.c, in.c, ext);
+        else
+            px_mpi_op_builtin_apply(o, in.c, io.c, 1, b->handle);
+        memcpy(dst + k, io.c, f);
+        memcpy(dst + k + so, io.c + so, s);
+    }
+    return 0;
+}
+
 int px_rma_apply(uint32_t op, uint32_t type, void *dst, const void *src, size_t n)
 {
     MPI_Op o = (MPI_Op)op;
     MPI_Datatype t = (MPI_Datatype)type;
     const px_dtype_builtin_t *b = px_mpi_dtype_builtin(t);
+    if (b && px_rma_pair_apart(b))
+        return px_rma_apply_apart(o, b, dst, src, n);
     if (!b || !b->size || n % (size_t)b->size)
         return -1;
     if (o == MPI_NO_OP)
