@@ -11,6 +11,9 @@ module f08_callbacks_fns
     implicit none
     integer :: handler_calls = 0, handler_code = MPI_SUCCESS
     integer :: deletes = 0, file_handler_calls = 0, greq_freed = 0
+    ! a module's variable: the compiler reloads it after a call (the free
+    ! callback changes it through the library)
+    integer(kind=MPI_ADDRESS_KIND) :: greq_state
     type(MPI_File) :: handled_file
 contains
     ! inoutvec(i) = max(|invec(i)|, |inoutvec(i)|) for integers
@@ -63,6 +66,7 @@ contains
         integer(kind=MPI_ADDRESS_KIND) :: extra_state
         integer :: ierror
         greq_freed = int(extra_state)
+        extra_state = extra_state + 100 ! the caller's variable, as with MPICH and Open MPI
         ierror = MPI_SUCCESS
     end subroutine greq_free
 
@@ -160,14 +164,15 @@ program f08_callbacks
     call MPI_File_delete(trim(fname), MPI_INFO_NULL)
 
     ! A generalized request completed by the program.
-    call MPI_Grequest_start(greq_query, greq_free, greq_cancel, 17_MPI_ADDRESS_KIND, req)
+    greq_state = 17
+    call MPI_Grequest_start(greq_query, greq_free, greq_cancel, greq_state, req)
     call MPI_Test(req, flag, st)
     call check(.not. flag, 'grequest pending')
     call MPI_Grequest_complete(req)
     call MPI_Wait(req, st)
     call MPI_Get_count(st, MPI_INTEGER, v(1))
     call check(req == MPI_REQUEST_NULL .and. st%MPI_SOURCE == 17 .and. st%MPI_TAG == 42 .and. &
-               v(1) == 3 .and. greq_freed == 17, 'generalized request')
+               v(1) == 3 .and. greq_freed == 17 .and. greq_state == 117, 'generalized request')
 
     call MPI_Comm_create_keyval(copy_double, count_delete, kv, 5_MPI_ADDRESS_KIND)
     call MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, kv2, &

@@ -187,7 +187,13 @@ program f08_dtype_comm
     call MPI_Info_get_string(info, 'planet', resl, name, flag)
     call check(flag .and. name == 'saturn', 'info_get_string')
     call MPI_Info_get_string(info, 'moon', resl, name, flag)
-    call check(.not. flag, 'info_get_string of a missing key')
+    call check(.not. flag .and. name == 'saturn', 'info_get_string of a missing key')
+    ! a missing key leaves the value as it was
+    name = 'untouched'
+    call MPI_Info_get(info, 'moon', len(name), name, flag)
+    call check(.not. flag .and. name == 'untouched', 'info_get of a missing key')
+    call MPI_Info_get(info, 'planet', len(name), name, flag)
+    call check(flag .and. name == 'saturn', 'info_get')
     call MPI_Info_free(info)
     call MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, session)
     call MPI_Session_get_num_psets(session, MPI_INFO_NULL, n)

@@ -1,5 +1,5 @@
 ! Through mpif.h: generalized requests with Fortran callbacks (the query
-! fills the status, the free callback gets the extra state, the cancel
+! fills the status, the free callback gets the caller's extra state variable, the cancel
 ! callback learns whether the request is complete), MPI_Info_get_string
 ! (lengths without C's NUL, truncation, a length-only query, a missing key),
 ! MPI_Info_create_env (its "maxprocs" the job's size), and MPI_Session_get_nth_pset.
@@ -13,6 +13,7 @@ program f_greq_info_mpif
     logical :: flag
     character(len=64) :: val, want
     integer :: freed, cancels
+    integer(kind=MPI_ADDRESS_KIND) :: state
     common /greq/ freed, cancels
     external greq_query, greq_free, greq_cancel
 
@@ -23,7 +24,8 @@ program f_greq_info_mpif
     freed = 0
     cancels = 0
 
-    call MPI_Grequest_start(greq_query, greq_free, greq_cancel, 17_MPI_ADDRESS_KIND, req, ierr)
+    state = 17
+    call MPI_Grequest_start(greq_query, greq_free, greq_cancel, state, req, ierr)
     call MPI_Test(req, flag, st, ierr)
     if (ierr /= MPI_SUCCESS .or. flag) call fail('grequest pending')
     call MPI_Cancel(req, ierr)
@@ -32,7 +34,7 @@ program f_greq_info_mpif
     call MPI_Wait(req, st, ierr)
     call MPI_Get_count(st, MPI_INTEGER, cnt, ierr)
     if (req /= MPI_REQUEST_NULL .or. st(MPI_SOURCE) /= 17 .or. st(MPI_TAG) /= 42 .or. &
-        cnt /= 3 .or. freed /= 17) call fail('generalized request')
+        cnt /= 3 .or. freed /= 17 .or. state /= 117) call fail('generalized request')
 
     call MPI_Info_create(info, ierr)
     call MPI_Info_set(info, 'planet', 'saturn', ierr)
@@ -103,6 +105,7 @@ subroutine greq_free(extra_state, ierror)
     integer :: freed, cancels
     common /greq/ freed, cancels
     freed = int(extra_state)
+    extra_state = extra_state + 100 ! the caller's variable, as with MPICH and Open MPI
     ierror = MPI_SUCCESS
 end subroutine greq_free
 

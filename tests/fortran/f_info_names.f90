@@ -29,8 +29,10 @@ program f_info_names
     call check(ierr == MPI_SUCCESS .and. flag .and. val == 'some value', 'info_get')
     call check(val(11:11) == ' ' .and. val(MPI_MAX_INFO_VAL:MPI_MAX_INFO_VAL) == ' ', &
                'value blank padded')
+    val = 'untouched'
     call MPI_Info_get(info, 'missing', MPI_MAX_INFO_VAL, val, flag, ierr)
-    call check(ierr == MPI_SUCCESS .and. .not. flag, 'missing key')
+    call check(ierr == MPI_SUCCESS .and. .not. flag .and. val == 'untouched', &
+               'missing key (the value left as it was)')
     key = '#'
     call MPI_Info_get_nthkey(info, 1, key, ierr)
     call check(key == 'second', 'nthkey')

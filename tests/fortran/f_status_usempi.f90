@@ -1,7 +1,7 @@
 ! TYPE(MPI_Status) and the status conversions through `use mpi`
 ! (MPI-4.0 19.3.5): a status from a receive converted to TYPE(MPI_Status)
 ! and back keeps source, tag, error, count, a count above 2**31 and the
-! cancelled flag; PMPI_ names; and the TYPE(MPI_Status) of module mpi is the
+! cancelled flag; PMPI_ names; MPI_SIZEOF; and the TYPE(MPI_Status) of module mpi is the
 ! one of module mpi_f08 (a procedure using mpi_f08 reads the count of a
 ! status converted under module mpi).
 ! px-mpich-abi: no (MPICH's module mpi declares the conversions but its
@@ -93,6 +93,17 @@ program f_status_usempi
                'PMPI conversions')
 
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
+    ! MPI_SIZEOF of module mpi: the bytes of one element, any type or rank
+    call MPI_Sizeof(sbuf, n, ierr)
+    call check(ierr == MPI_SUCCESS .and. n == 4, 'MPI_Sizeof of an INTEGER array')
+    call MPI_Sizeof(big, n, ierr)
+    call check(n == 8, 'MPI_Sizeof of an INTEGER(KIND=MPI_COUNT_KIND)')
+    call MPI_Sizeof((1d0, 2d0), n, ierr)
+    call check(n == 16, 'MPI_Sizeof of a double precision complex')
+    n = -1
+    call PMPI_Sizeof(.true., n, ierr)
+    call check(ierr == MPI_SUCCESS .and. n == 4, 'PMPI_Sizeof of a LOGICAL')
+
     if (rank == 0) write (*, '(A,I0,A)') 'PASS f_status_usempi np=', nprocs, ':'
     call MPI_Finalize(ierr)
 

@@ -193,7 +193,7 @@ callback_routine("MPI_Grequest_start",
                  "px_f_greq_query_fn *query, px_f_greq_free_fn *free_fn,"
                  " px_f_greq_cancel_fn *cancel, MPI_Aint *extra, MPI_Fint *request,"
                  " MPI_Fint *ierror",
-                 "    px_f08_err(ierror, px_f_grequest_start(query, free_fn, cancel, *extra, request));")
+                 "    px_f08_err(ierror, px_f_grequest_start(query, free_fn, cancel, extra, request));")
 # Data representations: the conversion and extent procedures through the
 # trampolines of `use mpi` (px_fortran.c); a character argument of a
 # routine that is not BIND(C) comes with its length at the end.
@@ -423,6 +423,13 @@ class Routine:
                                           self.deferred)
                 self.dummies.append((decl, dims, an))
 
+    @property
+    def suffix(self):
+        """The specific procedure's suffix (MPI-4.0 19.1.5): _f08ts for a
+        routine with choice buffers declared TYPE(*), DIMENSION(..), else _f08."""
+        return "_f08ts" if any(d.startswith("TYPE(*), DIMENSION(..)")
+                               for d, _, _ in self.dummies) else "_f08"
+
     # ---- C ------------------------------------------------------------
     def c_function(self):
         strong = "P%s_f08" % self.name
@@ -431,6 +438,8 @@ class Routine:
         else:
             cparams, body = self.c_generic()
         names = [self.name + "_f08"]
+        if self.suffix != "_f08":  # the standard's names, and the earlier ones
+            names += [self.name + self.suffix, "P" + self.name + self.suffix]
         if self.name in NOT_BIND_C:
             names += [self.name.lower() + "_f08_", "p" + self.name.lower() + "_f08_"]
         return "void %s(%s);\nvoid %s(%s)\n{\n%s\n}\n%s\n" % (
@@ -497,8 +506,11 @@ class Routine:
                     cleanup.append("    free(s_%s);" % an)
                 elif an in gf.OUT_STRING_ARGS:
                     decls.append("    char *s_%s = px_f_str_tmp(%s->elem_len);" % (an, v))
-                    cleanup.append("    px_f_str_out(s_%s, %s->base_addr, %s->elem_len);"
-                                   % (an, v, v))
+                    # written only when the call gave it (MPI_Info_get: a flag)
+                    ok = "err == MPI_SUCCESS" + (" && *a_flag" if any(
+                        p[1] == "flag" for p in params) else "")
+                    cleanup.append("    px_f_str_result(%s, s_%s, %s->base_addr, %s->elem_len);"
+                                   % (ok, an, v, v))
                 else:
                     raise Unsupported("char* argument " + an)
                 call.append((an, "s_" + an))
@@ -578,7 +590,7 @@ class Routine:
             lines = ["    SUBROUTINE %s(%s)" % (fname, wrap(names, 8)), "      IMPORT"]
         else:
             lines = ["    SUBROUTINE %s(%s) &" % (fname, wrap(names, 8)),
-                     "        BIND(C, NAME=\"%s\")" % (prefix + self.name + "_f08"),
+                     "        BIND(C, NAME=\"%s\")" % (prefix + self.name + self.suffix),
                      "      IMPORT"]
         uses_c_ptr = any("C_PTR" in d for d, _, _ in self.dummies)
         if uses_c_ptr:
@@ -793,11 +805,11 @@ def gen_interfaces(routines, types_module=False):
         r = routines[name]
         big = routines.get(name + "_c")
         gname = prefix + name
-        specs = [r.specific(gname + "_f08", prefix)]
+        specs = [r.specific(gname + r.suffix, prefix)]
         alone = None
         if big is not None:
             if distinguishable(r, big):
-                specs.append(big.specific(gname + "_c_f08", prefix))
+                specs.append(big.specific(gname + "_c" + big.suffix, prefix))
             else:
                 alone = big
         out.append("  INTERFACE %s" % gname)
@@ -805,7 +817,7 @@ def gen_interfaces(routines, types_module=False):
         out.append("  END INTERFACE %s" % gname)
         if alone is not None:
             out.append("  INTERFACE %s_c" % gname)
-            out.append(alone.specific(gname + "_c_f08", prefix))
+            out.append(alone.specific(gname + "_c" + alone.suffix, prefix))
             out.append("  END INTERFACE %s_c" % gname)
         out.append("")
     return "\n".join(out)

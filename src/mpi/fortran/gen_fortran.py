@@ -88,7 +88,7 @@ special("MPI_Comm_spawn_multiple",
 special("MPI_Grequest_start",
         "px_f_greq_query_fn *query, px_f_greq_free_fn *free_fn, px_f_greq_cancel_fn *cancel,"
         " MPI_Aint *extra, MPI_Fint *request, MPI_Fint *ierr",
-        "    *ierr = px_f_grequest_start(query, free_fn, cancel, *extra, request);")
+        "    *ierr = px_f_grequest_start(query, free_fn, cancel, extra, request);")
 special("MPI_Register_datarep",
         "char *datarep, px_f_conv_fn *read_fn, px_f_conv_fn *write_fn, px_f_extent_fn *extent_fn,"
         " MPI_Aint *extra, MPI_Fint *ierr, size_t l_datarep",
@@ -292,7 +292,10 @@ def translate(name, params):
             elif an in OUT_STRING_ARGS:
                 pre.append("    char *s_%s = px_f_str_tmp(l_%s);" % (an, an))
                 call.append("s_" + an)
-                post.append("    px_f_str_out(s_%s, %s, l_%s);" % (an, v, an))
+                # written only when the call gave it (MPI_Info_get: a flag)
+                ok = "*ierr == MPI_SUCCESS" + (" && *a_flag" if any(
+                    p[1] == "flag" for p in params) else "")
+                post.append("    px_f_str_result(%s, s_%s, %s, l_%s);" % (ok, an, v, an))
             else:
                 raise Unsupported("char* argument " + an)
         else:

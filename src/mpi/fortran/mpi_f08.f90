@@ -36,6 +36,11 @@ module mpi_f08
             integer, intent(out) :: size
             integer, optional, intent(out) :: ierror
         end subroutine MPI_Sizeof
+        subroutine PMPI_Sizeof(x, size, ierror) bind(C, name="PMPI_Sizeof_f08")
+            type(*), dimension(..) :: x
+            integer, intent(out) :: size
+            integer, optional, intent(out) :: ierror
+        end subroutine PMPI_Sizeof
     end interface
 
     ! operators == and /= on handles, the interfaces of the procedures a

@@ -61,6 +61,16 @@ void px_f_str_out(char *tmp, char *dst, size_t len)
     free(tmp);
 }
 
+/* An output string the call may not have given (an error, or MPI_Info_get
+ * of a missing key): the caller's variable is left as it was, as in C. */
+void px_f_str_result(int given, char *tmp, char *dst, size_t len)
+{
+    if (given)
+        px_f_str_out(tmp, dst, len);
+    else
+        free(tmp);
+}
+
 int px_f_keyval(int keyval)
 {
     switch (keyval - 1) {
@@ -394,14 +404,14 @@ typedef struct {
     px_f_greq_query_fn *query;
     px_f_greq_free_fn *free;
     px_f_greq_cancel_fn *cancel;
-    MPI_Aint extra;
+    MPI_Aint *extra;
 } px_f_greq_t;
 
 static int px_f_greq_query(void *extra, MPI_Status *status)
 {
     px_f_greq_t *g = extra;
     MPI_Fint ierr = MPI_SUCCESS;
-    g->query(&g->extra, status, &ierr);
+    g->query(g->extra, status, &ierr);
     return ierr;
 }
 
@@ -410,7 +420,7 @@ static int px_f_greq_free(void *extra)
 {
     px_f_greq_t *g = extra;
     MPI_Fint ierr = MPI_SUCCESS;
-    g->free(&g->extra, &ierr);
+    g->free(g->extra, &ierr);
     free(g);
     return ierr;
 }
@@ -419,12 +429,12 @@ static int px_f_greq_cancel(void *extra, int complete)
 {
     px_f_greq_t *g = extra;
     MPI_Fint ierr = MPI_SUCCESS, c = complete != 0;
-    g->cancel(&g->extra, &c, &ierr);
+    g->cancel(g->extra, &c, &ierr);
     return ierr;
 }
 
 int px_f_grequest_start(px_f_greq_query_fn *query, px_f_greq_free_fn *free_fn,
-                        px_f_greq_cancel_fn *cancel, MPI_Aint extra, MPI_Fint *request)
+                        px_f_greq_cancel_fn *cancel, MPI_Aint *extra, MPI_Fint *request)
 {
     px_f_greq_t *g = malloc(sizeof(*g));
     if (!g)

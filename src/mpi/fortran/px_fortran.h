@@ -72,6 +72,7 @@ static inline MPI_Aint *px_f_aints(const MPI_Fint *v, MPI_Fint n)
 char *px_f_str_in(const char *s, size_t len);
 char *px_f_str_tmp(size_t len);
 void px_f_str_out(char *tmp, char *dst, size_t len);
+void px_f_str_result(int given, char *tmp, char *dst, size_t len);
 
 /* Routines with a string in and out whose lengths differ between the
  * languages (C's count the terminating NUL, Fortran's do not), shared by
@@ -96,12 +97,14 @@ int px_f_comm_spawn_multiple(MPI_Fint count, const char *cmds, size_t cmdlen, co
 
 /* MPI_Grequest_start with Fortran callbacks (extra_state of kind
  * MPI_ADDRESS_KIND by reference, LOGICAL complete; the status is the C
- * one in both bindings), run through C trampolines. */
+ * one in both bindings), run through C trampolines. The callbacks get the
+ * caller's own extra_state variable, as with MPICH and Open MPI: what they
+ * store in it, the program sees. */
 typedef void(px_f_greq_query_fn)(MPI_Aint *extra_state, MPI_Status *status, MPI_Fint *ierror);
 typedef void(px_f_greq_free_fn)(MPI_Aint *extra_state, MPI_Fint *ierror);
 typedef void(px_f_greq_cancel_fn)(MPI_Aint *extra_state, MPI_Fint *complete, MPI_Fint *ierror);
 int px_f_grequest_start(px_f_greq_query_fn *query, px_f_greq_free_fn *free_fn,
-                        px_f_greq_cancel_fn *cancel, MPI_Aint extra, MPI_Fint *request);
+                        px_f_greq_cancel_fn *cancel, MPI_Aint *extra, MPI_Fint *request);
 
 /* MPI_Register_datarep(_c) with Fortran conversion and extent procedures
  * (the buffers by address, everything else by reference, extra_state of
