@@ -332,6 +332,7 @@ static int px_comm_dup(px_mpi_comm_t *c, MPI_Comm *newcomm, const char *fn)
 PX_PMPI(MPI_Comm_dup)(MPI_Comm comm, MPI_Comm *newcomm)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(newcomm);
     PX_CHECK_INIT("MPI_Comm_dup");
     PX_GET_COMM(c, comm, "MPI_Comm_dup");
     return px_comm_dup(c, newcomm, "MPI_Comm_dup");
@@ -341,6 +342,7 @@ PX_WEAK(MPI_Comm_dup)
 PX_PMPI(MPI_Comm_dup_with_info)(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(newcomm);
     PX_CHECK_INIT("MPI_Comm_dup_with_info");
     PX_GET_COMM(c, comm, "MPI_Comm_dup_with_info");
     int rc = px_comm_dup(c, newcomm, "MPI_Comm_dup_with_info");
@@ -431,6 +433,7 @@ static int px_comm_split(px_mpi_comm_t *c, int color, int key, MPI_Comm *newcomm
 PX_PMPI(MPI_Comm_split)(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(newcomm);
     PX_CHECK_INIT("MPI_Comm_split");
     PX_GET_COMM(c, comm, "MPI_Comm_split");
     return px_comm_split(c, color, key, newcomm, "MPI_Comm_split");
@@ -462,6 +465,7 @@ PX_PMPI(MPI_Comm_split_type)
 (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(newcomm);
     static const char fn[] = "MPI_Comm_split_type";
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
@@ -508,6 +512,7 @@ PX_WEAK(MPI_Comm_split_type)
 PX_PMPI(MPI_Comm_create)(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(newcomm);
     PX_CHECK_INIT("MPI_Comm_create");
     PX_GET_COMM(c, comm, "MPI_Comm_create");
     px_mpi_group_t *g = px_mpi_group_get(group);

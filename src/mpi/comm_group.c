@@ -121,6 +121,7 @@ static int px_ctx_max_group(void *arg, int *val)
 PX_PMPI(MPI_Comm_create_group)(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(newcomm);
     static const char fn[] = "MPI_Comm_create_group";
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);

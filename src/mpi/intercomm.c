@@ -159,6 +159,7 @@ PX_PMPI(MPI_Intercomm_create)
  MPI_Comm *newintercomm)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(newintercomm);
     static const char fn[] = "MPI_Intercomm_create";
     PX_CHECK_INIT(fn);
     PX_GET_COMM(lc, local_comm, fn);
@@ -277,6 +278,7 @@ PX_PMPI(MPI_Intercomm_create_from_groups)
  const char *stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm *newintercomm)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(newintercomm);
     static const char fn[] = "MPI_Intercomm_create_from_groups";
     PX_CHECK_INIT(fn);
     MPI_Errhandler eh;
@@ -336,6 +338,7 @@ PX_WEAK(MPI_Intercomm_create_from_groups)
 PX_PMPI(MPI_Intercomm_merge)(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(newintracomm);
     static const char fn[] = "MPI_Intercomm_merge";
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, intercomm, fn);

@@ -399,6 +399,14 @@ int px_mpi_error_at(MPI_Errhandler eh, void *obj, int errclass, const char *fn, 
 int px_mpi_error_call(MPI_Errhandler eh, void *obj, int code, const char *fn, const char *msg);
 /* Also sets MPI_ERR_OTHER style codes for users (MPI_Add_error_class). */
 
+/* A communicator constructor's output is MPI_COMM_NULL until it succeeds:
+ * an error leaves no stale handle behind (as MPICH does). */
+#define PX_OUT_COMM_NULL(out)                                                                      \
+    do {                                                                                           \
+        if (out)                                                                                   \
+            *(out) = MPI_COMM_NULL;                                                                \
+    } while (0)
+
 /* The runtime is up: MPI_Init was called, or a session is open. */
 #define PX_CHECK_INIT(fn)                                                                          \
     do {                                                                                           \

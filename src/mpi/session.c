@@ -97,23 +97,23 @@ static int px_pset_members(int p, int *world, int *me)
 static int px_info_check(MPI_Info info) { return info == MPI_INFO_NULL || px_mpi_info_valid(info); }
 
 /* "thread_level" of the info given to MPI_Session_init: every level is
- * provided; MPI_THREAD_SINGLE when none is asked for. The library's lock
- * is the process's: once the world model, the tool interface or another
- * session has turned it on, every session runs MPI_THREAD_MULTIPLE and
- * says so, as MPICH's do. */
+ * provided; MPI_THREAD_SINGLE when none is asked for; -1 for a value that
+ * names no level. The library's lock is the process's: once the world
+ * model, the tool interface or another session has turned it on, every
+ * session runs MPI_THREAD_MULTIPLE and says so, as MPICH's do. */
 static int px_session_level(MPI_Info info)
 {
     char v[64];
-    int flag = 0;
-    if (px_cs_on)
-        return MPI_THREAD_MULTIPLE;
-    if (info == MPI_INFO_NULL ||
-        PMPI_Info_get(info, "thread_level", (int)sizeof(v) - 1, v, &flag) != MPI_SUCCESS || !flag)
-        return MPI_THREAD_SINGLE;
-    for (int l = MPI_THREAD_SINGLE; l <= MPI_THREAD_MULTIPLE; l++)
-        if (!strcasecmp(v, px_thread_names[l]))
-            return l;
-    return MPI_THREAD_SINGLE;
+    int flag = 0, level = MPI_THREAD_SINGLE;
+    if (info != MPI_INFO_NULL &&
+        PMPI_Info_get(info, "thread_level", (int)sizeof(v) - 1, v, &flag) == MPI_SUCCESS && flag) {
+        for (level = MPI_THREAD_MULTIPLE; level >= MPI_THREAD_SINGLE; level--)
+            if (!strcasecmp(v, px_thread_names[level]))
+                break;
+        if (level < MPI_THREAD_SINGLE)
+            return -1;
+    }
+    return px_cs_on ? MPI_THREAD_MULTIPLE : level;
 }
 
 PX_PMPI(MPI_Session_init)(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
@@ -129,6 +129,10 @@ PX_PMPI(MPI_Session_init)(MPI_Info info, MPI_Errhandler errhandler, MPI_Session 
     if (!px_info_check(info))
         return px_mpi_error_obj(eh, MPI_SESSION_NULL, MPI_ERR_INFO, fn, "invalid info object");
     int level = px_session_level(info);
+    if (level < 0)
+        return px_mpi_error_obj(eh, MPI_SESSION_NULL, MPI_ERR_INFO_VALUE, fn,
+                                "thread_level is none of MPI_THREAD_SINGLE, _FUNNELED, "
+                                "_SERIALIZED, _MULTIPLE");
     px_mpi_session_t *s = calloc(1, sizeof(*s));
     int idx = s ? px_htab_add(&px_session_tab, s) : -1;
     if (idx < 0) {

@@ -3,8 +3,8 @@
  * and the communicator still works afterwards. Classes follow the
  * standard: bad root -> MPI_ERR_ROOT, negative count -> MPI_ERR_COUNT,
  * null or uncommitted datatype -> MPI_ERR_TYPE, null operation or one not
- * defined for the type -> MPI_ERR_OP, MPI_IN_PLACE where not allowed ->
- * MPI_ERR_BUFFER. */
+ * defined for the type -> MPI_ERR_OP, MPI_IN_PLACE where not allowed, and
+ * send and receive buffers that alias -> MPI_ERR_BUFFER. */
 #include "px_test.h"
 
 static int rank, size;
@@ -96,6 +96,28 @@ int main(int argc, char **argv)
                           : MPI_Reduce(MPI_IN_PLACE, b, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
         expect(r, rank == 0 ? MPI_ERR_COUNT : MPI_ERR_BUFFER, "Reduce IN_PLACE at a non-root");
     }
+    /* send and receive buffers that alias, where MPI_IN_PLACE is meant:
+     * every rank that gives them finds out at once (rooted ones on
+     * MPI_COMM_SELF, where the caller is the root) */
+    for (int i = 0; i < size; i++)
+        cnt[i] = 1, dsp[i] = i;
+    expect(MPI_Allreduce(b, b, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+           "Allreduce aliased");
+    expect(MPI_Allgather(&b[rank], 1, MPI_INT, b, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+           "Allgather from its own block");
+    expect(MPI_Allgatherv(&b[rank], 1, MPI_INT, b, cnt, dsp, MPI_INT, MPI_COMM_WORLD),
+           MPI_ERR_BUFFER, "Allgatherv from its own block");
+    expect(MPI_Alltoall(b, 1, MPI_INT, b, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER,
+           "Alltoall aliased");
+    expect(MPI_Alltoallv(b, cnt, dsp, MPI_INT, b, cnt, dsp, MPI_INT, MPI_COMM_WORLD),
+           MPI_ERR_BUFFER, "Alltoallv aliased");
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    expect(MPI_Gather(b, 1, MPI_INT, b, 1, MPI_INT, 0, MPI_COMM_SELF), MPI_ERR_BUFFER,
+           "Gather aliased at the root");
+    expect(MPI_Scatter(b, 1, MPI_INT, b, 1, MPI_INT, 0, MPI_COMM_SELF), MPI_ERR_BUFFER,
+           "Scatter aliased at the root");
+    expect(MPI_Gatherv(b, 1, MPI_INT, b, cnt, dsp, MPI_INT, 0, MPI_COMM_SELF), MPI_ERR_BUFFER,
+           "Gatherv aliased at the root");
     expect(MPI_Ibarrier(MPI_COMM_WORLD, NULL), MPI_ERR_ARG, "Ibarrier null request");
     expect(MPI_Barrier(MPI_COMM_NULL), MPI_ERR_COMM, "Barrier MPI_COMM_NULL");
 

@@ -6,7 +6,7 @@
  *   handler of the program's is called with the window and the code:
  *   displacement outside the window (MPI_ERR_RMA_RANGE), operation outside
  *   an epoch and mismatched synchronisation (MPI_ERR_RMA_SYNC), a second
- *   lock on a locked rank (MPI_ERR_RMA_CONFLICT), a user operation in an
+ *   lock on a locked rank (MPI_ERR_RMA_SYNC, as MPICH), a user operation in an
  *   accumulate (MPI_ERR_OP), a bad rank (MPI_ERR_RANK), the wrong window
  *   kind (MPI_ERR_RMA_FLAVOR), detaching what is not attached
  *   (MPI_ERR_RMA_ATTACH), a window freed inside an epoch, and a get from
@@ -111,7 +111,19 @@ int main(int argc, char **argv)
     EXPECT(MPI_Win_attach(win, buf, 4), MPI_ERR_RMA_FLAVOR);
     EXPECT(MPI_Win_lock(99, right, 0, win), MPI_ERR_LOCKTYPE);
     PX_MPI(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
-    EXPECT(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win), MPI_ERR_RMA_CONFLICT);
+    EXPECT(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win), MPI_ERR_RMA_SYNC);
+    EXPECT(MPI_Win_lock_all(0, win), MPI_ERR_RMA_SYNC);
+    /* compare-and-swap: integer, logical and byte types; not floating point */
+    {
+        /* the target's byte swapped for itself: the window stays as it was */
+        unsigned char o = (unsigned char)right, c = o, r = 0xff, r2 = 0xff;
+        float fo = 1, fc = 0, fr = 0;
+        PX_MPI(MPI_Compare_and_swap(&o, &c, &r, MPI_C_BOOL, right, N - 1, win));
+        PX_MPI(MPI_Compare_and_swap(&o, &c, &r2, MPI_CHAR, right, N - 1, win));
+        EXPECT(MPI_Compare_and_swap(&fo, &fc, &fr, MPI_FLOAT, right, N - 1, win), MPI_ERR_TYPE);
+        PX_MPI(MPI_Win_flush(right, win));
+        PX_CHECK(r == (unsigned char)right && r2 == r, "compare-and-swap fetched %d and %d", r, r2);
+    }
     EXPECT(MPI_Put(buf, 1, MPI_INT, right, N, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
     EXPECT(MPI_Put(buf, 2, MPI_INT, right, N - 1, 2, MPI_INT, win), MPI_ERR_RMA_RANGE);
     EXPECT(MPI_Get(buf, 1, MPI_INT, right, -1, 1, MPI_INT, win), MPI_ERR_RMA_RANGE);
@@ -162,11 +174,11 @@ int main(int argc, char **argv)
     MPI_Errhandler mine;
     PX_MPI(MPI_Win_create_errhandler(on_error, &mine));
     PX_MPI(MPI_Win_set_errhandler(win, mine));
-    MPI_Put(buf, 1, MPI_INT, right, 0, 1, MPI_INT, win);
+    int rc = MPI_Put(buf, 1, MPI_INT, right, 0, 1, MPI_INT, win);
     int cls = -1;
     MPI_Error_class(handler_code, &cls);
-    PX_CHECK(handler_calls == 1 && cls == MPI_ERR_RMA_SYNC && handler_win == win,
-             "handler called %d times, class %d", handler_calls, cls);
+    PX_CHECK(handler_calls == 1 && cls == MPI_ERR_RMA_SYNC && handler_win == win && rc == cls,
+             "handler called %d times, class %d, returned %d", handler_calls, cls, rc);
     PX_MPI(MPI_Win_call_errhandler(win, MPI_ERR_OTHER));
     PX_CHECK(handler_calls == 2 && handler_code == MPI_ERR_OTHER, "call_errhandler: %d calls",
              handler_calls);

@@ -42,12 +42,18 @@ int main(void)
     MPI_Initialized(&flag);
     PX_CHECK(flag == 0, "MPI_Initialized is %d before anything", flag);
 
-    /* a session asking for MPI_THREAD_FUNNELED, errors returned */
+    /* a thread level that is none: MPI_ERR_INFO_VALUE, no session */
     MPI_Info sinfo;
     MPI_Info_create(&sinfo);
-    MPI_Info_set(sinfo, "thread_level", "MPI_THREAD_FUNNELED");
+    MPI_Info_set(sinfo, "thread_level", "MPI_THREAD_MULTPLE");
     MPI_Session s = MPI_SESSION_NULL;
-    int rc = MPI_Session_init(sinfo, MPI_ERRORS_RETURN, &s);
+    int icls = -1, rc = MPI_Session_init(sinfo, MPI_ERRORS_RETURN, &s);
+    MPI_Error_class(rc, &icls);
+    PX_CHECK(icls == MPI_ERR_INFO_VALUE && s == MPI_SESSION_NULL,
+             "thread_level MPI_THREAD_MULTPLE: class %d, session 0x%x", icls, (unsigned)s);
+    /* a session asking for MPI_THREAD_FUNNELED, errors returned */
+    MPI_Info_set(sinfo, "thread_level", "MPI_THREAD_FUNNELED");
+    rc = MPI_Session_init(sinfo, MPI_ERRORS_RETURN, &s);
     MPI_Info_free(&sinfo);
     if (rc != MPI_SUCCESS || s == MPI_SESSION_NULL) {
         fprintf(stderr, "FAIL sessions: MPI_Session_init returned %d\n", rc);

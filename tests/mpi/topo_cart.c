@@ -192,6 +192,15 @@ int main(int argc, char **argv)
     PX_CHECK(is_class(MPI_Cartdim_get(MPI_COMM_WORLD, &nd0), MPI_ERR_TOPOLOGY, MPI_ERR_COMM),
              "Cartdim_get on a communicator without topology accepted");
 
+    /* a grid larger than the communicator: an error, and MPI_COMM_NULL in
+     * place of whatever the output held */
+    int over[2] = {size, size + 1}, nop[2] = {0, 0};
+    MPI_Comm none = MPI_COMM_WORLD;
+    PX_CHECK(MPI_Cart_create(MPI_COMM_WORLD, 2, over, nop, 0, &none) != MPI_SUCCESS &&
+                 none == MPI_COMM_NULL,
+             "a %dx%d grid of %d ranks: no error, or the output left as it was", size, size + 1,
+             size);
+
     /* 2-D, periodic first dimension */
     int d2[2] = {0, 0}, p2[2] = {1, 0};
     PX_MPI(MPI_Dims_create(size, 2, d2));

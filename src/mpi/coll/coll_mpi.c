@@ -595,6 +595,7 @@ static int px_rooted(int gather, const void *sbuf, int scount, const int *scount
             PX_TRY(px_chk_buf(c, own_count, own_type, fn));
             PX_TRY(gather ? px_chk_sig(c, scount, st, mine, rt, fn)
                           : px_chk_sig(c, mine, st, rcount, rt, fn));
+            PX_TRY(px_chk_alias(c, own, all, px_bytes(own_count, own_type), fn));
         }
         a.bytes = v ? 0 : px_bytes(all_count, all_type);
     } else {
@@ -630,6 +631,10 @@ static int px_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbu
         PX_TRY(px_chk_buf(c, scount, st, fn));
         PX_TRY(px_chk_sig(c, scount, st, mine, rt, fn));
         PX_TRY(px_chk_alias(c, sbuf, rbuf, px_bytes(scount, st), fn));
+        /* the own block given where it is received (MPI_IN_PLACE's case) */
+        MPI_Aint at = (MPI_Aint)(v ? displs[c->rank] : c->rank * rcount);
+        PX_TRY(px_chk_alias(c, sbuf, (char *)rbuf + at * px_mpi_dt_get(rt)->extent,
+                            px_bytes(scount, st), fn));
     }
     px_coll_args_t a = {.sbuf = sbuf,
                         .scount = scount,
@@ -697,9 +702,12 @@ static int px_alltoallw(const void *sbuf, const int *scounts, const int *sdispls
         PX_TRY(px_chk_counts(c, scounts, sdispls, w ? stypes[0] : st, fn));
         for (int i = 0; w && i < c->size; i++)
             PX_TRY(px_chk_type(c, stypes[i], fn));
-        int me = c->rank;
+        int me = c->rank, moves = 0;
         PX_TRY(
             px_chk_sig(c, scounts[me], w ? stypes[me] : st, rcounts[me], w ? rtypes[me] : rt, fn));
+        for (int i = 0; i < c->size && !moves; i++)
+            moves = scounts[i] > 0;
+        PX_TRY(px_chk_alias(c, sbuf, rbuf, (size_t)moves, fn));
     }
     px_coll_args_t a = {.sbuf = sbuf,
                         .scounts = scounts,

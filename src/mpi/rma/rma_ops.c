@@ -713,10 +713,15 @@ PX_PMPI(MPI_Compare_and_swap)
     PX_CS_ENTER();
     const char *fn = "MPI_Compare_and_swap";
     PX_GET_WIN(w, win, fn);
+    /* integer, logical, multi-language or byte types (MPI-4.0 12.3.4); and
+     * MPI_CHAR, compared as a byte, as MPICH allows */
     const px_dtype_builtin_t *b = px_mpi_dtype_builtin(datatype);
-    if (!b || !b->size || px_mpi_op_builtin_check(MPI_BAND, datatype) != MPI_SUCCESS)
-        return px_mpi_win_error(w, MPI_ERR_TYPE, fn,
-                                "compare-and-swap needs a predefined integer or byte type");
+    if (!b || !b->size ||
+        (px_mpi_op_builtin_check(MPI_BAND, datatype) != MPI_SUCCESS &&
+         px_mpi_op_builtin_check(MPI_LAND, datatype) != MPI_SUCCESS && datatype != MPI_CHAR))
+        return px_mpi_win_error(
+            w, MPI_ERR_TYPE, fn,
+            "compare-and-swap needs a predefined integer, logical or byte type");
     px_mpi_dt_t *td = NULL;
     uint64_t base = 0;
     int rc = px_rma_check(w, target_rank, target_disp, 1, datatype, &td, &base, fn);

@@ -324,7 +324,7 @@ PX_PMPI(MPI_Win_lock)(int lock_type, int rank, int assertion, MPI_Win win)
     if (rc)
         return rc;
     if (w->lock_all || w->locked[rank])
-        return px_mpi_win_error(w, MPI_ERR_RMA_CONFLICT, fn,
+        return px_mpi_win_error(w, MPI_ERR_RMA_SYNC, fn,
                                 "rank %d is already locked by this process", rank);
     if (w->start_list)
         return px_mpi_win_error(w, MPI_ERR_RMA_SYNC, fn,
@@ -368,10 +368,10 @@ PX_PMPI(MPI_Win_lock_all)(int assertion, MPI_Win win)
     PX_GET_WIN(w, win, fn);
     int n = w->comm->size;
     if (w->lock_all)
-        return px_mpi_win_error(w, MPI_ERR_RMA_CONFLICT, fn, "the window is already locked");
+        return px_mpi_win_error(w, MPI_ERR_RMA_SYNC, fn, "the window is already locked");
     for (int t = 0; t < n; t++)
         if (w->locked[t])
-            return px_mpi_win_error(w, MPI_ERR_RMA_CONFLICT, fn, "rank %d is locked", t);
+            return px_mpi_win_error(w, MPI_ERR_RMA_SYNC, fn, "rank %d is locked", t);
     if (w->start_list)
         return px_mpi_win_error(w, MPI_ERR_RMA_SYNC, fn,
                                 "a post/start epoch is open on this window");

@@ -374,6 +374,7 @@ PX_PMPI(MPI_Cart_create)
  MPI_Comm *comm_cart)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(comm_cart);
     int rc;
     PX_CHECK_INIT("MPI_Cart_create");
     PX_GET_COMM(c, comm_old, "MPI_Cart_create");
@@ -522,6 +523,7 @@ PX_WEAK(MPI_Cart_shift)
 PX_PMPI(MPI_Cart_sub)(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(newcomm);
     int rc;
     PX_CHECK_INIT("MPI_Cart_sub");
     PX_GET_COMM(c, comm, "MPI_Cart_sub");

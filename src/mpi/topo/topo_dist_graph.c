@@ -157,6 +157,7 @@ PX_PMPI(MPI_Dist_graph_create_adjacent)
  MPI_Comm *comm_dist_graph)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(comm_dist_graph);
     const char *fn = "MPI_Dist_graph_create_adjacent";
     (void)info;
     PX_CHECK_INIT(fn);
@@ -316,6 +317,7 @@ PX_PMPI(MPI_Dist_graph_create)
  const int weights[], MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(comm_dist_graph);
     const char *fn = "MPI_Dist_graph_create";
     (void)info;
     PX_CHECK_INIT(fn);

@@ -35,6 +35,7 @@ PX_PMPI(MPI_Graph_create)
  MPI_Comm *comm_graph)
 {
     PX_CS_ENTER();
+    PX_OUT_COMM_NULL(comm_graph);
     PX_CHECK_INIT("MPI_Graph_create");
     PX_GET_COMM(c, comm_old, "MPI_Graph_create");
     if (!comm_graph)
