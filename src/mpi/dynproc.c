@@ -211,6 +211,26 @@ static px_status_t px_dyn_peers(px_mpi_comm_t *c, const px_dyn_hdr_t *h, const u
     return st;
 }
 
+/* The other group's processes of each meeting under way, from the moment
+ * they are peers until a communicator names them: a meeting of another
+ * thread (MPI_THREAD_MULTIPLE) that makes room in between, while this one
+ * waits for its group, must not forget them. */
+typedef struct px_dyn_pin {
+    const int *world;
+    int n;
+    struct px_dyn_pin *next;
+} px_dyn_pin_t;
+static px_dyn_pin_t *px_dyn_pins;
+
+static void px_dyn_unpin(px_dyn_pin_t *pin)
+{
+    for (px_dyn_pin_t **p = &px_dyn_pins; *p; p = &(*p)->next)
+        if (*p == pin) {
+            *p = pin->next;
+            return;
+        }
+}
+
 void px_mpi_dyn_gc(void)
 {
     const px_boot_info_t *b = px_mpi_boot_info();
@@ -220,6 +240,10 @@ void px_mpi_dyn_gc(void)
         return;
     px_mpi_comms_mark(named, b->size, room);
     px_mpi_groups_mark(named, b->size, room);
+    for (const px_dyn_pin_t *pin = px_dyn_pins; pin; pin = pin->next)
+        for (int i = 0; i < pin->n; i++)
+            if (pin->world[i] >= b->size && pin->world[i] < b->size + room)
+                named[pin->world[i] - b->size] = 1;
     for (int i = 0; i < room; i++) {
         uint64_t job;
         uint32_t rank;
@@ -328,12 +352,17 @@ int px_mpi_dyn_meet(px_mpi_comm_t *c, int root, int fd, px_status_t st, int low,
     st = rc != MPI_SUCCESS ? PX_ERR_IO : (px_status_t)sw;
     /* channels to the other job's processes, then both groups agree that
      * every member has them before anyone sends */
+    px_dyn_pin_t pin = {.world = rworld, .n = rworld ? h.rn : 0, .next = px_dyn_pins};
+    if (rworld)
+        memset(rworld, 0xff, sizeof(int) * (size_t)h.rn); /* -1: not a peer yet */
+    px_dyn_pins = &pin;
     if (st == PX_OK) {
         st = px_dyn_agree(c, root, fd, px_dyn_peers(c, &h, theirs, rworld));
     }
     free(mine);
     free(theirs);
     if (st != PX_OK) {
+        px_dyn_unpin(&pin);
         free(rworld);
         return px_mpi_error(c, px_dyn_class(st), fn, "%s",
                             st == PX_ERR_UNSUPPORTED
@@ -343,16 +372,19 @@ int px_mpi_dyn_meet(px_mpi_comm_t *c, int root, int fd, px_status_t st, int low,
     }
     px_mpi_group_t *rg = px_mpi_group_new(h.rn);
     if (!rg) {
+        px_dyn_unpin(&pin);
         free(rworld);
         return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     }
     memcpy(rg->world, rworld, sizeof(int) * (size_t)h.rn);
+    pin.world = rg->world;
     free(rworld);
     rg->rank = MPI_UNDEFINED;
     uint32_t ctx = 0;
     px_dyn_max_t a = {c, root, fd};
     rc = px_mpi_comm_agree_ctx(4, px_dyn_max, &a, &ctx);
     if (rc != MPI_SUCCESS) {
+        px_dyn_unpin(&pin);
         px_mpi_group_release(rg);
         return px_mpi_error(c, rc, fn,
                             rc == MPI_ERR_PORT ? "the connection between the roots failed"
@@ -361,6 +393,7 @@ int px_mpi_dyn_meet(px_mpi_comm_t *c, int root, int fd, px_status_t st, int low,
     px_mpi_comm_t *nc;
     c->group->refs++;
     rc = px_mpi_intercomm_build(c, c->group, rg, ctx, low, &nc);
+    px_dyn_unpin(&pin); /* named by the communicator from here */
     if (rc != MPI_SUCCESS)
         return px_mpi_error(c, rc, fn, "out of memory");
     *newcomm = nc->handle;
