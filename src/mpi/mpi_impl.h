@@ -284,6 +284,15 @@ struct px_mpi_req {
     px_mpi_req_t *free_next;
 };
 
+/* The empty status (MPI-4.0 3.7.3) of a request started again. */
+static inline void px_mpi_req_status_empty(px_mpi_req_t *r)
+{
+    r->st_source = MPI_ANY_SOURCE;
+    r->st_tag = MPI_ANY_TAG;
+    r->st_count = 0;
+    r->st_error = MPI_SUCCESS;
+}
+
 /* r (with its poll function set) advances in every progress call from now
  * on, whatever request the program waits for, until its poll says it is
  * done: a nonblocking collective must progress while the process waits in

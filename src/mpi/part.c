@@ -321,10 +321,7 @@ static int px_part_handshake(px_part_t *p)
 int px_mpi_part_start(px_mpi_req_t *r)
 {
     px_part_t *p = r->sched;
-    r->st_source = MPI_ANY_SOURCE;
-    r->st_tag = MPI_ANY_TAG;
-    r->st_count = 0;
-    r->st_error = MPI_SUCCESS;
+    px_mpi_req_status_empty(r);
     memset(p->flag, 0, (size_t)p->nparts);
     p->nready = 0;
     p->nsent = 0;

@@ -245,10 +245,8 @@ int px_mpi_req_group_poll(px_mpi_req_t *r)
     }
     if (pending)
         return 0;
+    px_mpi_req_status_empty(r);
     r->st_error = g->err;
-    r->st_source = MPI_ANY_SOURCE;
-    r->st_tag = MPI_ANY_TAG;
-    r->st_count = 0;
     free(g->reqs);
     free(g);
     r->sched = NULL;

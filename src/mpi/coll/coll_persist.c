@@ -100,10 +100,7 @@ static void px_pcoll_release(px_mpi_req_t *r)
 int px_mpi_pcoll_start(px_mpi_req_t *r)
 {
     px_pcoll_t *p = r->sched;
-    r->st_source = MPI_ANY_SOURCE;
-    r->st_tag = MPI_ANY_TAG;
-    r->st_count = 0;
-    r->st_error = MPI_SUCCESS;
+    px_mpi_req_status_empty(r);
     /* every start runs on the tag the init took: the inits match in order,
      * the starts may come in any order (MPI-4.0 6.13); starts of one
      * request follow one another, so they may share it */

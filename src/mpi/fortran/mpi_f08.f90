@@ -31,16 +31,6 @@ module mpi_f08
         subroutine MPI_F_sync_reg(buf) bind(C, name="MPI_F_sync_reg_f08")
             type(*), dimension(..), asynchronous :: buf
         end subroutine MPI_F_sync_reg
-        subroutine MPI_Sizeof(x, size, ierror) bind(C, name="MPI_Sizeof_f08")
-            type(*), dimension(..) :: x
-            integer, intent(out) :: size
-            integer, optional, intent(out) :: ierror
-        end subroutine MPI_Sizeof
-        subroutine PMPI_Sizeof(x, size, ierror) bind(C, name="PMPI_Sizeof_f08")
-            type(*), dimension(..) :: x
-            integer, intent(out) :: size
-            integer, optional, intent(out) :: ierror
-        end subroutine PMPI_Sizeof
     end interface
 
     ! operators == and /= on handles, the interfaces of the procedures a

@@ -1,8 +1,9 @@
 ! Plexus MPI: module mpi_f08_types, the derived types and constants of
 ! module mpi_f08 and the status conversions MPI_Status_f082f and
-! MPI_Status_f2f08. Module mpi_f08 uses all of it; module mpi uses
-! TYPE(MPI_Status) and the conversions (MPI-4.0 19.3.5), so both modules
-! share one TYPE(MPI_Status) and one interface of each conversion.
+! MPI_Status_f2f08, and MPI_SIZEOF. Module mpi_f08 uses all of it; module
+! mpi uses TYPE(MPI_Status), the conversions (MPI-4.0 19.3.5) and
+! MPI_SIZEOF, so both modules share one TYPE(MPI_Status) and one interface
+! of each.
 ! Handles are BIND(C) types whose MPI_VAL is the handle of module mpi and
 ! mpif.h (the C handle; for MPI_File the integer of MPI_File_c2f), and
 ! TYPE(MPI_Status) has the layout of C's MPI_Status. Constants are from
@@ -67,4 +68,19 @@ module mpi_f08_types
 
     ! MPI_Status_f082f, MPI_Status_f2f08 and their PMPI_ names
     include 'mpi_f08_types_interfaces.h'
+
+    interface
+        ! MPI_SIZEOF(x, size, ierror): the bytes of one element of x, any
+        ! type and rank (MPI-4.0 19.1.9), for modules mpi_f08 and mpi
+        subroutine MPI_Sizeof(x, size, ierror) bind(C, name="MPI_Sizeof_f08")
+            type(*), dimension(..) :: x
+            integer, intent(out) :: size
+            integer, optional, intent(out) :: ierror
+        end subroutine MPI_Sizeof
+        subroutine PMPI_Sizeof(x, size, ierror) bind(C, name="PMPI_Sizeof_f08")
+            type(*), dimension(..) :: x
+            integer, intent(out) :: size
+            integer, optional, intent(out) :: ierror
+        end subroutine PMPI_Sizeof
+    end interface
 end module mpi_f08_types
