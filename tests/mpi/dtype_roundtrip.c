@@ -409,6 +409,26 @@ static void big_vector(void)
     free(b);
 }
 
+/* single blocks of every length from 1 to 20 bytes, gaps between them
+ * (the short ones are copied in overlapping pairs) */
+static void short_blocks(void)
+{
+    enum { NB = 20 };
+    int bl[NB], dp[NB], at = 0;
+    seg_t sb[NB];
+    for (int i = 0; i < NB; i++) {
+        bl[i] = NB - i; /* 20 .. 1 */
+        dp[i] = at;
+        sb[i] = (seg_t){at, bl[i]};
+        at += bl[i] + 3;
+    }
+    MPI_Datatype t;
+    PX_MPI(MPI_Type_indexed(NB, bl, dp, MPI_BYTE, &t));
+    PX_MPI(MPI_Type_commit(&t));
+    check_layout("byte blocks of 1 to 20", t, 3, sb, NB, 0, at - 3);
+    MPI_Type_free(&t);
+}
+
 int main(int argc, char **argv)
 {
     px_test_init(&argc, &argv, "dtype_roundtrip");
@@ -418,5 +438,6 @@ int main(int argc, char **argv)
     darrays();
     bottom();
     big_vector();
+    short_blocks();
     return px_test_finish("%d layouts and round trips", ncases);
 }
