@@ -118,6 +118,40 @@ int main(int argc, char **argv)
            "Scatter aliased at the root");
     expect(MPI_Gatherv(b, 1, MPI_INT, b, cnt, dsp, MPI_INT, 0, MPI_COMM_SELF), MPI_ERR_BUFFER,
            "Gatherv aliased at the root");
+    /* MPI_BOTTOM on both sides of a collective whose send and receive have
+     * datatypes of their own is no aliasing: the datatypes hold the
+     * addresses (absolute displacements) */
+    {
+        int out[64], in[64], one = 1, wc[64], wd[64];
+        MPI_Datatype so[64], ri[64], tout, tin;
+        for (int i = 0; i < size; i++) {
+            MPI_Aint a, b;
+            out[i] = 100 * rank + i, in[i] = -1, wc[i] = 1, wd[i] = 0;
+            MPI_Get_address(&out[i], &a);
+            MPI_Get_address(&in[i], &b);
+            PX_MPI(MPI_Type_create_hindexed(1, &one, &a, MPI_INT, &so[i]));
+            PX_MPI(MPI_Type_create_hindexed(1, &one, &b, MPI_INT, &ri[i]));
+            PX_MPI(MPI_Type_commit(&so[i]));
+            PX_MPI(MPI_Type_commit(&ri[i]));
+        }
+        PX_MPI(MPI_Alltoallw(MPI_BOTTOM, wc, wd, so, MPI_BOTTOM, wc, wd, ri, MPI_COMM_WORLD));
+        int bad = 0;
+        for (int i = 0; i < size; i++)
+            bad += in[i] != 100 * i + rank;
+        PX_CHECK(!bad, "Alltoallw from and to MPI_BOTTOM: %d wrong", bad);
+        tout = so[0], tin = ri[0]; /* out[0] and in[0] */
+        out[0] = rank + 1;
+        in[0] = -1;
+        PX_MPI(MPI_Gather(MPI_BOTTOM, 1, tout, MPI_BOTTOM, 1, tin, 0, MPI_COMM_SELF));
+        PX_CHECK(in[0] == rank + 1, "Gather from and to MPI_BOTTOM: %d", in[0]);
+        in[0] = -1;
+        PX_MPI(MPI_Allgather(MPI_BOTTOM, 1, tout, MPI_BOTTOM, 1, tin, MPI_COMM_SELF));
+        PX_CHECK(in[0] == rank + 1, "Allgather from and to MPI_BOTTOM: %d", in[0]);
+        for (int i = 0; i < size; i++) {
+            MPI_Type_free(&so[i]);
+            MPI_Type_free(&ri[i]);
+        }
+    }
     expect(MPI_Ibarrier(MPI_COMM_WORLD, NULL), MPI_ERR_ARG, "Ibarrier null request");
     expect(MPI_Barrier(MPI_COMM_NULL), MPI_ERR_COMM, "Barrier MPI_COMM_NULL");
 

@@ -115,6 +115,7 @@ static int px_chk_sig(px_mpi_comm_t *c, int scount, MPI_Datatype st, int rcount,
     return MPI_SUCCESS;
 }
 
+/* Send and receive buffers at one address where MPI_IN_PLACE is meant. */
 static int px_chk_alias(px_mpi_comm_t *c, const void *sbuf, const void *rbuf, size_t bytes,
                         const char *fn)
 {
@@ -122,6 +123,14 @@ static int px_chk_alias(px_mpi_comm_t *c, const void *sbuf, const void *rbuf, si
         return px_mpi_error(c, MPI_ERR_BUFFER, fn,
                             "send and receive buffers alias (use MPI_IN_PLACE)");
     return MPI_SUCCESS;
+}
+
+/* The same where the send and the receive have datatypes of their own:
+ * MPI_BOTTOM on both sides is not one, the datatypes hold the addresses. */
+static int px_chk_alias2(px_mpi_comm_t *c, const void *sbuf, const void *rbuf, size_t bytes,
+                         const char *fn)
+{
+    return sbuf == MPI_BOTTOM ? MPI_SUCCESS : px_chk_alias(c, sbuf, rbuf, bytes, fn);
 }
 
 static size_t px_bytes(int count, MPI_Datatype dt)
@@ -595,7 +604,7 @@ static int px_rooted(int gather, const void *sbuf, int scount, const int *scount
             PX_TRY(px_chk_buf(c, own_count, own_type, fn));
             PX_TRY(gather ? px_chk_sig(c, scount, st, mine, rt, fn)
                           : px_chk_sig(c, mine, st, rcount, rt, fn));
-            PX_TRY(px_chk_alias(c, own, all, px_bytes(own_count, own_type), fn));
+            PX_TRY(px_chk_alias2(c, own, all, px_bytes(own_count, own_type), fn));
         }
         a.bytes = v ? 0 : px_bytes(all_count, all_type);
     } else {
@@ -630,11 +639,12 @@ static int px_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbu
     if (sbuf != MPI_IN_PLACE) {
         PX_TRY(px_chk_buf(c, scount, st, fn));
         PX_TRY(px_chk_sig(c, scount, st, mine, rt, fn));
-        PX_TRY(px_chk_alias(c, sbuf, rbuf, px_bytes(scount, st), fn));
+        PX_TRY(px_chk_alias2(c, sbuf, rbuf, px_bytes(scount, st), fn));
         /* the own block given where it is received (MPI_IN_PLACE's case) */
         MPI_Aint at = (MPI_Aint)(v ? displs[c->rank] : c->rank * rcount);
-        PX_TRY(px_chk_alias(c, sbuf, (char *)rbuf + at * px_mpi_dt_get(rt)->extent,
-                            px_bytes(scount, st), fn));
+        if (rbuf != MPI_BOTTOM)
+            PX_TRY(px_chk_alias2(c, sbuf, (char *)rbuf + at * px_mpi_dt_get(rt)->extent,
+                                 px_bytes(scount, st), fn));
     }
     px_coll_args_t a = {.sbuf = sbuf,
                         .scount = scount,
@@ -666,7 +676,7 @@ static int px_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf
     if (sbuf != MPI_IN_PLACE) {
         PX_TRY(px_chk_buf(c, scount, st, fn));
         PX_TRY(px_chk_sig(c, scount, st, rcount, rt, fn));
-        PX_TRY(px_chk_alias(c, sbuf, rbuf, px_bytes(scount, st), fn));
+        PX_TRY(px_chk_alias2(c, sbuf, rbuf, px_bytes(scount, st), fn));
     } else {
         scount = rcount;
         st = rt;
@@ -707,7 +717,7 @@ static int px_alltoallw(const void *sbuf, const int *scounts, const int *sdispls
             px_chk_sig(c, scounts[me], w ? stypes[me] : st, rcounts[me], w ? rtypes[me] : rt, fn));
         for (int i = 0; i < c->size && !moves; i++)
             moves = scounts[i] > 0;
-        PX_TRY(px_chk_alias(c, sbuf, rbuf, (size_t)moves, fn));
+        PX_TRY(px_chk_alias2(c, sbuf, rbuf, (size_t)moves, fn));
     }
     px_coll_args_t a = {.sbuf = sbuf,
                         .scounts = scounts,
