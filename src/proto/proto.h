@@ -282,9 +282,13 @@ px_status_t px_proto_rma_post(px_proto_win_t *w, int origin);
 int px_proto_rma_take_post(px_proto_win_t *w, int target);
 px_status_t px_proto_rma_complete(px_proto_win_t *w, int target);
 int px_proto_rma_take_complete(px_proto_win_t *w, int origin);
-/* Fence: bytes sent to each target so far (the caller exchanges them), and
- * whether those from origin have all been applied. */
+/* Fence: bytes sent to each target so far, gets' included (the caller
+ * exchanges them), and whether those from origin have all been applied
+ * (gets answered, their answers no longer reading the window). */
 uint64_t px_proto_rma_sent(px_proto_win_t *w, int target);
 int px_proto_rma_applied(px_proto_win_t *w, int origin, uint64_t bytes);
+/* Of those, the bytes of puts and accumulates: what only a flush at the
+ * target can complete (a get is complete once its answer has arrived). */
+uint64_t px_proto_rma_sent_updates(px_proto_win_t *w, int target);
 
 #endif

@@ -51,13 +51,15 @@ typedef struct px_rma_peer {
     px_proto_win_t *w;
     int rank;
     /* this process as target of the member */
-    uint64_t applied; /* bytes applied */
+    uint64_t applied; /* bytes applied, gets' answered */
+    int answering;    /* frames of answers to its gets still reading the window */
     uint64_t want;    /* a flush or unlock waits for applied >= want */
     uint8_t wanting;  /* 0, PX_RMA_S_FLUSH or PX_RMA_S_UNLOCK */
     int completes;    /* completions received (post/start/complete/wait) */
     uint64_t complete_at;
     /* this process as origin to the member */
-    uint64_t sent;
+    uint64_t sent;  /* bytes put, accumulated and got: what the target applies */
+    uint64_t gsent; /* of which got */
     int acks_due;
     int granted;
     int posts;
@@ -73,6 +75,13 @@ typedef struct px_rma_peer {
      * operations go ahead of them */
     struct px_rma_qput *qhead, *qtail;
 } px_rma_peer_t;
+
+/* Everything p's origin counted up to `bytes` is applied, and no answer
+ * to its gets still reads the window (a fence, wait or unlock may end). */
+static int px_rma_settled(const px_rma_peer_t *p, uint64_t bytes)
+{
+    return p->applied >= bytes && !p->answering;
+}
 
 /* A frame of a large put, waiting for its pace. */
 typedef struct px_rma_qput {
@@ -188,10 +197,20 @@ int px_proto_win_parts(px_proto_win_t *w, const uint64_t *rbase, const uint64_t 
     return 0;
 }
 
+static int px_rma_finalizing;
+
 void px_proto_win_free(px_proto_win_t *w)
 {
     if (!w)
         return;
+    /* answers to gets still in the channel's hands call back into w->p */
+    int answering = 0;
+    for (int t = 0; t < w->size; t++) {
+        unsigned idle = 0;
+        while (w->p[t].answering && !px_rma_finalizing && !px_proto_peer_failed(w->peers[t]))
+            px_proto_wait_step(&idle);
+        answering |= w->p[t].answering;
+    }
     for (px_proto_win_t **q = &px_rma_wins; *q; q = &(*q)->next)
         if (*q == w) {
             *q = w->next;
@@ -214,13 +233,17 @@ void px_proto_win_free(px_proto_win_t *w)
             px_rma_queued--;
             free(q);
         }
+    if (answering) /* a window left to MPI_Finalize, or its peer lost: kept for the callbacks */
+        return;
     free(w->peers), free(w->p), free(w->rbase), free(w->rlen), free(w);
 }
 
 void px_proto_rma_finalize(void)
 {
+    px_rma_finalizing = 1;
     while (px_rma_wins)
         px_proto_win_free(px_rma_wins);
+    px_rma_finalizing = 0;
 }
 
 int px_proto_win_attach(px_proto_win_t *w, void *base, size_t len)
@@ -542,6 +565,10 @@ px_status_t px_proto_rma_get(px_proto_win_t *w, int target, uint64_t off, size_t
     }
     px_am_hdr_t h = {
         .am = PX_AM_RMA_GET, .src = w->me, .ctx = w->id, .a = off, .b = len, .c = res->id, .d = at};
+    /* counted as applied once answered, so that the target's fence, wait
+     * or lock release waits until the answer has read the window */
+    w->p[target].sent += len;
+    w->p[target].gsent += len;
     return px_rma_send(w, target, NULL, &h, NULL, 0, 0, NULL);
 }
 
@@ -649,7 +676,7 @@ px_status_t px_proto_rma_complete(px_proto_win_t *w, int target)
 int px_proto_rma_take_complete(px_proto_win_t *w, int origin)
 {
     px_rma_peer_t *p = &w->p[origin];
-    if (!p->completes || p->applied < p->complete_at)
+    if (!p->completes || !px_rma_settled(p, p->complete_at))
         return 0;
     p->completes--;
     return 1;
@@ -657,9 +684,14 @@ int px_proto_rma_take_complete(px_proto_win_t *w, int origin)
 
 uint64_t px_proto_rma_sent(px_proto_win_t *w, int target) { return w->p[target].sent; }
 
+uint64_t px_proto_rma_sent_updates(px_proto_win_t *w, int target)
+{
+    return w->p[target].sent - w->p[target].gsent;
+}
+
 int px_proto_rma_applied(px_proto_win_t *w, int origin, uint64_t bytes)
 {
-    return w->p[origin].applied >= bytes;
+    return px_rma_settled(&w->p[origin], bytes);
 }
 
 /* ---------- target ---------- */
@@ -703,7 +735,7 @@ static void px_rma_want_done(px_rma_peer_t *p, int ack)
 
 static void px_rma_check(px_rma_peer_t *p)
 {
-    if (p->wanting && p->applied >= p->want)
+    if (p->wanting && px_rma_settled(p, p->want))
         px_rma_want_done(p, 1);
 }
 
@@ -787,15 +819,25 @@ static void px_rma_free_cb(void *arg, px_status_t st)
     free(arg);
 }
 
-static void px_rma_nop_cb(void *arg, px_status_t st) { (void)arg, (void)st; }
+/* A frame of a get's answer has left the window (the send that was in
+ * progress has read it). */
+static void px_rma_answered_cb(void *arg, px_status_t st)
+{
+    (void)st;
+    px_rma_peer_t *p = arg;
+    p->answering--;
+    px_rma_check(p);
+}
 
 /* DATA frames with n bytes at src into the origin's request res at `at`.
  * owned: src is a copy to free once sent, in one frame (an accumulate's
- * answer: no larger than the frame that asked); otherwise src stays valid
- * (window memory). */
+ * answer: no larger than the frame that asked); otherwise src is window
+ * memory (a get's answer), whose n bytes count as applied for the origin,
+ * and frames still reading it as answering. */
 static void px_rma_answer(px_proto_win_t *w, int origin, const char *src, size_t n, uint64_t res,
                           uint64_t at, void *owned, int acks)
 {
+    px_rma_peer_t *p = &w->p[origin];
     int peer = w->peers[origin];
     /* as a rendezvous's data: the route the channel rules give the size */
     px_chan_pick_t pk;
@@ -814,10 +856,16 @@ static void px_rma_answer(px_proto_win_t *w, int origin, const char *src, size_t
         struct iovec iov = {(char *)src + sent, k};
         /* with a callback, as the rail layer stripes only frames that have one */
         st = px_chan_send(peer, route, &h, px_am_hdr_len[PX_AM_DATA], &iov, 1,
-                          k > 4096 ? PX_CHAN_F_STRIPE : 0, owned ? px_rma_free_cb : px_rma_nop_cb,
-                          owned);
+                          k > 4096 ? PX_CHAN_F_STRIPE : 0,
+                          owned ? px_rma_free_cb : px_rma_answered_cb, owned ? owned : (void *)p);
         if (owned && st != PX_INPROGRESS)
             free(owned);
+        if (!owned && st == PX_INPROGRESS)
+            p->answering++;
+    }
+    if (!owned) {
+        p->applied += n;
+        px_rma_check(p);
     }
     if (st < 0)
         px_error("proto", "cannot answer a one-sided operation of rank %d: %s", peer,
@@ -837,6 +885,8 @@ static void *px_rma_am_get(int peer, const void *hdr, size_t hdr_len, size_t off
         px_error("proto", "get from rank %d outside the window (offset %#llx, %llu bytes)", peer,
                  (unsigned long long)h.a, (unsigned long long)h.b);
         px_rma_sync(w, h.src, PX_RMA_S_GET_ERROR, 0, h.c);
+        w->p[h.src].applied += h.b;
+        px_rma_check(&w->p[h.src]);
         return NULL;
     }
     px_rma_answer(w, h.src, p, h.b, h.c, h.d, NULL, 0);
@@ -930,7 +980,7 @@ void px_proto_rma_rx_done(int peer, void *ctx, size_t len)
     px_rma_peer_t *p = &w->p[s->origin];
     p->applied += s->len;
     /* a flush that this frame completes is told with the answer */
-    int acks = old && p->wanting && p->applied >= p->want;
+    int acks = old && p->wanting && px_rma_settled(p, p->want);
     if (s->flags & PX_AM_RMA_FETCH) {
         if (old)
             px_rma_answer(w, s->origin, old, rlen, s->res, s->at, old, acks);

@@ -57,7 +57,7 @@ static int px_rma_until(px_mpi_win_t *w, int (*cond)(px_proto_win_t *, int), int
 
 static int px_rma_sent_unflushed(px_mpi_win_t *w, int t)
 {
-    return px_proto_rma_sent(w->pw, t) != w->flushed[t];
+    return px_proto_rma_sent_updates(w->pw, t) != w->flushed[t];
 }
 
 /* Completes everything sent to targets [lo, hi) at those targets; unlock:
@@ -88,7 +88,7 @@ static int px_rma_flush_range(px_mpi_win_t *w, int lo, int hi, int unlock, const
         int rc = px_rma_until(w, px_proto_rma_flushed, t, fn);
         if (rc)
             return rc;
-        w->flushed[t] = px_proto_rma_sent(w->pw, t);
+        w->flushed[t] = px_proto_rma_sent_updates(w->pw, t);
     }
     return err ? px_mpi_win_error(w, err, fn, "an operation of the epoch failed") : MPI_SUCCESS;
 }
@@ -137,7 +137,7 @@ PX_PMPI(MPI_Win_fence)(int assertion, MPI_Win win)
                 px_proto_wait_step(&idle);
             }
         for (int t = 0; t < n; t++)
-            w->flushed[t] = out[t];
+            w->flushed[t] = px_proto_rma_sent_updates(w->pw, t);
         free(out);
     }
     if (rc)
@@ -239,7 +239,7 @@ PX_PMPI(MPI_Win_complete)(MPI_Win win)
     for (int i = 0; i < w->nstart; i++) {
         int t = w->start_list[i];
         px_proto_rma_complete(w->pw, t);
-        w->flushed[t] = px_proto_rma_sent(w->pw, t);
+        w->flushed[t] = px_proto_rma_sent_updates(w->pw, t);
         w->started[t] = 0;
     }
     int rc = px_rma_wait_local(w);
