@@ -491,12 +491,12 @@ static void px_proto_wait_(unsigned *idle, int look)
         px_proto_sleep(idle, look);
         return;
     }
-    /* auto: spin while the ranks fit the cores, but not with the library's
-     * lock on (MPI_THREAD_MULTIPLE): threads waiting in MPI may outnumber
-     * the cores, and one that spins on without end keeps the thread whose
-     * message it waits for from running */
-    if (!*idle || *idle < px_p.spin_limit || px_p.mode == PX_WAIT_SPIN ||
-        (px_p.mode == PX_WAIT_AUTO && !px_p.oversub && !px_cs_on)) {
+    /* auto: yield the processor at every poll once spin_limit polls found
+     * nothing. When nothing else wants the core the call returns at once;
+     * when something does (another job, the program's other threads, or
+     * more ranks than cores) it gets the core, and a process that spun on
+     * would keep the one whose message it waits for from running. */
+    if (!*idle || *idle < px_p.spin_limit || px_p.mode == PX_WAIT_SPIN) {
         px_cs_yield();
         return;
     }
@@ -593,8 +593,6 @@ px_status_t px_proto_init(const px_boot_info_t *boot)
         (unsigned)(px_p.oversub ? px_params.oversub_spin_count : px_params.spin_count);
     if (!strcmp(px_params.progress_mode, "spin"))
         px_p.mode = PX_WAIT_SPIN;
-    else if (!strcmp(px_params.progress_mode, "yield"))
-        px_p.mode = PX_WAIT_YIELD;
     else if (!strcmp(px_params.progress_mode, "block"))
         px_p.mode = PX_WAIT_BLOCK;
     else if (!strcmp(px_params.progress_mode, "sleep"))

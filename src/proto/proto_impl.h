@@ -110,7 +110,7 @@ extern struct px_proto_state {
     px_proto_peer_t *peers;
     int oversub;
     unsigned spin_limit;
-    enum { PX_WAIT_AUTO, PX_WAIT_SPIN, PX_WAIT_YIELD, PX_WAIT_BLOCK, PX_WAIT_SLEEP } mode;
+    enum { PX_WAIT_AUTO, PX_WAIT_SPIN, PX_WAIT_BLOCK, PX_WAIT_SLEEP } mode;
     px_list_t posted, unexp;
     /* wire identifiers of requests a peer may name */
     px_proto_req_t **ids;
