@@ -99,14 +99,57 @@ def parse_makefile_am(path):
     return info
 
 
+def dtp_testlists(root, types):
+    """The testlist.dtp entries MPICH's configure writes (maint/gentests_dtp.sh)
+    from maint/dtp-test-config.txt: each program of DTPools' generated
+    datatypes once per basic type and count, with the same seeds and sizes,
+    keyed by directory."""
+    cfg = root / "maint/dtp-test-config.txt"
+    out = collections.defaultdict(list)
+    if not cfg.exists():
+        return out
+    seed = 1
+    for line in cfg.read_text().splitlines():
+        if not line or line.startswith("#"):
+            continue
+        f = (line.split(":") + [""] * 8)[:8]
+        path, args, counts, passthru, procs, mintest, maxtest, _gacc = f
+        maxtest = int(maxtest or mintest)
+        mintest = int(mintest)
+        d, _, name = path.rpartition("/")
+        extra = "".join(f" arg={a}" for a in args.split())
+        for typ in types:
+            testsize = count = 0
+            for sendcount in map(int, counts.split()):
+                if testsize == 0:
+                    testsize, count = maxtest, sendcount
+                else:  # shell arithmetic: count stays the first count
+                    testsize = min(max(testsize * count // sendcount, mintest), maxtest)
+                if d in ("pt2pt", "part"):
+                    for recvcount in (sendcount, 2 * sendcount):
+                        out[d].append(f"{name} {procs} arg=-type={typ} arg=-sendcnt={sendcount}"
+                                      f" arg=-recvcnt={recvcount} arg=-seed={seed}"
+                                      f" arg=-testsize={testsize}{extra} {passthru}")
+                        seed += 1
+                else:
+                    out[d].append(f"{name} {procs} arg=-type={typ} arg=-count={sendcount}"
+                                  f" arg=-seed={seed} arg=-testsize={testsize}{extra} {passthru}")
+                    seed += 1
+    return out
+
+
 def load_testlist(root, d, opts, mpi_version, mem_gb, out):
-    """Parse <d>/testlist[.in] like runtests' LoadTests, recursing into subdirs."""
+    """Parse <d>/testlist[.in] like runtests' LoadTests, recursing into subdirs;
+    with --dtp, then the directory's testlist.dtp entries."""
     lst = next((root / d / n for n in ("testlist", "testlist.in")
                 if (root / d / n).exists()), None)
     if lst is None:
         print(f"note: {d} has no testlist, skipped", file=sys.stderr)
         return
-    for raw in lst.read_text(errors="replace").splitlines():
+    lines = lst.read_text(errors="replace").splitlines()
+    if opts.dtp:
+        lines += opts.dtp_lists.get(d, [])
+    for raw in lines:
         line = raw.split("#", 1)[0].strip()
         if not line or line.startswith("!"):
             continue
@@ -441,6 +484,10 @@ def main():
     ap.add_argument("--only", help="comma-separated program names to keep")
     ap.add_argument("--run-xfail", action="store_true", help="also run xfail= entries")
     ap.add_argument("--non-strict", action="store_true", help="also run strict=false entries")
+    ap.add_argument("--dtp", action="store_true",
+                    help="also run the DTPools datatype entries (MPICH's testlist.dtp)")
+    ap.add_argument("--dtp-types", default="MPI_INT,MPI_INT:4+MPI_DOUBLE:8",
+                    help="their basic types (MPICH configure's --with-dtpools-datatypes)")
     opts = ap.parse_args()
 
     root = opts.mpich_src.resolve()
@@ -479,6 +526,7 @@ def main():
     lib_mtime = opts.libmpi.stat().st_mtime if opts.libmpi else None
     mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
 
+    opts.dtp_lists = dtp_testlists(root, opts.dtp_types.split(",")) if opts.dtp else {}
     tests = []
     for d in opts.dirs.split(","):
         load_testlist(root, d.strip(), opts, version, mem_gb, tests)
