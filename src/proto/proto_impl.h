@@ -3,7 +3,8 @@
  *               set-up, state dump, counters
  *   proto_am.c  the active messages of the protocols (eager, rendezvous,
  *               completion notices, udp-zcopy) and matching
- *   proto_rma.c one-sided communication for MPI windows
+ *   proto_rma.c one-sided communication for MPI windows: windows and the
+ *               origin (proto_rma_rx.c: the frames received, proto_rma_impl.h)
  *   proto_pub.c the public active-message interface (include/plexus/am.h)
  *   proto_prof.c the sections the topology profile counts (PX_PROFILE=topo)
  * udp-zcopy's transfers themselves are the udp transport's (bulk
@@ -72,7 +73,7 @@ _Static_assert(PX_AM_MAX <= PX_AM_USER && PX_AM_USER + PX_AM_USER_N <= PX_CHAN_A
  * the channel's bulk offer (px_chan_bulk_offer_t). ZACK: a = sender's
  * request, b = bytes received in order. ZDATA: as DATA, c = where the
  * sender's rest begins (everything below is in place at the receiver).
- * RMA_*: see proto_rma.c. */
+ * RMA_*: see proto_rma_impl.h. */
 extern const uint8_t px_am_hdr_len[PX_AM_MAX];
 
 /* ---------- state ---------- */
@@ -133,8 +134,8 @@ void px_proto_complete(px_proto_req_t *req);
 void px_proto_send_cb(void *arg, px_status_t st);
 void px_proto_ctrl(int peer, uint8_t am, uint64_t a, uint64_t b, uint64_t c);
 
-/* proto_rma.c: registers its active messages; rx_done of its contexts
- * (tagged 0, not NULL) */
+/* proto_rma_rx.c: registers the one-sided active messages; rx_done of
+ * their contexts (tagged 0, not NULL) */
 void px_proto_rma_register(void);
 void px_proto_rma_rx_done(int peer, void *ctx, size_t len);
 void px_proto_rma_finalize(void);
