@@ -1,6 +1,7 @@
 /* Point-to-point: send modes, receives, probes, persistent requests. */
 #include "mpi_impl.h"
 #include "dtype_engine.h"
+#include "../util/scratch.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
     size_t nbytes = (size_t)r->count * (size_t)d->size;
     const char *ptr = (const char *)r->ubuf + d->true_lb;
     if (!d->contig && nbytes) {
-        r->packbuf = malloc(nbytes);
+        r->packbuf = px_scratch_get(nbytes);
         if (!r->packbuf)
             return MPI_ERR_NO_MEM;
         d->pack(d, r->count, r->ubuf, r->packbuf);
@@ -89,7 +90,7 @@ static int px_recv_start(px_mpi_req_t *r, uint32_t ctx)
     size_t nbytes = (size_t)r->count * (size_t)d->size;
     char *ptr = (char *)r->ubuf + d->true_lb;
     if (!d->contig && nbytes) {
-        r->packbuf = malloc(nbytes);
+        r->packbuf = px_scratch_get(nbytes);
         if (!r->packbuf)
             return MPI_ERR_NO_MEM;
         ptr = r->packbuf;
@@ -379,7 +380,7 @@ PX_PMPI(MPI_Sendrecv_replace)
     if (rc != MPI_SUCCESS)
         return rc;
     size_t nbytes = (size_t)count * (size_t)d->size;
-    void *tmp = malloc(nbytes ? nbytes : 1);
+    void *tmp = px_scratch_get(nbytes);
     if (!tmp)
         return px_mpi_error(c, MPI_ERR_NO_MEM, "MPI_Sendrecv_replace", "out of memory");
     if (d->contig)
@@ -389,7 +390,7 @@ PX_PMPI(MPI_Sendrecv_replace)
     /* send the packed copy as bytes, receive in place */
     rc = PMPI_Sendrecv(tmp, (int)nbytes, MPI_BYTE, dest, sendtag, buf, count, dt, source, recvtag,
                        comm, status);
-    free(tmp);
+    px_scratch_put(tmp);
     return rc;
 }
 PX_WEAK(MPI_Sendrecv_replace)
@@ -490,7 +491,7 @@ PX_PMPI(MPI_Isendrecv_replace)
     if (rc != MPI_SUCCESS)
         return rc;
     size_t nbytes = (size_t)count * (size_t)d->size;
-    void *tmp = malloc(nbytes ? nbytes : 1);
+    void *tmp = px_scratch_get(nbytes);
     if (!tmp)
         return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     if (d->contig)
@@ -501,7 +502,7 @@ PX_PMPI(MPI_Isendrecv_replace)
     rc = px_isendrecv(tmp, (int)nbytes, MPI_BYTE, dest, stag, buf, count, dt, source, rtag, comm,
                       request, tmp, fn);
     if (rc != MPI_SUCCESS)
-        free(tmp);
+        px_scratch_put(tmp);
     return rc;
 }
 PX_WEAK(MPI_Isendrecv_replace)
@@ -666,7 +667,9 @@ static int px_mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *me
     size_t nbytes = (size_t)count * (size_t)d->size;
     char *ptr = (char *)buf + d->true_lb;
     if (!d->contig && nbytes) {
-        r->packbuf = malloc(nbytes);
+        r->packbuf = px_scratch_get(nbytes);
+        if (!r->packbuf)
+            return px_mpi_error(m->comm, MPI_ERR_NO_MEM, fn, "out of memory");
         ptr = r->packbuf;
     }
     px_proto_mrecv(&r->p, m->u, ptr, nbytes);

@@ -31,6 +31,7 @@
  * first sees it arrived, the rest when the request completes. */
 #include "mpi_impl.h"
 #include "dtype_engine.h"
+#include "../util/scratch.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -369,12 +370,12 @@ static int px_part_init(const void *buf, int partitions, MPI_Count count, MPI_Da
     px_mpi_req_t *bg = px_mpi_req_new_internal(PX_MPI_REQ_COLL);
     px_mpi_req_t *r = px_mpi_req_new(PX_MPI_REQ_PART);
     size_t pbytes = (size_t)count * (size_t)d->size;
-    void *packbuf = !d->contig && pbytes ? malloc(pbytes * (size_t)partitions) : NULL;
+    void *packbuf = !d->contig && pbytes ? px_scratch_get(pbytes * (size_t)partitions) : NULL;
     if (!p || !flag || (send && !msg) || !bg || !r || (!d->contig && pbytes && !packbuf)) {
         free(p);
         free(flag);
         free(msg);
-        free(packbuf);
+        px_scratch_put(packbuf);
         if (bg)
             px_mpi_req_free(bg);
         if (r)

@@ -2,6 +2,7 @@
  * cancel. */
 #include "mpi_impl.h"
 #include "dtype_engine.h"
+#include "../util/scratch.h"
 
 #include <stdlib.h>
 
@@ -118,7 +119,7 @@ void px_mpi_req_free(px_mpi_req_t *r)
     r->dtype = MPI_DATATYPE_NULL;
     if (PX_HANDLE_HI(r->handle) == PX_REQ_DYN)
         px_htab_del(&px_req_tab, PX_HANDLE_IDX(r->handle));
-    free(r->packbuf);
+    px_scratch_put(r->packbuf);
     r->packbuf = NULL;
     if (r->comm)
         px_mpi_comm_release(r->comm);
@@ -287,7 +288,7 @@ int px_mpi_req_complete(px_mpi_req_t *r, MPI_Status *status)
             px_mpi_dt_t *d = px_mpi_dt_get(r->dtype);
             if (d && d->size) /* a partial last item is stored too */
                 px_mpi_dt_unpack_bytes(d, (MPI_Count)r->p.st_count, r->packbuf, r->ubuf);
-            free(r->packbuf);
+            px_scratch_put(r->packbuf);
             r->packbuf = NULL;
         }
         px_status_fill(status, r->p.st_source, r->p.st_tag, (MPI_Count)r->p.st_count, 0);
@@ -295,7 +296,7 @@ int px_mpi_req_complete(px_mpi_req_t *r, MPI_Status *status)
             rc = px_mpi_status_to_class(r->p.st_error);
         break;
     case PX_MPI_REQ_SEND:
-        free(r->packbuf);
+        px_scratch_put(r->packbuf);
         r->packbuf = NULL;
         px_status_fill(status, MPI_ANY_SOURCE, MPI_ANY_TAG, 0, 0);
         if (r->p.st_error)
@@ -636,7 +637,7 @@ PX_PMPI(MPI_Request_free)(MPI_Request *request)
     if (px_req_inactive(r) || px_mpi_req_is_done(r) || r->kind == PX_MPI_REQ_COLL) {
         if (!px_req_inactive(r) && r->kind == PX_MPI_REQ_COLL)
             px_mpi_req_wait(r);
-        free(r->packbuf);
+        px_scratch_put(r->packbuf);
         r->packbuf = NULL;
         px_mpi_req_free(r);
     } else {
