@@ -676,6 +676,82 @@ static void px_dt_unpack_fn(const px_mpi_dt_t *d, MPI_Aint count, const void *sr
         }
 }
 
+/* Bytes [a, b) of one item's packed form, item at base in the user's
+ * layout, its packed form at pk: packed (out) or unpacked. */
+static void px_dt_item_range(const px_dt_obj_t *o, uintptr_t base, char *pk, MPI_Aint a, MPI_Aint b,
+                             int out)
+{
+    MPI_Aint pos = 0; /* packed offset of the segment */
+    for (MPI_Aint k = 0; k < o->nblks && pos < b; pos += o->blks[k].reps * o->blks[k].n, k++) {
+        const px_dt_seg_t *g = &o->blks[k];
+        MPI_Aint end = pos + g->reps * g->n;
+        if (end <= a)
+            continue;
+        /* blocks r0 .. r1 - 1 of the segment overlap [a, b) */
+        MPI_Aint r0 = a > pos ? (a - pos) / g->n : 0;
+        MPI_Aint r1 = b < end ? (b - pos + g->n - 1) / g->n : g->reps;
+        for (MPI_Aint r = r0; r < r1;) {
+            MPI_Aint s = pos + r * g->n, lo = PX_MAX(s, a), hi = PX_MIN(s + g->n, b);
+            char *u = (char *)(base + (uintptr_t)(g->off + r * g->stride));
+            if (lo == s && hi == s + g->n) { /* whole blocks up to the last whole one */
+                MPI_Aint n = PX_MIN(r1, (b - pos) / g->n) - r;
+                if (out)
+                    px_dt_gather(pk + s, u, n, g->n, g->stride);
+                else
+                    px_dt_scatter(pk + s, u, n, g->n, g->stride);
+                r += n;
+                continue;
+            }
+            if (out)
+                memcpy(pk + lo, u + (lo - s), (size_t)(hi - lo));
+            else
+                memcpy(u + (lo - s), pk + lo, (size_t)(hi - lo));
+            r++;
+        }
+    }
+}
+
+void px_mpi_dt_range(const px_mpi_dt_t *d, MPI_Aint count, void *user, void *packed, size_t from,
+                     size_t to, int out)
+{
+    MPI_Aint size = d->size;
+    if (from >= to || size <= 0)
+        return;
+    if (d->contig) {
+        char *u = (char *)user + d->true_lb + from, *p = (char *)packed + from;
+        memcpy(out ? p : u, out ? u : p, to - from);
+        return;
+    }
+    const px_dt_obj_t *o = px_dt_obj(d);
+    MPI_Aint i = (MPI_Aint)(from / (size_t)size), last = (MPI_Aint)((to - 1) / (size_t)size);
+    (void)count;
+    for (; i <= last; i++) {
+        uintptr_t base = (uintptr_t)user + (uintptr_t)(i * d->extent);
+        char *pk = (char *)packed + i * size;
+        MPI_Aint a = PX_MAX((MPI_Aint)from - i * size, 0);
+        MPI_Aint b = PX_MIN((MPI_Aint)to - i * size, size);
+        if (a == 0 && b == size) { /* whole items: the type's own loops */
+            MPI_Aint n = (MPI_Aint)(to / (size_t)size) - i;
+            if (out)
+                d->pack(d, n, (const void *)base, pk);
+            else
+                d->unpack(d, n, pk, (void *)base);
+            i += n - 1;
+        } else if (o) {
+            px_dt_item_range(o, base, pk, a, b, out);
+        } else { /* a pair type: through one item's packed copy */
+            char tmp[64];
+            d->pack(d, 1, (const void *)base, tmp);
+            if (out) {
+                memcpy(pk + a, tmp + a, (size_t)(b - a));
+            } else {
+                memcpy(tmp + a, pk + a, (size_t)(b - a));
+                d->unpack(d, 1, tmp, (void *)base);
+            }
+        }
+    }
+}
+
 void px_mpi_dt_unpack_bytes(const px_mpi_dt_t *d, MPI_Count bytes, const void *src, void *dst)
 {
     if (d->size <= 0 || bytes <= 0)

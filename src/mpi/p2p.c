@@ -81,6 +81,15 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
     return MPI_SUCCESS;
 }
 
+/* Unpacks bytes [from, to) of a non-contiguous receive as they land in
+ * order (px_proto_irecv_drain), while the rest of the message travels; the
+ * rest is unpacked at completion (px_mpi_req_complete). */
+static void px_recv_drain(px_proto_req_t *p, size_t from, size_t to)
+{
+    px_mpi_req_t *r = px_container_of(p, px_mpi_req_t, p);
+    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->count, r->ubuf, r->packbuf, from, to, 0);
+}
+
 static int px_recv_start(px_mpi_req_t *r, uint32_t ctx)
 {
     px_mpi_comm_t *c = r->comm;
@@ -97,7 +106,8 @@ static int px_recv_start(px_mpi_req_t *r, uint32_t ctx)
     }
     r->p.cb = NULL;
     int src_peer = r->rank >= 0 ? px_mpi_comm_world_rank(c, r->rank) : -1;
-    px_proto_irecv(&r->p, src_peer, ctx, r->rank, r->tag, ptr, nbytes);
+    px_proto_irecv_drain(&r->p, src_peer, ctx, r->rank, r->tag, ptr, nbytes,
+                         r->packbuf ? px_recv_drain : NULL);
     return MPI_SUCCESS;
 }
 

@@ -213,6 +213,13 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
 px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank, int tag,
                            void *buf, size_t len)
 {
+    return px_proto_irecv_drain(req, src_peer, ctx, src_rank, tag, buf, len, NULL);
+}
+
+px_status_t px_proto_irecv_drain(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank,
+                                 int tag, void *buf, size_t len,
+                                 void (*drain)(px_proto_req_t *req, size_t from, size_t to))
+{
     px_list_t *e;
     req->kind = PX_PROTO_REQ_RECV;
     req->done = 0;
@@ -227,6 +234,8 @@ px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int 
     req->len = len;
     req->id = 0;
     req->tmp = NULL;
+    req->drain = drain;
+    req->drained = 0;
     for (e = px_p.unexp.next; e != &px_p.unexp; e = e->next) {
         px_proto_unexp_t *u = px_container_of(e, px_proto_unexp_t, link);
         if (px_match(u->ctx, u->src, u->tag, ctx, src_rank, tag)) {
@@ -304,6 +313,8 @@ px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *u, void *buf, 
     req->len = len;
     req->id = 0;
     req->tmp = NULL;
+    req->drain = NULL;
+    req->drained = 0;
     px_proto_take_unexp(req, u);
     return PX_OK;
 }

@@ -66,8 +66,14 @@ struct px_proto_req {
     void *tmp;                 /* truncation scratch */
     struct px_chan_route *dvc; /* rendezvous send to a network peer: the data's route */
     size_t head;               /* rendezvous send: bytes that went with the request */
-    px_list_t link;            /* posted queue */
-    px_proto_cmpl_cb_t cb;     /* optional, runs at completion */
+    /* receive: the bytes that have landed in buf, from its start on, are
+     * handed over as they come (px_proto_irecv_drain): drain(req, from, to),
+     * bytes below drained so far; rx_expect: the end of the pieces given
+     * out in order */
+    void (*drain)(px_proto_req_t *req, size_t from, size_t to);
+    size_t drained, rx_expect;
+    px_list_t link;        /* posted queue */
+    px_proto_cmpl_cb_t cb; /* optional, runs at completion */
 };
 
 /* A message that arrived before its receive was posted (also for Mprobe). */
@@ -105,6 +111,15 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
                            const void *buf, size_t len, px_proto_mode_t mode);
 px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank, int tag,
                            void *buf, size_t len);
+/* The same, with drain(req, from, to) called as a message that comes as
+ * DATA frames after a clear-to-send lands in buf in order, every
+ * PX_PROTO_DRAIN_STEP bytes or more, so that the caller can unpack it
+ * while the rest travels; req->drained says how far it went (what lies
+ * beyond, up to st_count, is the caller's at completion). */
+#define PX_PROTO_DRAIN_STEP ((size_t)256 << 10)
+px_status_t px_proto_irecv_drain(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank,
+                                 int tag, void *buf, size_t len,
+                                 void (*drain)(px_proto_req_t *req, size_t from, size_t to));
 /* Removes a posted receive that has not matched yet; 1 when cancelled. */
 int px_proto_cancel_recv(px_proto_req_t *req);
 

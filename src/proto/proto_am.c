@@ -56,6 +56,7 @@ static void px_proto_rndv_start(int peer, px_proto_req_t *req, size_t size, uint
     }
     req->rndv_total = n;
     req->rndv_got = 0;
+    req->rx_expect = head < n ? head : n;
     if ((flags & PX_AM_FLAG_ZCOPY) && !head && n && px_proto_zc_offer(peer, req, n, sreq) == 0)
         return;
     /* the sender sends what lies beyond its head and below n */
@@ -390,6 +391,12 @@ static void *px_proto_am_data(int peer, const void *hdr, size_t hdr_len, size_t 
         return px_proto_invalid(peer, "rendezvous data");
     if ((h.flags & PX_AM_FLAG_RMA_ACK) && !off)
         px_proto_rma_data_acks(peer, &h);
+    if (req->drain) {
+        if (h.b + off == req->rx_expect)
+            req->rx_expect += payload_len;
+        else /* out of order (striped): the caller takes it all at the end */
+            req->drain = NULL;
+    }
     *ctx_p = PX_RX_TAG(req, PX_RX_DATA);
     return (char *)req->buf + h.b + off;
 }
@@ -496,8 +503,14 @@ void px_proto_rx_done(int peer, void *ctx, size_t len)
     case PX_RX_DATA:
         req = PX_RX_PTR(ctx);
         req->rndv_got += len;
-        if (req->rndv_got == req->rndv_total)
+        if (req->rndv_got == req->rndv_total) {
             px_proto_complete(req);
+        } else if (req->drain && req->rndv_got == req->rx_expect &&
+                   req->rndv_got - req->drained >= PX_PROTO_DRAIN_STEP) {
+            /* every piece given out so far has landed, in order */
+            req->drain(req, req->drained, req->rndv_got);
+            req->drained = req->rndv_got;
+        }
         break;
     default:
         if (ctx && *(uint8_t *)ctx == PX_PUB_RX)
