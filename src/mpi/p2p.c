@@ -55,6 +55,16 @@ static int px_req_procnull(px_mpi_req_t *r, int proto_kind)
     return MPI_SUCCESS;
 }
 
+/* Packs bytes [from, to) of a non-contiguous send as the protocol layer
+ * needs them (px_proto_isend_fill): a large message sent as frames after
+ * the receiver's go-ahead is packed frame by frame while the earlier
+ * frames travel. */
+static void px_send_fill(px_proto_req_t *p, size_t from, size_t to)
+{
+    px_mpi_req_t *r = px_container_of(p, px_mpi_req_t, p);
+    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->count, r->ubuf, r->packbuf, from, to, 1);
+}
+
 /* Starts the send described by r (also persistent ones). */
 static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
 {
@@ -63,19 +73,20 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
         return px_req_procnull(r, PX_PROTO_REQ_SEND);
     px_mpi_dt_t *d = px_mpi_dt_get(r->dtype);
     size_t nbytes = (size_t)r->count * (size_t)d->size;
-    const char *ptr = (const char *)r->ubuf + d->true_lb;
-    if (!d->contig && nbytes) {
+    char *ptr = (char *)r->ubuf + d->true_lb;
+    int packed = !d->contig && nbytes;
+    if (packed) {
         r->packbuf = px_scratch_get(nbytes);
         if (!r->packbuf)
             return MPI_ERR_NO_MEM;
-        d->pack(d, r->count, r->ubuf, r->packbuf);
         ptr = r->packbuf;
     }
     r->p.cb = NULL;
     /* collectives use the odd contexts (px_mpi_comm_t) */
     int mode = r->mode | c->lane_mode | ((ctx & 1) ? PX_PROTO_MODE_COLL : 0);
-    px_status_t st = px_proto_isend(&r->p, px_mpi_comm_world_rank(c, r->rank), ctx, c->rank, r->tag,
-                                    ptr, nbytes, (px_proto_mode_t)mode);
+    px_status_t st =
+        px_proto_isend_fill(&r->p, px_mpi_comm_world_rank(c, r->rank), ctx, c->rank, r->tag, ptr,
+                            nbytes, (px_proto_mode_t)mode, packed ? px_send_fill : NULL);
     if (st != PX_OK)
         return st == PX_ERR_PEER_UNREACHABLE ? MPI_ERR_OTHER : px_mpi_status_to_class(st);
     return MPI_SUCCESS;

@@ -112,6 +112,13 @@ void px_proto_ctrl(int peer, uint8_t am, uint64_t a, uint64_t b, uint64_t c)
 px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
                            const void *buf, size_t len, px_proto_mode_t mode)
 {
+    return px_proto_isend_fill(req, peer, ctx, my_rank, tag, (void *)buf, len, mode, NULL);
+}
+
+px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
+                                void *buf, size_t len, px_proto_mode_t mode,
+                                void (*fill)(px_proto_req_t *req, size_t from, size_t to))
+{
     px_proto_peer_t *p = &px_p.peers[peer];
     px_status_t st;
 
@@ -131,9 +138,11 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
     req->cancelled = 0;
     req->st_error = PX_OK;
     req->peer = peer;
-    req->buf = (void *)buf;
+    req->buf = buf;
     req->len = len;
     req->id = 0;
+    req->fill = fill;
+    req->filled = 0;
     if (px_chan_failed(peer))
         return PX_ERR_PEER_UNREACHABLE;
     p->msgs_tx++;
@@ -142,6 +151,7 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
     px_chan_pick(peer, len, coll, &k);
 
     if (!k.rndv) {
+        px_proto_fill_to(req, len);
         px_am_hdr_t h = {.am = PX_AM_EAGER, .src = my_rank, .tag = tag, .ctx = ctx};
         struct iovec iov = {(void *)buf, len};
         size_t hl = 16;
@@ -181,6 +191,10 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
         if (head >= len) /* a rendezvous PX_CHANNELS asked for: no head */
             head = 0;
     }
+    /* only DATA frames after a clear-to-send are filled as they go: the
+     * receiver may read the buffer itself, a bulk transfer streams it, a
+     * send-only round's frames are copied early */
+    px_proto_fill_to(req, k.get || k.zc || (req->rflags & PX_CHAN_F_RELEASE) ? len : head);
     struct iovec iov = {(void *)buf, head};
     p->rndv_tx++;
     req->pending = 1;

@@ -66,6 +66,10 @@ struct px_proto_req {
     void *tmp;                 /* truncation scratch */
     struct px_chan_route *dvc; /* rendezvous send to a network peer: the data's route */
     size_t head;               /* rendezvous send: bytes that went with the request */
+    /* send: buf is written on demand (px_proto_isend_fill); bytes below
+     * filled are there */
+    void (*fill)(px_proto_req_t *req, size_t from, size_t to);
+    size_t filled;
     /* receive: the bytes that have landed in buf, from its start on, are
      * handed over as they come (px_proto_irecv_drain): drain(req, from, to),
      * bytes below drained so far; rx_expect: the end of the pieces given
@@ -109,6 +113,15 @@ px_status_t px_proto_peer_add(uint64_t job_id, uint32_t rank, const uint8_t key[
 
 px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
                            const void *buf, size_t len, px_proto_mode_t mode);
+/* The same, but buf is written on demand: fill(req, from, to) writes bytes
+ * [from, to) of it (a non-contiguous type packed piece by piece), each
+ * before they are first read. A message that goes as DATA frames after
+ * the receiver's clear-to-send is filled frame by frame as they are sent,
+ * so that the receiver takes the first while the next are packed;
+ * otherwise whole at once. */
+px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
+                                void *buf, size_t len, px_proto_mode_t mode,
+                                void (*fill)(px_proto_req_t *req, size_t from, size_t to));
 px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank, int tag,
                            void *buf, size_t len);
 /* The same, with drain(req, from, to) called as a message that comes as

@@ -100,6 +100,7 @@ static void px_proto_rndv_data(int peer, px_proto_req_t *req, size_t n, uint8_t 
     }
     for (size_t off = req->head; off < n; off += chunk) {
         size_t k = n - off < chunk ? n - off : chunk;
+        px_proto_fill_to(req, off + k);
         px_am_hdr_t h = {.am = am, .a = req->rndv_total, .b = off, .c = req->head};
         struct iovec iov = {(char *)req->buf + off, k};
         px_status_t st = px_chan_send(peer, route, &h, px_am_hdr_len[am], &iov, 1,

@@ -162,6 +162,15 @@ void px_proto_bulk_progress(int peer, void *arg, uint64_t got);
 void px_proto_bulk_done(int peer, void *arg, px_status_t st);
 void px_proto_bulk_failed(int peer, void *arg, uint64_t acked);
 
+/* Fills bytes [0, to) of a send written on demand (px_proto_isend_fill). */
+static inline void px_proto_fill_to(px_proto_req_t *req, size_t to)
+{
+    if (req->fill && to > req->filled) {
+        req->fill(req, req->filled, to);
+        req->filled = to;
+    }
+}
+
 static inline int px_match(uint32_t ctx, int src, int tag, uint32_t mctx, int msrc, int mtag)
 {
     return ctx == mctx && (msrc == PX_ANY_SOURCE || msrc == src) &&

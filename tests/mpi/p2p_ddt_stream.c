@@ -1,6 +1,7 @@
-/* Large non-contiguous receives are unpacked piece by piece while the rest
- * of the message travels (src/proto: px_proto_irecv_drain): pieces end at
- * any byte, inside an item and inside a basic element. Rank 0 sends rank 1
+/* Large non-contiguous messages are packed piece by piece as their frames
+ * go and unpacked piece by piece as they land (src/proto:
+ * px_proto_isend_fill, px_proto_irecv_drain): pieces end at any byte,
+ * inside an item and inside a basic element. Rank 0 sends rank 1
  * messages of several types, each of a few MB (many pieces), rank 1
  * receives them with the same type, with a larger count (the message is
  * shorter than the receive), and as bytes; every byte is checked, and the
