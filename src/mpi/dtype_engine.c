@@ -711,8 +711,8 @@ static void px_dt_item_range(const px_dt_obj_t *o, uintptr_t base, char *pk, MPI
     }
 }
 
-void px_mpi_dt_range(const px_mpi_dt_t *d, MPI_Aint count, void *user, void *packed, size_t from,
-                     size_t to, int out)
+void px_mpi_dt_range(const px_mpi_dt_t *d, void *user, void *packed, size_t from, size_t to,
+                     int out)
 {
     MPI_Aint size = d->size;
     if (from >= to || size <= 0)
@@ -724,7 +724,6 @@ void px_mpi_dt_range(const px_mpi_dt_t *d, MPI_Aint count, void *user, void *pac
     }
     const px_dt_obj_t *o = px_dt_obj(d);
     MPI_Aint i = (MPI_Aint)(from / (size_t)size), last = (MPI_Aint)((to - 1) / (size_t)size);
-    (void)count;
     for (; i <= last; i++) {
         uintptr_t base = (uintptr_t)user + (uintptr_t)(i * d->extent);
         char *pk = (char *)packed + i * size;
@@ -754,35 +753,8 @@ void px_mpi_dt_range(const px_mpi_dt_t *d, MPI_Aint count, void *user, void *pac
 
 void px_mpi_dt_unpack_bytes(const px_mpi_dt_t *d, MPI_Count bytes, const void *src, void *dst)
 {
-    if (d->size <= 0 || bytes <= 0)
-        return;
-    MPI_Aint whole = (MPI_Aint)(bytes / d->size), rest = (MPI_Aint)(bytes % d->size);
-    if (d->contig)
-        memcpy((char *)dst + d->true_lb, src, (size_t)bytes);
-    else if (whole)
-        d->unpack(d, whole, src, dst);
-    if (!rest || d->contig)
-        return;
-    const char *p = (const char *)src + whole * d->size;
-    uintptr_t base = (uintptr_t)dst + (uintptr_t)(whole * d->extent);
-    const px_dt_obj_t *o = px_dt_obj(d);
-    if (!o) { /* pair types: value first, then the index */
-        MPI_Aint f = px_mpi_dtype_builtin(d->b->pair_first)->size;
-        memcpy((char *)base, p, (size_t)PX_MIN(rest, f));
-        if (rest > f)
-            memcpy((char *)base + d->b->second_offset, p + f, (size_t)(rest - f));
-        return;
-    }
-    for (MPI_Aint k = 0; k < o->nblks && rest > 0; k++) {
-        const px_dt_seg_t *g = &o->blks[k];
-        MPI_Aint whole_blks = PX_MIN(g->reps, rest / g->n);
-        p = px_dt_scatter(p, (char *)(base + (uintptr_t)g->off), whole_blks, g->n, g->stride);
-        rest -= whole_blks * g->n;
-        if (whole_blks < g->reps && rest > 0) { /* the data ends inside this copy */
-            memcpy((char *)(base + (uintptr_t)(g->off + whole_blks * g->stride)), p, (size_t)rest);
-            rest = 0;
-        }
-    }
+    if (bytes > 0)
+        px_mpi_dt_range(d, dst, (void *)src, 0, (size_t)bytes, 0);
 }
 
 MPI_Count px_mpi_dt_count_elements(const px_mpi_dt_t *d, MPI_Count bytes)

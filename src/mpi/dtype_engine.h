@@ -166,10 +166,11 @@ void px_mpi_dt_release(MPI_Datatype dt);
  * items; MPI_UNDEFINED when bytes end inside a basic element. */
 MPI_Count px_mpi_dt_count_elements(const px_mpi_dt_t *d, MPI_Count bytes);
 /* Packs (out 1) or unpacks (out 0) bytes [from, to) of the packed form of
- * count items of d, the items at user in their own layout, the packed form
- * at packed (its byte 0): a message packed or unpacked piece by piece. */
-void px_mpi_dt_range(const px_mpi_dt_t *d, MPI_Aint count, void *user, void *packed, size_t from,
-                     size_t to, int out);
+ * items of d, the items at user in their own layout, the packed form at
+ * packed (its byte 0): a message packed or unpacked piece by piece, a
+ * partial last item included. */
+void px_mpi_dt_range(const px_mpi_dt_t *d, void *user, void *packed, size_t from, size_t to,
+                     int out);
 /* Scatters `bytes` packed bytes (maybe a partial last item) into dst. */
 void px_mpi_dt_unpack_bytes(const px_mpi_dt_t *d, MPI_Count bytes, const void *src, void *dst);
 

@@ -62,7 +62,7 @@ static int px_req_procnull(px_mpi_req_t *r, int proto_kind)
 static void px_send_fill(px_proto_req_t *p, size_t from, size_t to)
 {
     px_mpi_req_t *r = px_container_of(p, px_mpi_req_t, p);
-    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->count, r->ubuf, r->packbuf, from, to, 1);
+    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, r->packbuf, from, to, 1);
 }
 
 /* Starts the send described by r (also persistent ones). */
@@ -98,7 +98,7 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
 static void px_recv_drain(px_proto_req_t *p, size_t from, size_t to)
 {
     px_mpi_req_t *r = px_container_of(p, px_mpi_req_t, p);
-    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->count, r->ubuf, r->packbuf, from, to, 0);
+    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, r->packbuf, from, to, 0);
 }
 
 static int px_recv_start(px_mpi_req_t *r, uint32_t ctx)

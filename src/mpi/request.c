@@ -286,10 +286,9 @@ int px_mpi_req_complete(px_mpi_req_t *r, MPI_Status *status)
         }
         if (r->packbuf) {
             px_mpi_dt_t *d = px_mpi_dt_get(r->dtype);
-            if (d && d->size && r->p.drained) /* the rest of what was unpacked as it came */
-                px_mpi_dt_range(d, r->count, r->ubuf, r->packbuf, r->p.drained, r->p.st_count, 0);
-            else if (d && d->size) /* a partial last item is stored too */
-                px_mpi_dt_unpack_bytes(d, (MPI_Count)r->p.st_count, r->packbuf, r->ubuf);
+            /* what was not unpacked as it came; a partial last item is stored too */
+            if (d)
+                px_mpi_dt_range(d, r->ubuf, r->packbuf, r->p.drained, r->p.st_count, 0);
             px_scratch_put(r->packbuf);
             r->packbuf = NULL;
         }
