@@ -214,11 +214,23 @@ def mpi_version(mpicc):
     return float(f"{v.get('MPI_VERSION', 3)}.{v.get('MPI_SUBVERSION', 0)}")
 
 
+def compiles(mpicc, body):
+    """configure's AC_COMPILE_IFELSE: does a program with body in main build?"""
+    src = f"#include <mpi.h>\nint main(void) {{ {body} return 0; }}\n"
+    rc, _ = sh(["sh", "-c", f"{shlex.quote(str(mpicc))} -x c -c - -o /dev/null"
+                f" <<'EOF'\n{src}EOF"])
+    return rc == 0
+
+
 def build_support(opts, root, work):
     """Config headers, libmtest.a and (if it compiles) libdtpools.a."""
     for d in ("include", "dtpools/include"):
         (work / d).mkdir(parents=True, exist_ok=True)
-    (work / "include/mpitestconf.h").write_text(MPITESTCONF)
+    conf = MPITESTCONF
+    # the probe MPICH's configure runs (MPI_INTEGER16 may be missing in C)
+    if compiles(opts.mpicc, "MPI_Datatype t = MPI_INTEGER16; (void)t;"):
+        conf += "#define HAVE_MPI_INTEGER16 1\n"
+    (work / "include/mpitestconf.h").write_text(conf)
     (work / "include/mtest_mpix.h").write_text("/* empty: not MPICH */\n")
     (work / "dtpools/dtpoolsconf.h").write_text(DTPOOLSCONF)
     cflags = [f"-I{work}/include", f"-I{root}/include",

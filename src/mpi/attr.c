@@ -24,11 +24,30 @@ typedef struct px_keyval {
     int freed;
 } px_keyval_t;
 
+/* fortran: set by a Fortran program, value is the integer it gave */
 struct px_mpi_attr {
     px_mpi_attr_t *next;
     int keyval;
+    int fortran;
     void *value;
 };
+
+/* A Fortran program's attribute values are integers (MPI-4.0 §19.3.7): C
+ * reads one set in Fortran through a pointer to where it is kept, Fortran
+ * reads back what it set, and reads a value set in C as the pointer's
+ * integer. The Fortran bindings say so before calling MPI_*_set_attr or
+ * MPI_*_get_attr; each of those
+ * takes the mark and clears it first thing, so that callbacks which run
+ * within see C's view again. */
+static __thread int px_attr_fortran;
+void px_mpi_attr_fortran(void) { px_attr_fortran = 1; }
+
+static int px_attr_take_fortran(void)
+{
+    int f = px_attr_fortran;
+    px_attr_fortran = 0;
+    return f;
+}
 
 /* Attributes of datatypes and windows, by handle (communicators keep
  * theirs); few objects carry any. */
@@ -147,7 +166,7 @@ static int px_attr_delete(int obj, px_mpi_attr_t **list, int kv, px_keyval_t *k)
     return MPI_SUCCESS;
 }
 
-static int px_attr_set(int kind, int obj, px_mpi_attr_t **list, int keyval, void *val)
+static int px_attr_set(int kind, int obj, px_mpi_attr_t **list, int keyval, void *val, int fortran)
 {
     px_keyval_t *k = px_keyval_get(keyval);
     if (!k || k->freed || k->kind != kind)
@@ -161,6 +180,7 @@ static int px_attr_set(int kind, int obj, px_mpi_attr_t **list, int keyval, void
     if (!x)
         return MPI_ERR_NO_MEM;
     x->keyval = keyval;
+    x->fortran = fortran;
     x->value = val;
     x->next = *list;
     *list = x;
@@ -168,7 +188,8 @@ static int px_attr_set(int kind, int obj, px_mpi_attr_t **list, int keyval, void
     return MPI_SUCCESS;
 }
 
-static int px_attr_get(int kind, px_mpi_attr_t **list, int keyval, void *val, int *flag)
+static int px_attr_get(int kind, px_mpi_attr_t **list, int keyval, void *val, int *flag,
+                       int fortran)
 {
     px_keyval_t *k = px_keyval_get(keyval);
     if (!k || k->kind != kind)
@@ -176,7 +197,7 @@ static int px_attr_get(int kind, px_mpi_attr_t **list, int keyval, void *val, in
     px_mpi_attr_t **a = list ? px_attr_find(list, keyval) : NULL;
     *flag = a && *a;
     if (*flag)
-        *(void **)val = (*a)->value;
+        *(void **)val = (*a)->fortran && !fortran ? (void *)&(*a)->value : (*a)->value;
     return MPI_SUCCESS;
 }
 
@@ -225,7 +246,7 @@ static int px_attr_copy(int old, px_mpi_attr_t *olist, int nobj, px_mpi_attr_t *
                 px_mpi_attr_t **end = nlist;
                 while (*end)
                     end = &(*end)->next;
-                *x = (px_mpi_attr_t){.keyval = a->keyval, .value = val};
+                *x = (px_mpi_attr_t){.keyval = a->keyval, .fortran = a->fortran, .value = val};
                 *end = x;
                 k->refs++;
             }
@@ -260,8 +281,9 @@ PX_WEAK(MPI_Comm_free_keyval)
 PX_PMPI(MPI_Comm_set_attr)(MPI_Comm comm, int keyval, void *attribute_val)
 {
     PX_CS_ENTER();
+    int fortran = px_attr_take_fortran();
     PX_GET_COMM(c, comm, "MPI_Comm_set_attr");
-    int rc = px_attr_set(PX_KV_COMM, comm, &c->attrs, keyval, attribute_val);
+    int rc = px_attr_set(PX_KV_COMM, comm, &c->attrs, keyval, attribute_val, fortran);
     if (rc != MPI_SUCCESS)
         return px_mpi_error(c, rc, "MPI_Comm_set_attr",
                             rc == MPI_ERR_KEYVAL ? "invalid keyval"
@@ -273,6 +295,7 @@ PX_WEAK(MPI_Comm_set_attr)
 PX_PMPI(MPI_Comm_get_attr)(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
     PX_CS_ENTER();
+    int fortran = px_attr_take_fortran();
     PX_GET_COMM(c, comm, "MPI_Comm_get_attr");
     void **out = attribute_val;
     if (!attribute_val || !flag)
@@ -311,7 +334,7 @@ PX_PMPI(MPI_Comm_get_attr)(MPI_Comm comm, int keyval, void *attribute_val, int *
     default:
         break;
     }
-    if (px_attr_get(PX_KV_COMM, &c->attrs, keyval, attribute_val, flag) != MPI_SUCCESS)
+    if (px_attr_get(PX_KV_COMM, &c->attrs, keyval, attribute_val, flag, fortran) != MPI_SUCCESS)
         return px_mpi_error(c, MPI_ERR_KEYVAL, "MPI_Comm_get_attr", "invalid keyval");
     return MPI_SUCCESS;
 }
@@ -362,13 +385,14 @@ static int px_type_valid(MPI_Datatype t)
 PX_PMPI(MPI_Type_set_attr)(MPI_Datatype type, int keyval, void *attribute_val)
 {
     PX_CS_ENTER();
+    int fortran = px_attr_take_fortran();
     const char *fn = "MPI_Type_set_attr";
     if (!px_type_valid(type))
         return px_mpi_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype");
     px_mpi_attr_t **list = px_attr_list(PX_KV_TYPE, type, 1);
     if (!list)
         return px_mpi_error(NULL, MPI_ERR_NO_MEM, fn, "out of memory");
-    int rc = px_attr_set(PX_KV_TYPE, type, list, keyval, attribute_val);
+    int rc = px_attr_set(PX_KV_TYPE, type, list, keyval, attribute_val, fortran);
     if (rc != MPI_SUCCESS)
         return px_mpi_error(NULL, rc, fn,
                             rc == MPI_ERR_KEYVAL ? "invalid keyval" : "callback failed");
@@ -379,12 +403,14 @@ PX_WEAK(MPI_Type_set_attr)
 PX_PMPI(MPI_Type_get_attr)(MPI_Datatype type, int keyval, void *attribute_val, int *flag)
 {
     PX_CS_ENTER();
+    int fortran = px_attr_take_fortran();
     const char *fn = "MPI_Type_get_attr";
     if (!px_type_valid(type))
         return px_mpi_error(NULL, MPI_ERR_TYPE, fn, "invalid datatype");
     if (!attribute_val || !flag)
         return px_mpi_error(NULL, MPI_ERR_ARG, fn, "null argument");
-    if (px_attr_get(PX_KV_TYPE, px_attr_list(PX_KV_TYPE, type, 0), keyval, attribute_val, flag))
+    if (px_attr_get(PX_KV_TYPE, px_attr_list(PX_KV_TYPE, type, 0), keyval, attribute_val, flag,
+                    fortran))
         return px_mpi_error(NULL, MPI_ERR_KEYVAL, fn, "invalid keyval");
     return MPI_SUCCESS;
 }
@@ -448,6 +474,7 @@ PX_WEAK(MPI_Win_free_keyval)
 PX_PMPI(MPI_Win_set_attr)(MPI_Win win, int keyval, void *attribute_val)
 {
     PX_CS_ENTER();
+    int fortran = px_attr_take_fortran();
     const char *fn = "MPI_Win_set_attr";
     if (!px_mpi_win_valid(win))
         return px_mpi_error(NULL, MPI_ERR_WIN, fn, "invalid window");
@@ -456,7 +483,7 @@ PX_PMPI(MPI_Win_set_attr)(MPI_Win win, int keyval, void *attribute_val)
     px_mpi_attr_t **list = px_attr_list(PX_KV_WIN, win, 1);
     if (!list)
         return px_mpi_win_raise(win, MPI_ERR_NO_MEM, fn, "out of memory");
-    int rc = px_attr_set(PX_KV_WIN, win, list, keyval, attribute_val);
+    int rc = px_attr_set(PX_KV_WIN, win, list, keyval, attribute_val, fortran);
     if (rc != MPI_SUCCESS)
         return px_mpi_win_raise(win, rc, fn,
                                 rc == MPI_ERR_KEYVAL ? "invalid keyval" : "callback failed");
@@ -467,6 +494,7 @@ PX_WEAK(MPI_Win_set_attr)
 PX_PMPI(MPI_Win_get_attr)(MPI_Win win, int keyval, void *attribute_val, int *flag)
 {
     PX_CS_ENTER();
+    int fortran = px_attr_take_fortran();
     const char *fn = "MPI_Win_get_attr";
     if (!px_mpi_win_valid(win))
         return px_mpi_error(NULL, MPI_ERR_WIN, fn, "invalid window");
@@ -474,7 +502,8 @@ PX_PMPI(MPI_Win_get_attr)(MPI_Win win, int keyval, void *attribute_val, int *fla
         return px_mpi_win_raise(win, MPI_ERR_ARG, fn, "null argument");
     if (px_mpi_win_predef_attr(win, keyval, attribute_val, flag))
         return MPI_SUCCESS;
-    if (px_attr_get(PX_KV_WIN, px_attr_list(PX_KV_WIN, win, 0), keyval, attribute_val, flag))
+    if (px_attr_get(PX_KV_WIN, px_attr_list(PX_KV_WIN, win, 0), keyval, attribute_val, flag,
+                    fortran))
         return px_mpi_win_raise(win, MPI_ERR_KEYVAL, fn, "invalid keyval");
     return MPI_SUCCESS;
 }

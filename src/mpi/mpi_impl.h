@@ -370,6 +370,9 @@ void px_mpi_rt_release(void);
  * so (an error code when one fails); a freed one's are deleted, newest
  * first. */
 int px_mpi_attr_copy_all(px_mpi_comm_t *old, px_mpi_comm_t *newc);
+/* The next MPI_*_set_attr or MPI_*_get_attr of this thread comes from
+ * Fortran (libmpifort; attr.c) */
+void px_mpi_attr_fortran(void);
 void px_mpi_attr_delete_all(px_mpi_comm_t *c);
 /* ... and of datatypes: MPI_Type_dup copies them, MPI_Type_free deletes them. */
 int px_mpi_type_attr_copy(MPI_Datatype old, MPI_Datatype nt);

@@ -1,13 +1,36 @@
 ! Attributes and keyvals through mpif.h: Fortran copy and delete callbacks
 ! with INTEGER(KIND=MPI_ADDRESS_KIND) values, the predefined
 ! MPI_COMM_NULL_COPY_FN / MPI_COMM_DUP_FN, predefined attributes; plus
-! MPI_IN_PLACE and MPI_STATUS_IGNORE handled through the common blocks.
+! MPI_IN_PLACE and MPI_STATUS_IGNORE handled through the common blocks; a
+! value set in Fortran read by C through a pointer to it, and one set in C
+! read in Fortran as the pointer's integer (MPI-4.0 19.3.7), the C calls made
+! directly through BIND(C) interfaces.
 ! px-requires: MPI_Comm_create_keyval MPI_Comm_set_attr MPI_Comm_get_attr
 ! px-requires: MPI_Comm_delete_attr MPI_Comm_free_keyval MPI_Comm_dup
 module f_attr_counts
     implicit none
     integer :: ncopy = 0, ndelete = 0
 end module f_attr_counts
+
+! The C functions themselves (handles are C ints in this ABI).
+module f_attr_c
+    use, intrinsic :: iso_c_binding
+    implicit none
+    interface
+        integer(c_int) function c_get_attr(comm, keyval, val, flag) &
+            bind(C, name='MPI_Comm_get_attr')
+            import :: c_int, c_ptr
+            integer(c_int), value :: comm, keyval
+            type(c_ptr) :: val
+            integer(c_int) :: flag
+        end function c_get_attr
+        integer(c_int) function c_set_attr(comm, keyval, val) bind(C, name='MPI_Comm_set_attr')
+            import :: c_int, c_ptr
+            integer(c_int), value :: comm, keyval
+            type(c_ptr), value :: val
+        end function c_set_attr
+    end interface
+end module f_attr_c
 
 subroutine my_copy(oldcomm, keyval, extra, valin, valout, flag, ierr)
     use f_attr_counts
@@ -38,11 +61,16 @@ end subroutine my_delete
 
 program f_attr_mpif
     use f_attr_counts
+    use f_attr_c
     implicit none
     include 'mpif.h'
     external my_copy, my_delete
     integer :: ierr, rank, nprocs, kv, kv2, dup, dup2, ival(2)
     integer(kind=MPI_ADDRESS_KIND) :: val, extra, big
+    integer(kind=MPI_ADDRESS_KIND), pointer :: seen
+    integer(c_int) :: cflag
+    integer(c_int), target :: cval
+    type(c_ptr) :: p
     logical :: flag
 
     call MPI_Init(ierr)
@@ -100,6 +128,33 @@ program f_attr_mpif
     call MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, val, flag, ierr)
     call check(ierr == MPI_SUCCESS .and. (.not. flag .or. val == 0 .or. val == 1), &
                'MPI_WTIME_IS_GLOBAL')
+
+    ! Across languages: set in Fortran, C gets a pointer to the integer (and
+    ! sees a later Fortran set); set in C, Fortran gets the pointer's value
+    ! and C the pointer itself.
+    call MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, kv, extra, ierr)
+    call MPI_Comm_set_attr(MPI_COMM_WORLD, kv, big, ierr)
+    cflag = 0
+    ierr = c_get_attr(MPI_COMM_WORLD, kv, p, cflag)
+    call check(ierr == MPI_SUCCESS .and. cflag /= 0, 'C get of a Fortran value')
+    call c_f_pointer(p, seen)
+    call check(seen == big, 'C reads the Fortran value through a pointer')
+    call MPI_Attr_put(MPI_COMM_WORLD, kv, 4321, ierr)
+    ierr = c_get_attr(MPI_COMM_WORLD, kv, p, cflag)
+    call check(ierr == MPI_SUCCESS .and. cflag /= 0, 'C get of an MPI_ATTR_PUT value')
+    call c_f_pointer(p, seen)
+    call check(seen == 4321, 'C reads the MPI_ATTR_PUT value through a pointer')
+    call MPI_Attr_get(MPI_COMM_WORLD, kv, ival(1), flag, ierr)
+    call check(flag .and. ival(1) == 4321, 'MPI_ATTR_GET of an MPI_ATTR_PUT value')
+    cval = 99
+    ierr = c_set_attr(MPI_COMM_WORLD, kv, c_loc(cval))
+    call check(ierr == MPI_SUCCESS, 'C set')
+    call MPI_Comm_get_attr(MPI_COMM_WORLD, kv, val, flag, ierr)
+    call check(flag .and. val == transfer(c_loc(cval), val), 'Fortran get of a C value')
+    ierr = c_get_attr(MPI_COMM_WORLD, kv, p, cflag)
+    call check(ierr == MPI_SUCCESS .and. c_associated(p, c_loc(cval)), 'C get of a C value')
+    call MPI_Comm_delete_attr(MPI_COMM_WORLD, kv, ierr)
+    call MPI_Comm_free_keyval(kv, ierr)
 
     ! MPI_IN_PLACE through mpif.h.
     ival = (/ rank, 2 /)

@@ -10,12 +10,16 @@ those whose PMPI_ symbol the built libmpi exports). Two outputs:
   interfaces  Fortran text included by mpi_f08.f90: the operators == and /=
               on handles, the interfaces of the procedures a program passes
               to MPI, the functions (MPI_Wtime, MPI_Aint_add, ...), and for
-              each routine a generic interface MPI_Foo whose
-              specific procedure MPI_Foo_f08 is BIND(C) to the wrapper above
-              (NOT_BIND_C: those taking a procedure), and the same for
-              PMPI_Foo (profiling interface); the large-count MPI_Foo_c joins
-              the generic when Fortran can tell the two apart (else it is
-              MPI_Foo_c on its own).
+              each routine a generic interface MPI_Foo whose specific
+              procedure MPI_Foo_f08 is an external Fortran procedure (below),
+              and the same for PMPI_Foo (profiling interface) whose specific
+              is BIND(C) to the wrapper above (NOT_BIND_C: those taking a
+              procedure, which the C wrapper serves under gfortran's name);
+              the large-count MPI_Foo_c joins the generic when Fortran can
+              tell the two apart (else it is MPI_Foo_c on its own).
+  specifics   Fortran source of those external procedures MPI_Foo_f08(ts),
+              each calling the C wrapper: a tool written in Fortran defines
+              one of them to intercept the routine (MPI-4.0 19.1.5).
 
 The interfaces use TS 29113 (Fortran 2018) interoperability: every argument
 is passed by reference, handles are BIND(C) derived types holding the C int,
@@ -134,6 +138,7 @@ for _obj, _ty in (("Comm", "comm"), ("Type", "type"), ("Win", "win")):
             "    void *v = NULL;\n"
             "    int f = 0;\n"
             "    int kv = px_f_keyval(*keyval);\n"
+            "    px_mpi_attr_fortran();\n"
             "    int err = MPI_%s_get_attr(*obj, kv, &v, &f);\n"
             "    if (err == MPI_SUCCESS) {\n"
             "        *flag = f != 0;\n"
@@ -146,6 +151,7 @@ for _obj, _ty in (("Comm", "comm"), ("Type", "type"), ("Win", "win")):
              ("LOGICAL, INTENT(OUT)", "flag")])
     special("MPI_%s_set_attr" % _obj,
             "MPI_Fint *obj, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *ierror",
+            "    px_mpi_attr_fortran();\n"
             "    px_f08_err(ierror, MPI_%s_set_attr(*obj, *keyval, (void *)(intptr_t)*val));" % _obj,
             [_handle, ("INTEGER, INTENT(IN)", "%s_keyval" % _ty),
              ("INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN)", "attribute_val")])
@@ -582,11 +588,15 @@ class Routine:
         return "MPI_Comm_call_errhandler(MPI_COMM_SELF, err)"
 
     # ---- Fortran --------------------------------------------------------
-    def specific(self, fname, prefix=""):
+    def specific(self, fname, prefix="", bind_c=None):
         """Interface body of the specific procedure fname; prefix "P": of the
-        profiling interface's."""
+        profiling interface's. The MPI_ specifics are external Fortran
+        procedures (gen_specifics), the PMPI_ ones BIND(C) to the wrapper,
+        unless bind_c says otherwise."""
         names = [n for _, _, n in self.dummies] + ["ierror"]
-        if self.name in NOT_BIND_C:
+        if bind_c is None:
+            bind_c = prefix == "P" or self.name in TYPES_ROUTINES
+        if self.name in NOT_BIND_C or not bind_c:
             lines = ["    SUBROUTINE %s(%s)" % (fname, wrap(names, 8)), "      IMPORT"]
         else:
             lines = ["    SUBROUTINE %s(%s) &" % (fname, wrap(names, 8)),
@@ -594,12 +604,34 @@ class Routine:
                      "      IMPORT"]
         uses_c_ptr = any("C_PTR" in d for d, _, _ in self.dummies)
         if uses_c_ptr:
-            lines.insert(2, "      USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR")
+            lines.insert(lines.index("      IMPORT"),
+                         "      USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR")
         lines.append("      IMPLICIT NONE")
         for decl, dims, n in self.dummies:
             lines.append("      %s :: %s%s" % (decl, n, dims))
         lines.append("      INTEGER, OPTIONAL, INTENT(OUT) :: ierror")
         lines.append("    END SUBROUTINE %s" % fname)
+        return "\n".join(lines)
+
+    def external(self):
+        """The MPI_ specific as an external Fortran procedure, so that a tool
+        written as a plain Fortran subroutine of that name (MPI-4.0 19.1.5,
+        linker name mpi_foo_f08ts_) takes its place; it calls the C wrapper
+        (MPI_Foo_f08ts, a weak alias of PMPI_Foo_f08ts), which a BIND(C) tool
+        may take the place of in turn."""
+        fname = self.name + self.suffix
+        names = [n for _, _, n in self.dummies] + ["ierror"]
+        body = "\n".join("    " + l for l in self.specific("px_c", bind_c=True).split("\n"))
+        lines = ["SUBROUTINE %s(%s)" % (fname, wrap(names, 4)),
+                 "    USE mpi_f08_types"]
+        if any("C_PTR" in d for d, _, _ in self.dummies):
+            lines.append("    USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_PTR")
+        lines += ["    IMPLICIT NONE", "    INTERFACE", body, "    END INTERFACE"]
+        for decl, dims, n in self.dummies:
+            lines.append("    %s :: %s%s" % (decl, n, dims))
+        lines.append("    INTEGER, OPTIONAL, INTENT(OUT) :: ierror")
+        lines.append("    CALL px_c(%s)" % wrap(names, 14))
+        lines.append("END SUBROUTINE %s" % fname)
         return "\n".join(lines)
 
     def tkr(self):
@@ -823,9 +855,21 @@ def gen_interfaces(routines, types_module=False):
     return "\n".join(out)
 
 
+def gen_specifics(routines):
+    """Bodies of the MPI_ specifics of module mpi_f08 (Routine.external)."""
+    out = ["! mpi_f08's specific procedures (produced by gen_f08.py from mpi.h).", ""]
+    for name in sorted(routines):
+        r = routines[name]
+        if name in NOT_BIND_C or name in TYPES_ROUTINES:
+            continue
+        out += [r.external(), ""]
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("mode", choices=["wrappers", "interfaces", "types-interfaces", "list"])
+    ap.add_argument("mode", choices=["wrappers", "interfaces", "types-interfaces", "specifics",
+                                     "list"])
     ap.add_argument("--header", required=True)
     ap.add_argument("--lib", required=True)
     ap.add_argument("--nm", default="nm")
@@ -840,6 +884,8 @@ def main():
         text = gen_interfaces(routines)
     elif args.mode == "types-interfaces":
         text = gen_interfaces(routines, types_module=True)
+    elif args.mode == "specifics":
+        text = gen_specifics(routines)
     else:
         text = gf.binding_list(sorted(routines), skipped)
     gf.write_file(args.out, text)

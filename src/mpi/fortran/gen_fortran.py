@@ -127,6 +127,7 @@ for _obj, _ty in (("Comm", "comm"), ("Type", "type"), ("Win", "win")):
             "    void *v = NULL;\n"
             "    int f = 0;\n"
             "    int kv = px_f_keyval(*keyval);\n"
+            "    px_mpi_attr_fortran();\n"
             "    *ierr = MPI_%s_get_attr(*obj, kv, &v, &f);\n"
             "    if (*ierr != MPI_SUCCESS)\n"
             "        return;\n"
@@ -135,6 +136,7 @@ for _obj, _ty in (("Comm", "comm"), ("Type", "type"), ("Win", "win")):
             "        *val = px_f_attr_value_%s(kv, v);" % (_obj, _ty))
     special("MPI_%s_set_attr" % _obj,
             "MPI_Fint *obj, MPI_Fint *keyval, MPI_Aint *val, MPI_Fint *ierr",
+            "    px_mpi_attr_fortran();\n"
             "    *ierr = MPI_%s_set_attr(*obj, *keyval, (void *)(intptr_t)*val);" % _obj)
 # MPI-1 routines whose addresses are default INTEGERs in Fortran.
 special("MPI_Address", "void *location, MPI_Fint *address, MPI_Fint *ierr",
@@ -184,6 +186,7 @@ special("MPI_Attr_get",
         "    void *v = NULL;\n"
         "    int f = 0;\n"
         "    int kv = px_f_keyval(*keyval);\n"
+        "    px_mpi_attr_fortran();\n"
         "    *ierr = MPI_Attr_get(*comm, kv, &v, &f);\n"
         "    if (*ierr != MPI_SUCCESS)\n"
         "        return;\n"
@@ -191,6 +194,7 @@ special("MPI_Attr_get",
         "    if (f)\n"
         "        *val = (MPI_Fint)px_f_attr_value_comm(kv, v);")
 special("MPI_Attr_put", "MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *val, MPI_Fint *ierr",
+        "    px_mpi_attr_fortran();\n"
         "    *ierr = MPI_Attr_put(*comm, *keyval, (void *)(intptr_t)*val);")
 
 INT_HANDLES = {"int", "MPI_Comm", "MPI_Group", "MPI_Datatype", "MPI_Request", "MPI_Op",

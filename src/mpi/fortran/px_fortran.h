@@ -124,6 +124,11 @@ int px_f_register_datarep_c(const char *datarep, size_t len, px_f_conv_c_fn *rea
 /* C keyval of a Fortran one (predefined attributes are C value + 1). */
 int px_f_keyval(int keyval);
 
+/* libmpi: the next MPI_*_set_attr or MPI_*_get_attr of this thread comes
+ * from Fortran, whose values are integers (C reads one set there through a
+ * pointer to it, MPI-4.0 §19.3.7). */
+void px_mpi_attr_fortran(void);
+
 /* Value a Fortran program sees for an attribute the C layer returned as v. */
 MPI_Aint px_f_attr_value_comm(int keyval, void *v);
 MPI_Aint px_f_attr_value_type(int keyval, void *v);
