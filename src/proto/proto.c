@@ -149,6 +149,11 @@ px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int
     p->bytes_tx += len;
     px_chan_pick_t k;
     px_chan_pick(peer, len, coll, &k);
+    /* one filled as it goes is packed frame by frame as a shared-memory
+     * peer's ring takes it (px_proto_rndv_data), not whole for the peer
+     * to read */
+    if (fill && k.car == PX_CAR_SHM)
+        k.get = 0;
 
     if (!k.rndv) {
         px_proto_fill_to(req, len);

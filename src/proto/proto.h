@@ -70,6 +70,11 @@ struct px_proto_req {
      * filled are there */
     void (*fill)(px_proto_req_t *req, size_t from, size_t to);
     size_t filled;
+    /* DATA frames to a shared-memory peer, sent as the ring takes them
+     * (proto_am.c): the next from fill_off, up to fill_end; fill_busy of
+     * them wait for room */
+    size_t fill_off, fill_end;
+    int fill_busy;
     /* receive: the bytes that have landed in buf, from its start on, are
      * handed over as they come (px_proto_irecv_drain): drain(req, from, to),
      * bytes below drained so far; rx_expect: the end of the pieces given

@@ -78,11 +78,63 @@ static void px_proto_rndv_head_take(px_proto_req_t *req, px_proto_unexp_t *u)
         px_proto_complete(req);
 }
 
+/* A send filled as it goes (px_proto_isend_fill) to a shared-memory peer
+ * packs each DATA frame when the ring has taken all but
+ * PX_PROTO_FILL_AHEAD frames of the ones before: packing then overlaps
+ * the receiver's copying out and unpacking, where packing every frame up
+ * front would come before both. */
+#define PX_PROTO_FILL_FRAME PX_PROTO_DRAIN_STEP
+#define PX_PROTO_FILL_AHEAD 2
+
+static void px_proto_fill_frames(px_proto_req_t *req);
+
+static void px_proto_fill_cb(void *arg, px_status_t st)
+{
+    px_proto_req_t *req = arg;
+    if (st != PX_OK)
+        req->st_error = st;
+    req->fill_busy--;
+    px_proto_fill_frames(req); /* before this frame's count goes */
+    px_proto_send_cb(req, PX_OK);
+}
+
+/* Packs and sends frames from req->fill_off up to req->fill_end while fewer
+ * than PX_PROTO_FILL_AHEAD wait for room in the ring. */
+static void px_proto_fill_frames(px_proto_req_t *req)
+{
+    while (req->fill_off < req->fill_end && req->fill_busy < PX_PROTO_FILL_AHEAD &&
+           req->st_error == PX_OK) {
+        size_t off = req->fill_off, k = req->fill_end - off < PX_PROTO_FILL_FRAME
+                                            ? req->fill_end - off
+                                            : PX_PROTO_FILL_FRAME;
+        px_proto_fill_to(req, off + k);
+        req->fill_off = off + k;
+        px_am_hdr_t h = {.am = PX_AM_DATA, .a = req->rndv_total, .b = off, .c = req->head};
+        struct iovec iov = {(char *)req->buf + off, k};
+        px_status_t st = px_chan_send(req->peer, NULL, &h, px_am_hdr_len[PX_AM_DATA], &iov, 1,
+                                      req->rflags, px_proto_fill_cb, req);
+        if (st == PX_INPROGRESS) {
+            req->pending++;
+            req->fill_busy++;
+        } else if (st < 0) {
+            req->st_error = st;
+        }
+    }
+}
+
 /* Sends bytes [req->head, n) of a rendezvous send as DATA frames (am
  * PX_AM_DATA), or as the rest of a udp-zcopy transfer whose path failed
  * (PX_AM_ZDATA, from req->head), then ends the send's wait for the receiver. */
 static void px_proto_rndv_data(int peer, px_proto_req_t *req, size_t n, uint8_t am)
 {
+    if (req->fill && !req->dvc && am == PX_AM_DATA) {
+        req->fill_off = req->head;
+        req->fill_end = n;
+        req->fill_busy = 0;
+        px_proto_fill_frames(req);
+        px_proto_send_cb(req, PX_OK); /* the wait for CTS is over */
+        return;
+    }
     px_chan_route_t *route = req->dvc; /* the channel the rule chose for the data */
     size_t chunk = px_chan_chunk(peer, route, 0);
     /* a send-only collective round (a broadcast's root) returns once its
