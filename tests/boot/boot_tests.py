@@ -186,6 +186,11 @@ def case_placement():
     expect_nodemap(["--hosts", "a:2,b:1"] + FAKE_HOSTS, 3, [0, 0, 1], list("aab"), 3)
     # fewer ranks than slots: unused hosts are not nodes
     expect_nodemap(["-n", "2", "--hosts", "a:2,b:2"] + FAKE_HOSTS, 2, [0, 0], list("aa"), 4)
+    # this machine alone: the universe has its cores (at least the job)
+    cores = os.cpu_count()
+    expect_nodemap(["-n", "1"], 1, [0], [socket.gethostname()], max(1, cores))
+    expect_nodemap(["-n", str(cores + 1)], cores + 1, [0] * (cores + 1),
+                   [socket.gethostname()] * (cores + 1), cores + 1)
     # this machine, forked without a launcher
     expect_nodemap(["-n", "3", "--hosts", "localhost:2,127.0.0.1"], 3, [0, 0, 1],
                    ["localhost", "localhost", "127.0.0.1"], 3, hosts=["-", "-", "-"])

@@ -528,7 +528,8 @@ int pxrun_place(pxrun_job_t *job)
         free(job->hosts_list);
         job->hosts_list = l;
     }
-    if (!o->nhosts) {
+    int alone = !o->nhosts; /* this machine only, no host list */
+    if (alone) {
         if (gethostname(me, sizeof(me)) < 0 || !me[0])
             strcpy(me, "localhost");
         me[sizeof(me) - 1] = 0;
@@ -539,6 +540,12 @@ int pxrun_place(pxrun_job_t *job)
         total += o->ppn ? o->ppn : o->hosts[h].slots;
     job->np = o->np ? o->np : total;
     job->universe_size = job->np > total ? job->np : total;
+    /* MPI_UNIVERSE_SIZE: the slots given; on this machine alone its cores
+     * (as Open MPI's mpirun says), so that a program that spawns as many
+     * processes as the universe has room for fills the machine */
+    long cores = alone ? sysconf(_SC_NPROCESSORS_ONLN) : 0;
+    if (cores > job->universe_size && cores < 1 << 20)
+        job->universe_size = (int)cores;
     job->ranks = calloc((size_t)job->np, sizeof(*job->ranks));
     job->node_of = calloc((size_t)job->np, sizeof(int));
     const char **node_names = calloc((size_t)job->np, sizeof(char *));
