@@ -45,8 +45,10 @@ static void px_proto_rndv_start(int peer, px_proto_req_t *req, size_t size, uint
     req->st_count = n;
     px_p.peers[peer].msgs_rx++;
     px_p.peers[peer].bytes_rx += n;
-    /* addr 0: the sender wants the data copied (PX_CHANNELS copy) */
-    if (px_chan_can_get(peer) && addr && !head) {
+    /* addr 0: the sender wants the data copied (PX_CHANNELS copy, or a
+     * send packed as it goes); a receive taken as it lands (drain) asks
+     * for the frames too, to unpack each while the next is copied */
+    if (px_chan_can_get(peer) && addr && !head && !req->drain) {
         if (px_chan_get(peer, req->buf, addr, n) == PX_OK) {
             px_proto_ctrl(peer, PX_AM_FIN, sreq, 0, 0);
             px_proto_complete(req);

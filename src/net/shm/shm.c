@@ -601,7 +601,10 @@ static px_status_t px_shm_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
         }
         memcpy(op->iovp, iov, sizeof(*iov) * (size_t)iovcnt);
     }
-    if (px_list_empty(&ep->sendq))
+    /* not already there: a send from the completion callback of the
+     * last queued one finds the queue empty while px_shm_push_pending
+     * still holds the endpoint on the list */
+    if (px_list_empty(&ep->pending_link))
         px_list_insert_tail(&s->pending, &ep->pending_link);
     px_list_insert_tail(&ep->sendq, &op->link);
     return PX_INPROGRESS;
