@@ -36,9 +36,8 @@ struct px_mpi_attr {
  * reads one set in Fortran through a pointer to where it is kept, Fortran
  * reads back what it set, and reads a value set in C as the pointer's
  * integer. The Fortran bindings say so before calling MPI_*_set_attr or
- * MPI_*_get_attr; each of those
- * takes the mark and clears it first thing, so that callbacks which run
- * within see C's view again. */
+ * MPI_*_get_attr; each of those takes the mark and clears it first thing,
+ * so that callbacks which run within see C's view again. */
 static __thread int px_attr_fortran;
 void px_mpi_attr_fortran(void) { px_attr_fortran = 1; }
 
