@@ -11,8 +11,10 @@ turn for every case, --reps times.
                          [--nets shm,tcp] [--mpis plexus,mpich,openmpi]
 
 Prints a table (medians over the repetitions of each run's median one-way
-time, µs) and writes every run to bench/results/ddt-DATE.json. A benchmark,
-not a test.
+time, µs), then for messages from 16 MB the most a rank's peak resident
+memory grew during a vector ping-pong (MB: the library's buffers for the
+message), and writes every run to bench/results/ddt-DATE.json. A
+benchmark, not a test.
 """
 import argparse, datetime, json, os, re, statistics, subprocess, sys
 
@@ -62,7 +64,7 @@ def run(cmd):
     res = json.loads(m.group(0))
     if res["wrong"]:
         return None, "%d wrong bytes" % res["wrong"]
-    return res["median_us"], None
+    return res, None
 
 
 def main():
@@ -82,15 +84,18 @@ def main():
             for size in sizes:
                 for layout in ("vector", "contig"):
                     for m in mpis:  # each MPI in turn, the same conditions
-                        us, err = run(command(m, net, exes[m], size, layout, opts.build))
+                        res, err = run(command(m, net, exes[m], size, layout, opts.build))
+                        us = res["median_us"] if res else None
                         runs.append({"rep": rep, "mpi": m, "net": net, "bytes": size,
-                                     "layout": layout, "median_us": us, "error": err})
+                                     "layout": layout, "median_us": us,
+                                     "grew_mb": res.get("grew_mb") if res else None,
+                                     "error": err})
                         print(f"  rep {rep} {net} {m} {size} B {layout}: {us} {err or ''}",
                               file=sys.stderr)
 
-    def cell(m, net, size, layout):
-        v = [r["median_us"] for r in runs if r["mpi"] == m and r["net"] == net
-             and r["bytes"] == size and r["layout"] == layout and r["median_us"] is not None]
+    def cell(m, net, size, layout, key="median_us"):
+        v = [r[key] for r in runs if r["mpi"] == m and r["net"] == net
+             and r["bytes"] == size and r["layout"] == layout and r.get(key) is not None]
         return statistics.median(v) if v else None
 
     fmt = lambda v: "–" if v is None else (f"{v:.2f}" if v < 100 else f"{v:.0f}")
@@ -106,6 +111,16 @@ def main():
                   " | ".join(f"{fmt(v[m])} ({fmt(c[m])})" for m in mpis) +
                   f" | {ratio(v.get('plexus'), v.get('mpich'))}"
                   f" | {ratio(v.get('plexus'), v.get('openmpi'))} |")
+    big = [s for s in sizes if s >= 16 << 20]
+    if big:
+        print("\npeak memory growth of a rank, vector, MB\n")
+        print("| where | bytes | " + " | ".join(NAMES[m] for m in mpis) + " |")
+        print("|---" * (len(mpis) + 2) + "|")
+        for net in nets:
+            for size in big:
+                g = {m: cell(m, net, size, "vector", "grew_mb") for m in mpis}
+                print(f"| {net} | {size} | " +
+                      " | ".join("–" if g[m] is None else f"{g[m]:.0f}" for m in mpis) + " |")
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     out = os.path.join(HERE, "results", f"ddt-{datetime.datetime.now():%Y%m%d-%H%M}.json")
     with open(out, "w") as f:

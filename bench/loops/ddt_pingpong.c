@@ -2,14 +2,24 @@
  * data in 64-byte blocks, every other one (MPI_Type_vector), or the same
  * bytes contiguous for reference. ITERS round trips after a few warm-up
  * ones; the first message's data is checked at rank 1. Rank 0 prints one
- * JSON line with the median one-way time (half a round trip) in µs:
+ * JSON line with the median one-way time (half a round trip) in µs and
+ * the most a rank's peak resident memory grew during the ping-pong, MB
+ * (what the library took for the messages beyond the program's buffer):
  *   bench/loops/ddt_pingpong BYTES ITERS vector|contig */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 enum { BLOCK = 64 };
+
+static long maxrss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
 
 static int cmp(const void *a, const void *b)
 {
@@ -43,6 +53,7 @@ int main(int argc, char **argv)
     MPI_Type_commit(&t);
     double *tm = malloc(sizeof(double) * (size_t)iters);
     int bad = 0;
+    long rss0 = maxrss_kb();
     MPI_Barrier(MPI_COMM_WORLD);
     for (int i = -3; i < iters; i++) {
         double t0 = MPI_Wtime();
@@ -61,11 +72,14 @@ int main(int argc, char **argv)
         if (i >= 0)
             tm[i] = (MPI_Wtime() - t0) / 2 * 1e6;
     }
+    long grew = (maxrss_kb() - rss0) >> 10;
     MPI_Allreduce(MPI_IN_PLACE, &bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, &grew, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
     if (r == 0) {
         qsort(tm, (size_t)iters, sizeof(double), cmp);
-        printf("{\"bytes\":%ld,\"layout\":\"%s\",\"iters\":%d,\"median_us\":%.2f,\"wrong\":%d}\n",
-               bytes, vector ? "vector" : "contig", iters, tm[iters / 2], bad);
+        printf("{\"bytes\":%ld,\"layout\":\"%s\",\"iters\":%d,\"median_us\":%.2f,"
+               "\"grew_mb\":%ld,\"wrong\":%d}\n",
+               bytes, vector ? "vector" : "contig", iters, tm[iters / 2], grew, bad);
     }
     MPI_Type_free(&t);
     free(tm);

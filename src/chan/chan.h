@@ -130,6 +130,8 @@ size_t px_chan_pending(int peer);
  * largest message a frame may carry at all). */
 size_t px_chan_eager(int peer, px_chan_route_t *route);
 size_t px_chan_eager_max(int peer);
+/* The largest message any channel sends eagerly. */
+size_t px_chan_eager_top(void);
 size_t px_chan_chunk(int peer, px_chan_route_t *route, size_t want);
 /* Whether route is a connection (tcp) rather than datagrams. */
 int px_chan_route_conn(int peer, px_chan_route_t *route);

@@ -152,6 +152,15 @@ size_t px_chan_eager(int peer, px_chan_route_t *route)
     return px_chan_vc_eager(p, route ? (px_rail_vc_t *)route : p->vc);
 }
 
+size_t px_chan_eager_top(void)
+{
+    size_t top = px_c.shm_eager;
+    for (int i = 0; i < PX_CAR_N; i++)
+        if (px_c.car_eager[i] > top)
+            top = px_c.car_eager[i];
+    return top;
+}
+
 size_t px_chan_eager_max(int peer)
 {
     px_chan_t *p = &px_c.peers[peer];

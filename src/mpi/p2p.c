@@ -62,7 +62,9 @@ static int px_req_procnull(px_mpi_req_t *r, int proto_kind)
 static void px_send_fill(px_proto_req_t *p, size_t from, size_t to)
 {
     px_mpi_req_t *r = px_container_of(p, px_mpi_req_t, p);
-    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, r->packbuf, from, to, 1);
+    /* through a ring, byte `from` lies at from % ring */
+    char *packed = (char *)r->packbuf - (p->ring ? from - from % p->ring : 0);
+    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, packed, from, to, 1);
 }
 
 /* Starts the send described by r (also persistent ones). */
@@ -75,8 +77,10 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
     size_t nbytes = (size_t)r->count * (size_t)d->size;
     char *ptr = (char *)r->ubuf + d->true_lb;
     int packed = !d->contig && nbytes;
+    size_t ring = 0;
     if (packed) {
-        r->packbuf = px_scratch_get(nbytes);
+        ring = px_proto_ring_size(nbytes); /* a large message window by window */
+        r->packbuf = px_scratch_get(ring);
         if (!r->packbuf)
             return MPI_ERR_NO_MEM;
         ptr = r->packbuf;
@@ -86,7 +90,7 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
     int mode = r->mode | c->lane_mode | ((ctx & 1) ? PX_PROTO_MODE_COLL : 0);
     px_status_t st =
         px_proto_isend_fill(&r->p, px_mpi_comm_world_rank(c, r->rank), ctx, c->rank, r->tag, ptr,
-                            nbytes, (px_proto_mode_t)mode, packed ? px_send_fill : NULL);
+                            nbytes, (px_proto_mode_t)mode, packed ? px_send_fill : NULL, ring);
     if (st != PX_OK)
         return st == PX_ERR_PEER_UNREACHABLE ? MPI_ERR_OTHER : px_mpi_status_to_class(st);
     return MPI_SUCCESS;
@@ -98,7 +102,9 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
 static void px_recv_drain(px_proto_req_t *p, size_t from, size_t to)
 {
     px_mpi_req_t *r = px_container_of(p, px_mpi_req_t, p);
-    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, r->packbuf, from, to, 0);
+    /* through a ring, byte `from` lies at from % ring */
+    char *packed = (char *)r->packbuf - (p->ring ? from - from % p->ring : 0);
+    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, packed, from, to, 0);
 }
 
 static int px_recv_start(px_mpi_req_t *r, uint32_t ctx)
@@ -109,8 +115,10 @@ static int px_recv_start(px_mpi_req_t *r, uint32_t ctx)
     px_mpi_dt_t *d = px_mpi_dt_get(r->dtype);
     size_t nbytes = (size_t)r->count * (size_t)d->size;
     char *ptr = (char *)r->ubuf + d->true_lb;
+    size_t ring = 0;
     if (!d->contig && nbytes) {
-        r->packbuf = px_scratch_get(nbytes);
+        ring = px_proto_ring_size(nbytes); /* a large message window by window */
+        r->packbuf = px_scratch_get(ring);
         if (!r->packbuf)
             return MPI_ERR_NO_MEM;
         ptr = r->packbuf;
@@ -118,7 +126,7 @@ static int px_recv_start(px_mpi_req_t *r, uint32_t ctx)
     r->p.cb = NULL;
     int src_peer = r->rank >= 0 ? px_mpi_comm_world_rank(c, r->rank) : -1;
     px_proto_irecv_drain(&r->p, src_peer, ctx, r->rank, r->tag, ptr, nbytes,
-                         r->packbuf ? px_recv_drain : NULL);
+                         r->packbuf ? px_recv_drain : NULL, ring);
     return MPI_SUCCESS;
 }
 
@@ -687,13 +695,15 @@ static int px_mrecv_start(void *buf, int count, MPI_Datatype dt, MPI_Message *me
     px_req_args(r, m->comm, buf, count, dt, 0, 0, 0);
     size_t nbytes = (size_t)count * (size_t)d->size;
     char *ptr = (char *)buf + d->true_lb;
+    size_t ring = 0;
     if (!d->contig && nbytes) {
-        r->packbuf = px_scratch_get(nbytes);
+        ring = px_proto_ring_size(nbytes);
+        r->packbuf = px_scratch_get(ring);
         if (!r->packbuf)
             return px_mpi_error(m->comm, MPI_ERR_NO_MEM, fn, "out of memory");
         ptr = r->packbuf;
     }
-    px_proto_mrecv(&r->p, m->u, ptr, nbytes);
+    px_proto_mrecv(&r->p, m->u, ptr, nbytes, r->packbuf ? px_recv_drain : NULL, ring);
     px_htab_del(&px_msg_tab, PX_HANDLE_IDX(*message));
     free(m);
     *message = MPI_MESSAGE_NULL;

@@ -82,6 +82,8 @@ void px_proto_wake(void) { px_proto_wake_(); }
 
 void px_proto_complete(px_proto_req_t *req)
 {
+    if (req->kind == PX_PROTO_REQ_RECV ? req->rs != NULL : req->ss != NULL)
+        px_proto_ring_end(req);
     px_proto_id_put(req);
     req->done = 1;
     if (req->cb)
@@ -112,12 +114,13 @@ void px_proto_ctrl(int peer, uint8_t am, uint64_t a, uint64_t b, uint64_t c)
 px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
                            const void *buf, size_t len, px_proto_mode_t mode)
 {
-    return px_proto_isend_fill(req, peer, ctx, my_rank, tag, (void *)buf, len, mode, NULL);
+    return px_proto_isend_fill(req, peer, ctx, my_rank, tag, (void *)buf, len, mode, NULL, 0);
 }
 
 px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
                                 void *buf, size_t len, px_proto_mode_t mode,
-                                void (*fill)(px_proto_req_t *req, size_t from, size_t to))
+                                void (*fill)(px_proto_req_t *req, size_t from, size_t to),
+                                size_t ring)
 {
     px_proto_peer_t *p = &px_p.peers[peer];
     px_status_t st;
@@ -143,6 +146,11 @@ px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int
     req->id = 0;
     req->fill = fill;
     req->filled = 0;
+    req->fill_off = req->fill_end = 0;
+    req->fill_busy = 0;
+    req->rs = NULL;
+    req->ss = NULL;
+    req->ring = fill && ring < len ? ring : 0;
     if (px_chan_failed(peer))
         return PX_ERR_PEER_UNREACHABLE;
     p->msgs_tx++;
@@ -154,6 +162,14 @@ px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int
      * to read */
     if (fill && k.car == PX_CAR_SHM)
         k.get = 0;
+    /* one through a ring holds no more than the ring's worth at a time:
+     * its frames go after the clear-to-send, each once written */
+    if (req->ring) {
+        if (!k.rndv || px_proto_sring_start(req) != 0)
+            return PX_ERR_NO_MEMORY;
+        k.get = k.zc = 0;
+        req->rflags &= (uint8_t)~PX_CHAN_F_RELEASE;
+    }
 
     if (!k.rndv) {
         px_proto_fill_to(req, len);
@@ -214,12 +230,18 @@ px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int
      * (docs/fault-tolerance.md). */
     unsigned held =
         head && (!(req->rflags & PX_CHAN_F_RELEASE) || px_p.oversub) ? PX_CHAN_F_HELD : 0;
-    st = px_chan_send(peer, k.env, &h, px_am_hdr_len[PX_AM_RTS], &iov, head ? 1 : 0,
-                      req->rflags | held, px_proto_send_cb, req);
+    if (req->ss) /* the head holds its place in the ring until sent */
+        st = px_proto_sring_send(req, 0, k.env, &h, px_am_hdr_len[PX_AM_RTS], &iov, head ? 1 : 0,
+                                 req->rflags | held);
+    else
+        st = px_chan_send(peer, k.env, &h, px_am_hdr_len[PX_AM_RTS], &iov, head ? 1 : 0,
+                          req->rflags | held, px_proto_send_cb, req);
     if (st == PX_INPROGRESS)
         req->pending++;
     else if (st < 0) {
         px_proto_id_put(req);
+        if (req->ss)
+            px_proto_ring_end(req);
         return st;
     }
     /* the data frames of such a round will be copied once written (fault
@@ -232,12 +254,13 @@ px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int
 px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank, int tag,
                            void *buf, size_t len)
 {
-    return px_proto_irecv_drain(req, src_peer, ctx, src_rank, tag, buf, len, NULL);
+    return px_proto_irecv_drain(req, src_peer, ctx, src_rank, tag, buf, len, NULL, 0);
 }
 
 px_status_t px_proto_irecv_drain(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank,
                                  int tag, void *buf, size_t len,
-                                 void (*drain)(px_proto_req_t *req, size_t from, size_t to))
+                                 void (*drain)(px_proto_req_t *req, size_t from, size_t to),
+                                 size_t ring)
 {
     px_list_t *e;
     req->kind = PX_PROTO_REQ_RECV;
@@ -255,6 +278,8 @@ px_status_t px_proto_irecv_drain(px_proto_req_t *req, int src_peer, uint32_t ctx
     req->tmp = NULL;
     req->drain = drain;
     req->drained = 0;
+    req->ring = drain && ring < len ? ring : 0;
+    req->rs = NULL;
     for (e = px_p.unexp.next; e != &px_p.unexp; e = e->next) {
         px_proto_unexp_t *u = px_container_of(e, px_proto_unexp_t, link);
         if (px_match(u->ctx, u->src, u->tag, ctx, src_rank, tag)) {
@@ -318,7 +343,8 @@ px_proto_unexp_t *px_proto_improbe(uint32_t ctx, int src_rank, int tag, int *src
     return NULL;
 }
 
-px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *u, void *buf, size_t len)
+px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *u, void *buf, size_t len,
+                           void (*drain)(px_proto_req_t *req, size_t from, size_t to), size_t ring)
 {
     req->kind = PX_PROTO_REQ_RECV;
     req->done = 0;
@@ -332,8 +358,10 @@ px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *u, void *buf, 
     req->len = len;
     req->id = 0;
     req->tmp = NULL;
-    req->drain = NULL;
+    req->drain = drain;
     req->drained = 0;
+    req->ring = drain && ring < len ? ring : 0;
+    req->rs = NULL;
     px_proto_take_unexp(req, u);
     return PX_OK;
 }

@@ -75,12 +75,20 @@ struct px_proto_req {
      * them wait for room */
     size_t fill_off, fill_end;
     int fill_busy;
+    /* send: frames to a network peer go from fill_off up to fill_end too
+     * (px_proto_data_pump) */
     /* receive: the bytes that have landed in buf, from its start on, are
      * handed over as they come (px_proto_irecv_drain): drain(req, from, to),
      * bytes below drained so far; rx_expect: the end of the pieces given
      * out in order */
     void (*drain)(px_proto_req_t *req, size_t from, size_t to);
     size_t drained, rx_expect;
+    /* buf holds ring bytes, a larger message goes through them window by
+     * window (px_proto_ring_size; proto_ring.c); rs, ss: the state of a
+     * receive's or a send's ring then */
+    size_t ring;
+    struct px_proto_ring *rs;
+    struct px_proto_sring *ss;
     px_list_t link;        /* posted queue */
     px_proto_cmpl_cb_t cb; /* optional, runs at completion */
 };
@@ -124,9 +132,13 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
  * the receiver's clear-to-send is filled frame by frame as they are sent,
  * so that the receiver takes the first while the next are packed;
  * otherwise whole at once. */
+/* ring: 0, or the bytes of buf when px_proto_ring_size gave them: byte o
+ * is then written at buf + o % ring, each [from, to) in one piece, once
+ * the frames that held its place before are sent. */
 px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
                                 void *buf, size_t len, px_proto_mode_t mode,
-                                void (*fill)(px_proto_req_t *req, size_t from, size_t to));
+                                void (*fill)(px_proto_req_t *req, size_t from, size_t to),
+                                size_t ring);
 px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank, int tag,
                            void *buf, size_t len);
 /* The same, with drain(req, from, to) called as a message that comes as
@@ -135,9 +147,21 @@ px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int 
  * while the rest travels; req->drained says how far it went (what lies
  * beyond, up to st_count, is the caller's at completion). */
 #define PX_PROTO_DRAIN_STEP ((size_t)256 << 10)
+/* ring: 0, or the bytes of buf when px_proto_ring_size gave them: a
+ * rendezvous message larger than that comes window by window, each asked
+ * for once the one before it in buf is drained (bytes [from, to) of the
+ * message at buf + from % ring, a window at a time); every byte is
+ * drained before it completes. */
 px_status_t px_proto_irecv_drain(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank,
                                  int tag, void *buf, size_t len,
-                                 void (*drain)(px_proto_req_t *req, size_t from, size_t to));
+                                 void (*drain)(px_proto_req_t *req, size_t from, size_t to),
+                                 size_t ring);
+/* The buffer a receive of len bytes drained as it lands, or a send of
+ * len bytes filled as it goes, needs: len, or PX_PROTO_RING_WIN * 2 for a
+ * larger message than that when no eager message can be larger than a
+ * window. */
+#define PX_PROTO_RING_WIN ((size_t)4 << 20)
+size_t px_proto_ring_size(size_t len);
 /* Removes a posted receive that has not matched yet; 1 when cancelled. */
 int px_proto_cancel_recv(px_proto_req_t *req);
 
@@ -146,7 +170,9 @@ int px_proto_iprobe(uint32_t ctx, int src_rank, int tag, int *src_p, int *tag_p,
 /* Matched probe: removes the message from the unexpected queue. */
 px_proto_unexp_t *px_proto_improbe(uint32_t ctx, int src_rank, int tag, int *src_p, int *tag_p,
                                    size_t *len_p);
-px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *msg, void *buf, size_t len);
+/* drain and ring: as px_proto_irecv_drain's */
+px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *msg, void *buf, size_t len,
+                           void (*drain)(px_proto_req_t *req, size_t from, size_t to), size_t ring);
 
 /* Polls every channel once; returns the number of events. */
 int px_proto_progress(void);

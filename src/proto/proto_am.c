@@ -11,7 +11,7 @@
 #include <string.h>
 
 const uint8_t px_am_hdr_len[PX_AM_MAX] = {
-    [PX_AM_EAGER] = 16,    [PX_AM_RTS] = 40,      [PX_AM_CTS] = 40,     [PX_AM_DATA] = 32,
+    [PX_AM_EAGER] = 16,    [PX_AM_RTS] = 40,      [PX_AM_CTS] = 48,     [PX_AM_DATA] = 32,
     [PX_AM_FIN] = 24,      [PX_AM_SYNC_ACK] = 24, [PX_AM_ZCTS] = 64,    [PX_AM_ZACK] = 32,
     [PX_AM_ZDATA] = 40,    [PX_AM_RMA_PUT] = 32,  [PX_AM_RMA_ACC] = 56, [PX_AM_RMA_GET] = 48,
     [PX_AM_RMA_SYNC] = 32, [PX_AM_PUB_ACK] = 32,  [PX_AM_PUB_PUT] = 40, [PX_AM_PUB_GET] = 48,
@@ -58,6 +58,13 @@ static void px_proto_rndv_start(int peer, px_proto_req_t *req, size_t size, uint
     }
     req->rndv_total = n;
     req->rndv_got = 0;
+    if (req->ring && n > req->ring) { /* window by window (proto_ring.c) */
+        if (px_proto_ring_start(peer, req, sreq, head) == 0)
+            return;
+        px_error("proto", "out of memory for a receive of %zu bytes", n);
+        req->st_error = PX_ERR_NO_MEMORY; /* nothing is accepted */
+        req->st_count = req->rndv_total = n = 0;
+    }
     req->rx_expect = head < n ? head : n;
     if ((flags & PX_AM_FLAG_ZCOPY) && !head && n && px_proto_zc_offer(peer, req, n, sreq) == 0)
         return;
@@ -75,6 +82,10 @@ static void px_proto_rndv_head_take(px_proto_req_t *req, px_proto_unexp_t *u)
         memcpy(req->buf, u->data, m);
     free(u->data);
     free(u);
+    if (req->rs) {
+        px_proto_ring_landed(req, req, m);
+        return;
+    }
     req->rndv_got += m;
     if (req->rndv_got == req->rndv_total)
         px_proto_complete(req);
@@ -106,13 +117,14 @@ static void px_proto_fill_frames(px_proto_req_t *req)
 {
     while (req->fill_off < req->fill_end && req->fill_busy < PX_PROTO_FILL_AHEAD &&
            req->st_error == PX_OK) {
-        size_t off = req->fill_off, k = req->fill_end - off < PX_PROTO_FILL_FRAME
-                                            ? req->fill_end - off
-                                            : PX_PROTO_FILL_FRAME;
+        /* cut where the receiver's windows are (proto_ring.c) */
+        size_t off = req->fill_off, k = PX_PROTO_FILL_FRAME - off % PX_PROTO_FILL_FRAME;
+        if (k > req->fill_end - off)
+            k = req->fill_end - off;
         px_proto_fill_to(req, off + k);
         req->fill_off = off + k;
         px_am_hdr_t h = {.am = PX_AM_DATA, .a = req->rndv_total, .b = off, .c = req->head};
-        struct iovec iov = {(char *)req->buf + off, k};
+        struct iovec iov = {px_proto_at(req, off), k};
         px_status_t st = px_chan_send(req->peer, NULL, &h, px_am_hdr_len[PX_AM_DATA], &iov, 1,
                                       req->rflags, px_proto_fill_cb, req);
         if (st == PX_INPROGRESS) {
@@ -124,17 +136,22 @@ static void px_proto_fill_frames(px_proto_req_t *req)
     }
 }
 
-/* Sends bytes [req->head, n) of a rendezvous send as DATA frames (am
- * PX_AM_DATA), or as the rest of a udp-zcopy transfer whose path failed
- * (PX_AM_ZDATA, from req->head), then ends the send's wait for the receiver. */
-static void px_proto_rndv_data(int peer, px_proto_req_t *req, size_t n, uint8_t am)
+/* Sends bytes [from, n) of a rendezvous send (from req->head on) as DATA
+ * frames (am PX_AM_DATA), or as the rest of a udp-zcopy transfer whose
+ * path failed (PX_AM_ZDATA, from req->head), then ends the send's wait for
+ * the receiver unless it asks for more. */
+static void px_proto_rndv_data(int peer, px_proto_req_t *req, size_t from, size_t n, uint8_t am,
+                               int more)
 {
+    if (from < req->head)
+        from = req->head;
+    if (req->fill_off >= req->fill_end) /* else this range follows on */
+        req->fill_off = from;
+    req->fill_end = n;
     if (req->fill && !req->dvc && am == PX_AM_DATA) {
-        req->fill_off = req->head;
-        req->fill_end = n;
-        req->fill_busy = 0;
         px_proto_fill_frames(req);
-        px_proto_send_cb(req, PX_OK); /* the wait for CTS is over */
+        if (!more)
+            px_proto_send_cb(req, PX_OK); /* the wait for CTS is over */
         return;
     }
     px_chan_route_t *route = req->dvc; /* the channel the rule chose for the data */
@@ -152,21 +169,39 @@ static void px_proto_rndv_data(int peer, px_proto_req_t *req, size_t n, uint8_t 
             chunk = px_chan_chunk(peer, route, large);
         }
     }
-    for (size_t off = req->head; off < n; off += chunk) {
-        size_t k = n - off < chunk ? n - off : chunk;
+    if (req->ss) { /* the last frame's completion ends the wait */
+        px_proto_sring_range(req, chunk, am, !more);
+        return;
+    }
+    px_proto_data_pump(req, chunk, am);
+    if (more)
+        return;
+    if (req->rflags & PX_CHAN_F_RELEASE)
+        px_chan_prestage_end(route, (const char *)req->buf + req->head);
+    px_proto_send_cb(req, PX_OK); /* the wait for CTS is over */
+}
+
+int px_proto_data_pump(px_proto_req_t *req, size_t chunk, uint8_t am)
+{
+    while (req->fill_off < req->fill_end && req->st_error == PX_OK) {
+        size_t off = req->fill_off, k = req->fill_end - off < chunk ? req->fill_end - off : chunk;
+        if (req->ss && px_proto_sring_claim(req, off, &k))
+            return 0;
         px_proto_fill_to(req, off + k);
+        req->fill_off = off + k;
         px_am_hdr_t h = {.am = am, .a = req->rndv_total, .b = off, .c = req->head};
-        struct iovec iov = {(char *)req->buf + off, k};
-        px_status_t st = px_chan_send(peer, route, &h, px_am_hdr_len[am], &iov, 1,
-                                      PX_CHAN_F_STRIPE | req->rflags, px_proto_send_cb, req);
+        struct iovec iov = {px_proto_at(req, off), k};
+        unsigned fl = PX_CHAN_F_STRIPE | req->rflags;
+        px_status_t st =
+            req->ss ? px_proto_sring_send(req, off, req->dvc, &h, px_am_hdr_len[am], &iov, 1, fl)
+                    : px_chan_send(req->peer, req->dvc, &h, px_am_hdr_len[am], &iov, 1, fl,
+                                   px_proto_send_cb, req);
         if (st == PX_INPROGRESS)
             req->pending++;
         else if (st < 0)
             req->st_error = st;
     }
-    if (req->rflags & PX_CHAN_F_RELEASE)
-        px_chan_prestage_end(route, (const char *)req->buf + req->head);
-    px_proto_send_cb(req, PX_OK); /* the wait for CTS is over */
+    return 1;
 }
 
 /* ---------- udp-zcopy (the channel's bulk transfers) ---------- */
@@ -236,7 +271,7 @@ void px_proto_bulk_failed(int peer, void *arg, uint64_t acked)
 {
     px_proto_req_t *req = arg;
     req->head = (size_t)acked;
-    px_proto_rndv_data(peer, req, req->rndv_got, PX_AM_ZDATA);
+    px_proto_rndv_data(peer, req, req->head, req->rndv_got, PX_AM_ZDATA, 0);
 }
 
 /* ---------- matching ---------- */
@@ -429,10 +464,10 @@ static void *px_proto_am_cts(int peer, const void *hdr, size_t hdr_len, size_t o
     px_am_hdr_t h;
     px_proto_req_t *req = px_proto_named(hdr, hdr_len, &h, PX_PROTO_REQ_SEND);
     (void)off, (void)len, (void)ctx_p;
-    if (!req || h.c > req->len)
+    if (!req || h.c > req->len || h.d > h.c)
         return px_proto_invalid(peer, "clear-to-send");
     req->rndv_total = h.b; /* the receiver's identifier travels in DATA.a */
-    px_proto_rndv_data(peer, req, h.c, PX_AM_DATA);
+    px_proto_rndv_data(peer, req, h.d, h.c, PX_AM_DATA, (h.flags & PX_AM_FLAG_MORE) != 0);
     return NULL;
 }
 
@@ -446,6 +481,10 @@ static void *px_proto_am_data(int peer, const void *hdr, size_t hdr_len, size_t 
         return px_proto_invalid(peer, "rendezvous data");
     if ((h.flags & PX_AM_FLAG_RMA_ACK) && !off)
         px_proto_rma_data_acks(peer, &h);
+    if (req->rs) {
+        void *at = px_proto_ring_place(peer, req, h.b + off, payload_len, ctx_p);
+        return at ? at : px_proto_invalid(peer, "rendezvous data");
+    }
     if (req->drain) {
         if (h.b + off == req->rx_expect)
             req->rx_expect += payload_len;
@@ -557,6 +596,10 @@ void px_proto_rx_done(int peer, void *ctx, size_t len)
         break;
     case PX_RX_DATA:
         req = PX_RX_PTR(ctx);
+        if (req->rs) { /* the head of a receive through a ring */
+            px_proto_ring_landed(req, req, len);
+            break;
+        }
         req->rndv_got += len;
         if (req->rndv_got == req->rndv_total) {
             px_proto_complete(req);
@@ -570,6 +613,8 @@ void px_proto_rx_done(int peer, void *ctx, size_t len)
     default:
         if (ctx && *(uint8_t *)ctx == PX_PUB_RX)
             px_proto_pub_rx_done(peer, ctx, len);
+        else if (ctx && *(uint8_t *)ctx == PX_RING_RX)
+            px_proto_ring_rx_done(ctx, len);
         else if (ctx)
             px_proto_rma_rx_done(peer, ctx, len);
         break;

@@ -50,6 +50,7 @@ enum {
 #define PX_AM_FLAG_ZCOPY 2 /* RTS: the sender asks for udp-zcopy */
 #define PX_AM_FLAG_RMA_ACK                                                                         \
     4 /* DATA: also acknowledges a one-sided flush (ctx: window, src: its rank) */
+#define PX_AM_FLAG_MORE 8 /* CTS: more clear-to-sends of the message follow */
 
 typedef struct px_am_hdr {
     uint8_t am, flags;
@@ -67,7 +68,10 @@ _Static_assert(PX_AM_MAX <= PX_AM_USER && PX_AM_USER + PX_AM_USER_N <= PX_CHAN_A
 /* EAGER: a = sender's request (sync only). RTS: a = size, b = sender's
  * request, c = sender's buffer address; over network channels its payload
  * may be the message's first bytes (PX_RNDV_HEAD). CTS: a = sender's
- * request, b = receiver's request, c = bytes accepted. DATA: a = receiver's
+ * request, b = receiver's request, c = end of the bytes asked for, d =
+ * their start (from the head on at least); with PX_AM_FLAG_MORE another
+ * CTS asks for more (a receive through a ring, proto_ring.c), without it
+ * c is the end of the bytes accepted. DATA: a = receiver's
  * request, b = offset. FIN / SYNC_ACK: a = sender's request. ZCTS: a =
  * sender's request, b = receiver's request, c = bytes accepted, d e f =
  * the channel's bulk offer (px_chan_bulk_offer_t). ZACK: a = sender's
@@ -153,6 +157,37 @@ void px_proto_pub_rx_done(int peer, void *ctx, size_t len);
 void px_proto_pub_peer_failed(int peer);
 void px_proto_pub_finalize(void);
 
+/* proto_ring.c: a receive through a ring of PX_PROTO_RING_WIN windows
+ * (px_proto_ring_size); its frames' contexts are tagged 0, first byte
+ * PX_RING_RX */
+#define PX_RING_RX 0x7d
+typedef struct px_proto_ring px_proto_ring_t;
+typedef struct px_proto_sring px_proto_sring_t;
+int px_proto_ring_start(int peer, px_proto_req_t *req, uint64_t sreq, size_t head);
+void *px_proto_ring_place(int peer, px_proto_req_t *req, size_t off, size_t len, void **ctx_p);
+void px_proto_ring_landed(px_proto_req_t *req, void *ctx, size_t len);
+void px_proto_ring_rx_done(void *ctx, size_t len);
+/* A send through a ring (req->ring): px_proto_sring_start makes its state
+ * (-1: no memory); px_proto_sring_claim says whether the frame of *k bytes
+ * at off may be written now (-1: the frames before it in its place are
+ * still being sent; the last one's completion resumes px_proto_data_pump)
+ * and cuts it at its window's end; px_proto_sring_send sends it, counted
+ * in its window. */
+int px_proto_sring_start(px_proto_req_t *req);
+int px_proto_sring_claim(px_proto_req_t *req, size_t off, size_t *k);
+/* The receiver asked for frames up to req->fill_end, chunk bytes each
+ * (the last range it asks for when final): sent as the ring lets them. */
+void px_proto_sring_range(px_proto_req_t *req, size_t chunk, uint8_t am, int final);
+px_status_t px_proto_sring_send(px_proto_req_t *req, size_t off, px_chan_route_t *route,
+                                const void *hdr, size_t hdr_len, const struct iovec *iov,
+                                int iovcnt, unsigned flags);
+/* Ends a receive's or a send's ring (at completion). */
+void px_proto_ring_end(px_proto_req_t *req);
+/* proto_am.c: sends the frames (am: PX_AM_DATA or PX_AM_ZDATA) of a send
+ * to a network peer from req->fill_off up to req->fill_end, chunk bytes
+ * each, as far as its ring lets it; 1 once all are sent. */
+int px_proto_data_pump(px_proto_req_t *req, size_t chunk, uint8_t am);
+
 /* proto_am.c */
 void px_proto_am_register(void);
 void px_proto_take_unexp(px_proto_req_t *req, px_proto_unexp_t *u);
@@ -161,6 +196,12 @@ void px_proto_peer_failed_cb(int peer, px_status_t why);
 void px_proto_bulk_progress(int peer, void *arg, uint64_t got);
 void px_proto_bulk_done(int peer, void *arg, px_status_t st);
 void px_proto_bulk_failed(int peer, void *arg, uint64_t acked);
+
+/* Where byte off of a message lies in req->buf (a ring: proto_ring.c). */
+static inline char *px_proto_at(const px_proto_req_t *req, size_t off)
+{
+    return (char *)req->buf + (req->ring ? off % req->ring : off);
+}
 
 /* Fills bytes [0, to) of a send written on demand (px_proto_isend_fill). */
 static inline void px_proto_fill_to(px_proto_req_t *req, size_t to)
