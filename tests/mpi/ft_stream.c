@@ -25,7 +25,7 @@
  * Usage: ft_stream [--seconds S] [--bytes B] [--sizes 1k,48k,1m,4m]
  *                  [--window W] [--every N] [--mode pairs|bidir|all]
  *                  [--fault-at T] [--fault-end T] [--progress-ms MS]
- *                  [--exchange blocking|watched]
+ *                  [--exchange blocking|watched] [--layout bytes|swapped]
  *   --seconds S     stop after S seconds (default 2; 0: only --bytes)
  *   --bytes B       stop once all senders together sent B bytes (k/m/g)
  *   --sizes LIST    message sizes, cycled by sequence number (>= 64 bytes)
@@ -42,7 +42,12 @@
  *                   the window while it waits, so that every completion is
  *                   timed as it happens (in a blocking call the window's
  *                   completions go unseen, and the gap measured around it
- *                   is the call's, not the network's) */
+ *                   is the call's, not the network's)
+ *   --layout        bytes: messages are MPI_BYTE (default); swapped: each
+ *                   8 KB of a message is one item of a type whose two 4 KB
+ *                   halves are swapped, so that the library packs and
+ *                   unpacks it as a non-contiguous type (sizes must be
+ *                   multiples of 8 KB) */
 #include <mpi.h>
 
 #include <inttypes.h>
@@ -60,6 +65,11 @@
 #define HDR_BYTES 64
 #define MAX_SIZES 16
 #define BIN_S 0.1
+#define UNIT_SWAPPED 8192
+
+/* What messages are made of (--layout): g_unit_bytes bytes each */
+static MPI_Datatype g_unit = MPI_BYTE;
+static size_t g_unit_bytes = 1;
 
 typedef struct {
     uint64_t magic;
@@ -74,7 +84,7 @@ typedef struct {
     double seconds, fault_at, fault_end;
     uint64_t bytes;
     size_t sizes[MAX_SIZES];
-    int nsizes, window, every, progress_ms, watched;
+    int nsizes, window, every, progress_ms, watched, swapped;
     char mode[8];
 } ft_opts_t;
 
@@ -199,6 +209,7 @@ static int parse(int argc, char **argv, ft_opts_t *o)
     o->every = 16;
     o->progress_ms = 100;
     o->watched = 0;
+    o->swapped = 0;
     strcpy(o->mode, "pairs");
     const char *sizes = "1k,48k,1m,4m";
     for (int i = 1; i < argc; i++) {
@@ -225,6 +236,8 @@ static int parse(int argc, char **argv, ft_opts_t *o)
             strcpy(o->mode, v);
         else if (!strcmp(a, "--exchange") && (!strcmp(v, "blocking") || !strcmp(v, "watched")))
             o->watched = !strcmp(v, "watched");
+        else if (!strcmp(a, "--layout") && (!strcmp(v, "bytes") || !strcmp(v, "swapped")))
+            o->swapped = !strcmp(v, "swapped");
         else
             return -1;
         i++;
@@ -238,7 +251,7 @@ static int parse(int argc, char **argv, ft_opts_t *o)
     o->nsizes = 0;
     for (char *t = strtok(tmp, ","); t && o->nsizes < MAX_SIZES; t = strtok(NULL, ",")) {
         size_t s = parse_size(t);
-        if (s < HDR_BYTES || s > (size_t)1 << 30)
+        if (s < HDR_BYTES || s > (size_t)1 << 30 || (o->swapped && s % UNIT_SWAPPED))
             return -1;
         o->sizes[o->nsizes++] = s;
     }
@@ -378,6 +391,13 @@ int main(int argc, char **argv)
         return usage("bad arguments");
     if (g_size < 2)
         return usage("needs 2 or more ranks");
+    if (o.swapped) {
+        int half = UNIT_SWAPPED / 2, len[2] = {half, half};
+        MPI_Aint disp[2] = {half, 0};
+        MPI_Type_create_hindexed(2, len, disp, MPI_BYTE, &g_unit);
+        MPI_Type_commit(&g_unit);
+        g_unit_bytes = UNIT_SWAPPED;
+    }
 
     /* who this rank sends to and receives from */
     int *dsts = malloc(sizeof(int) * (size_t)g_size), *srcs = malloc(sizeof(int) * (size_t)g_size);
@@ -454,8 +474,8 @@ int main(int argc, char **argv)
                     fill(slot[k].buf, sz, g_rank, dsts[p], TAG_NB, *s);
                     slot[k].peer = p;
                     slot[k].is_send = 1;
-                    MPI_Isend(slot[k].buf, (int)sz, MPI_BYTE, dsts[p], TAG_NB, MPI_COMM_WORLD,
-                              &req[k]);
+                    MPI_Isend(slot[k].buf, (int)(sz / g_unit_bytes), g_unit, dsts[p], TAG_NB,
+                              MPI_COMM_WORLD, &req[k]);
                     inflight_tx[p]++;
                     sent_bytes += sz;
                     (*s)++;
@@ -470,8 +490,8 @@ int main(int argc, char **argv)
                     slot[k].peer = p;
                     slot[k].is_send = 0;
                     slot[k].post = rx.next[p * NTAGS + TAG_NB]++;
-                    MPI_Irecv(slot[k].buf, (int)maxsz, MPI_BYTE, srcs[p], TAG_NB, MPI_COMM_WORLD,
-                              &req[k]);
+                    MPI_Irecv(slot[k].buf, (int)(maxsz / g_unit_bytes), g_unit, srcs[p], TAG_NB,
+                              MPI_COMM_WORLD, &req[k]);
                     inflight_rx[p]++;
                     posted_rx[p]++;
                 }
@@ -515,21 +535,25 @@ int main(int argc, char **argv)
                 MPI_Request x[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
                 MPI_Status xs[2];
                 if (src != MPI_PROC_NULL)
-                    MPI_Irecv(brecv, (int)maxsz, MPI_BYTE, src, TAG_BLK, MPI_COMM_WORLD, &x[0]);
+                    MPI_Irecv(brecv, (int)(maxsz / g_unit_bytes), g_unit, src, TAG_BLK,
+                              MPI_COMM_WORLD, &x[0]);
                 if (dst != MPI_PROC_NULL)
-                    MPI_Isend(bsend, (int)sz, MPI_BYTE, dst, TAG_BLK, MPI_COMM_WORLD, &x[1]);
+                    MPI_Isend(bsend, (int)(sz / g_unit_bytes), g_unit, dst, TAG_BLK, MPI_COMM_WORLD,
+                              &x[1]);
                 for (int done = 0; !done;) {
                     TEST_WINDOW();
                     MPI_Testall(2, x, &done, xs);
                 }
                 st = xs[0];
             } else if (dst != MPI_PROC_NULL && src != MPI_PROC_NULL)
-                MPI_Sendrecv(bsend, (int)sz, MPI_BYTE, dst, TAG_BLK, brecv, (int)maxsz, MPI_BYTE,
-                             src, TAG_BLK, MPI_COMM_WORLD, &st);
+                MPI_Sendrecv(bsend, (int)(sz / g_unit_bytes), g_unit, dst, TAG_BLK, brecv,
+                             (int)(maxsz / g_unit_bytes), g_unit, src, TAG_BLK, MPI_COMM_WORLD,
+                             &st);
             else if (dst != MPI_PROC_NULL)
-                MPI_Send(bsend, (int)sz, MPI_BYTE, dst, TAG_BLK, MPI_COMM_WORLD);
+                MPI_Send(bsend, (int)(sz / g_unit_bytes), g_unit, dst, TAG_BLK, MPI_COMM_WORLD);
             else if (src != MPI_PROC_NULL)
-                MPI_Recv(brecv, (int)maxsz, MPI_BYTE, src, TAG_BLK, MPI_COMM_WORLD, &st);
+                MPI_Recv(brecv, (int)(maxsz / g_unit_bytes), g_unit, src, TAG_BLK, MPI_COMM_WORLD,
+                         &st);
             if (src != MPI_PROC_NULL)
                 rx_check(&rx, &o, brecv, &st, src, TAG_BLK, ps, rx.next[ps * NTAGS + TAG_BLK]++);
         }
