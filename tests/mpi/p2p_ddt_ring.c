@@ -12,8 +12,9 @@
  *   a synchronous send; one to itself (rank 1);
  *   with a third rank, two senders at once to receives from any source.
  * Every int is checked. The peak resident memory of the sender and the
- * receiver may grow by little more than their rings beyond their own
- * buffers: a packed copy of the message (72 MB) fails the check (not
+ * receiver must grow by less than 64 MB beyond their own buffers (two
+ * rings at once take 16 MB; libfabric's buffers come on top with
+ * PX_NET=ofi): a packed copy of the message (72 MB) fails the check (not
  * under AddressSanitizer). */
 #include "px_test.h"
 
@@ -190,7 +191,7 @@ int main(int argc, char **argv)
     grew = 0; /* its allocator keeps freed blocks aside: not the library's */
 #endif
     if (me < 2)
-        PX_CHECK(grew < 40, "rank %d's peak memory grew by %ld MB (message: %zu MB)", me, grew,
+        PX_CHECK(grew < 64, "rank %d's peak memory grew by %ld MB (message: %zu MB)", me, grew,
                  n * 4 >> 20);
     MPI_Type_free(&vec);
     MPI_Type_free(&big);
