@@ -82,7 +82,7 @@ void px_proto_wake(void) { px_proto_wake_(); }
 
 void px_proto_complete(px_proto_req_t *req)
 {
-    if (req->kind == PX_PROTO_REQ_RECV ? req->rs != NULL : req->ss != NULL)
+    if (req->ring)
         px_proto_ring_end(req);
     px_proto_id_put(req);
     req->done = 1;
@@ -146,10 +146,6 @@ px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int
     req->id = 0;
     req->fill = fill;
     req->filled = 0;
-    req->fill_off = req->fill_end = 0;
-    req->fill_busy = 0;
-    req->rs = NULL;
-    req->ss = NULL;
     req->ring = fill && ring < len ? ring : 0;
     if (px_chan_failed(peer))
         return PX_ERR_PEER_UNREACHABLE;
@@ -165,8 +161,10 @@ px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int
     /* one through a ring holds no more than the ring's worth at a time:
      * its frames go after the clear-to-send, each once written */
     if (req->ring) {
-        if (!k.rndv || px_proto_sring_start(req) != 0)
+        if (!k.rndv || px_proto_sring_start(req) != 0) {
+            req->ring = 0;
             return PX_ERR_NO_MEMORY;
+        }
         k.get = k.zc = 0;
         req->rflags &= (uint8_t)~PX_CHAN_F_RELEASE;
     }
@@ -194,6 +192,8 @@ px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int
         return PX_OK;
     }
 
+    req->fill_off = req->fill_end = 0;
+    req->fill_busy = 0;
     /* rendezvous: the receiver reads directly (FIN) or asks for DATA (CTS);
      * over a network channel that carries the data too, the first bytes go
      * with the request and cross while the receiver answers */
@@ -230,7 +230,7 @@ px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int
      * (docs/fault-tolerance.md). */
     unsigned held =
         head && (!(req->rflags & PX_CHAN_F_RELEASE) || px_p.oversub) ? PX_CHAN_F_HELD : 0;
-    if (req->ss) /* the head holds its place in the ring until sent */
+    if (req->ring) /* the head holds its place in the ring until sent */
         st = px_proto_sring_send(req, 0, k.env, &h, px_am_hdr_len[PX_AM_RTS], &iov, head ? 1 : 0,
                                  req->rflags | held);
     else
@@ -240,7 +240,7 @@ px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int
         req->pending++;
     else if (st < 0) {
         px_proto_id_put(req);
-        if (req->ss)
+        if (req->ring)
             px_proto_ring_end(req);
         return st;
     }
@@ -279,7 +279,7 @@ px_status_t px_proto_irecv_drain(px_proto_req_t *req, int src_peer, uint32_t ctx
     req->drain = drain;
     req->drained = 0;
     req->ring = drain && ring < len ? ring : 0;
-    req->rs = NULL;
+    req->rs = NULL; /* until a message needs the ring's windows */
     for (e = px_p.unexp.next; e != &px_p.unexp; e = e->next) {
         px_proto_unexp_t *u = px_container_of(e, px_proto_unexp_t, link);
         if (px_match(u->ctx, u->src, u->tag, ctx, src_rank, tag)) {

@@ -169,7 +169,7 @@ static void px_proto_rndv_data(int peer, px_proto_req_t *req, size_t from, size_
             chunk = px_chan_chunk(peer, route, large);
         }
     }
-    if (req->ss) { /* the last frame's completion ends the wait */
+    if (req->ring) { /* the last frame's completion ends the wait */
         px_proto_sring_range(req, chunk, am, !more);
         return;
     }
@@ -185,7 +185,7 @@ int px_proto_data_pump(px_proto_req_t *req, size_t chunk, uint8_t am)
 {
     while (req->fill_off < req->fill_end && req->st_error == PX_OK) {
         size_t off = req->fill_off, k = req->fill_end - off < chunk ? req->fill_end - off : chunk;
-        if (req->ss && px_proto_sring_claim(req, off, &k))
+        if (req->ring && px_proto_sring_claim(req, off, &k))
             return 0;
         px_proto_fill_to(req, off + k);
         req->fill_off = off + k;
@@ -193,9 +193,9 @@ int px_proto_data_pump(px_proto_req_t *req, size_t chunk, uint8_t am)
         struct iovec iov = {px_proto_at(req, off), k};
         unsigned fl = PX_CHAN_F_STRIPE | req->rflags;
         px_status_t st =
-            req->ss ? px_proto_sring_send(req, off, req->dvc, &h, px_am_hdr_len[am], &iov, 1, fl)
-                    : px_chan_send(req->peer, req->dvc, &h, px_am_hdr_len[am], &iov, 1, fl,
-                                   px_proto_send_cb, req);
+            req->ring ? px_proto_sring_send(req, off, req->dvc, &h, px_am_hdr_len[am], &iov, 1, fl)
+                      : px_chan_send(req->peer, req->dvc, &h, px_am_hdr_len[am], &iov, 1, fl,
+                                     px_proto_send_cb, req);
         if (st == PX_INPROGRESS)
             req->pending++;
         else if (st < 0)

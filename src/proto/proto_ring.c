@@ -234,8 +234,8 @@ void px_proto_sring_range(px_proto_req_t *req, size_t chunk, uint8_t am, int fin
     px_proto_send_cb(req, PX_OK); /* the wait for the receiver is over */
 }
 
-/* The receive or send is complete (or failed): its ring's state goes; a
- * receive has nothing left to drain. */
+/* A receive or send with a ring is complete (or failed): its ring's state
+ * goes; a receive that went window by window has nothing left to drain. */
 void px_proto_ring_end(px_proto_req_t *req)
 {
     if (req->kind == PX_PROTO_REQ_SEND) {
@@ -243,6 +243,8 @@ void px_proto_ring_end(px_proto_req_t *req)
         req->ss = NULL;
         return;
     }
+    if (!req->rs) /* the message fitted the ring: no windows */
+        return;
     free(req->rs);
     req->rs = NULL;
     req->drained = req->st_count;

@@ -8,7 +8,8 @@
  *   one that arrived before its receive was posted, one taken by
  *   MPI_Mprobe and MPI_Mrecv;
  *   one into a smaller receive (MPI_ERR_TRUNCATE, the part that fits
- *   delivered);
+ *   delivered); messages of 3 MB and 40 KB into the large receive (no
+ *   windows: they fit the ring);
  *   a synchronous send; one to itself (rank 1);
  *   with a third rank, two senders at once to receives from any source.
  * Every int is checked. The peak resident memory of the sender and the
@@ -147,6 +148,26 @@ int main(int argc, char **argv)
         PX_CHECK(cls == MPI_ERR_TRUNCATE, "truncated: error class %d", cls);
         PX_CHECK(!(e = bad(a, part, 1, 30)), "truncated: int %zu wrong", e - 1);
         MPI_Type_free(&small);
+    }
+
+    /* 6b: smaller messages than the receive, which fit its ring */
+    const int few[2] = {(3 << 20) / (BLK * 4) + 7, (40 << 10) / (BLK * 4) + 3};
+    for (int f = 0; f < 2; f++) {
+        MPI_Datatype sm;
+        MPI_Type_vector(few[f], BLK, STRIDE, MPI_INT, &sm);
+        MPI_Type_commit(&sm);
+        if (me == 0) {
+            put(a, (size_t)few[f] * BLK, 1, 35 + f);
+            MPI_Send(a, 1, sm, 1, 35, MPI_COMM_WORLD);
+        } else if (me == 1) {
+            memset(a, 0, span * sizeof(int));
+            MPI_Recv(a, 1, vec, 0, 35, MPI_COMM_WORLD, &st);
+            MPI_Get_count(&st, MPI_INT, &count);
+            PX_CHECK(count == few[f] * BLK, "smaller: count %d", count);
+            PX_CHECK(!(e = bad(a, (size_t)few[f] * BLK, 1, 35 + f)), "smaller %d: int %zu wrong", f,
+                     e - 1);
+        }
+        MPI_Type_free(&sm);
     }
 
     /* 7: synchronous; 8: rank 1 to itself */
