@@ -55,6 +55,14 @@ static int px_req_procnull(px_mpi_req_t *r, int proto_kind)
     return MPI_SUCCESS;
 }
 
+/* The packed copy of request r as px_mpi_dt_range takes it for bytes
+ * from `from` on: through a ring (proto.h), byte `from` lies at
+ * from % ring. */
+static inline char *px_packed(px_mpi_req_t *r, size_t from)
+{
+    return (char *)r->packbuf - (r->p.ring ? from - from % r->p.ring : 0);
+}
+
 /* Packs bytes [from, to) of a non-contiguous send as the protocol layer
  * needs them (px_proto_isend_fill): a large message sent as frames after
  * the receiver's go-ahead is packed frame by frame while the earlier
@@ -62,9 +70,7 @@ static int px_req_procnull(px_mpi_req_t *r, int proto_kind)
 static void px_send_fill(px_proto_req_t *p, size_t from, size_t to)
 {
     px_mpi_req_t *r = px_container_of(p, px_mpi_req_t, p);
-    /* through a ring, byte `from` lies at from % ring */
-    char *packed = (char *)r->packbuf - (p->ring ? from - from % p->ring : 0);
-    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, packed, from, to, 1);
+    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, px_packed(r, from), from, to, 1);
 }
 
 /* Starts the send described by r (also persistent ones). */
@@ -102,9 +108,7 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
 static void px_recv_drain(px_proto_req_t *p, size_t from, size_t to)
 {
     px_mpi_req_t *r = px_container_of(p, px_mpi_req_t, p);
-    /* through a ring, byte `from` lies at from % ring */
-    char *packed = (char *)r->packbuf - (p->ring ? from - from % p->ring : 0);
-    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, packed, from, to, 0);
+    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, px_packed(r, from), from, to, 0);
 }
 
 static int px_recv_start(px_mpi_req_t *r, uint32_t ctx)

@@ -482,7 +482,7 @@ static void *px_proto_am_data(int peer, const void *hdr, size_t hdr_len, size_t 
     if ((h.flags & PX_AM_FLAG_RMA_ACK) && !off)
         px_proto_rma_data_acks(peer, &h);
     if (req->rs) {
-        void *at = px_proto_ring_place(peer, req, h.b + off, payload_len, ctx_p);
+        void *at = px_proto_ring_place(req, h.b + off, payload_len, ctx_p);
         return at ? at : px_proto_invalid(peer, "rendezvous data");
     }
     if (req->drain) {

@@ -157,14 +157,14 @@ void px_proto_pub_rx_done(int peer, void *ctx, size_t len);
 void px_proto_pub_peer_failed(int peer);
 void px_proto_pub_finalize(void);
 
-/* proto_ring.c: a receive through a ring of PX_PROTO_RING_WIN windows
- * (px_proto_ring_size); its frames' contexts are tagged 0, first byte
- * PX_RING_RX */
+/* proto_ring.c: a receive or a send through a ring of two
+ * PX_PROTO_RING_WIN windows (px_proto_ring_size); a receive's frames'
+ * contexts are tagged 0, first byte PX_RING_RX */
 #define PX_RING_RX 0x7d
 typedef struct px_proto_ring px_proto_ring_t;
 typedef struct px_proto_sring px_proto_sring_t;
 int px_proto_ring_start(int peer, px_proto_req_t *req, uint64_t sreq, size_t head);
-void *px_proto_ring_place(int peer, px_proto_req_t *req, size_t off, size_t len, void **ctx_p);
+void *px_proto_ring_place(px_proto_req_t *req, size_t off, size_t len, void **ctx_p);
 void px_proto_ring_landed(px_proto_req_t *req, void *ctx, size_t len);
 void px_proto_ring_rx_done(void *ctx, size_t len);
 /* A send through a ring (req->ring): px_proto_sring_start makes its state

@@ -99,12 +99,11 @@ int px_proto_ring_start(int peer, px_proto_req_t *req, uint64_t sreq, size_t hea
 
 /* Where len bytes of DATA at message offset off go, their context in
  * *ctx_p; NULL: not in a window asked for. */
-void *px_proto_ring_place(int peer, px_proto_req_t *req, size_t off, size_t len, void **ctx_p)
+void *px_proto_ring_place(px_proto_req_t *req, size_t off, size_t len, void **ctx_p)
 {
     px_proto_ring_t *rs = req->rs;
     uint64_t w = off / PX_PROTO_RING_WIN;
     px_proto_ring_slot_t *sl = &rs->slot[w & 1];
-    (void)peer;
     if (sl->win != w || off + len > sl->end || len > sl->end - sl->got)
         return NULL;
     sl->expect = off == sl->expect ? off + len : SIZE_MAX;
