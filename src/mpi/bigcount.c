@@ -5,11 +5,13 @@
  * described by one item of a datatype that holds count elements (BigMPI's
  * construction, px_mpi_big_type). Reductions cannot take such a datatype
  * with a predefined operation, so they run in pieces of PX_BIG_PIECE
- * elements, which element-wise operations allow. Arrays of counts and
- * displacements become int arrays when every value fits; otherwise the
- * collective becomes an alltoallw with one datatype per peer that holds
- * its block, displacement included. The functions whose implementation
- * takes MPI_Count or MPI_Aint already are in their own files. */
+ * elements, which element-wise operations allow. The arrays of counts and
+ * displacements of a neighbourhood collective become int arrays when every
+ * value fits; otherwise the collective becomes a neighbourhood alltoallw
+ * with one datatype per neighbour that holds its block, displacement
+ * included. The functions whose implementation takes MPI_Count or MPI_Aint
+ * already are in their own files (the other v and w collectives:
+ * coll/coll_mpi.c). */
 #include "mpi_impl.h"
 #include "topo/topo_impl.h"
 
@@ -56,12 +58,7 @@ int px_mpi_big_type(MPI_Count count, MPI_Datatype t, MPI_Datatype *out)
 
 /* ---------- one count and its datatype ---------- */
 
-typedef struct px_big {
-    int count;
-    MPI_Datatype type, made; /* made: freed after the call */
-} px_big_t;
-
-static int px_big_of(MPI_Count n, MPI_Datatype t, px_big_t *b, const char *fn)
+int px_mpi_big_of(MPI_Count n, MPI_Datatype t, px_mpi_big_t *b, const char *fn)
 {
     b->made = MPI_DATATYPE_NULL;
     b->type = t;
@@ -80,7 +77,7 @@ static int px_big_of(MPI_Count n, MPI_Datatype t, px_big_t *b, const char *fn)
     return MPI_SUCCESS;
 }
 
-static void px_big_free(px_big_t *b)
+void px_mpi_big_free(px_mpi_big_t *b)
 {
     if (b->made != MPI_DATATYPE_NULL)
         PMPI_Type_free(&b->made);
@@ -96,14 +93,14 @@ static void px_big_free(px_big_t *b)
         PX_CS_ENTER();                                                                             \
         const MPI_Count n_[] = {PX_BIG_EXPAND counts};                                             \
         const MPI_Datatype t_[] = {PX_BIG_EXPAND types};                                           \
-        px_big_t b[nb];                                                                            \
+        px_mpi_big_t b[nb];                                                                        \
         int rc = MPI_SUCCESS, k = 0;                                                               \
         for (; k < (nb) && rc == MPI_SUCCESS; k++)                                                 \
-            rc = px_big_of(n_[k], t_[k], &b[k], #name "_c");                                       \
+            rc = px_mpi_big_of(n_[k], t_[k], &b[k], #name "_c");                                   \
         if (rc == MPI_SUCCESS)                                                                     \
             rc = P##name args;                                                                     \
         while (k-- > 0)                                                                            \
-            px_big_free(&b[k]);                                                                    \
+            px_mpi_big_free(&b[k]);                                                                \
         return rc;                                                                                 \
     }                                                                                              \
     PX_WEAK(name##_c)
@@ -540,20 +537,15 @@ static int px_big_w_side(px_big_w_t *w, const MPI_Count *counts, const MPI_Aint 
     return rc;
 }
 
-/* Which collective a px_big_v call stands for. */
+/* Which collective a px_big_v call stands for: the neighbourhood ones (the
+ * others take large counts as they are, coll/coll_mpi.c). */
 enum {
-    PX_BIG_GATHERV,
-    PX_BIG_SCATTERV,
-    PX_BIG_ALLGATHERV,
-    PX_BIG_ALLTOALLV,
-    PX_BIG_ALLTOALLW,
     PX_BIG_NBR_ALLGATHERV,
     PX_BIG_NBR_ALLTOALLV,
     PX_BIG_NBR_ALLTOALLW,
 };
 
-/* The arguments of any of them: the side that has one block (gather's
- * send, scatter's receive) is scount/st or rcount/rt. */
+/* The arguments of any of them: allgatherv's one block is scount/st. */
 typedef struct px_big_v {
     int kind;
     const void *sbuf;
@@ -563,12 +555,10 @@ typedef struct px_big_v {
     MPI_Datatype st;
     const MPI_Datatype *sts;
     void *rbuf;
-    MPI_Count rcount;
     const MPI_Count *rcounts;
     const MPI_Aint *rdispls;
     MPI_Datatype rt;
     const MPI_Datatype *rts;
-    int root;
     MPI_Comm comm;
 } px_big_v_t;
 
@@ -583,25 +573,6 @@ static int px_big_v_sides(const px_big_v_t *v, px_mpi_comm_t *c, px_big_w_t *s, 
     *sbuf_p = v->sbuf == MPI_IN_PLACE ? v->rbuf : v->sbuf;
     *rbuf_p = v->rbuf == MPI_IN_PLACE ? (void *)v->sbuf : v->rbuf;
     switch (v->kind) {
-    case PX_BIG_GATHERV:
-    case PX_BIG_SCATTERV: {
-        int gather = v->kind == PX_BIG_GATHERV;
-        px_big_w_t *all = gather ? r : s, *one = gather ? s : r;
-        if (c->is_inter ? v->root == MPI_ROOT : v->root == me) {
-            /* MPI_IN_PLACE: the root's own block stays where it is */
-            rc = gather
-                     ? px_big_w_side(all, v->rcounts, v->rdispls, v->rt, NULL, in_place ? me : -1)
-                     : px_big_w_side(all, v->scounts, v->sdispls, v->st, NULL, in_place ? me : -1);
-            if (rc == MPI_SUCCESS && !c->is_inter && !in_place)
-                rc = gather ? px_big_w_set(one, me, v->scount, 0, v->st)
-                            : px_big_w_set(one, me, v->rcount, 0, v->rt);
-        } else if (!c->is_inter || v->root != MPI_PROC_NULL) {
-            rc = gather ? px_big_w_set(one, v->root, v->scount, 0, v->st)
-                        : px_big_w_set(one, v->root, v->rcount, 0, v->rt);
-        }
-        break;
-    }
-    case PX_BIG_ALLGATHERV:
     case PX_BIG_NBR_ALLGATHERV:
         rc = px_big_w_side(r, v->rcounts, v->rdispls, v->rt, NULL, in_place ? me : -1);
         for (int i = 0; i < s->n && rc == MPI_SUCCESS; i++) {
@@ -614,7 +585,7 @@ static int px_big_v_sides(const px_big_v_t *v, px_mpi_comm_t *c, px_big_w_t *s, 
             }
         }
         break;
-    default: /* alltoallv and alltoallw, with or without neighbourhood */
+    default: /* alltoallv and alltoallw */
         rc = px_big_w_side(r, v->rcounts, v->rdispls, v->rt, v->rts, -1);
         if (rc == MPI_SUCCESS && !in_place)
             rc = px_big_w_side(s, v->scounts, v->sdispls, v->st, v->sts, -1);
@@ -641,8 +612,7 @@ static int px_big_peers(px_mpi_comm_t *c, int nbr, int *ns, int *nr, const char 
 
 static int px_big_v_w(const px_big_v_t *v, px_mpi_comm_t *c, MPI_Request *req, const char *fn)
 {
-    int nbr = v->kind >= PX_BIG_NBR_ALLGATHERV, ns, nr;
-    int rc = px_big_peers(c, nbr, &ns, &nr, fn);
+    int ns, nr, rc = px_big_peers(c, 1, &ns, &nr, fn);
     if (rc != MPI_SUCCESS)
         return rc;
     px_big_w_t s, r;
@@ -658,42 +628,31 @@ static int px_big_v_w(const px_big_v_t *v, px_mpi_comm_t *c, MPI_Request *req, c
         px_big_w_free(&r);
         return px_mpi_error(c, rc, fn, "invalid arguments or out of memory");
     }
-    if (nbr && req)
+    if (req)
         rc = PMPI_Ineighbor_alltoallw(sbuf, s.counts, s.adispls, s.types, rbuf, r.counts, r.adispls,
                                       r.types, v->comm, req);
-    else if (nbr)
+    else
         rc = PMPI_Neighbor_alltoallw(sbuf, s.counts, s.adispls, s.types, rbuf, r.counts, r.adispls,
                                      r.types, v->comm);
-    else if (req)
-        rc = PMPI_Ialltoallw(sbuf, s.counts, s.displs, s.types, rbuf, r.counts, r.displs, r.types,
-                             v->comm, req);
-    else
-        rc = PMPI_Alltoallw(sbuf, s.counts, s.displs, s.types, rbuf, r.counts, r.displs, r.types,
-                            v->comm);
     px_big_w_free(&s);
     px_big_w_free(&r);
     return rc;
 }
 
-/* A v-collective. Gatherv, scatterv, alltoallv and alltoallw always run as
- * an alltoallw: whether a value needs more than an int is known at one
- * rank only (the root, or each rank for its own blocks), and every rank
- * must take the same collective. Allgatherv's counts and displacements are
- * the same everywhere, so it takes its int function when they fit; so do
- * the neighbourhood ones, whose transfers match block by block whatever
- * entry point each rank took (topo/topo_neighbor.c). */
+/* A neighbourhood v-collective: its int function when every count and
+ * displacement fits, else a neighbourhood alltoallw (the transfers match
+ * block by block whatever entry point each rank took,
+ * topo/topo_neighbor.c). */
 static int px_big_v(const px_big_v_t *v, MPI_Request *req, const char *fn)
 {
     px_mpi_comm_t *c = px_mpi_comm_get(v->comm);
     if (!c)
         return px_mpi_error(NULL, MPI_ERR_COMM, fn, "invalid communicator");
-    int ns, nr, rc = px_big_peers(c, v->kind >= PX_BIG_NBR_ALLGATHERV, &ns, &nr, fn);
+    int ns, nr, rc = px_big_peers(c, 1, &ns, &nr, fn);
     if (rc != MPI_SUCCESS)
         return rc;
-    if (v->kind < PX_BIG_ALLGATHERV || v->kind == PX_BIG_ALLTOALLV || v->kind == PX_BIG_ALLTOALLW)
-        return px_big_v_w(v, c, req, fn);
     px_big_arrays_t a;
-    int two = v->kind != PX_BIG_ALLGATHERV && v->kind != PX_BIG_NBR_ALLGATHERV;
+    int two = v->kind != PX_BIG_NBR_ALLGATHERV;
     int w = v->kind == PX_BIG_NBR_ALLTOALLW; /* byte displacements stay MPI_Aint */
     int ok = px_big_arrays(&a, two ? ns : 0, v->scounts, w ? NULL : v->sdispls, nr, v->rcounts,
                            w ? NULL : v->rdispls);
@@ -701,16 +660,10 @@ static int px_big_v(const px_big_v_t *v, MPI_Request *req, const char *fn)
         return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
     if (!ok)
         return px_big_v_w(v, c, req, fn);
-    px_big_t b;
-    rc = px_big_of(v->scount, v->st, &b, fn);
+    px_mpi_big_t b;
+    rc = px_mpi_big_of(v->scount, v->st, &b, fn);
     if (rc == MPI_SUCCESS) {
         switch (v->kind) {
-        case PX_BIG_ALLGATHERV:
-            rc = req ? PMPI_Iallgatherv(v->sbuf, b.count, b.type, v->rbuf, a.rc, a.rd, v->rt,
-                                        v->comm, req)
-                     : PMPI_Allgatherv(v->sbuf, b.count, b.type, v->rbuf, a.rc, a.rd, v->rt,
-                                       v->comm);
-            break;
         case PX_BIG_NBR_ALLGATHERV:
             rc = req ? PMPI_Ineighbor_allgatherv(v->sbuf, b.count, b.type, v->rbuf, a.rc, a.rd,
                                                  v->rt, v->comm, req)
@@ -730,7 +683,7 @@ static int px_big_v(const px_big_v_t *v, MPI_Request *req, const char *fn)
                                                v->rdispls, v->rts, v->comm);
             break;
         }
-        px_big_free(&b);
+        px_mpi_big_free(&b);
     }
     px_big_arrays_free(&a);
     return rc;
@@ -759,34 +712,6 @@ static int px_big_v(const px_big_v_t *v, MPI_Request *req, const char *fn)
     PX_WEAK(MPI_##iname##_c)
 /* clang-format on */
 
-PX_BIG_V(Gatherv, Igatherv,
-         (const void *sbuf, MPI_Count scount, MPI_Datatype st, void *rbuf,
-          const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rt, int root,
-          MPI_Comm comm),
-         .kind = PX_BIG_GATHERV, .sbuf = sbuf, .scount = scount, .st = st, .rbuf = rbuf,
-         .rcounts = rcounts, .rdispls = displs, .rt = rt, .root = root, .comm = comm)
-PX_BIG_V(Scatterv, Iscatterv,
-         (const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[], MPI_Datatype st,
-          void *rbuf, MPI_Count rcount, MPI_Datatype rt, int root, MPI_Comm comm),
-         .kind = PX_BIG_SCATTERV, .sbuf = sbuf, .scounts = scounts, .sdispls = displs, .st = st,
-         .rbuf = rbuf, .rcount = rcount, .rt = rt, .root = root, .comm = comm)
-PX_BIG_V(Allgatherv, Iallgatherv,
-         (const void *sbuf, MPI_Count scount, MPI_Datatype st, void *rbuf,
-          const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rt, MPI_Comm comm),
-         .kind = PX_BIG_ALLGATHERV, .sbuf = sbuf, .scount = scount, .st = st, .rbuf = rbuf,
-         .rcounts = rcounts, .rdispls = displs, .rt = rt, .comm = comm)
-PX_BIG_V(Alltoallv, Ialltoallv,
-         (const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype st,
-          void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rt,
-          MPI_Comm comm),
-         .kind = PX_BIG_ALLTOALLV, .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .st = st,
-         .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls, .rt = rt, .comm = comm)
-PX_BIG_V(Alltoallw, Ialltoallw,
-         (const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
-          const MPI_Datatype sts[], void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
-          const MPI_Datatype rts[], MPI_Comm comm),
-         .kind = PX_BIG_ALLTOALLW, .sbuf = sbuf, .scounts = scounts, .sdispls = sdispls, .sts = sts,
-         .rbuf = rbuf, .rcounts = rcounts, .rdispls = rdispls, .rts = rts, .comm = comm)
 PX_BIG_V(Neighbor_allgatherv, Ineighbor_allgatherv,
          (const void *sbuf, MPI_Count scount, MPI_Datatype st, void *rbuf,
           const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rt, MPI_Comm comm),

@@ -237,6 +237,15 @@ void px_mpi_dt_init(void);
 /* bigcount.c: count (> INT_MAX) elements of t as one item of a new
  * committed datatype, for the int functions (BigMPI's construction). */
 int px_mpi_big_type(MPI_Count count, MPI_Datatype t, MPI_Datatype *out);
+/* A large-count function's count n of t for an int function: count n of
+ * type t when n fits, else 1 of a datatype made to hold the n (made, which
+ * px_mpi_big_free frees after the call). */
+typedef struct px_mpi_big {
+    int count;
+    MPI_Datatype type, made;
+} px_mpi_big_t;
+int px_mpi_big_of(MPI_Count n, MPI_Datatype t, px_mpi_big_t *b, const char *fn);
+void px_mpi_big_free(px_mpi_big_t *b);
 
 /* ---------- requests ---------- */
 
@@ -494,8 +503,8 @@ int px_mpi_coll_gather_bytes(const void *sbuf, void *rbuf, size_t bytes, int roo
                              px_mpi_comm_t *c);
 /* Each member's `bytes` (its own count) into rbuf at the root, member i's
  * at rdispls[i] (rcounts[i] bytes; both read at the root only). */
-int px_mpi_coll_gatherv_bytes(const void *sbuf, size_t bytes, void *rbuf, const int *rcounts,
-                              const int *rdispls, int root, px_mpi_comm_t *c);
+int px_mpi_coll_gatherv_bytes(const void *sbuf, size_t bytes, void *rbuf, const MPI_Aint *rcounts,
+                              const MPI_Aint *rdispls, int root, px_mpi_comm_t *c);
 
 /* ---------- the topology profile (profile.c, PX_PROFILE=topo) ---------- */
 

@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <limits.h>
-
 /* What each rank sends rank 0: a head, then an entry per rank it sent to. */
 typedef struct px_prof_head {
     char host[64];
@@ -265,18 +263,17 @@ void px_mpi_profile_finish(const px_boot_info_t *b)
     if (agreed)
         rc = px_mpi_coll_gather_bytes(&head, heads, sizeof(head), 0, px_mpi_comm_world);
     /* rank 0 makes room for every rank's entries, and says whether it could */
-    int *rcounts = NULL, *rdispls = NULL;
+    MPI_Aint *rcounts = NULL, *rdispls = NULL;
     if (agreed && rc == MPI_SUCCESS && b->rank == 0) {
         size_t total = 0;
-        rcounts = malloc(sizeof(int) * (size_t)n);
-        rdispls = malloc(sizeof(int) * (size_t)n);
+        rcounts = malloc(sizeof(*rcounts) * (size_t)n);
+        rdispls = malloc(sizeof(*rdispls) * (size_t)n);
         for (int r = 0; rcounts && rdispls && r < n; r++) {
-            rdispls[r] = (int)total;
-            rcounts[r] = (int)(heads[r].npairs * sizeof(px_prof_ent_t));
+            rdispls[r] = (MPI_Aint)total;
+            rcounts[r] = (MPI_Aint)(heads[r].npairs * sizeof(px_prof_ent_t));
             total += heads[r].npairs * sizeof(px_prof_ent_t);
         }
-        all = rcounts && rdispls && total <= INT_MAX &&
-              (ents = malloc(total + sizeof(px_prof_ent_t)));
+        all = rcounts && rdispls && (ents = malloc(total + sizeof(px_prof_ent_t)));
     }
     if (agreed && rc == MPI_SUCCESS)
         rc = px_mpi_coll_bcast(&all, 1, MPI_INT, 0, px_mpi_comm_world);

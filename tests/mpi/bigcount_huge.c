@@ -1,7 +1,8 @@
 /* Large-count calls (MPI-4.0 _c) with a count above INT_MAX: MPI_Send_c /
- * MPI_Recv_c, MPI_Bcast_c and MPI_Allreduce_c of INT_MAX + 4099 bytes, the
- * data checked byte for byte and the count read back with MPI_Get_count_c
- * and MPI_Get_elements_c. Needs 2.1 GB per rank at a time; runs at 2 ranks
+ * MPI_Recv_c, MPI_Bcast_c, MPI_Allreduce_c, and MPI_Gatherv_c and
+ * MPI_Scatterv_c with one block, of INT_MAX + 4099 bytes, the data checked
+ * byte for byte and the count read back with MPI_Get_count_c and
+ * MPI_Get_elements_c. Needs 2.1 GB per rank at a time; runs at 2 ranks
  * (more only adds time). */
 #include "px_test.h"
 
@@ -77,6 +78,29 @@ int main(int argc, char **argv)
         if (buf[i] != want && bad++ < 3)
             PX_CHECK(0, "allreduce byte %lld is %u, expected %u", (long long)i, buf[i], want);
     }
+
+    /* gatherv and scatterv whose one non-empty block, the last rank's, is
+     * that long: gathered to rank 0 and scattered back */
+    MPI_Count *cnts = calloc((size_t)size, sizeof(MPI_Count));
+    MPI_Aint *dsp = calloc((size_t)size, sizeof(MPI_Aint));
+    PX_REQUIRE(cnts && dsp, "out of memory");
+    cnts[size - 1] = HUGE_N;
+    int last = rank == size - 1;
+    for (MPI_Count i = 0; i < HUGE_N; i++)
+        buf[i] = last ? pat(i, 4) : 0;
+    PX_MPI(MPI_Gatherv_c(buf, last ? HUGE_N : 0, MPI_BYTE, buf, cnts, dsp, MPI_BYTE, 0,
+                         MPI_COMM_WORLD));
+    if (rank == 0)
+        check(buf, 4);
+    for (MPI_Count i = 0; i < HUGE_N; i++)
+        buf[i] = rank == 0 ? pat(i, 5) : 0;
+    PX_MPI(MPI_Scatterv_c(buf, cnts, dsp, MPI_BYTE, buf, last ? HUGE_N : 0, MPI_BYTE, 0,
+                          MPI_COMM_WORLD));
+    if (last)
+        check(buf, 5);
+    free(cnts);
+    free(dsp);
     free(buf);
-    return px_test_finish("%lld bytes sent, broadcast and reduced", (long long)HUGE_N);
+    return px_test_finish("%lld bytes sent, broadcast, reduced, gathered and scattered",
+                          (long long)HUGE_N);
 }

@@ -73,8 +73,8 @@ static void shm_calls(unsigned long long v[6])
 
 /* Persistent requests on lanes: the counters of their collectives' "shm"
  * algorithms (read at the start), then the check that they moved by R
- * starts each (twice for one of the kinds, doubled: it has two requests;
- * none without lanes), and the requests freed. */
+ * starts each (twice for the kinds in the mask doubled: they have two
+ * requests; none without lanes), and the requests freed. */
 enum { LANE_KINDS = 3 };
 typedef struct {
     int n;
@@ -97,7 +97,7 @@ static void lanes_close(lanes_t *l, int on, unsigned long long R, int doubled, i
                         MPI_Request *rq)
 {
     for (int i = 0; i < l->n; i++) {
-        unsigned long long now, exp = on ? (i == doubled ? 2 * R : R) : 0;
+        unsigned long long now, exp = on ? (doubled >> i & 1 ? 2 * R : R) : 0;
         MPI_T_pvar_read(ses, l->h[i], &now);
         PX_CHECK(now - l->v[i] == exp, "%llu starts of persistent %s on lanes, expected %llu",
                  now - l->v[i], l->kinds[i], exp);
@@ -383,7 +383,7 @@ int main(int argc, char **argv)
                              r, p, i, vall[vd[p] + i], vallc[vd[p] + i], e);
                 }
         }
-        lanes_close(&lanes, shm && np > 1, R, V, NQ, rq);
+        lanes_close(&lanes, shm && np > 1, R, 1 << V, NQ, rq);
     }
 
     /* reduce_scatter with a different count per rank and the
@@ -450,7 +450,7 @@ int main(int argc, char **argv)
                     FAIL("round %d reduce_scatter_block [%d] = %u, expected %u", r, i, bout[i], e);
             }
         }
-        lanes_close(&lanes, shm && np > 1, R, RS, NQ, rq);
+        lanes_close(&lanes, shm && np > 1, R, 1 << RS, NQ, rq);
     }
 
     /* gatherv, scatterv and alltoallv whose blocks are some small (through
@@ -459,23 +459,22 @@ int main(int argc, char **argv)
      * a slot), as messages beside them, and some empty, the gatherv in place at its
      * root, a non-contiguous receive type for the scatterv, started in
      * reverse orders on odd ranks, a rank late now and then; beside them
-     * the alltoallv in its large-count form, which goes as an alltoallw
-     * (every rank's blocks could need more than an int), not on a lane */
+     * each in its large-count form, on lanes of their own */
     {
-        enum { GV, SV, AV, NR, AVC = NR, NQ, R = 60, BIGV = 1100, MED = 700 };
+        enum { GV, SV, AV, NR, GVC = NR, SVC, AVC, NQ, R = 60, BIGV = 1100, MED = 700 };
         static const char *kinds[NR] = {"gatherv", "scatterv", "alltoallv"};
         lanes_t lanes;
         lanes_open(&lanes, NR, kinds);
         int groot = np / 2, sroot = np - 1, gc[64], gd[64], gtot = 0, sc[64], sd[64], stot = 0;
         int ac[64], ad[64], rcv[64], rd[64], atot = 0, rtot = 0;
-        MPI_Count acc[64], rcc[64];
-        MPI_Aint adc[64], rdc[64];
+        MPI_Count acc[64], rcc[64], gcc[64], scc[64];
+        MPI_Aint adc[64], rdc[64], gdc[64], sdc[64];
         for (int p = 0; p < np; p++) {
-            gc[p] = p % 4 == 1 ? BIGV : p % 4 == 2 ? 0 : p % 4 == 3 ? MED : 2 + p; /* gatherv */
-            gd[p] = gtot;
+            gcc[p] = gc[p] = p % 4 == 1 ? BIGV : p % 4 == 2 ? 0 : p % 4 == 3 ? MED : 2 + p;
+            gdc[p] = gd[p] = gtot;
             gtot += gc[p] + 1;
-            sc[p] = p % 3 == 1 ? BIGV : p % 3 == 2 ? MED : 1 + p % 5; /* scatterv */
-            sd[p] = stot;
+            scc[p] = sc[p] = p % 3 == 1 ? BIGV : p % 3 == 2 ? MED : 1 + p % 5; /* scatterv */
+            sdc[p] = sd[p] = stot;
             stot += sc[p] + 1;
         }
 #define A2A(p, q)                                                                                  \
@@ -494,8 +493,10 @@ int main(int argc, char **argv)
         PX_MPI(MPI_Type_commit(&evens));
         PX_MPI(MPI_Type_free(&vec));
         unsigned *gin = malloc(sizeof(unsigned) * BIGV), *gall = malloc(sizeof(unsigned) * gtot);
+        unsigned *gallc = malloc(sizeof(unsigned) * gtot);
         unsigned *sall = malloc(sizeof(unsigned) * stot),
                  *sout = malloc(sizeof(unsigned) * 2 * BIGV);
+        unsigned *soutc = malloc(sizeof(unsigned) * 2 * BIGV);
         unsigned *ain = malloc(sizeof(unsigned) * atot), *aout = malloc(sizeof(unsigned) * rtot);
         unsigned *aoutc = malloc(sizeof(unsigned) * rtot);
         /* the scatterv's block arrives as every other unsigned of sout:
@@ -512,19 +513,27 @@ int main(int argc, char **argv)
                                   MPI_COMM_WORLD, MPI_INFO_NULL, &rq[AV]));
         PX_MPI(MPI_Alltoallv_init_c(ain, acc, adc, MPI_UNSIGNED, aoutc, rcc, rdc, MPI_UNSIGNED,
                                     MPI_COMM_WORLD, MPI_INFO_NULL, &rq[AVC]));
+        /* the large-count gatherv's root gives its own block in place too:
+         * it is copied into gallc before each start */
+        PX_MPI(MPI_Gatherv_init_c(me == groot ? MPI_IN_PLACE : gin, gc[me], MPI_UNSIGNED, gallc,
+                                  gcc, gdc, MPI_UNSIGNED, groot, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                  &rq[GVC]));
+        PX_MPI(MPI_Scatterv_init_c(sall, scc, sdc, MPI_UNSIGNED, soutc, sbig ? 1 : sc[me],
+                                   sbig ? evens : MPI_UNSIGNED, sroot, MPI_COMM_WORLD,
+                                   MPI_INFO_NULL, &rq[SVC]));
         PX_MPI(MPI_Type_free(&evens));
         for (int r = 0; r < R && !bad; r++) {
             for (int i = 0; i < gtot; i++)
-                gall[i] = 0xfeed0000u + (unsigned)i;
+                gallc[i] = gall[i] = 0xfeed0000u + (unsigned)i;
             for (int i = 0; i < gc[me]; i++) {
                 gin[i] = val(r, me, i) ^ 0x33u;
                 if (me == groot)
-                    gall[gd[me] + i] = gin[i];
+                    gallc[gd[me] + i] = gall[gd[me] + i] = gin[i];
             }
             for (int i = 0; i < stot; i++)
                 sall[i] = me == sroot ? val(r, 1000, i) : 0;
             for (int i = 0; i < 2 * BIGV; i++)
-                sout[i] = 0xdead0000u + (unsigned)i;
+                soutc[i] = sout[i] = 0xdead0000u + (unsigned)i;
             for (int i = 0; i < atot; i++)
                 ain[i] = val(r, me, 3 * i);
             for (int i = 0; i < rtot; i++)
@@ -537,16 +546,17 @@ int main(int argc, char **argv)
                 for (int i = 0; i <= gc[p] && !bad; i++) { /* and the gap after the block */
                     unsigned e =
                         i < gc[p] ? val(r, p, i) ^ 0x33u : 0xfeed0000u + (unsigned)(gd[p] + i);
-                    if (gall[gd[p] + i] != e)
-                        FAIL("round %d gatherv from %d [%d] = %x, expected %x", r, p, i,
-                             gall[gd[p] + i], e);
+                    if (gall[gd[p] + i] != e || gallc[gd[p] + i] != e)
+                        FAIL("round %d gatherv from %d [%d] = %x, large-count %x, expected %x", r,
+                             p, i, gall[gd[p] + i], gallc[gd[p] + i], e);
                 }
             for (int i = 0; i < 2 * BIGV && !bad; i++) {
                 int j = sbig ? i / 2 : i; /* the item of the block at i, if any */
                 int has = sbig ? i % 2 == 0 : i < sc[me];
                 unsigned e = has ? val(r, 1000, sd[me] + j) : 0xdead0000u + (unsigned)i;
-                if (sout[i] != e)
-                    FAIL("round %d scatterv [%d] = %x, expected %x", r, i, sout[i], e);
+                if (sout[i] != e || soutc[i] != e)
+                    FAIL("round %d scatterv [%d] = %x, large-count %x, expected %x", r, i, sout[i],
+                         soutc[i], e);
             }
             for (int p = 0; p < np && !bad; p++)
                 for (int i = 0; i <= rcv[p] && !bad; i++) {
@@ -563,12 +573,14 @@ int main(int argc, char **argv)
 #undef A2A
         free(gin);
         free(gall);
+        free(gallc);
         free(sall);
         free(sout);
+        free(soutc);
         free(ain);
         free(aout);
         free(aoutc);
-        lanes_close(&lanes, shm && np > 1, R, -1, NQ, rq);
+        lanes_close(&lanes, shm && np > 1, R, 1 << GV | 1 << SV | 1 << AV, NQ, rq);
     }
 
     /* ranks that only write (a broadcast's root, a reduction's leaves)

@@ -1,6 +1,7 @@
 /* MPI-4.0 calls with small counts, data checked: the large-count (_c)
  * point-to-point, collective (blocking, nonblocking, persistent, v and w)
- * and reduction entry points, MPI_Type_size_c / MPI_Get_count_c on a type
+ * and reduction entry points, the v and w collectives with displacements
+ * above INT_MAX, MPI_Type_size_c / MPI_Get_count_c on a type
  * of more than 2 GB, the large-count constructors and their contents,
  * persistent neighbourhood collectives on a periodic ring, generalized
  * requests, f90 types, MPI_Status_c2f/f2c and the mpi_f08 status
@@ -8,6 +9,7 @@
 #include "px_test.h"
 
 #include <limits.h>
+#include <sys/mman.h>
 
 static int rank, size;
 
@@ -121,6 +123,93 @@ static void coll_c(void)
         sum += val(p, 2 * rank + 1);
     PX_CHECK(rb[1] == sum, "reduce_scatter_block_c %d, want %d", rb[1], sum);
     free(sb), free(rb), free(cnt), free(dsp);
+}
+
+/* The v and w collectives with displacements above INT_MAX: absolute
+ * addresses of a mapping (high in the address space) from MPI_BOTTOM, in
+ * ints (v) or bytes (w). Rank p's block is p + 1 ints; each rank's blocks
+ * lie in reverse rank order, a gap after each. */
+static void v_far(void)
+{
+    size_t n = 64 * 1024;
+    int *m =
+        mmap(NULL, 2 * n * sizeof(int), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    PX_REQUIRE(m != MAP_FAILED, "mmap failed");
+    int *src = m, *dst = m + n, mine[64], got[64];
+    PX_REQUIRE(size <= 64 && (MPI_Aint)(uintptr_t)m / (MPI_Aint)sizeof(int) > INT_MAX,
+               "the mapping is at %p", (void *)m);
+    MPI_Count cnt[64], one[64];
+    MPI_Aint at[64], sat[64], bat[64], sbat[64]; /* in ints, and in bytes */
+    MPI_Datatype ints[64];
+    MPI_Aint off = 0;
+    for (int p = size - 1; p >= 0; p--) {
+        cnt[p] = p + 1;
+        one[p] = 1;
+        at[p] = (MPI_Aint)(uintptr_t)(dst + off) / (MPI_Aint)sizeof(int);
+        bat[p] = (MPI_Aint)(uintptr_t)(dst + off);
+        sat[p] = (MPI_Aint)(uintptr_t)(src + off) / (MPI_Aint)sizeof(int);
+        sbat[p] = (MPI_Aint)(uintptr_t)(src + off);
+        ints[p] = MPI_INT;
+        off += p + 2;
+    }
+    for (int i = 0; i < 64; i++)
+        mine[i] = val(rank, i);
+#define CLEAR() (memset(dst, 0xff, n * sizeof(int)), memset(got, 0xff, sizeof(got)))
+    /* gatherv and its nonblocking form: the root's blocks land far */
+    for (int nb = 0; nb < 2; nb++) {
+        MPI_Request rq;
+        CLEAR();
+        if (nb) {
+            MPI_Igatherv_c(mine, rank + 1, MPI_INT, MPI_BOTTOM, cnt, at, MPI_INT, size - 1,
+                           MPI_COMM_WORLD, &rq);
+            MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Gatherv_c(mine, rank + 1, MPI_INT, MPI_BOTTOM, cnt, at, MPI_INT, size - 1,
+                          MPI_COMM_WORLD);
+        }
+        for (int p = 0; rank == size - 1 && p < size; p++)
+            for (int i = 0; i <= p + 1; i++) {
+                int *w = (int *)(uintptr_t)(at[p] * (MPI_Aint)sizeof(int)) + i;
+                PX_CHECK(*w == (i <= p ? val(p, i) : -1), "gatherv_c (%d) from %d [%d]: %d", nb, p,
+                         i, *w);
+            }
+    }
+    /* scatterv: the root's blocks are read from far */
+    for (int i = 0; i < (int)n; i++)
+        src[i] = val(size + rank, i);
+    CLEAR();
+    MPI_Scatterv_c(MPI_BOTTOM, cnt, sat, MPI_INT, got, rank + 1, MPI_INT, 0, MPI_COMM_WORLD);
+    for (int i = 0; i <= rank + 1; i++) {
+        MPI_Aint o = sat[rank] - (MPI_Aint)(uintptr_t)src / (MPI_Aint)sizeof(int) + i;
+        PX_CHECK(got[i] == (i <= rank ? val(size, (int)o) : -1), "scatterv_c [%d]: %d", i, got[i]);
+    }
+    /* allgatherv */
+    CLEAR();
+    MPI_Allgatherv_c(mine, rank + 1, MPI_INT, MPI_BOTTOM, cnt, at, MPI_INT, MPI_COMM_WORLD);
+    for (int p = 0; p < size; p++) {
+        int *w = (int *)(uintptr_t)(at[p] * (MPI_Aint)sizeof(int));
+        PX_CHECK(w[p] == val(p, p) && w[p + 1] == -1, "allgatherv_c from %d: %d %d", p, w[p],
+                 w[p + 1]);
+    }
+    /* alltoallv and alltoallw: one int to each rank, from and to far */
+    for (int p = 0; p < size; p++)
+        src[sat[p] - (MPI_Aint)(uintptr_t)src / (MPI_Aint)sizeof(int)] = val(rank, p);
+    for (int w = 0; w < 2; w++) {
+        CLEAR();
+        if (w)
+            MPI_Alltoallw_c(MPI_BOTTOM, one, sbat, ints, MPI_BOTTOM, one, bat, ints,
+                            MPI_COMM_WORLD);
+        else
+            MPI_Alltoallv_c(MPI_BOTTOM, one, sat, MPI_INT, MPI_BOTTOM, one, at, MPI_INT,
+                            MPI_COMM_WORLD);
+        for (int p = 0; p < size; p++) {
+            int *r = (int *)(uintptr_t)bat[p];
+            PX_CHECK(r[0] == val(p, rank) && r[1] == -1, "%s from %d: %d %d",
+                     w ? "alltoallw_c" : "alltoallv_c", p, r[0], r[1]);
+        }
+    }
+#undef CLEAR
+    munmap(m, 2 * n * sizeof(int));
 }
 
 /* MPI_Op_create_c: the function sees an MPI_Count length */
@@ -409,6 +498,7 @@ int main(int argc, char **argv)
     size = px_test_size;
     p2p_c();
     coll_c();
+    v_far();
     ops_and_pack();
     types_c();
     neighbours();

@@ -103,8 +103,8 @@ int px_mpi_coll_gather_bytes(const void *sbuf, void *rbuf, size_t bytes, int roo
     return px_coll_run_bytes(PX_COLL_GATHER, sbuf, rbuf, bytes, root, c, 0);
 }
 
-int px_mpi_coll_gatherv_bytes(const void *sbuf, size_t bytes, void *rbuf, const int *rcounts,
-                              const int *rdispls, int root, px_mpi_comm_t *c)
+int px_mpi_coll_gatherv_bytes(const void *sbuf, size_t bytes, void *rbuf, const MPI_Aint *rcounts,
+                              const MPI_Aint *rdispls, int root, px_mpi_comm_t *c)
 {
     px_coll_args_t a = {.sbuf = sbuf,
                         .rbuf = rbuf,

@@ -38,7 +38,9 @@ typedef struct px_coll_args {
     void *rbuf;
     int scount, rcount;
     MPI_Datatype stype, rtype;
-    const int *scounts, *sdispls, *rcounts, *rdispls;
+    /* counts and displacements of the v and w variants: the large-count
+     * functions' arrays, or an MPI-3 entry point's ints widened */
+    const MPI_Aint *scounts, *sdispls, *rcounts, *rdispls;
     const MPI_Datatype *stypes, *rtypes; /* Alltoallw (displacements in bytes) */
     int count;                           /* reductions */
     MPI_Datatype dt;
@@ -248,7 +250,7 @@ typedef struct px_cshm_lane {
     px_coll_args_t a; /* and its arguments */
     uint64_t k;       /* the lane's operation number of that start */
     int phase;        /* 0: its data not yet written, 1: waiting to read */
-    int *v;           /* a copy of the start's counts and displacements */
+    MPI_Aint *v;      /* a copy of the start's counts and displacements */
     /* gatherv, scatterv, alltoallv: the blocks too large for their part of
      * a slot go as messages on the tag the init took (coll_shm_lane.c) */
     int tag;

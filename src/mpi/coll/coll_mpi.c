@@ -31,21 +31,63 @@ static int px_chk_buf(px_mpi_comm_t *c, int count, MPI_Datatype dt, const char *
     return px_chk_type(c, dt, fn);
 }
 
-static int px_chk_counts(px_mpi_comm_t *c, const int *counts, const int *displs, MPI_Datatype dt,
-                         const char *fn)
+/* ---------- the arrays of the v and w variants ----------
+ * The algorithms take counts and displacements as MPI_Aint (which
+ * MPI_Count is too), so the int arrays of an MPI-3 entry point are
+ * widened, and only once this rank is known to read them (a gatherv's away
+ * from its root may point anywhere); a large-count entry point's are taken
+ * as they are. Both kinds of entry point run the same algorithms, so they
+ * match each other whichever each rank calls (as MPICH's do). Arrays of up
+ * to PX_CV_SMALL entries are widened on the stack. */
+#define PX_CV_SMALL 16
+typedef struct px_cv {
+    const int *ic, *id;    /* an MPI-3 entry point's counts and displacements */
+    const MPI_Aint *c, *d; /* what the algorithms read */
+    MPI_Aint *heap;
+    MPI_Aint small[2 * PX_CV_SMALL];
+} px_cv_t;
+
+static void px_cv_free(px_cv_t *v) { free(v->heap); }
+
+/* An entry point's arrays: ints (I) or large-count ones (C). */
+#define PX_CV_I(name, cnts, dsp)                                                                   \
+    px_cv_t name __attribute__((cleanup(px_cv_free))) = {.ic = (cnts), .id = (dsp)}
+#define PX_CV_C(name, cnts, dsp)                                                                   \
+    px_cv_t name __attribute__((cleanup(px_cv_free))) = {.c = (cnts), .d = (dsp)}
+
+/* v's n entries as MPI_Aint in v->c and v->d (a NULL array stays NULL). */
+static int px_cv_wide(px_cv_t *v, int n, px_mpi_comm_t *c, const char *fn)
+{
+    if (!v || (!v->ic && !v->id))
+        return MPI_SUCCESS;
+    MPI_Aint *w = v->small;
+    if (n > PX_CV_SMALL && !(w = v->heap = malloc(sizeof(*w) * 2 * (size_t)n)))
+        return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
+    for (int i = 0; v->ic && i < n; i++)
+        w[i] = v->ic[i];
+    for (int i = 0; v->id && i < n; i++)
+        w[n + i] = v->id[i];
+    v->c = v->ic ? w : NULL;
+    v->d = v->id ? w + n : NULL;
+    v->ic = v->id = NULL;
+    return MPI_SUCCESS;
+}
+
+static int px_chk_counts(px_mpi_comm_t *c, const MPI_Aint *counts, const MPI_Aint *displs,
+                         MPI_Datatype dt, const char *fn)
 {
     if (!counts || !displs)
         return px_mpi_error(c, MPI_ERR_ARG, fn, "null counts or displacements");
     for (int i = 0; i < c->size; i++)
         if (counts[i] < 0)
-            return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d for rank %d", counts[i],
-                                i);
+            return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %ld for rank %d",
+                                (long)counts[i], i);
     return px_chk_type(c, dt, fn);
 }
 
 /* A reduce-scatter's receive counts: one for every rank (the block
  * variant) or an array of them. */
-static int px_chk_rs_counts(px_mpi_comm_t *c, int block, const int *rcounts, int rcount,
+static int px_chk_rs_counts(px_mpi_comm_t *c, int block, const MPI_Aint *rcounts, int rcount,
                             MPI_Datatype dt, const char *fn)
 {
     if (block)
@@ -54,19 +96,19 @@ static int px_chk_rs_counts(px_mpi_comm_t *c, int block, const int *rcounts, int
         return px_mpi_error(c, MPI_ERR_ARG, fn, "null receive counts");
     for (int i = 0; i < c->size; i++)
         if (rcounts[i] < 0)
-            return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d", rcounts[i]);
+            return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %ld", (long)rcounts[i]);
     return px_chk_type(c, dt, fn);
 }
 
 /* The checked counts as an array, which the algorithms take (the block
  * variant's count repeated in *cnts_p, for the caller to free), and their
  * total. */
-static int px_rs_counts(px_mpi_comm_t *c, int block, int rcount, const int **rcounts_p,
-                        int **cnts_p, size_t *total_p, const char *fn)
+static int px_rs_counts(px_mpi_comm_t *c, int block, int rcount, const MPI_Aint **rcounts_p,
+                        MPI_Aint **cnts_p, size_t *total_p, const char *fn)
 {
     *cnts_p = NULL;
     if (block) {
-        int *cnts = malloc(sizeof(int) * (size_t)c->size);
+        MPI_Aint *cnts = malloc(sizeof(*cnts) * (size_t)c->size);
         if (!cnts)
             return px_mpi_error(c, MPI_ERR_NO_MEM, fn, "out of memory");
         for (int i = 0; i < c->size; i++)
@@ -103,8 +145,8 @@ static int px_chk_req(px_mpi_comm_t *c, MPI_Request *req, int nonblocking, const
 
 /* The standard requires equal type signatures on both sides of a transfer;
  * a mismatch within one call is caught before anything is sent. */
-static int px_chk_sig(px_mpi_comm_t *c, int scount, MPI_Datatype st, int rcount, MPI_Datatype rt,
-                      const char *fn)
+static int px_chk_sig(px_mpi_comm_t *c, MPI_Aint scount, MPI_Datatype st, MPI_Aint rcount,
+                      MPI_Datatype rt, const char *fn)
 {
     size_t sb = (size_t)scount * (size_t)px_mpi_dt_get(st)->size;
     size_t rb = (size_t)rcount * (size_t)px_mpi_dt_get(rt)->size;
@@ -133,7 +175,7 @@ static int px_chk_alias2(px_mpi_comm_t *c, const void *sbuf, const void *rbuf, s
     return sbuf == MPI_BOTTOM ? MPI_SUCCESS : px_chk_alias(c, sbuf, rbuf, bytes, fn);
 }
 
-static size_t px_bytes(int count, MPI_Datatype dt)
+static size_t px_bytes(MPI_Aint count, MPI_Datatype dt)
 {
     return (size_t)count * (size_t)px_mpi_dt_get(dt)->size;
 }
@@ -288,15 +330,15 @@ static int px_inter_chk_root(px_mpi_comm_t *c, int root, const char *fn)
     return MPI_SUCCESS;
 }
 
-static int px_inter_chk_counts(px_mpi_comm_t *c, int n, const int *counts, const int *displs,
-                               MPI_Datatype dt, const char *fn)
+static int px_inter_chk_counts(px_mpi_comm_t *c, int n, const MPI_Aint *counts,
+                               const MPI_Aint *displs, MPI_Datatype dt, const char *fn)
 {
     if (!counts || (!displs && n > 0))
         return px_mpi_error(c, MPI_ERR_ARG, fn, "null counts or displacements");
     for (int i = 0; i < n; i++)
         if (counts[i] < 0)
-            return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %d for rank %d", counts[i],
-                                i);
+            return px_mpi_error(c, MPI_ERR_COUNT, fn, "negative count %ld for rank %d",
+                                (long)counts[i], i);
     return px_chk_type(c, dt, fn);
 }
 
@@ -361,9 +403,9 @@ static int px_inter_reduce(px_coll_id_t id, px_mpi_comm_t *c, const void *sbuf, 
 }
 
 static int px_inter_rooted(px_mpi_comm_t *c, int gather, int v, const void *sbuf, int scount,
-                           MPI_Datatype st, const int *scounts, const int *sdispls, void *rbuf,
-                           int rcount, MPI_Datatype rt, const int *rcounts, const int *rdispls,
-                           int root, MPI_Request *req, const char *fn)
+                           MPI_Datatype st, const MPI_Aint *scounts, const MPI_Aint *sdispls,
+                           void *rbuf, int rcount, MPI_Datatype rt, const MPI_Aint *rcounts,
+                           const MPI_Aint *rdispls, int root, MPI_Request *req, const char *fn)
 {
     PX_TRY(px_inter_chk_root(c, root, fn));
     px_coll_args_t a = {.sbuf = sbuf,
@@ -399,8 +441,9 @@ static int px_inter_rooted(px_mpi_comm_t *c, int gather, int v, const void *sbuf
 }
 
 static int px_inter_allgather(px_mpi_comm_t *c, int v, const void *sbuf, int scount,
-                              MPI_Datatype st, void *rbuf, int rcount, const int *rcounts,
-                              const int *displs, MPI_Datatype rt, MPI_Request *req, const char *fn)
+                              MPI_Datatype st, void *rbuf, int rcount, const MPI_Aint *rcounts,
+                              const MPI_Aint *displs, MPI_Datatype rt, MPI_Request *req,
+                              const char *fn)
 {
     PX_TRY(px_inter_chk_inplace(c, sbuf, fn));
     PX_TRY(px_inter_chk_inplace(c, rbuf, fn));
@@ -431,9 +474,9 @@ static int px_inter_alltoall(px_mpi_comm_t *c, const void *sbuf, int scount, MPI
     return px_inter_launch(px_coll_inter_alltoall, &a, c, req, fn);
 }
 
-static int px_inter_alltoallw(px_mpi_comm_t *c, int w, const void *sbuf, const int *scounts,
-                              const int *sdispls, const MPI_Datatype *stypes, MPI_Datatype st,
-                              void *rbuf, const int *rcounts, const int *rdispls,
+static int px_inter_alltoallw(px_mpi_comm_t *c, int w, const void *sbuf, const MPI_Aint *scounts,
+                              const MPI_Aint *sdispls, const MPI_Datatype *stypes, MPI_Datatype st,
+                              void *rbuf, const MPI_Aint *rcounts, const MPI_Aint *rdispls,
                               const MPI_Datatype *rtypes, MPI_Datatype rt, MPI_Request *req,
                               const char *fn)
 {
@@ -462,7 +505,7 @@ static int px_inter_alltoallw(px_mpi_comm_t *c, int w, const void *sbuf, const i
 }
 
 static int px_inter_reduce_scatter(px_mpi_comm_t *c, int block, const void *sbuf, void *rbuf,
-                                   const int *rcounts, int rcount, MPI_Datatype dt, MPI_Op op,
+                                   const MPI_Aint *rcounts, int rcount, MPI_Datatype dt, MPI_Op op,
                                    MPI_Request *req, const char *fn)
 {
     PX_TRY(px_inter_chk_inplace(c, sbuf, fn));
@@ -470,7 +513,7 @@ static int px_inter_reduce_scatter(px_mpi_comm_t *c, int block, const void *sbuf
     PX_TRY(px_chk_rs_counts(c, block, rcounts, rcount, dt, fn));
     px_coll_args_t a = {.sbuf = sbuf, .rbuf = rbuf, .dt = dt, .op = op};
     PX_TRY(px_chk_op(c, op, dt, &a.commute, fn));
-    int *cnts;
+    MPI_Aint *cnts;
     size_t total;
     PX_TRY(px_rs_counts(c, block, rcount, &rcounts, &cnts, &total, fn));
     int rc = total > (size_t)0x7fffffff ? px_mpi_error(c, MPI_ERR_COUNT, fn, "count overflow")
@@ -562,19 +605,24 @@ static int px_reduce_common(px_coll_id_t id, const void *sbuf, void *rbuf, int c
  * (the receive of a gather, the send of a scatter) holds a block for every
  * rank, the other side one rank's own block; MPI_IN_PLACE stands for the
  * root's own block only. */
-static int px_rooted(int gather, const void *sbuf, int scount, const int *scounts,
-                     const int *sdispls, MPI_Datatype st, void *rbuf, int rcount,
-                     const int *rcounts, const int *rdispls, MPI_Datatype rt, int root,
-                     MPI_Comm comm, MPI_Request *req, const char *fn)
+static int px_rooted(int gather, const void *sbuf, int scount, px_cv_t *sv, MPI_Datatype st,
+                     void *rbuf, int rcount, px_cv_t *rv, MPI_Datatype rt, int root, MPI_Comm comm,
+                     MPI_Request *req, const char *fn)
 {
     int v = strstr(fn, gather ? "atherv" : "atterv") != NULL;
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    if (!c->is_inter)
+        PX_TRY(px_chk_root(c, root, fn));
+    /* the root's side has a block for every rank */
+    if (v && (c->is_inter ? root == MPI_ROOT : c->rank == root))
+        PX_TRY(px_cv_wide(gather ? rv : sv, px_mpi_comm_peer_size(c), c, fn));
+    const MPI_Aint *scounts = sv ? sv->c : NULL, *sdispls = sv ? sv->d : NULL;
+    const MPI_Aint *rcounts = rv ? rv->c : NULL, *rdispls = rv ? rv->d : NULL;
     if (c->is_inter)
         return px_inter_rooted(c, gather, v, sbuf, scount, st, scounts, sdispls, rbuf, rcount, rt,
                                rcounts, rdispls, root, req, fn);
-    PX_TRY(px_chk_root(c, root, fn));
     px_coll_args_t a = {.sbuf = sbuf,
                         .scount = scount,
                         .stype = st,
@@ -590,7 +638,7 @@ static int px_rooted(int gather, const void *sbuf, int scount, const int *scount
     int all_count = gather ? rcount : scount, own_count = gather ? scount : rcount;
     MPI_Datatype all_type = gather ? rt : st, own_type = gather ? st : rt;
     if (c->rank == root) {
-        const int *counts = gather ? rcounts : scounts;
+        const MPI_Aint *counts = gather ? rcounts : scounts;
         if (v)
             PX_TRY(px_chk_counts(c, counts, gather ? rdispls : sdispls, all_type, fn));
         else
@@ -600,7 +648,7 @@ static int px_rooted(int gather, const void *sbuf, int scount, const int *scount
                                 gather ? "MPI_IN_PLACE is not valid as receive buffer"
                                        : "MPI_IN_PLACE is not valid as send buffer");
         if (own != MPI_IN_PLACE) {
-            int mine = v ? counts[root] : all_count; /* its own block among all */
+            MPI_Aint mine = v ? counts[root] : all_count; /* its own block among all */
             PX_TRY(px_chk_buf(c, own_count, own_type, fn));
             PX_TRY(gather ? px_chk_sig(c, scount, st, mine, rt, fn)
                           : px_chk_sig(c, mine, st, rcount, rt, fn));
@@ -619,13 +667,15 @@ static int px_rooted(int gather, const void *sbuf, int scount, const int *scount
 }
 
 static int px_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                        const int *rcounts, const int *displs, MPI_Datatype rt, MPI_Comm comm,
-                        MPI_Request *req, const char *fn)
+                        px_cv_t *rv, MPI_Datatype rt, MPI_Comm comm, MPI_Request *req,
+                        const char *fn)
 {
     int v = strstr(fn, "atherv") != NULL;
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    PX_TRY(px_cv_wide(rv, px_mpi_comm_peer_size(c), c, fn));
+    const MPI_Aint *rcounts = rv ? rv->c : NULL, *displs = rv ? rv->d : NULL;
     if (c->is_inter)
         return px_inter_allgather(c, v, sbuf, scount, st, rbuf, rcount, rcounts, displs, rt, req,
                                   fn);
@@ -635,13 +685,13 @@ static int px_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbu
         PX_TRY(px_chk_buf(c, rcount, rt, fn));
     if (rbuf == MPI_IN_PLACE)
         return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
-    int mine = v ? rcounts[c->rank] : rcount;
+    MPI_Aint mine = v ? rcounts[c->rank] : rcount;
     if (sbuf != MPI_IN_PLACE) {
         PX_TRY(px_chk_buf(c, scount, st, fn));
         PX_TRY(px_chk_sig(c, scount, st, mine, rt, fn));
         PX_TRY(px_chk_alias2(c, sbuf, rbuf, px_bytes(scount, st), fn));
         /* the own block given where it is received (MPI_IN_PLACE's case) */
-        MPI_Aint at = (MPI_Aint)(v ? displs[c->rank] : c->rank * rcount);
+        MPI_Aint at = v ? displs[c->rank] : (MPI_Aint)c->rank * rcount;
         if (rbuf != MPI_BOTTOM)
             PX_TRY(px_chk_alias2(c, sbuf, (char *)rbuf + at * px_mpi_dt_get(rt)->extent,
                                  px_bytes(scount, st), fn));
@@ -655,7 +705,7 @@ static int px_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbu
                         .rcounts = rcounts,
                         .rdispls = displs};
     /* allgatherv: the largest block (every rank knows every count) */
-    int most = rcount;
+    MPI_Aint most = rcount;
     for (int r = 0; v && r < c->size; r++)
         most = r == 0 || rcounts[r] > most ? rcounts[r] : most;
     a.bytes = px_bytes(most, rt);
@@ -687,15 +737,19 @@ static int px_alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf
     return px_coll_launch(PX_COLL_ALLTOALL, &a, c, req, fn);
 }
 
-static int px_alltoallw(const void *sbuf, const int *scounts, const int *sdispls,
-                        const MPI_Datatype *stypes, MPI_Datatype st, void *rbuf, const int *rcounts,
-                        const int *rdispls, const MPI_Datatype *rtypes, MPI_Datatype rt,
+static int px_alltoallw(const void *sbuf, px_cv_t *sv, const MPI_Datatype *stypes, MPI_Datatype st,
+                        void *rbuf, px_cv_t *rv, const MPI_Datatype *rtypes, MPI_Datatype rt,
                         MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     int w = strstr(fn, "lltoallw") != NULL;
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    /* in place, the send arrays are not significant */
+    PX_TRY(px_cv_wide(rv, px_mpi_comm_peer_size(c), c, fn));
+    if (sbuf != MPI_IN_PLACE)
+        PX_TRY(px_cv_wide(sv, px_mpi_comm_peer_size(c), c, fn));
+    const MPI_Aint *scounts = sv->c, *sdispls = sv->d, *rcounts = rv->c, *rdispls = rv->d;
     if (c->is_inter)
         return px_inter_alltoallw(c, w, sbuf, scounts, sdispls, stypes, st, rbuf, rcounts, rdispls,
                                   rtypes, rt, req, fn);
@@ -732,14 +786,16 @@ static int px_alltoallw(const void *sbuf, const int *scounts, const int *sdispls
     return px_coll_launch(w ? PX_COLL_ALLTOALLW : PX_COLL_ALLTOALLV, &a, c, req, fn);
 }
 
-static int px_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, int rcount,
-                             MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *req,
-                             const char *fn)
+static int px_reduce_scatter(const void *sbuf, void *rbuf, px_cv_t *rv, int rcount, MPI_Datatype dt,
+                             MPI_Op op, MPI_Comm comm, MPI_Request *req, const char *fn)
 {
     int block = strstr(fn, "_block") != NULL;
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
+    /* the counts of the local group's ranks */
+    PX_TRY(px_cv_wide(rv, c->size, c, fn));
+    const MPI_Aint *rcounts = rv ? rv->c : NULL;
     if (c->is_inter)
         return px_inter_reduce_scatter(c, block, sbuf, rbuf, rcounts, rcount, dt, op, req, fn);
     px_coll_args_t a = {.dt = dt, .op = op, .rbuf = rbuf};
@@ -747,7 +803,7 @@ static int px_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
     PX_TRY(px_chk_op(c, op, dt, &a.commute, fn));
     if (rbuf == MPI_IN_PLACE)
         return px_mpi_error(c, MPI_ERR_BUFFER, fn, "MPI_IN_PLACE is not valid as receive buffer");
-    int *cnts;
+    MPI_Aint *cnts;
     size_t total;
     PX_TRY(px_rs_counts(c, block, rcount, &rcounts, &cnts, &total, fn));
     if (sbuf != MPI_IN_PLACE && sbuf == rbuf && total) {
@@ -772,19 +828,24 @@ static int px_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, i
  * tests/fortran/CMakeLists.txt reads the names from the first line of each. */
 
 #define PX_COLL_PARAMS(...) __VA_ARGS__ /* a parameter list without its parentheses */
-#define PX_COLL_ENTRY(name, iname, params, impl, ...)                                              \
+/* decls: local declarations first (the px_cv_t of the arrays) */
+#define PX_COLL_ENTRY_V(name, iname, params, decls, impl, ...)                                     \
     PX_PMPI(name) params                                                                           \
     {                                                                                              \
         PX_CS_ENTER();                                                                             \
+        PX_COLL_PARAMS decls;                                                                      \
         return impl(__VA_ARGS__, NULL, #name);                                                     \
     }                                                                                              \
     PX_WEAK(name)                                                                                  \
     PX_PMPI(iname)(PX_COLL_PARAMS params, MPI_Request * req)                                       \
     {                                                                                              \
         PX_CS_ENTER();                                                                             \
+        PX_COLL_PARAMS decls;                                                                      \
         return impl(__VA_ARGS__, req, #iname);                                                     \
     }                                                                                              \
     PX_WEAK(iname)
+#define PX_COLL_ENTRY(name, iname, params, impl, ...)                                              \
+    PX_COLL_ENTRY_V(name, iname, params, (), impl, __VA_ARGS__)
 
 PX_COLL_ENTRY(MPI_Barrier, MPI_Ibarrier, (MPI_Comm comm), px_barrier, comm)
 
@@ -812,57 +873,118 @@ PX_COLL_ENTRY(MPI_Exscan, MPI_Iexscan,
 PX_COLL_ENTRY(MPI_Gather, MPI_Igather,
               (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                MPI_Datatype rt, int root, MPI_Comm comm),
-              px_rooted, 1, sbuf, scount, NULL, NULL, st, rbuf, rcount, NULL, NULL, rt, root, comm)
+              px_rooted, 1, sbuf, scount, NULL, st, rbuf, rcount, NULL, rt, root, comm)
 
-PX_COLL_ENTRY(MPI_Gatherv, MPI_Igatherv,
-              (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
-               const int displs[], MPI_Datatype rt, int root, MPI_Comm comm),
-              px_rooted, 1, sbuf, scount, NULL, NULL, st, rbuf, 0, rcounts, displs, rt, root, comm)
+PX_COLL_ENTRY_V(MPI_Gatherv, MPI_Igatherv,
+                (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
+                 const int displs[], MPI_Datatype rt, int root, MPI_Comm comm),
+                (PX_CV_I(rv, rcounts, displs)), px_rooted, 1, sbuf, scount, NULL, st, rbuf, 0, &rv,
+                rt, root, comm)
 
 PX_COLL_ENTRY(MPI_Scatter, MPI_Iscatter,
               (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                MPI_Datatype rt, int root, MPI_Comm comm),
-              px_rooted, 0, sbuf, scount, NULL, NULL, st, rbuf, rcount, NULL, NULL, rt, root, comm)
+              px_rooted, 0, sbuf, scount, NULL, st, rbuf, rcount, NULL, rt, root, comm)
 
-PX_COLL_ENTRY(MPI_Scatterv, MPI_Iscatterv,
-              (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype st,
-               void *rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm),
-              px_rooted, 0, sbuf, 0, scounts, displs, st, rbuf, rcount, NULL, NULL, rt, root, comm)
+PX_COLL_ENTRY_V(MPI_Scatterv, MPI_Iscatterv,
+                (const void *sbuf, const int scounts[], const int displs[], MPI_Datatype st,
+                 void *rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm comm),
+                (PX_CV_I(sv, scounts, displs)), px_rooted, 0, sbuf, 0, &sv, st, rbuf, rcount, NULL,
+                rt, root, comm)
 
 PX_COLL_ENTRY(MPI_Allgather, MPI_Iallgather,
               (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                MPI_Datatype rt, MPI_Comm comm),
-              px_allgather, sbuf, scount, st, rbuf, rcount, NULL, NULL, rt, comm)
+              px_allgather, sbuf, scount, st, rbuf, rcount, NULL, rt, comm)
 
-PX_COLL_ENTRY(MPI_Allgatherv, MPI_Iallgatherv,
-              (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
-               const int displs[], MPI_Datatype rt, MPI_Comm comm),
-              px_allgather, sbuf, scount, st, rbuf, 0, rcounts, displs, rt, comm)
+PX_COLL_ENTRY_V(MPI_Allgatherv, MPI_Iallgatherv,
+                (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
+                 const int displs[], MPI_Datatype rt, MPI_Comm comm),
+                (PX_CV_I(rv, rcounts, displs)), px_allgather, sbuf, scount, st, rbuf, 0, &rv, rt,
+                comm)
 
 PX_COLL_ENTRY(MPI_Alltoall, MPI_Ialltoall,
               (const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
                MPI_Datatype rt, MPI_Comm comm),
               px_alltoall, sbuf, scount, st, rbuf, rcount, rt, comm)
 
-PX_COLL_ENTRY(MPI_Alltoallv, MPI_Ialltoallv,
-              (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype st,
-               void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rt,
-               MPI_Comm comm),
-              px_alltoallw, sbuf, scounts, sdispls, NULL, st, rbuf, rcounts, rdispls, NULL, rt,
-              comm)
+PX_COLL_ENTRY_V(MPI_Alltoallv, MPI_Ialltoallv,
+                (const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype st,
+                 void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rt,
+                 MPI_Comm comm),
+                (PX_CV_I(sv, scounts, sdispls); PX_CV_I(rv, rcounts, rdispls)), px_alltoallw, sbuf,
+                &sv, NULL, st, rbuf, &rv, NULL, rt, comm)
 
-PX_COLL_ENTRY(MPI_Alltoallw, MPI_Ialltoallw,
-              (const void *sbuf, const int scounts[], const int sdispls[],
-               const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const int rdispls[],
-               const MPI_Datatype rtypes[], MPI_Comm comm),
-              px_alltoallw, sbuf, scounts, sdispls, stypes, MPI_BYTE, rbuf, rcounts, rdispls,
-              rtypes, MPI_BYTE, comm)
+PX_COLL_ENTRY_V(MPI_Alltoallw, MPI_Ialltoallw,
+                (const void *sbuf, const int scounts[], const int sdispls[],
+                 const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const int rdispls[],
+                 const MPI_Datatype rtypes[], MPI_Comm comm),
+                (PX_CV_I(sv, scounts, sdispls); PX_CV_I(rv, rcounts, rdispls)), px_alltoallw, sbuf,
+                &sv, stypes, MPI_BYTE, rbuf, &rv, rtypes, MPI_BYTE, comm)
 
 PX_COLL_ENTRY(MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block,
               (const void *sbuf, void *rbuf, int rcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm),
               px_reduce_scatter, sbuf, rbuf, NULL, rcount, dt, op, comm)
 
-PX_COLL_ENTRY(MPI_Reduce_scatter, MPI_Ireduce_scatter,
-              (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
-               MPI_Comm comm),
-              px_reduce_scatter, sbuf, rbuf, rcounts, 0, dt, op, comm)
+PX_COLL_ENTRY_V(MPI_Reduce_scatter, MPI_Ireduce_scatter,
+                (const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype dt, MPI_Op op,
+                 MPI_Comm comm),
+                (PX_CV_I(rv, rcounts, NULL)), px_reduce_scatter, sbuf, rbuf, &rv, 0, dt, op, comm)
+
+/* The large-count v and w variants: the implementations above, their
+ * arrays taken as they are; the one count of a side with a single block
+ * (n of type t: a gatherv's send, a scatterv's receive, an allgatherv's
+ * send) above INT_MAX becomes one item of a datatype that holds it
+ * (b.count of b.type). */
+#define PX_COLL_ENTRY_C_(name, params, n, t, decls, impl, req, ...)                                \
+    PX_PMPI(name) params                                                                           \
+    {                                                                                              \
+        PX_CS_ENTER();                                                                             \
+        PX_COLL_PARAMS decls;                                                                      \
+        px_mpi_big_t b;                                                                            \
+        int rc = px_mpi_big_of(n, t, &b, #name);                                                   \
+        if (rc == MPI_SUCCESS)                                                                     \
+            rc = impl(__VA_ARGS__, req, #name);                                                    \
+        px_mpi_big_free(&b);                                                                       \
+        return rc;                                                                                 \
+    }                                                                                              \
+    PX_WEAK(name)
+#define PX_COLL_ENTRY_C(name, iname, params, n, t, decls, impl, ...)                               \
+    PX_COLL_ENTRY_C_(name, params, n, t, decls, impl, NULL, __VA_ARGS__)                           \
+    PX_COLL_ENTRY_C_(iname, (PX_COLL_PARAMS params, MPI_Request * req), n, t, decls, impl, req,    \
+                     __VA_ARGS__)
+
+PX_COLL_ENTRY_C(MPI_Gatherv_c, MPI_Igatherv_c,
+                (const void *sbuf, MPI_Count scount, MPI_Datatype st, void *rbuf,
+                 const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rt, int root,
+                 MPI_Comm comm),
+                scount, st, (PX_CV_C(rv, rcounts, displs)), px_rooted, 1, sbuf, b.count, NULL,
+                b.type, rbuf, 0, &rv, rt, root, comm)
+
+PX_COLL_ENTRY_C(MPI_Scatterv_c, MPI_Iscatterv_c,
+                (const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                 MPI_Datatype st, void *rbuf, MPI_Count rcount, MPI_Datatype rt, int root,
+                 MPI_Comm comm),
+                rcount, rt, (PX_CV_C(sv, scounts, displs)), px_rooted, 0, sbuf, 0, &sv, st, rbuf,
+                b.count, NULL, b.type, root, comm)
+
+PX_COLL_ENTRY_C(MPI_Allgatherv_c, MPI_Iallgatherv_c,
+                (const void *sbuf, MPI_Count scount, MPI_Datatype st, void *rbuf,
+                 const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rt,
+                 MPI_Comm comm),
+                scount, st, (PX_CV_C(rv, rcounts, displs)), px_allgather, sbuf, b.count, b.type,
+                rbuf, 0, &rv, rt, comm)
+
+PX_COLL_ENTRY_C(MPI_Alltoallv_c, MPI_Ialltoallv_c,
+                (const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                 MPI_Datatype st, void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[],
+                 MPI_Datatype rt, MPI_Comm comm),
+                0, MPI_BYTE, (PX_CV_C(sv, scounts, sdispls); PX_CV_C(rv, rcounts, rdispls)),
+                px_alltoallw, sbuf, &sv, NULL, st, rbuf, &rv, NULL, rt, comm)
+
+PX_COLL_ENTRY_C(MPI_Alltoallw_c, MPI_Ialltoallw_c,
+                (const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                 const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                 const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm),
+                0, MPI_BYTE, (PX_CV_C(sv, scounts, sdispls); PX_CV_C(rv, rcounts, rdispls)),
+                px_alltoallw, sbuf, &sv, stypes, MPI_BYTE, rbuf, &rv, rtypes, MPI_BYTE, comm)

@@ -235,10 +235,7 @@ static int px_pcoll_make(const char *fn, px_pcoll_start_fn start, MPI_Comm comm,
          start == px_start_allreduce || start == px_start_allgather || start == px_start_alltoall ||
          start == px_start_gather || start == px_start_scatter || start == px_start_allgatherv ||
          start == px_start_reduce_scatter || start == px_start_reduce_scatter_block ||
-         /* the large-count ones run as alltoallw (bigcount.c) */
-         ((start == px_start_gatherv || start == px_start_scatterv ||
-           start == px_start_alltoallv) &&
-          !p->s.big && !p->r.big)))
+         start == px_start_gatherv || start == px_start_scatterv || start == px_start_alltoallv))
         px_coll_shm_lane_take(c, &p->lane);
     q->comm = c;
     c->refs++;

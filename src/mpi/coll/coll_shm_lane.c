@@ -2,6 +2,7 @@
  * (coll_shm_impl.h): taken at init, run as polled requests, given back at
  * blocking barriers (docs/collectives.md). */
 #include "coll_shm_impl.h"
+#include "../dtype_engine.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ void px_coll_shm_lane_take(px_mpi_comm_t *c, px_cshm_lane_t *l)
         return;
     /* a start's arrays may not outlive the call (a large-count start
      * passes int copies made for it): the lane keeps its own */
-    l->v = malloc(sizeof(int) * 4 * (size_t)m->n);
+    l->v = malloc(sizeof(*l->v) * 4 * (size_t)m->n);
     l->reqs = malloc(sizeof(*l->reqs) * 2 * (size_t)m->n);
     if (!l->v || !l->reqs) {
         free(l->v);
@@ -133,6 +134,20 @@ static int px_cshm_lane_step(px_cshm_lane_t *l, int *rc)
     return 1;
 }
 
+/* A start holds its datatypes until it ends: a large-count start's may
+ * be made for it and freed when the start returns (px_mpi_big_of). */
+static void px_cshm_lane_types(px_cshm_lane_t *l, int hold)
+{
+    MPI_Datatype t[3] = {l->a.stype, l->a.rtype, l->a.dt};
+    for (int i = 0; i < 3; i++)
+        if (t[i] && t[i] != MPI_DATATYPE_NULL) {
+            if (hold)
+                px_mpi_dt_retain(t[i]);
+            else
+                px_mpi_dt_release(t[i]);
+        }
+}
+
 static int px_cshm_lane_poll(px_mpi_req_t *r)
 {
     px_cshm_lane_t *l = r->sched;
@@ -143,6 +158,7 @@ static int px_cshm_lane_poll(px_mpi_req_t *r)
         return 0;
     r->st_error = rc;
     r->sched = NULL;
+    px_cshm_lane_types(l, 0);
     px_proto_shared_pending(-1);
     return 1;
 }
@@ -155,21 +171,23 @@ int px_coll_shm_lane_start(px_cshm_lane_t *l, px_coll_id_t id, const px_coll_arg
     px_coll_count_shm(id, a->bytes);
     l->id = id;
     l->a = *a;
+    px_cshm_lane_types(l, 1);
     /* the arrays this rank reads: the receive side's (gatherv: at the
      * root), the send side's (scatterv: at the root) */
-    int n = l->m->n, me = l->m->me, *v = l->v;
+    int n = l->m->n, me = l->m->me;
+    MPI_Aint *v = l->v;
     int recvs = id == PX_COLL_ALLGATHERV || id == PX_COLL_REDUCE_SCATTER ||
                 id == PX_COLL_REDUCE_SCATTER_BLOCK || id == PX_COLL_ALLTOALLV ||
                 (id == PX_COLL_GATHERV && me == a->root);
     int sends = id == PX_COLL_ALLTOALLV || (id == PX_COLL_SCATTERV && me == a->root);
     if (recvs) {
-        l->a.rcounts = memcpy(v, a->rcounts, sizeof(int) * (size_t)n);
+        l->a.rcounts = memcpy(v, a->rcounts, sizeof(*v) * (size_t)n);
         if (a->rdispls)
-            l->a.rdispls = memcpy(v + n, a->rdispls, sizeof(int) * (size_t)n);
+            l->a.rdispls = memcpy(v + n, a->rdispls, sizeof(*v) * (size_t)n);
     }
     if (sends) {
-        l->a.scounts = memcpy(v + 2 * n, a->scounts, sizeof(int) * (size_t)n);
-        l->a.sdispls = memcpy(v + 3 * n, a->sdispls, sizeof(int) * (size_t)n);
+        l->a.scounts = memcpy(v + 2 * n, a->scounts, sizeof(*v) * (size_t)n);
+        l->a.sdispls = memcpy(v + 3 * n, a->sdispls, sizeof(*v) * (size_t)n);
     }
     l->tag = c->coll_tag_next - 1;
     l->nreqs = 0;
@@ -188,6 +206,7 @@ int px_coll_shm_lane_start(px_cshm_lane_t *l, px_coll_id_t id, const px_coll_arg
         unsigned idle = 0;
         while (!px_cshm_lane_step(l, &rc))
             px_proto_wait_step_shared(&idle);
+        px_cshm_lane_types(l, 0);
         px_proto_shared_pending(-1);
         return MPI_ERR_NO_MEM;
     }

@@ -11,14 +11,14 @@ static void px_coll_alltoallw_block(const px_coll_args_t *a, int send, int i, ch
                                     MPI_Datatype *dt_p)
 {
     const MPI_Datatype *types = send ? a->stypes : a->rtypes;
-    const int *displs = send ? a->sdispls : a->rdispls;
+    const MPI_Aint *displs = send ? a->sdispls : a->rdispls;
     char *base = send ? (char *)a->sbuf : (char *)a->rbuf;
     if (types) {
         *dt_p = types[i];
         *buf_p = base + displs[i];
     } else {
         *dt_p = send ? a->stype : a->rtype;
-        *buf_p = base + (MPI_Aint)displs[i] * px_mpi_dt_get(*dt_p)->extent;
+        *buf_p = base + displs[i] * px_mpi_dt_get(*dt_p)->extent;
     }
 }
 

@@ -220,14 +220,14 @@ PX_COLL_BUILDER(px_coll_inter_reduce_scatter)
 {
     px_mpi_comm_t *lc = c->local_comm;
     int n = lc->size;
-    int *cnts = px_coll_sched_alloc(s, sizeof(int) * (size_t)n);
-    int *displs = px_coll_sched_alloc(s, sizeof(int) * (size_t)n);
+    MPI_Aint *cnts = px_coll_sched_alloc(s, sizeof(MPI_Aint) * (size_t)n);
+    MPI_Aint *displs = px_coll_sched_alloc(s, sizeof(MPI_Aint) * (size_t)n);
     if (!cnts || !displs)
         return MPI_ERR_NO_MEM;
     MPI_Aint total = 0;
     for (int i = 0; i < n; i++) {
         cnts[i] = a->rcounts[i];
-        displs[i] = (int)total;
+        displs[i] = total;
         total += a->rcounts[i];
     }
     void *acc = NULL, *theirs = NULL;
@@ -250,7 +250,7 @@ PX_COLL_BUILDER(px_coll_inter_reduce_scatter)
                          .sdispls = displs,
                          .stype = a->dt,
                          .rbuf = a->rbuf,
-                         .rcount = cnts[lc->rank],
+                         .rcount = (int)cnts[lc->rank],
                          .rtype = a->dt,
                          .root = 0};
     rc = px_coll_build_into(s, PX_COLL_SCATTERV, &sv, lc);
