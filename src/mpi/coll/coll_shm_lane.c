@@ -30,8 +30,8 @@ void px_coll_shm_lane_take(px_mpi_comm_t *c, px_cshm_lane_t *l)
     l->m = NULL;
     if (!m || m->state != 1 || m->lane_taken == (1u << PX_CSHM_LANES) - 1)
         return;
-    /* a start's arrays may not outlive the call (a large-count start
-     * passes int copies made for it): the lane keeps its own */
+    /* a start's arrays may not outlive the call (an int start passes
+     * widened copies made for it): the lane keeps its own */
     l->v = malloc(sizeof(*l->v) * 4 * (size_t)m->n);
     l->reqs = malloc(sizeof(*l->reqs) * 2 * (size_t)m->n);
     if (!l->v || !l->reqs) {
