@@ -465,6 +465,52 @@ static void px_rail_one_way(px_rail_vc_t *vc, uint64_t now, uint64_t detect)
             px_rail_sub_down(&vc->sub[i], PX_ERR_TIMEOUT);
 }
 
+/* Connections: the oldest frame out, which the peer needs before it
+ * acknowledges the ones after it, has waited 8 x PX_RAIL_DETECT, and the
+ * peer has acknowledged no frame meanwhile (a slow link delivers the
+ * frames queued before it, each at most a transport fragment). The rules
+ * above may all have let it wait: its subchannel is suspect but its path
+ * answers (late), the budget for moving frames is spent, or the
+ * connection stalls with no error. First a ping on every subchannel not
+ * down asks whether the peer runs at all (a peer busy computing answers
+ * nothing and is waited for); if it answers but has still not
+ * acknowledged the frame PX_RAIL_DETECT later (a peer back from a long
+ * computation acknowledges what it holds within that), the subchannel
+ * that holds the frame goes down: its frames go again on the others and a
+ * fresh connection is probed. */
+static void px_rail_hole_check(px_rail_vc_t *vc, uint64_t now, uint64_t detect)
+{
+    const px_rail_tx_t *x = vc->tx[vc->tx_acked & (vc->tx_cap - 1)];
+    if (!x || x->seq != vc->tx_acked || x->acked ||
+        px_since(now, x->t_sent > vc->frame_ack_ns ? x->t_sent : vc->frame_ack_ns) <= 8 * detect) {
+        vc->hole_ask_ns = vc->hole_heard_ns = 0;
+        return;
+    }
+    if (x->resend) {
+        px_rail_resend_mark(vc);
+        return;
+    }
+    if (vc->hole_ask_ns && !vc->hole_heard_ns && vc->last_rx > vc->hole_ask_ns)
+        vc->hole_heard_ns = now;
+    if (vc->hole_heard_ns && px_since(now, vc->hole_heard_ns) > detect && x->sub >= 0 &&
+        vc->sub[x->sub].state != PX_SUB_DOWN) {
+        px_rail_sub_t *s = &vc->sub[x->sub];
+        px_info("rail",
+                "frame %u to rank %d unacknowledged on %s for %.1f s while the peer "
+                "answers: the subchannel goes down, its frames go on the others",
+                x->seq, vc->rank, s->info.label, (double)px_since(now, x->t_sent) / 1e9);
+        vc->hole_ask_ns = vc->hole_heard_ns = 0;
+        px_rail_sub_down(s, PX_ERR_TIMEOUT);
+        return;
+    }
+    if (!vc->hole_heard_ns && (!vc->hole_ask_ns || px_since(now, vc->hole_ask_ns) > detect)) {
+        vc->hole_ask_ns = now;
+        for (int k = 0; k < vc->nsub; k++)
+            if (vc->sub[k].state != PX_SUB_DOWN)
+                px_rail_send_ctl(vc, k, PX_RAIL_PING, 0, 0, 0);
+    }
+}
+
 void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
 {
     px_rail_t *r = vc->rail;
@@ -478,6 +524,10 @@ void px_rail_vc_tick(px_rail_vc_t *vc, uint64_t now)
     int active = px_since(now, vc->last_activity) < 5000000000ull;
     if (r->lossy && vc->tx_acked != vc->tx_seq)
         px_rail_one_way(vc, now, detect);
+    if (!r->lossy && vc->tx_acked != vc->tx_seq)
+        px_rail_hole_check(vc, now, detect);
+    if (vc->failed)
+        return;
     for (int i = 0; i < vc->nsub && !vc->failed; i++) {
         px_rail_sub_t *s = &vc->sub[i];
         if (s->state == PX_SUB_DOWN) {

@@ -174,7 +174,7 @@ void px_rail_tx_acked(px_rail_vc_t *vc, px_rail_tx_t *x, uint64_t now, uint64_t 
     x->acked = 1;
     if (x->hflags & PX_RAIL_H_SPLIT)
         vc->split_open--;
-    vc->last_ack_rx = now;
+    vc->last_ack_rx = vc->frame_ack_ns = now;
     if (!x->resend && x->sub >= 0) {
         px_rail_sub_t *sub = &vc->sub[x->sub];
         if (sub->unacked)

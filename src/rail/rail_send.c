@@ -235,6 +235,10 @@ static void px_rail_wire_cb(void *arg, px_status_t st)
     }
     if (st == PX_OK && x->vc->rail->release && px_rail_caller_held(x))
         px_rail_release_mark(x->vc);
+    /* marked to go again while the transport still wrote it (px_rail_resend
+     * skips such records): it goes now */
+    if (st == PX_OK && x->resend)
+        px_rail_resend_mark(x->vc);
     if (st != PX_OK) {
         /* the transport dropped it (failing subchannel): send it again */
         px_rail_vc_t *vc = x->vc;

@@ -1279,6 +1279,71 @@ static void late_subchannel(int falls_silent)
     px_params.rail_detect = detect;
 }
 
+/* S: a stripe stuck behind a stalled connection once the budget for
+ * moving frames is spent. Sub 1 holds its stripe of one block after
+ * another while its path answers (the peer's kernel hears it): each time
+ * it is late, its stripe goes again on the others, and the frames sent
+ * twice count against the peer's budget (16 MB and an eighth of what was
+ * sent). Once that is spent, sub 1's stripe stays: late and suspect, but
+ * its path answers, so neither the move nor the down rule takes it. The
+ * oldest frame out, unacknowledged for 8 x PX_RAIL_DETECT with no other
+ * acknowledged meanwhile, takes sub 1 down once the peer answers a ping,
+ * and the block arrives whole. */
+static int sub1_moves;
+static int sub1_moved_again(void) { return (int)px_rail_vc_stats(vc[0], 1)->moves > sub1_moves; }
+
+static int budget_block_in(void) { return completions > 0; }
+
+static void budget_spent_hole(void)
+{
+    double detect = px_params.rail_detect;
+    px_params.rail_detect = 0.1; /* late after 75 ms, the oldest frame's limit 800 ms */
+    path_check = 1;
+    path_silent = 0;
+    setup();
+    progress(1);
+    int round = 0, stuck = 0;
+    for (; round < 60 && !stuck; round++) {
+        memcpy(sendbuf, orig, LEN);
+        memset(recvbuf, 0, LEN);
+        memset(times, 0, LEN);
+        completions = 0;
+        sub1_moves = (int)px_rail_vc_stats(vc[0], 1)->moves;
+        links[0][1].hold = 1;
+        uint64_t t0 = px_time_ns();
+        send_block();
+        progress_for(300, sub1_moved_again);
+        if (!sub1_moved_again()) {
+            stuck = 1; /* the budget is spent: only the oldest frame's limit is left */
+            progress_for(3000, budget_block_in);
+            double ms = (double)(px_time_ns() - t0) / 1e6;
+            if (completions != 1 || ms < 790 || ms > 2500)
+                fprintf(stderr, "budget spent: %d completions after %.0f ms, sub 1 state %d\n",
+                        completions, ms, px_rail_vc_stats(vc[0], 1)->state);
+            CHECK(completions == 1 && ms >= 790 && ms < 2500);
+            CHECK(px_rail_vc_stats(vc[0], 1)->downs == 1);
+        }
+        for (int k = 0; k < 50 && completions < 1; k++)
+            progress(1);
+        /* the held copies arrive late (or went with the reset): sub 1
+         * answers again, and every byte came once */
+        links[0][1].hold = 0;
+        while (deliver_one(0, 1))
+            ;
+        px_rail_ack_all(rail[1]);
+        progress_for(stuck ? 600 : 200, sub1_up);
+        check_exactly_once(stuck ? "budget spent" : "moved");
+        CHECK(sub1_up() || stuck);
+    }
+    /* 1 MB moved a block, against 16 MB and an eighth of the 4 MB it sent (33 blocks) */
+    CHECK(stuck && round > 20 && round < 40);
+    if (!stuck || round <= 20 || round >= 40)
+        fprintf(stderr, "budget spent: stuck %d after %d blocks\n", stuck, round);
+    teardown();
+    path_check = path_silent = 0;
+    px_params.rail_detect = detect;
+}
+
 /* R: a subchannel far slower than the others rests (adaptive policy). Three
  * links at 100 MB/s; sub 1 slows to 2 MB/s. The block then in
  * flight makes it late; from then on striped blocks leave it out but for a
@@ -1585,6 +1650,7 @@ int main(void)
     idle_link_heartbeat();
     late_subchannel(0);
     late_subchannel(1);
+    budget_spent_hole();
     slow_subchannel_rests();
     slow_steady_subchannel();
     one_way_loss();
