@@ -694,7 +694,7 @@ const char *px_chan_name(int peer)
 
 void px_chan_dump(int peer, int me, int talked)
 {
-    char line[1024];
+    char line[2048];
     px_chan_t *c = &px_c.peers[peer];
     if (c->kind != PX_CHAN_RAIL || !c->vc || (!talked && !c->vc_rc))
         return;

@@ -597,7 +597,9 @@ int px_rail_peers_done(px_rail_t *r, const int *peers, int n, char *missing, siz
 }
 
 /* One line of what a channel holds, for a job that seems stuck: what it
- * sent and had acknowledged, what it received, and what waits. */
+ * sent and had acknowledged, the oldest frame out (which the peer needs
+ * before it acknowledges the ones after it), what it received, and what
+ * waits on each subchannel. */
 int px_rail_vc_dump(px_rail_vc_t *vc, char *buf, size_t len)
 {
     static const char *const st[] = {"up", "suspect", "down"};
@@ -605,22 +607,33 @@ int px_rail_vc_dump(px_rail_vc_t *vc, char *buf, size_t len)
     int held = 0;
     for (px_rail_held_t *h = vc->held; h; h = h->next)
         held++;
+    uint64_t now = px_time_ns();
     size_t n = (size_t)snprintf(
         buf, len,
         "sent %u acked %u (ordered %u), received %u (next ordered %u)%s%s%s%s held %d orphans "
-        "%d split %d%s",
+        "%d split %d moved %.1f MB%s",
         vc->tx_seq, vc->tx_acked, vc->tx_oseq, vc->rx_next, vc->rx_onext,
         px_list_empty(&vc->backlog) ? "" : ", backlog",
         px_list_empty(&vc->deferred) ? "" : ", deferred stripes",
         vc->resend_pending ? ", resend pending" : "", vc->ack_due ? ", ack due" : "", held,
-        vc->norphan, vc->nsplit, vc->failed ? ", FAILED" : "");
+        vc->norphan, vc->nsplit, (double)vc->moved_bytes / 1e6, vc->failed ? ", FAILED" : "");
+    const px_rail_tx_t *x = vc->tx[vc->tx_acked & (vc->tx_cap - 1)];
+    if (vc->tx_acked != vc->tx_seq && x && x->seq == vc->tx_acked && n < len)
+        n += (size_t)snprintf(buf + n, len - n,
+                              "; oldest out %u: %zu bytes on sub %d %.2f s ago%s%s, last frame "
+                              "acknowledged %.2f s ago",
+                              x->seq, x->len, x->sub, (double)px_since(now, x->t_sent) / 1e9,
+                              x->resend ? ", to go again" : "", x->wire ? ", being written" : "",
+                              vc->frame_ack_ns ? (double)px_since(now, vc->frame_ack_ns) / 1e9
+                                               : -1.0);
     for (int i = 0; i < vc->nsub && n < len; i++) {
         const px_rail_sub_t *s = &vc->sub[i];
         const px_net_ops_t *ops = vc->rail->ops;
-        n +=
-            (size_t)snprintf(buf + n, len - n, "; %s %s unacked %u queued %zu%s%s%s", s->info.label,
-                             st[s->state], s->unacked, ops->ep_pending(s->ep), rx[s->rx_state & 3],
-                             *ops->ep_describe(s->ep) ? ", " : "", ops->ep_describe(s->ep));
+        n += (size_t)snprintf(buf + n, len - n, "; %s %s%s%s unacked %u queued %zu%s%s%s",
+                              s->info.label, st[s->state], s->late ? " late" : "",
+                              s->moved ? " moved" : "", s->unacked, ops->ep_pending(s->ep),
+                              rx[s->rx_state & 3], *ops->ep_describe(s->ep) ? ", " : "",
+                              ops->ep_describe(s->ep));
     }
     return n < len ? (int)n : (int)len - 1;
 }
