@@ -333,8 +333,8 @@ struct px_rail_vc {
     int bulk_rr;         /* where the next bulk transfer looks for a subchannel */
     uint64_t part_since; /* every subchannel down since */
     uint64_t last_activity;
-    uint64_t last_ack_rx;   /* when an acknowledgement last made progress (or a subchannel
-                           * with nothing outstanding answered a ping) */
+    uint64_t last_ack_rx;   /* when an acknowledgement last made progress (or a
+                             * subchannel with nothing outstanding answered a ping) */
     uint64_t moved_bytes;   /* bytes its suspect subchannels sent again on the others */
     uint64_t last_rx;       /* when the peer last sent anything */
     uint64_t frame_ack_ns;  /* when the peer last acknowledged a frame */
