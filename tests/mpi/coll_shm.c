@@ -1,9 +1,10 @@
 /* Collectives on one machine through a shared segment: many calls in a row
  * whose ranks arrive skewed (a slot is only rewritten once everyone has
- * read it), sizes on both sides of the slot size, a non-commutative
- * operation (combined in rank order), blocking calls between the start and
- * the end of a nonblocking one, and, with Plexus, that the segment exists
- * exactly while its communicator does and never stays in /dev/shm. */
+ * read it), rooted ones back to back (writers run ahead), sizes on both
+ * sides of the slot size, a non-commutative operation (combined in rank
+ * order), blocking calls between the start and the end of a nonblocking
+ * one, and, with Plexus, that the segment exists exactly while its
+ * communicator does and never stays in /dev/shm. */
 #include "px_test.h"
 
 #include <dirent.h>
@@ -98,6 +99,108 @@ static void check_gathers(int it, int count)
             }
     free(s);
     free(r);
+}
+
+/* Rooted calls back to back, no barrier, rotating roots, sizes from one
+ * element to a few slot units and beyond: a gather's senders and a
+ * scatter's root run ahead of their readers by as many calls as their
+ * data's place in the segment allows, and the ring of places wraps. */
+static void check_rooted(int it)
+{
+    static const int bc[] = {1, 3000, 257, 60, 7000, 9000, 20, 33000, 2, 100, 8192};
+    int count = bc[it % 11], root = (it / 2) % size;
+    size_t n = (size_t)count * (size_t)size;
+    unsigned *all = malloc(sizeof(unsigned) * n), *own = malloc(sizeof(unsigned) * (size_t)count);
+    int *cnt = malloc(sizeof(int) * (size_t)size), *dsp = malloc(sizeof(int) * (size_t)size);
+    for (int q = 0, at = 0; q < size; q++) { /* gatherv, scatterv: block q has count - q items */
+        cnt[q] = count > q ? count - q : 0;
+        dsp[q] = at;
+        at += cnt[q];
+    }
+    for (int i = 0; i < count; i++)
+        own[i] = val(it, rank, i);
+    skew(it + 5);
+    MPI_Gather(own, count, MPI_UNSIGNED, all, count, MPI_UNSIGNED, root, MPI_COMM_WORLD);
+    for (size_t i = 0; rank == root && i < n; i++)
+        if (all[i] != val(it, (int)(i / (size_t)count), (int)(i % (size_t)count))) {
+            PX_CHECK(0, "it %d Gather count %d root %d: [%zu] = %u", it, count, root, i, all[i]);
+            break;
+        }
+    MPI_Gatherv(own, cnt[rank], MPI_UNSIGNED, all, cnt, dsp, MPI_UNSIGNED, root, MPI_COMM_WORLD);
+    for (int q = 0, bad = 0; rank == root && q < size && !bad; q++)
+        for (int i = 0; i < cnt[q] && !bad; i++)
+            if (all[dsp[q] + i] != val(it, q, i)) {
+                PX_CHECK(0, "it %d Gatherv count %d root %d: block %d [%d] = %u", it, count, root,
+                         q, i, all[dsp[q] + i]);
+                bad = 1;
+            }
+    /* scatter: block q of the root holds val(it + 1, q, i); the readers
+     * late now and then, so that the root writes the next call's data
+     * (the scatterv's, right after it) before they have read this one's */
+    for (size_t i = 0; rank == root && i < n; i++)
+        all[i] = val(it + 1, (int)(i / (size_t)count), (int)(i % (size_t)count));
+    if (it % 4 == 3 && rank != root)
+        usleep(100);
+    MPI_Scatter(all, count, MPI_UNSIGNED, own, count, MPI_UNSIGNED, root, MPI_COMM_WORLD);
+    for (int i = 0; i < count; i++)
+        if (own[i] != val(it + 1, rank, i)) {
+            PX_CHECK(0, "it %d Scatter count %d root %d: [%d] = %u", it, count, root, i, own[i]);
+            break;
+        }
+    for (int q = 0; rank == root && q < size; q++)
+        for (int i = 0; i < cnt[q]; i++)
+            all[dsp[q] + i] = val(it + 2, q, i);
+    MPI_Scatterv(all, cnt, dsp, MPI_UNSIGNED, own, cnt[rank], MPI_UNSIGNED, root, MPI_COMM_WORLD);
+    for (int i = 0; i < cnt[rank]; i++)
+        if (own[i] != val(it + 2, rank, i)) {
+            PX_CHECK(0, "it %d Scatterv count %d root %d: [%d] = %u", it, count, root, i, own[i]);
+            break;
+        }
+    for (int i = 0; i < count; i++)
+        own[i] = val(it + 3, rank, i);
+    MPI_Reduce(own, all, count, MPI_UNSIGNED, MPI_SUM, root, MPI_COMM_WORLD);
+    for (int i = 0; rank == root && i < count; i++) {
+        unsigned e = 0;
+        for (int q = 0; q < size; q++)
+            e += val(it + 3, q, i);
+        if (all[i] != e) {
+            PX_CHECK(0, "it %d Reduce count %d root %d: [%d] = %u, expected %u", it, count, root, i,
+                     all[i], e);
+            break;
+        }
+    }
+    /* a burst of reductions to a root that comes late, each followed by
+     * a broadcast from the next rank: the others write further ahead than
+     * the ring holds and wait for the late root there, and, as only every
+     * other call of theirs writes, a place they take after the ring's
+     * length of calls is not the one they took before */
+    if (it % 10 == 0) {
+        enum { BURST = 3 * 8 + 1 };
+        unsigned in[BURST], out[BURST], bc[BURST];
+        int from = (root + 1) % size;
+        if (rank == root)
+            usleep(300);
+        for (int b = 0; b < BURST; b++) {
+            in[b] = val(it + b, rank, 0);
+            MPI_Reduce(&in[b], &out[b], 1, MPI_UNSIGNED, MPI_SUM, root, MPI_COMM_WORLD);
+            bc[b] = rank == from ? val(it + b, from, 1) : 0;
+            MPI_Bcast(&bc[b], 1, MPI_UNSIGNED, from, MPI_COMM_WORLD);
+        }
+        for (int b = 0; b < BURST; b++) {
+            unsigned e = 0;
+            for (int q = 0; q < size; q++)
+                e += val(it + b, q, 0);
+            if ((rank == root && out[b] != e) || bc[b] != val(it + b, from, 1)) {
+                PX_CHECK(0, "it %d call %d of a burst, root %d: reduce %u (expected %u), bcast %u",
+                         it, b, root, rank == root ? out[b] : e, e, bc[b]);
+                break;
+            }
+        }
+    }
+    free(all);
+    free(own);
+    free(cnt);
+    free(dsp);
 }
 
 /* reductions combine in rank order, also through shared slots */
@@ -212,6 +315,9 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
     }
 
+    for (int it = 0; it < ITERS; it++)
+        check_rooted(it);
+
     MPI_Op aff_op;
     MPI_Datatype affty;
     MPI_Type_contiguous(2, MPI_UNSIGNED, &affty);
@@ -301,5 +407,6 @@ int main(int argc, char **argv)
 
     MPI_Op_free(&aff_op);
     MPI_Type_free(&affty);
-    return px_test_finish("%d rounds of allreduce/bcast/allgather/alltoall", ITERS);
+    return px_test_finish("%d rounds of allreduce/bcast/allgather/alltoall, %d of rooted calls",
+                          ITERS, ITERS);
 }

@@ -6,14 +6,19 @@
  * of log2 n message rounds (each a wake-up when ranks share cores).
  *
  * Segment: per rank one `seq` and one `ack` word (own cache lines), then per
- * rank two data slots of PX_COLL_SHM_SIZE bytes. Operation k of the
- * communicator uses slot k % 2. A rank publishes its data for k by storing
- * seq = k (release) and has finished reading operation k when it stores
- * ack = k; before writing slot k % 2 again (operation k + 2) it waits until
- * every rank's ack is at least k. Reductions combine the slots in rank order
- * on every rank, so all ranks get bit-identical results and non-commutative
- * operations are right. Larger allreduces go chunk by chunk and split the
- * combining among the ranks (px_cshm_allreduce_split, a third word `red`).
+ * rank two data slots of PX_COLL_SHM_SIZE bytes. A rank publishes its data
+ * for operation k by storing seq = k (release) and has finished reading
+ * operation k when it stores ack = k; it writes a place again only once
+ * every rank's ack has reached the last operation whose data was there
+ * (px_cshm_claim). A writer that waits for the others' data anyway uses
+ * slot k % 2; where ranks outnumber cores, one that goes on without
+ * waiting (a gather's senders, a scatter's root) takes the lowest place
+ * left free and publishes it beside its seq, so it runs up to
+ * PX_CSHM_AHEAD calls ahead of its readers. Reductions combine the slots
+ * in rank order on every rank, so all ranks get bit-identical results and
+ * non-commutative operations are right. Larger allreduces go chunk by
+ * chunk and split the combining among the ranks (px_cshm_allreduce_split,
+ * a third word `red`).
  *
  * The 'cma' broadcast, allgather and alltoall do not go through the
  * slots: each rank that provides data stores where it lies in its own
@@ -45,9 +50,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Largest communicator served: every rank reads every slot, which stops
- * paying off long before this. */
-#define PX_CSHM_MAX_RANKS 64
 /* Segments a process keeps mapped at most (bytes); communicators beyond it
  * use the message-based algorithms. */
 #define PX_CSHM_MAPPED_MAX ((size_t)256 << 20)
@@ -246,9 +248,16 @@ static int px_cshm_create(px_mpi_comm_t *c)
     }
     if (fd >= 0)
         close(fd);
+    /* 2: usable, and this rank's machine has more ranks than cores, so
+     * that a reader may be descheduled: writers that need not wait for the
+     * others place their data where they can run ahead (m->ring; off[]
+     * counts places). With a core each, their readers keep up, and the
+     * slots k % 2 were as fast. */
+    ok = ok ? 1 + (px_proto_oversubscribed() && 2 * m->slot / PX_CSHM_PLACE <= UINT16_MAX) : 0;
     int all = 0;
     if (rc == MPI_SUCCESS)
         rc = px_mpi_coll_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c);
+    m->ring = all == 2;
     if (rc == MPI_SUCCESS && all) {
         /* may this rank read its neighbour's memory? (each rank probes one
          * neighbour: permission is per user and machine, not per pair) */
@@ -366,6 +375,8 @@ static int px_cshm_wait_from(struct px_coll_shm *m, int which, int who, uint64_t
         for (; r < end; r++) {
             if (atomic_load_explicit(px_cshm_word(m, r, which), memory_order_acquire) < val)
                 break;
+            if (which == 0) /* from the line just read, before r writes it again */
+                m->seen[r] = m->flags[r].off[val % PX_CSHM_AHEAD];
         }
         if (r == end)
             return MPI_SUCCESS;
@@ -408,11 +419,85 @@ static void px_cshm_unpack(const void *p, MPI_Aint count, MPI_Datatype dt, void 
         d->unpack(d, count, p, buf);
 }
 
-/* Before writing this rank's slot for operation k: every rank has
- * finished reading operation k - 2, which used the same slot. */
-static int px_cshm_claim(struct px_coll_shm *m, uint64_t k)
+/* The newest operation after `acked` (which every rank has finished)
+ * whose data lies in [at, at + len) of this rank's ring, or 0. */
+static uint64_t px_cshm_overlap(const struct px_coll_shm *m, uint64_t acked, size_t at, size_t len)
 {
-    return k > 2 ? px_cshm_wait(m, 1, -1, k - 2) : MPI_SUCCESS;
+    uint64_t newest = 0;
+    for (int j = 0; j < PX_CSHM_AHEAD; j++)
+        if (m->held[j].k > acked && m->held[j].k > newest && m->held[j].at < at + len &&
+            at < m->held[j].end)
+            newest = m->held[j].k;
+    return newest;
+}
+
+/* The lowest place of len bytes in this rank's ring that no operation
+ * after `acked` holds, or SIZE_MAX. */
+static size_t px_cshm_fit(const struct px_coll_shm *m, uint64_t acked, size_t len)
+{
+    size_t at = 0;
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (int j = 0; j < PX_CSHM_AHEAD; j++)
+            if (m->held[j].k > acked && m->held[j].at < at + len && at < m->held[j].end) {
+                at = m->held[j].end;
+                moved = 1;
+            }
+    }
+    return at + len <= 2 * m->slot ? at : SIZE_MAX;
+}
+
+/* Before writing `bytes` for operation k. With a ring: a writer that goes
+ * on without waiting for the others (`ahead`: a gather's sender, a
+ * scatter's root) takes the lowest place the operations every rank has
+ * finished left free (the same lines again while its readers keep up, the
+ * next ones while they lag); one that waits for the others' data anyway
+ * takes the start of slot k % 2, as without a ring, once the operations
+ * there are finished. Either also waits for operation k - PX_CSHM_AHEAD,
+ * whose word in off[] k takes (px_cshm_place fills it). Without: slot
+ * k % 2, once every rank has finished k - 2. */
+static int px_cshm_claim(struct px_coll_shm *m, uint64_t k, size_t bytes, int ahead)
+{
+    if (!m->ring)
+        return k > 2 ? px_cshm_wait(m, 1, -1, k - 2) : MPI_SUCCESS;
+    size_t len =
+        bytes ? (bytes + PX_CSHM_PLACE - 1) / PX_CSHM_PLACE * PX_CSHM_PLACE : PX_CSHM_PLACE;
+    size_t at = (k & 1) * m->slot;
+    int w = k % PX_CSHM_AHEAD; /* its word in off[] */
+    for (;;) {
+        uint64_t acked = UINT64_MAX, wait = 0;
+        for (int r = 0; r < m->n; r++) {
+            uint64_t a = atomic_load_explicit(&m->flags[r].ack, memory_order_acquire);
+            acked = a < acked ? a : acked;
+        }
+        if (m->held[w].k > acked)
+            wait = m->held[w].k;
+        else if (!ahead)
+            wait = px_cshm_overlap(m, acked, at, len);
+        else if ((at = px_cshm_fit(m, acked, len)) == SIZE_MAX) /* the oldest still read */
+            for (int j = 0; j < PX_CSHM_AHEAD; j++)
+                if (m->held[j].k > acked && (!wait || m->held[j].k < wait))
+                    wait = m->held[j].k;
+        if (!wait)
+            break;
+        int rc = px_cshm_wait(m, 1, -1, wait);
+        if (rc != MPI_SUCCESS)
+            return rc;
+    }
+    m->held[w].k = k;
+    m->held[w].at = at;
+    m->held[w].end = at + len;
+    return MPI_SUCCESS;
+}
+
+/* Just before this rank's seq = k (the same cache line, which its readers
+ * poll: written once, not twice): where its data of operation k lies, if
+ * it placed it where its ring had room. */
+static void px_cshm_place(struct px_coll_shm *m, uint64_t k)
+{
+    int w = k % PX_CSHM_AHEAD;
+    if (m->ring && px_cshm_ahead(m->kid, m->kroot, m->me))
+        m->flags[m->me].off[w] = (uint16_t)(m->held[w].at / PX_CSHM_PLACE);
 }
 
 /* x_0 op x_1 op ... op x_{n-1} of count items at byte offset at of every
@@ -488,10 +573,11 @@ static int px_cshm_allreduce_split(struct px_coll_shm *m, const px_coll_args_t *
     const char *sb = (const char *)a->sbuf + d->true_lb;
     char *rb = (char *)a->rbuf + d->true_lb;
     int me = m->me, n = m->n, rc = MPI_SUCCESS;
+    m->kid = PX_COLL_ALLREDUCE;
     for (MPI_Aint off = 0; off < a->count && rc == MPI_SUCCESS; off += per) {
         MPI_Aint cnt = a->count - off < per ? a->count - off : per;
         uint64_t k = ++m->op;
-        if ((rc = px_cshm_claim(m, k)) != MPI_SUCCESS)
+        if ((rc = px_cshm_claim(m, k, (size_t)cnt * es, 0)) != MPI_SUCCESS)
             break;
         char *mine = px_cshm_slot(m, me, k);
         memcpy(mine, sb + (size_t)off * es, (size_t)cnt * es);
@@ -750,6 +836,27 @@ int px_cshm_writes(px_coll_id_t id, const px_coll_args_t *a, int me)
             me == a->root);
 }
 
+/* The bytes px_cshm_write writes at most (it writes from the start). */
+static size_t px_cshm_need(const struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a)
+{
+    switch (id) {
+    case PX_COLL_SCATTER:
+    case PX_COLL_ALLTOALL:
+        return (size_t)m->n * a->bytes;
+    case PX_COLL_ALLGATHERV:
+        return (size_t)a->rcounts[m->me] * (size_t)px_mpi_dt_get(a->rtype)->size;
+    case PX_COLL_GATHERV: /* its block, if it goes through the slots */
+        return a->sbuf != MPI_IN_PLACE && px_cshm_vfits(m, id, a->scount, a->stype)
+                   ? (size_t)a->scount * (size_t)px_mpi_dt_get(a->stype)->size
+                   : 0;
+    case PX_COLL_SCATTERV:
+    case PX_COLL_ALLTOALLV:
+        return (size_t)m->n * px_cshm_vpart(m, id);
+    default: /* a broadcast's message, a reduction's vector, a gather's block */
+        return a->bytes;
+    }
+}
+
 /* This rank's contribution to operation k into its slot. */
 void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a, uint64_t k)
 {
@@ -799,7 +906,7 @@ void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t 
     case PX_COLL_SCATTERV: /* lanes: the blocks that fit, block r at r n-ths of the slot */
     case PX_COLL_ALLTOALLV: {
         MPI_Aint sext = px_mpi_dt_get(a->stype)->extent;
-        size_t part = m->slot / (size_t)m->n;
+        size_t part = px_cshm_vpart(m, id);
         for (int r = 0; r < m->n; r++)
             if (px_cshm_vfits(m, id, a->scounts[r], a->stype))
                 px_cshm_pack((const char *)a->sbuf + a->sdispls[r] * sext, a->scounts[r], a->stype,
@@ -875,14 +982,14 @@ void px_cshm_take(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *
         break;
     case PX_COLL_SCATTERV:
         if ((me != a->root || a->rbuf != MPI_IN_PLACE) && px_cshm_vfits(m, id, a->rcount, a->rtype))
-            px_cshm_unpack(px_cshm_slot(m, a->root, k) + (size_t)me * (m->slot / (size_t)n),
+            px_cshm_unpack(px_cshm_slot(m, a->root, k) + (size_t)me * px_cshm_vpart(m, id),
                            a->rcount, a->rtype, a->rbuf);
         break;
     case PX_COLL_ALLTOALLV: {
         MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent;
         for (int r = 0; r < n; r++)
             if (px_cshm_vfits(m, id, a->rcounts[r], a->rtype))
-                px_cshm_unpack(px_cshm_slot(m, r, k) + (size_t)me * (m->slot / (size_t)n),
+                px_cshm_unpack(px_cshm_slot(m, r, k) + (size_t)me * px_cshm_vpart(m, id),
                                a->rcounts[r], a->rtype, (char *)a->rbuf + a->rdispls[r] * rext);
         break;
     }
@@ -959,14 +1066,20 @@ int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi
         rc = px_cshm_vmsgs(m, id, a, c, px_mpi_coll_tag_take(c), reqs, &nreqs);
     uint64_t k = ++m->op;
     px_trace("coll", "%s: shm (ranks %d, bytes %zu)", px_coll_name(id), c->size, a->bytes);
+    m->kid = id;
+    m->kroot = a->root;
     int writes = px_cshm_writes(id, a, m->me);
-    int crc = writes ? px_cshm_claim(m, k) : MPI_SUCCESS;
+    int crc = writes
+                  ? px_cshm_claim(m, k, px_cshm_need(m, id, a), px_cshm_ahead(id, a->root, m->me))
+                  : MPI_SUCCESS;
     if (crc != MPI_SUCCESS) {
         px_cshm_vmsgs_wait(reqs, &nreqs);
         return crc;
     }
-    if (writes)
+    if (writes) {
         px_cshm_write(m, id, a, k);
+        px_cshm_place(m, k);
+    }
     if (id == PX_COLL_BARRIER)
         m->flags[m->me].lfreed = m->lane_freed;
     if (writes || id == PX_COLL_BARRIER)

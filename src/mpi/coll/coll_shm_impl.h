@@ -23,6 +23,25 @@
 #define PX_CSHM_LANES 8
 #define PX_CSHM_LANE_SLOT 4096
 
+/* Where the machine has more ranks than cores, a blocking call's writer
+ * that goes on without waiting for the others (px_cshm_ahead) places its
+ * data in its two slots' memory seen as one ring: it takes the lowest
+ * place that the operations every reader has finished left free, so while
+ * the readers keep up it writes the same lines again, and while they lag
+ * it runs up to PX_CSHM_AHEAD calls ahead of them with small data (a
+ * gather's blocks, a scatter's) instead of two, in the same memory. Where
+ * operation k's data starts (in places) is published with its seq, in
+ * off[k % PX_CSHM_AHEAD]. Every other writer uses slot k % 2. */
+#define PX_CSHM_AHEAD 8
+
+/* Largest communicator served: every rank reads every slot, which stops
+ * paying off long before this. */
+#define PX_CSHM_MAX_RANKS 64
+/* Places in the ring are whole pairs of cache lines (an adjacent-line
+ * prefetcher fetches them together), so that a reader does not pull in
+ * the line of the next place while the writer fills it. */
+#define PX_CSHM_PLACE 128
+
 typedef struct {
     _Atomic uint64_t seq;
     _Atomic uint64_t red; /* split allreduce: this rank's share is reduced;
@@ -31,7 +50,10 @@ typedef struct {
                            * address space), valid once seq says so */
     uint64_t lfreed;      /* barrier: lanes this rank freed, valid once seq says so */
     uint64_t land;        /* barrier, rank 0: lanes every rank freed, valid once ack says so */
-    char pad0[24];
+    uint16_t off[PX_CSHM_AHEAD]; /* blocking calls: operation k's data, at
+                                  * [k % PX_CSHM_AHEAD] places into the
+                                  * slots, valid once seq >= k */
+    char pad0[8];
     _Atomic uint64_t ack;
     char pad1[56];
 } px_cshm_flags_t;
@@ -42,7 +64,22 @@ struct px_coll_shm {
     int n, me;
     size_t slot;
     uint64_t op; /* operations started on this communicator */
-    int direct;  /* every rank may read every other's memory (process_vm_readv) */
+    /* ring: writers that go on without waiting place their data where
+     * there is room (0: every writer uses slot k % 2, as on a lane); held:
+     * where this rank's data of its last PX_CSHM_AHEAD operations went
+     * (operation k's at k % PX_CSHM_AHEAD) */
+    int ring;
+    px_coll_id_t kid; /* the operation under way, and its root */
+    int kroot;
+    /* each rank's off[] word of the operation whose seq was last waited
+     * for, read with the seq: by the time its data is read the writer may
+     * have gone on and written that cache line again */
+    uint16_t seen[PX_CSHM_MAX_RANKS];
+    struct {
+        uint64_t k;
+        size_t at, end;
+    } held[PX_CSHM_AHEAD];
+    int direct; /* every rank may read every other's memory (process_vm_readv) */
     px_cshm_flags_t *flags;
     char *data;
     void *base;
@@ -62,9 +99,47 @@ struct px_coll_shm {
     uint64_t lane_op[PX_CSHM_LANES]; /* starts on each lane (kept with the segment) */
 };
 
+/* Does rank r go on without waiting for the others' data in operation id
+ * (a broadcast's or scatter's root, a gather's or reduce's other ranks)?
+ * Such a writer places its data where its ring has room (off[] says
+ * where); every other writes at the start of slot k % 2. */
+static inline int px_cshm_ahead(px_coll_id_t id, int root, int r)
+{
+    switch (id) {
+    case PX_COLL_BCAST:
+    case PX_COLL_SCATTER:
+    case PX_COLL_SCATTERV:
+        return r == root;
+    case PX_COLL_REDUCE:
+    case PX_COLL_GATHER:
+    case PX_COLL_GATHERV:
+        return r != root;
+    default:
+        return 0;
+    }
+}
+
+/* Rank r's data of operation k (m->kid, rooted at m->kroot): once this
+ * rank has waited for r's seq to reach k (its own once it has claimed its
+ * place). */
 static inline char *px_cshm_slot(const struct px_coll_shm *m, int r, uint64_t k)
 {
-    return m->data + ((size_t)r * 2 + (k & 1)) * m->slot;
+    char *mem = m->data + (size_t)r * 2 * m->slot;
+    if (!m->ring || !px_cshm_ahead(m->kid, m->kroot, r))
+        return mem + (k & 1) * m->slot;
+    if (r == m->me)
+        return mem + m->held[k % PX_CSHM_AHEAD].at;
+    return mem + (size_t)m->seen[r] * PX_CSHM_PLACE;
+}
+
+/* The room of a gatherv's block in a slot, or of each of a scatterv's or
+ * alltoallv's blocks (an n-th of that): a lane's slot at most, also in the
+ * larger slots of blocking calls, since larger blocks are faster as
+ * messages, as the gather and scatter rows of the selection table have it. */
+static inline size_t px_cshm_vpart(const struct px_coll_shm *m, px_coll_id_t id)
+{
+    size_t slot = m->lslot && m->lslot < m->slot ? m->lslot : m->slot;
+    return id == PX_COLL_GATHERV ? slot : slot / (size_t)m->n;
 }
 
 /* Word `which` of rank r's flags: 0 seq, 1 ack, 2 red. */
@@ -86,18 +161,13 @@ static inline void px_cshm_post(struct px_coll_shm *m, int which, uint64_t k)
 }
 
 /* A gatherv's, scatterv's or alltoallv's block of count items of dt (on a
- * lane or in a blocking call): goes through the slots if it fits its part of one (gatherv: a
- * whole slot; scatterv, alltoallv: an n-th of the writer's), else as a
- * message; both ends can tell from their own counts. */
+ * lane or in a blocking call): goes through the slots if it fits its part
+ * of one (px_cshm_vpart; scatterv, alltoallv: block r at r parts), else
+ * as a message; both ends can tell from their own counts. */
 static inline int px_cshm_vfits(const struct px_coll_shm *m, px_coll_id_t id, MPI_Aint count,
                                 MPI_Datatype dt)
 {
-    /* at most a lane's slot, also in the larger slots of blocking calls:
-     * larger blocks are faster as messages, as the gather and scatter rows
-     * of the selection table have it */
-    size_t slot = m->lslot && m->lslot < m->slot ? m->lslot : m->slot;
-    size_t part = id == PX_COLL_GATHERV ? slot : slot / (size_t)m->n;
-    return (size_t)count * (size_t)px_mpi_dt_get(dt)->size <= part;
+    return (size_t)count * (size_t)px_mpi_dt_get(dt)->size <= px_cshm_vpart(m, id);
 }
 
 /* Posts the messages of a gatherv, scatterv or alltoallv on segment v

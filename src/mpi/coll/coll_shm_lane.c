@@ -105,6 +105,7 @@ static int px_cshm_lane_step(px_cshm_lane_t *l, int *rc)
     v.flags = l->m->lflags + (size_t)l->lane * (size_t)v.n;
     v.data = l->m->ldata + (size_t)l->lane * (size_t)v.n * 2 * l->m->lslot;
     v.slot = l->m->lslot;
+    v.ring = 0; /* slot k % 2 */
     const px_coll_args_t *a = &l->a;
     uint64_t k = l->k;
     int t = 1, which, who;
