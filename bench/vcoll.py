@@ -10,7 +10,11 @@ Allgatherv and Alltoallv, and for its pickled gather, scatter and alltoall;
 Open MPI 4.1 has none, so its column gives its int calls in both rows.
 
     python3 bench/vcoll.py [--reps 3] [--np 2,4] [--count 8] [--sync]
-                           [--mpis plexus,mpich,openmpi]
+                           [--mpis plexus,mpich,openmpi] [--old OLD_BUILD]
+
+--old adds another Plexus build (the commit before a change, say) as a
+column of its own, run in turn with the others, and the ratio of this
+build's times to its.
 
 --sync puts a barrier after each call (as OSU's collective benchmarks do):
 back to back, a library whose root returns before its blocks are read runs
@@ -25,12 +29,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SRC = os.path.join(HERE, "loops", "vcoll.c")
 CACHE = os.path.join(HERE, ".cache", "vcoll")
-NAMES = {"plexus": "Plexus", "mpich": "MPICH", "openmpi": "Open MPI"}
+NAMES = {"plexus": "Plexus", "plexus-old": "Plexus before", "mpich": "MPICH",
+         "openmpi": "Open MPI"}
 KINDS = ["gatherv", "scatterv", "allgatherv", "alltoallv"]
 
 
 def build(mpi, plexus_build):
-    cc = os.path.join(plexus_build, "bin", "mpicc") if mpi == "plexus" else "/usr/bin/mpicc." + mpi
+    cc = (os.path.join(plexus_build, "bin", "mpicc") if mpi.startswith("plexus")
+          else "/usr/bin/mpicc." + mpi)
     os.makedirs(CACHE, exist_ok=True)
     exe = os.path.join(CACHE, "vcoll-" + mpi)
     subprocess.run([cc, "-O2", "-o", exe, SRC], check=True)
@@ -39,7 +45,7 @@ def build(mpi, plexus_build):
 
 def command(mpi, np, exe, count, iters, sync, plexus_build):
     args = [exe, str(count), str(iters)] + (["sync"] if sync else [])
-    if mpi == "plexus":
+    if mpi.startswith("plexus"):
         return [os.path.join(plexus_build, "bin", "pxrun"), "-n", str(np), "--timeout", "300"] + args
     if mpi == "mpich":
         return ["mpiexec.mpich", "-n", str(np)] + args
@@ -73,9 +79,13 @@ def main():
     ap.add_argument("--sync", action="store_true", help="a barrier after each call")
     ap.add_argument("--mpis", default="plexus,mpich,openmpi")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--old", help="another Plexus build, in a column of its own")
     opts = ap.parse_args()
     nps, mpis = [int(n) for n in opts.np.split(",")], opts.mpis.split(",")
-    exes = {m: build(m, opts.build) for m in mpis}
+    if opts.old:
+        mpis.insert(0, "plexus-old")
+    where = lambda m: opts.old if m == "plexus-old" else opts.build
+    exes = {m: build(m, where(m)) for m in mpis}
     runs = []
     for rep in range(opts.reps):
         for np in nps:
@@ -83,7 +93,7 @@ def main():
             iters = opts.iters or (20000 if np <= 2 else 1000)
             for m in mpis:  # each MPI in turn, the same conditions
                 res, err = run(command(m, np, exes[m], opts.count, iters, opts.sync,
-                                       opts.build))
+                                       where(m)))
                 runs.append({"rep": rep, "mpi": m, "np": np, "count": opts.count, "us": res,
                              "error": err})
                 print(f"  rep {rep} np {np} {m}: {res} {err or ''}", file=sys.stderr)
@@ -99,15 +109,16 @@ def main():
     print(f"\n{opts.count} bytes per block, µs per call" +
           (" (a barrier after each)" if opts.sync else "") + "\n")
     print("| ranks | call | " + " | ".join(NAMES[m] for m in mpis) +
-          " | Plexus/MPICH | Plexus/Open MPI |")
-    print("|---" * (len(mpis) + 4) + "|")
+          " | Plexus/MPICH | Plexus/Open MPI |" + (" Plexus/before |" if opts.old else ""))
+    print("|---" * (len(mpis) + 4 + bool(opts.old)) + "|")
     for np in nps:
         for k in KINDS:
             for key in (k, k + "_c"):
                 v = {m: cell(m, np, key) for m in mpis}
                 print(f"| {np} | {key} | " + " | ".join(fmt(v[m]) for m in mpis) +
                       f" | {ratio(v.get('plexus'), v.get('mpich'))}"
-                      f" | {ratio(v.get('plexus'), v.get('openmpi'))} |")
+                      f" | {ratio(v.get('plexus'), v.get('openmpi'))} |" +
+                      (f" {ratio(v.get('plexus'), v.get('plexus-old'))} |" if opts.old else ""))
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     path = os.path.join(HERE, "results", "vcoll-%s.json" % datetime.date.today().isoformat())
     with open(path, "w") as f:
