@@ -185,6 +185,15 @@ int px_cshm_vmsgs_wait(px_mpi_req_t **reqs, int *nreqs);
 /* Waits until word `which` (0 seq, 1 ack) of rank `who` (every rank: -1)
  * reaches val, progressing the engine meanwhile (coll_shm.c). */
 int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val);
+/* The same, giving up when `from` (when not negative: the rank that stores
+ * the word) has failed rather than the rank waited for. */
+int px_cshm_wait_from(struct px_coll_shm *m, int which, int who, uint64_t val, int from);
+/* count items of dt at buf <-> contiguous bytes at p */
+void px_cshm_pack(const void *buf, MPI_Aint count, MPI_Datatype dt, void *p);
+void px_cshm_unpack(const void *p, MPI_Aint count, MPI_Datatype dt, void *buf);
+/* A broadcast, allgather or alltoall reading the others' buffers
+ * (coll_shm_direct.c). */
+int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a);
 
 /* Do an allgatherv's blocks (a->rcounts) fit a slot of `slot` bytes each? */
 int px_cshm_blocks_fit(const px_coll_args_t *a, int n, size_t slot);
