@@ -361,7 +361,7 @@ int px_cshm_wait_from(struct px_coll_shm *m, int which, int who, uint64_t val, i
         for (; r < end; r++) {
             if (atomic_load_explicit(px_cshm_word(m, r, which), memory_order_acquire) < val)
                 break;
-            if (which == 0) /* from the line just read, before r writes it again */
+            if (which == 0 && m->ring) /* from the line just read, before r writes it again */
                 m->seen[r] = m->flags[r].off[val % PX_CSHM_AHEAD];
         }
         if (r == end)
@@ -405,27 +405,32 @@ void px_cshm_unpack(const void *p, MPI_Aint count, MPI_Datatype dt, void *buf)
         d->unpack(d, count, p, buf);
 }
 
-/* The newest operation after `acked` (which every rank has finished)
- * whose data lies in [at, at + len) of this rank's ring, or 0. */
+/* Does this rank's operation in held[j], if after `acked` (which every
+ * rank has finished), still hold data in [at, at + len)? */
+static int px_cshm_holds(const struct px_coll_shm *m, int j, uint64_t acked, size_t at, size_t len)
+{
+    return m->held[j].k > acked && m->held[j].at < at + len && at < m->held[j].end;
+}
+
+/* The newest operation that holds [at, at + len) of this rank's ring, or 0. */
 static uint64_t px_cshm_overlap(const struct px_coll_shm *m, uint64_t acked, size_t at, size_t len)
 {
     uint64_t newest = 0;
     for (int j = 0; j < PX_CSHM_AHEAD; j++)
-        if (m->held[j].k > acked && m->held[j].k > newest && m->held[j].at < at + len &&
-            at < m->held[j].end)
+        if (px_cshm_holds(m, j, acked, at, len) && m->held[j].k > newest)
             newest = m->held[j].k;
     return newest;
 }
 
 /* The lowest place of len bytes in this rank's ring that no operation
- * after `acked` holds, or SIZE_MAX. */
+ * holds, or SIZE_MAX. */
 static size_t px_cshm_fit(const struct px_coll_shm *m, uint64_t acked, size_t len)
 {
     size_t at = 0;
     for (int moved = 1; moved;) {
         moved = 0;
         for (int j = 0; j < PX_CSHM_AHEAD; j++)
-            if (m->held[j].k > acked && m->held[j].at < at + len && at < m->held[j].end) {
+            if (px_cshm_holds(m, j, acked, at, len)) {
                 at = m->held[j].end;
                 moved = 1;
             }
