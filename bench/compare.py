@@ -143,6 +143,16 @@ CASES = [
          "MB/s", True, 100, 10, ["-w", "create", "-s", "lock"]),
     )
 ]
+# Small messages over shared memory (--cases small): what each message
+# costs beyond its bytes, beside shm_lat.
+CASES += [
+    Case("shm_lat_1k", "shared memory, 1 KB latency", "pt2pt/osu_latency", 1024, "µs", False,
+         osu_args(1024, 20000, 2000), default=False),
+] + [
+    Case("shm_bw_%s" % name, "shared memory, %s bandwidth" % title, "pt2pt/osu_bw", size, "MB/s",
+         True, osu_args(size, 2000, 200), default=False)
+    for name, title, size in (("8", "8 B", 8), ("64", "64 B", 64), ("1k", "1 KB", 1024))
+]
 # Threads (--cases threads): osu_latency_mt with N sender and N receiver
 # threads (MPI_THREAD_MULTIPLE), each pair a ping-pong on MPI_COMM_WORLD;
 # the 1-thread row beside shm_lat shows what the thread level alone costs.
@@ -300,7 +310,8 @@ def main():
     ap.add_argument("--cases", default="",
                     help="comma-separated case keys (default: the default set; 'all' for every case; "
                          "'rma' for the one-sided ones, 'rma_ns' for those between nodes, 'threads' for "
-                         "osu_latency_mt with 1, 2 and 4 thread pairs beside shm_lat)")
+                         "osu_latency_mt with 1, 2 and 4 thread pairs beside shm_lat; 'small' for "
+                         "small messages over shared memory)")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
     ap.add_argument("--json", default="", help="write raw results here (default bench/results/compare-DATE.json)")
     ap.add_argument("--rate", default=UNSHAPED,
@@ -317,6 +328,9 @@ def main():
         cases = list(CASES)
     elif args.cases in ("rma", "rma_ns"):
         cases = [c for c in CASES if c.key.startswith(args.cases + "_")]
+    elif args.cases == "small":
+        cases = [c for c in CASES if c.key == "shm_lat" or c.key in ("shm_lat_1k", "shm_bw_8",
+                                                                     "shm_bw_64", "shm_bw_1k")]
     elif args.cases == "threads":
         cases = [c for c in CASES if c.key == "shm_lat" or c.key.startswith("mt_lat")]
     elif args.cases:

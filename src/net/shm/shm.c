@@ -34,7 +34,8 @@
 #define PX_SHM_MAGIC 0x706c7873686d3031ull /* "plxshm01" */
 #define PX_SHM_FIRST 1u
 #define PX_SHM_LAST 2u
-#define PX_SHM_HELP 4u /* a shared copy to help with (px_shm_help), not a message */
+#define PX_SHM_HELP 4u  /* a shared copy to help with (px_shm_help), not a message */
+#define PX_SHM_APART 8u /* the payload starts at the cell's third line */
 
 /* A large ep_get shared by the two processes: the reader copies chunks from
  * the front, the owner of the memory (asked by a HELP cell on the ring,
@@ -52,8 +53,14 @@ typedef struct px_shm_share {
     uint64_t src, dst, len, chunk; /* owner's memory, reader's buffer */
 } px_shm_share_t;
 
+/* The producer's count of cells written is its own (px_net_ep.out_head):
+ * each cell carries its stamp, the low 32 bits of its number from 1, so
+ * the consumer polls the cell it expects next, not a shared index that
+ * the producer would have to write again after every cell (a cache line
+ * more to move between the cores per message). The consumer's count of
+ * cells read is shared (tail): the producer reads it when the ring looks
+ * full. */
 typedef struct px_shm_ring_ctl {
-    _Alignas(64) _Atomic uint64_t head; /* written by the producer */
     _Alignas(64) _Atomic uint64_t tail; /* written by the consumer */
     _Alignas(64) px_shm_share_t share;  /* the producer's shared ep_get from the consumer */
 } px_shm_ring_ctl_t;
@@ -62,8 +69,8 @@ typedef struct px_shm_cell {
     uint32_t hdr_len;  /* upper-layer header bytes (first fragment) */
     uint32_t frag_len; /* payload bytes in this cell */
     uint32_t flags;
-    uint32_t pad;
-    uint64_t total; /* payload bytes of the whole message */
+    _Atomic uint32_t stamp; /* written last: (uint32_t)(cell number + 1) */
+    uint64_t total;         /* payload bytes of the whole message */
 } px_shm_cell_t;
 
 typedef struct px_shm_seg_hdr {
@@ -423,8 +430,7 @@ static px_status_t px_shm_ep_create(px_net_iface_t *s, int rank, int sub, void *
         ep->in = px_shm_ring(s, l, s->me);
         ep->out_cells = px_shm_cells(s, s->me, l);
         ep->in_cells = px_shm_cells(s, l, s->me);
-        ep->out_head = atomic_load_explicit(&ep->out->head, memory_order_relaxed);
-        ep->in_tail = atomic_load_explicit(&ep->in->tail, memory_order_relaxed);
+        /* out_head and in_tail start at 0, as the fresh segment's rings */
         ep->pid = atomic_load(&((px_shm_seg_hdr_t *)s->base)->pids[l]);
         ep->ring = s->ring;
         ep->bell = &px_shm_bells(s)[l];
@@ -454,7 +460,7 @@ static inline px_shm_cell_t *px_shm_out_cell(struct px_net_ep *ep)
 }
 
 /* The peer announced it sleeps: wake it, once (the first sender to lower
- * the doorbell sends the datagram). The fence orders our head store before
+ * the doorbell sends the datagram). The fence orders our stamp store before
  * the doorbell load, as the sleeper's orders its doorbell store before its
  * last poll: one of the two sees the other's. A full socket buffer already
  * holds a wake-up. */
@@ -476,10 +482,11 @@ static void px_shm_ep_wake(px_net_ep_t *ep)
         px_shm_wake(ep);
 }
 
-static inline void px_shm_publish(struct px_net_ep *ep)
+/* c, the cell at out_head, is written: the consumer may take it. */
+static inline void px_shm_publish(struct px_net_ep *ep, px_shm_cell_t *c)
 {
     ep->out_head++;
-    atomic_store_explicit(&ep->out->head, ep->out_head, memory_order_release);
+    atomic_store_explicit(&c->stamp, (uint32_t)ep->out_head, memory_order_release);
     if (__builtin_expect(ep->ring, 0))
         px_shm_wake(ep);
 }
@@ -522,7 +529,7 @@ static int px_shm_sop_push(struct px_net_ep *ep, px_shm_sop_t *op)
         op->sent += n;
         if (op->sent == op->total)
             c->flags |= PX_SHM_LAST;
-        px_shm_publish(ep);
+        px_shm_publish(ep, c);
     }
     return op->started && op->sent == op->total;
 }
@@ -540,33 +547,50 @@ static px_status_t px_shm_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     if (px_list_empty(&ep->sendq) &&
         sizeof(px_shm_cell_t) + ((hdr_len + 7) & ~7u) + total <= s->cell && px_shm_out_space(ep)) {
         px_shm_cell_t *c = px_shm_out_cell(ep);
-        char *p = (char *)(c + 1);
+        char *p = (char *)(c + 1) + ((hdr_len + 7) & ~7u);
+        /* The consumer polls the cell's first line: what goes beyond it is
+         * written first, so that the line moves to the consumer once, with
+         * its stamp, not also while the rest is copied. */
+        const char *src = iovcnt == 1 ? iov[0].iov_base : NULL;
+        size_t n = iovcnt == 1 ? iov[0].iov_len : 0, first = n;
+        uint32_t apart = 0;
+        if (src) {
+            size_t room = p < (char *)c + 64 ? (size_t)((char *)c + 64 - p) : 0;
+            if (n > room && 128 + n <= s->cell) {
+                memcpy((char *)c + 128, src, n);
+                first = 0;
+                apart = PX_SHM_APART;
+            } else if (n > room) {
+                memcpy(p + room, src + room, n - room);
+                first = room;
+            }
+        } else {
+            char *q = p;
+            for (int i = 0; i < iovcnt; i++) {
+                if (iov[i].iov_len)
+                    memcpy(q, iov[i].iov_base, iov[i].iov_len);
+                q += iov[i].iov_len;
+            }
+        }
         c->hdr_len = (uint32_t)hdr_len;
         c->frag_len = (uint32_t)total;
-        c->flags = PX_SHM_FIRST | PX_SHM_LAST;
+        c->flags = PX_SHM_FIRST | PX_SHM_LAST | apart;
         c->total = total;
         /* headers are 16..48 bytes: copy whole 8-byte words inline */
+        char *h = (char *)(c + 1);
         for (size_t k = 0; k + 8 <= hdr_len; k += 8)
-            memcpy(p + k, (const char *)hdr + k, 8);
+            memcpy(h + k, (const char *)hdr + k, 8);
         if (hdr_len & 7)
-            memcpy(p + (hdr_len & ~(size_t)7), (const char *)hdr + (hdr_len & ~(size_t)7),
+            memcpy(h + (hdr_len & ~(size_t)7), (const char *)hdr + (hdr_len & ~(size_t)7),
                    hdr_len & 7);
-        p += (hdr_len + 7) & ~7u;
-        if (iovcnt == 1 && iov[0].iov_len >= 8 && iov[0].iov_len <= 16) {
+        if (first >= 8 && first <= 16) {
             /* tiny payloads: two overlapping word moves, no call into libc */
-            const char *src = iov[0].iov_base;
-            size_t n = iov[0].iov_len;
             memcpy(p, src, 8);
-            memcpy(p + n - 8, src + n - 8, 8);
-            px_shm_publish(ep);
-            return PX_OK;
+            memcpy(p + first - 8, src + first - 8, 8);
+        } else if (first) {
+            memcpy(p, src, first);
         }
-        for (int i = 0; i < iovcnt; i++) {
-            if (iov[i].iov_len)
-                memcpy(p, iov[i].iov_base, iov[i].iov_len);
-            p += iov[i].iov_len;
-        }
-        px_shm_publish(ep);
+        px_shm_publish(ep, c);
         return PX_OK;
     }
 
@@ -709,7 +733,7 @@ static px_status_t px_shm_get_shared(px_net_ep_t *ep, void *local, uint64_t radd
     c->hdr_len = c->frag_len = 0;
     c->flags = PX_SHM_FIRST | PX_SHM_LAST | PX_SHM_HELP;
     c->total = gen;
-    px_shm_publish(ep);
+    px_shm_publish(ep, c);
     px_status_t st = PX_OK;
     size_t skipped = 0; /* chunks taken after a failure, not copied */
     unsigned spins = 0;
@@ -762,15 +786,22 @@ static size_t px_shm_ep_pending(px_net_ep_t *ep)
     return n;
 }
 
-/* Delivers the cells up to head; kept out of line so that polling an
- * empty ring stays a handful of instructions. */
+/* The cell the consumer takes next, if the producer has written it. */
+static inline px_shm_cell_t *px_shm_in_ready(struct px_net_iface *s, struct px_net_ep *ep)
+{
+    px_shm_cell_t *c = (px_shm_cell_t *)(ep->in_cells + (ep->in_tail & (s->slots - 1)) * s->cell);
+    return atomic_load_explicit(&c->stamp, memory_order_acquire) == (uint32_t)(ep->in_tail + 1)
+               ? c
+               : NULL;
+}
+
+/* Delivers the cells written, from c on; kept out of line so that polling
+ * an empty ring stays a handful of instructions. */
 static __attribute__((noinline)) int px_shm_drain(struct px_net_iface *s, struct px_net_ep *ep,
-                                                  uint64_t head)
+                                                  px_shm_cell_t *c)
 {
     int events = 0;
-    while (ep->in_tail != head) {
-        px_shm_cell_t *c =
-            (px_shm_cell_t *)(ep->in_cells + (ep->in_tail & (s->slots - 1)) * s->cell);
+    for (; c; c = px_shm_in_ready(s, ep)) {
         char *p = (char *)(c + 1);
         if (__builtin_expect(c->flags & PX_SHM_HELP, 0)) {
             uint16_t gen = (uint16_t)c->total;
@@ -778,7 +809,6 @@ static __attribute__((noinline)) int px_shm_drain(struct px_net_iface *s, struct
             atomic_store_explicit(&ep->in->tail, ep->in_tail, memory_order_release);
             px_shm_help(s, ep, gen);
             events++;
-            head = atomic_load_explicit(&ep->in->head, memory_order_acquire);
             continue;
         }
         if (c->flags & PX_SHM_FIRST) {
@@ -786,6 +816,8 @@ static __attribute__((noinline)) int px_shm_drain(struct px_net_iface *s, struct
             ep->rx_off = 0;
             ep->rx_active = 1;
             p += (c->hdr_len + 7) & ~7u;
+            if (c->flags & PX_SHM_APART)
+                p = (char *)c + 128;
         }
         if (ep->rx_dest && c->frag_len)
             memcpy(ep->rx_dest + ep->rx_off, p, c->frag_len);
@@ -798,15 +830,14 @@ static __attribute__((noinline)) int px_shm_drain(struct px_net_iface *s, struct
             s->rx->rx_done(ep->owner, ep->rx_ctx);
         }
         events++;
-        head = atomic_load_explicit(&ep->in->head, memory_order_acquire);
     }
     return events;
 }
 
 static inline int px_shm_poll_ep(struct px_net_iface *s, struct px_net_ep *ep)
 {
-    uint64_t head = atomic_load_explicit(&ep->in->head, memory_order_acquire);
-    return ep->in_tail == head ? 0 : px_shm_drain(s, ep, head);
+    px_shm_cell_t *c = px_shm_in_ready(s, ep);
+    return c ? px_shm_drain(s, ep, c) : 0;
 }
 
 static __attribute__((noinline)) int px_shm_push_pending(struct px_net_iface *s)
