@@ -438,6 +438,18 @@ static size_t px_cshm_fit(const struct px_coll_shm *m, uint64_t acked, size_t le
     return at + len <= 2 * m->slot ? at : SIZE_MAX;
 }
 
+/* The operations every rank has finished: the least of their acks, read
+ * now (m->acked keeps it for the next claims). */
+static uint64_t px_cshm_acked(struct px_coll_shm *m)
+{
+    uint64_t acked = UINT64_MAX;
+    for (int r = 0; r < m->n; r++) {
+        uint64_t a = atomic_load_explicit(&m->flags[r].ack, memory_order_acquire);
+        acked = a < acked ? a : acked;
+    }
+    return m->acked = acked;
+}
+
 /* Before writing `bytes` for operation k. With a ring: a writer that goes
  * on without waiting for the others (`ahead`: a gather's sender, a
  * scatter's root) takes the lowest place the operations every rank has
@@ -445,8 +457,10 @@ static size_t px_cshm_fit(const struct px_coll_shm *m, uint64_t acked, size_t le
  * next ones while they lag); one that waits for the others' data anyway
  * takes the start of slot k % 2, as without a ring, once the operations
  * there are finished. Either also waits for operation k - PX_CSHM_AHEAD,
- * whose word in off[] k takes (px_cshm_place fills it). Without: slot
- * k % 2, once every rank has finished k - 2. */
+ * whose word in off[] k takes (px_cshm_place fills it). What the others
+ * have finished is read again only when what was last read leaves no
+ * room: the others' ack lines stay where they are while the writer runs
+ * ahead. Without: slot k % 2, once every rank has finished k - 2. */
 static int px_cshm_claim(struct px_coll_shm *m, uint64_t k, size_t bytes, int ahead)
 {
     if (!m->ring)
@@ -455,12 +469,9 @@ static int px_cshm_claim(struct px_coll_shm *m, uint64_t k, size_t bytes, int ah
         bytes ? (bytes + PX_CSHM_PLACE - 1) / PX_CSHM_PLACE * PX_CSHM_PLACE : PX_CSHM_PLACE;
     size_t at = (k & 1) * m->slot;
     int w = k % PX_CSHM_AHEAD; /* its word in off[] */
-    for (;;) {
-        uint64_t acked = UINT64_MAX, wait = 0;
-        for (int r = 0; r < m->n; r++) {
-            uint64_t a = atomic_load_explicit(&m->flags[r].ack, memory_order_acquire);
-            acked = a < acked ? a : acked;
-        }
+    uint64_t acked = m->acked;
+    for (int fresh = 0;;) {
+        uint64_t wait = 0;
         if (m->held[w].k > acked)
             wait = m->held[w].k;
         else if (!ahead)
@@ -471,9 +482,13 @@ static int px_cshm_claim(struct px_coll_shm *m, uint64_t k, size_t bytes, int ah
                     wait = m->held[j].k;
         if (!wait)
             break;
-        int rc = px_cshm_wait(m, 1, -1, wait);
-        if (rc != MPI_SUCCESS)
-            return rc;
+        if (fresh) {
+            int rc = px_cshm_wait(m, 1, -1, wait);
+            if (rc != MPI_SUCCESS)
+                return rc;
+        }
+        acked = px_cshm_acked(m);
+        fresh = 1;
     }
     m->held[w].k = k;
     m->held[w].at = at;

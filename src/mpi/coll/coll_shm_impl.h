@@ -5,6 +5,7 @@
 #define PX_MPI_COLL_SHM_IMPL_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include "../../proto/proto.h"
 #include "coll_impl.h"
@@ -32,7 +33,7 @@
  * gather's blocks, a scatter's) instead of two, in the same memory. Where
  * operation k's data starts (in places) is published with its seq, in
  * off[k % PX_CSHM_AHEAD]. Every other writer uses slot k % 2. */
-#define PX_CSHM_AHEAD 8
+#define PX_CSHM_AHEAD 16
 
 /* Largest communicator served: every rank reads every slot, which stops
  * paying off long before this. */
@@ -44,20 +45,20 @@
 
 typedef struct {
     _Atomic uint64_t seq;
-    _Atomic uint64_t red; /* split allreduce: this rank's share is reduced;
+    _Atomic uint64_t red;        /* split allreduce: this rank's share is reduced;
                            * direct broadcast: the root wrote this rank's copy */
-    uint64_t addr;        /* direct operations: this rank's data (its own
+    uint64_t addr;               /* direct operations: this rank's data (its own
                            * address space), valid once seq says so */
-    uint64_t lfreed;      /* barrier: lanes this rank freed, valid once seq says so */
-    uint64_t land;        /* barrier, rank 0: lanes every rank freed, valid once ack says so */
+    uint64_t lfreed;             /* barrier: lanes this rank freed, valid once seq says so */
     uint16_t off[PX_CSHM_AHEAD]; /* blocking calls: operation k's data, at
                                   * [k % PX_CSHM_AHEAD] places into the
                                   * slots, valid once seq >= k */
-    char pad0[8];
     _Atomic uint64_t ack;
-    char pad1[56];
+    uint64_t land; /* barrier, rank 0: lanes every rank freed, valid once ack says so */
+    char pad1[48];
 } px_cshm_flags_t;
 _Static_assert(sizeof(px_cshm_flags_t) == 128, "two cache lines per rank");
+_Static_assert(offsetof(px_cshm_flags_t, ack) == 64, "off[] on the line of seq, ack on the next");
 
 struct px_coll_shm {
     int state; /* 1 usable, -1 not */
@@ -79,7 +80,8 @@ struct px_coll_shm {
         uint64_t k;
         size_t at, end;
     } held[PX_CSHM_AHEAD];
-    int direct; /* every rank may read every other's memory (process_vm_readv) */
+    uint64_t acked; /* the least ack of every rank when last read */
+    int direct;     /* every rank may read every other's memory (process_vm_readv) */
     px_cshm_flags_t *flags;
     char *data;
     void *base;
