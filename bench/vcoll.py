@@ -91,7 +91,10 @@ def main():
         for np in nps:
             # ranks beyond the cores make every library slow: fewer calls
             iters = opts.iters or (20000 if np <= 2 else 1000)
-            for m in mpis:  # each MPI in turn, the same conditions
+            # each MPI in turn, the same conditions; the order turns from one
+            # repetition to the next (a run may find the machine as the one
+            # before it left it)
+            for m in mpis[rep % len(mpis):] + mpis[:rep % len(mpis)]:
                 res, err = run(command(m, np, exes[m], opts.count, iters, opts.sync,
                                        where(m)))
                 runs.append({"rep": rep, "mpi": m, "np": np, "count": opts.count, "us": res,
