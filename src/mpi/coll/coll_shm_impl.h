@@ -46,9 +46,9 @@
 typedef struct {
     _Atomic uint64_t seq;
     _Atomic uint64_t red;        /* split allreduce: this rank's share is reduced;
-                           * direct broadcast: the root wrote this rank's copy */
+                                  * direct broadcast: the root wrote this rank's copy */
     uint64_t addr;               /* direct operations: this rank's data (its own
-                           * address space), valid once seq says so */
+                                  * address space), valid once seq says so */
     uint64_t lfreed;             /* barrier: lanes this rank freed, valid once seq says so */
     uint16_t off[PX_CSHM_AHEAD]; /* blocking calls: operation k's data, at
                                   * [k % PX_CSHM_AHEAD] places into the
