@@ -548,21 +548,21 @@ static px_status_t px_shm_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
         sizeof(px_shm_cell_t) + ((hdr_len + 7) & ~7u) + total <= s->cell && px_shm_out_space(ep)) {
         px_shm_cell_t *c = px_shm_out_cell(ep);
         char *p = (char *)(c + 1) + ((hdr_len + 7) & ~7u);
-        /* The consumer polls the cell's first line: what goes beyond it is
-         * written first, so that the line moves to the consumer once, with
-         * its stamp, not also while the rest is copied. */
+        /* The consumer polls the cell's first line. A payload that does not
+         * fit there goes first, from the third line (the second would go to
+         * the consumer with the first, its prefetch pair, while being
+         * filled); the first line is written last, stamp and all, so that
+         * it moves to the consumer once. */
         const char *src = iovcnt == 1 ? iov[0].iov_base : NULL;
-        size_t n = iovcnt == 1 ? iov[0].iov_len : 0, first = n;
+        size_t first = 0; /* payload bytes written after the header */
         uint32_t apart = 0;
         if (src) {
-            size_t room = p < (char *)c + 64 ? (size_t)((char *)c + 64 - p) : 0;
-            if (n > room && 128 + n <= s->cell) {
+            size_t n = iov[0].iov_len;
+            if ((size_t)(p - (char *)c) + n > 64 && 128 + n <= s->cell) {
                 memcpy((char *)c + 128, src, n);
-                first = 0;
                 apart = PX_SHM_APART;
-            } else if (n > room) {
-                memcpy(p + room, src + room, n - room);
-                first = room;
+            } else {
+                first = n;
             }
         } else {
             char *q = p;
