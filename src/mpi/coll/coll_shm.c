@@ -452,9 +452,9 @@ static uint64_t px_cshm_acked(struct px_coll_shm *m)
 
 /* Before writing `bytes` for operation k. With a ring: a writer that goes
  * on without waiting for the others (`ahead`: a gather's sender, a
- * scatter's root) takes the lowest place the operations every rank has
- * finished left free (the same lines again while its readers keep up, the
- * next ones while they lag); one that waits for the others' data anyway
+ * scatter's root) takes the lowest place the operations every rank had
+ * finished, when it last looked, left free (the next ones while it has not
+ * looked again); one that waits for the others' data anyway
  * takes the start of slot k % 2, as without a ring, once the operations
  * there are finished. Either also waits for operation k - PX_CSHM_AHEAD,
  * whose word in off[] k takes (px_cshm_place fills it). What the others

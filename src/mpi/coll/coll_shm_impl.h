@@ -27,9 +27,10 @@
 /* Where the machine has more ranks than cores, a blocking call's writer
  * that goes on without waiting for the others (px_cshm_ahead) places its
  * data in its two slots' memory seen as one ring: it takes the lowest
- * place that the operations every reader has finished left free, so while
- * the readers keep up it writes the same lines again, and while they lag
- * it runs up to PX_CSHM_AHEAD calls ahead of them with small data (a
+ * place that the operations every reader had finished, when it last
+ * looked, left free (it looks again once it finds no room, and then starts
+ * from the lowest again), so it runs up to PX_CSHM_AHEAD calls ahead of
+ * them with small data (a
  * gather's blocks, a scatter's) instead of two, in the same memory. Where
  * operation k's data starts (in places) is published with its seq, in
  * off[k % PX_CSHM_AHEAD]. Every other writer uses slot k % 2. */
