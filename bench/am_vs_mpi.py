@@ -7,7 +7,8 @@ the loopback, runs in turn, REPS times:
   layers   Plexus's osu_latency and osu_bw (OSU 7.4 built with Plexus's
            mpicc, bench/osu/build.sh) against pxperf's transfer-size rows,
            the same sizes over the active-message layer MPI is built on
-           (latency: half a round trip; bandwidth: a window of 64 messages):
+           (latency: half a round trip; bandwidth: a window of 64 messages,
+           osu_bw with 100 windows at every size):
            MPI's latency over the layer's, and its bandwidth over the
            layer's, at 4 bytes and from 64 KB on.
   waiting  bench/loops/idle_wait (4-byte latency and its CPU use, the CPU a
@@ -179,7 +180,11 @@ def main():
                 px = pxperf(build, pnet[net])
                 lat = osu("plexus", net, "osu_latency", args.osu_dir,
                           env=("PX_PROGRESS_MODE=spin",))
-                bw = osu("plexus", net, "osu_bw", args.osu_dir, env=("PX_PROGRESS_MODE=spin",))
+                # OSU's default for large messages is 20 windows (72 MB at 64 KB),
+                # which over tcp spread by 2x from run to run; 100 windows
+                # move about what pxperf moves per size (256 MB)
+                bw = osu("plexus", net, "osu_bw", args.osu_dir, env=("PX_PROGRESS_MODE=spin",),
+                         args=("-i", "100", "-x", "10"))
                 runs.append({"part": "layers", "net": net, "rep": rep, "pxperf": px,
                              "osu_latency": lat, "osu_bw": bw})
                 for s in LAYER_SIZES:
