@@ -609,7 +609,7 @@ static int px_rooted(int gather, const void *sbuf, int scount, px_cv_t *sv, MPI_
                      void *rbuf, int rcount, px_cv_t *rv, MPI_Datatype rt, int root, MPI_Comm comm,
                      MPI_Request *req, const char *fn)
 {
-    int v = strstr(fn, gather ? "atherv" : "atterv") != NULL;
+    int v = (gather ? rv : sv) != NULL; /* the v calls pass their arrays */
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
@@ -670,7 +670,7 @@ static int px_allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbu
                         px_cv_t *rv, MPI_Datatype rt, MPI_Comm comm, MPI_Request *req,
                         const char *fn)
 {
-    int v = strstr(fn, "atherv") != NULL;
+    int v = rv != NULL; /* allgatherv passes its arrays */
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
@@ -789,7 +789,7 @@ static int px_alltoallw(const void *sbuf, px_cv_t *sv, const MPI_Datatype *stype
 static int px_reduce_scatter(const void *sbuf, void *rbuf, px_cv_t *rv, int rcount, MPI_Datatype dt,
                              MPI_Op op, MPI_Comm comm, MPI_Request *req, const char *fn)
 {
-    int block = strstr(fn, "_block") != NULL;
+    int block = rv == NULL; /* reduce_scatter passes its counts */
     PX_CHECK_INIT(fn);
     PX_GET_COMM(c, comm, fn);
     PX_TRY(px_chk_req(c, req, fn[4] == 'I', fn));
