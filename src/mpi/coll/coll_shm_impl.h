@@ -30,10 +30,10 @@
  * place that the operations every reader had finished, when it last
  * looked, left free (it looks again once it finds no room, and then starts
  * from the lowest again), so it runs up to PX_CSHM_AHEAD calls ahead of
- * them with small data (a
- * gather's blocks, a scatter's) instead of two, in the same memory. Where
- * operation k's data starts (in places) is published with its seq, in
- * off[k % PX_CSHM_AHEAD]. Every other writer uses slot k % 2. */
+ * them with small data (a gather's blocks, a scatter's) instead of two, in
+ * the same memory. Where operation k's data starts (in places) is
+ * published with its seq, in off[k % PX_CSHM_AHEAD]. Every other writer
+ * uses slot k % 2. */
 #define PX_CSHM_AHEAD 16
 
 /* Largest communicator served: every rank reads every slot, which stops
