@@ -723,13 +723,11 @@ void px_proto_finalize(void)
     px_proto_pub_finalize();
     if (px_p.unexp.next) {
         px_list_for_each_safe(e, t, &px_p.unexp) {
-            px_proto_unexp_t *u = px_container_of(e, px_proto_unexp_t, link);
-            if (u->data && u->data != u->inline_data)
-                free(u->data);
-            free(u);
+            px_proto_unexp_free(px_container_of(e, px_proto_unexp_t, link));
         }
         px_list_init(&px_p.unexp);
     }
+    px_proto_unexp_drop();
     free(px_p.peers);
     px_p.peers = NULL;
     free(px_p.ids);

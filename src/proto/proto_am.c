@@ -80,8 +80,7 @@ static void px_proto_rndv_head_take(px_proto_req_t *req, px_proto_unexp_t *u)
     size_t m = u->head < req->rndv_total ? u->head : req->rndv_total;
     if (m)
         memcpy(req->buf, u->data, m);
-    free(u->data);
-    free(u);
+    px_proto_unexp_free(u);
     if (req->rs) {
         px_proto_ring_landed(req, req, m);
         return;
@@ -289,6 +288,66 @@ static inline px_proto_req_t *px_proto_match_posted(uint32_t ctx, int src, int t
     return NULL;
 }
 
+/* Unexpected messages: an entry carries its payload after it up to
+ * PX_UNEXP_INLINE bytes (a larger one's data is allocated apart). Entries
+ * with room for PX_UNEXP_SMALL bytes serve payloads up to that size and
+ * those with data apart (rendezvous requests, large messages), and are
+ * kept when freed, up to PX_UNEXP_KEEP of them, for the next ones: a
+ * stream of small messages that arrive before their receives (a blocking
+ * receive behind its sender, batches of them drained from a ring at once)
+ * takes its entries from there, not from malloc. */
+#define PX_UNEXP_INLINE 256
+#define PX_UNEXP_SMALL 64
+#define PX_UNEXP_KEEP 4096
+static px_proto_unexp_t *px_unexp_kept; /* chained through link.next */
+static int px_unexp_nkept;
+
+/* An entry with room for payload_len bytes inline when that is up to
+ * PX_UNEXP_INLINE (u->data set), else for none (u->data NULL). */
+static px_proto_unexp_t *px_proto_unexp_new(size_t payload_len)
+{
+    px_proto_unexp_t *u;
+    size_t inl = payload_len <= PX_UNEXP_INLINE ? payload_len : 0;
+    if (inl <= PX_UNEXP_SMALL && px_unexp_kept) {
+        u = px_unexp_kept;
+        px_unexp_kept = (px_proto_unexp_t *)u->link.next;
+        px_unexp_nkept--;
+    } else if (inl <= PX_UNEXP_SMALL) {
+        if (!(u = malloc(sizeof(*u) + PX_UNEXP_SMALL)))
+            return NULL;
+        u->kept = 1;
+    } else {
+        if (!(u = malloc(sizeof(*u) + inl)))
+            return NULL;
+        u->kept = 0;
+    }
+    u->data = inl || !payload_len ? u->inline_data : NULL;
+    return u;
+}
+
+void px_proto_unexp_free(px_proto_unexp_t *u)
+{
+    if (u->data && u->data != u->inline_data)
+        free(u->data);
+    if (!u->kept || px_unexp_nkept >= PX_UNEXP_KEEP) {
+        free(u);
+        return;
+    }
+    u->link.next = (px_list_t *)px_unexp_kept;
+    px_unexp_kept = u;
+    px_unexp_nkept++;
+}
+
+void px_proto_unexp_drop(void)
+{
+    while (px_unexp_kept) {
+        px_proto_unexp_t *u = px_unexp_kept;
+        px_unexp_kept = (px_proto_unexp_t *)u->link.next;
+        free(u);
+    }
+    px_unexp_nkept = 0;
+}
+
 static void px_proto_set_status(px_proto_req_t *req, int src, int tag, int peer, size_t size)
 {
     req->st_source = src;
@@ -308,7 +367,7 @@ void px_proto_take_unexp(px_proto_req_t *req, px_proto_unexp_t *u)
     if (u->am == PX_AM_RTS) {
         px_proto_rndv_start(u->peer, req, u->size, u->sreq, u->addr, u->flags, u->head);
         if (!u->head)
-            free(u);
+            px_proto_unexp_free(u);
         else if (u->arrived)
             px_proto_rndv_head_take(req, u);
         else
@@ -324,9 +383,7 @@ void px_proto_take_unexp(px_proto_req_t *req, px_proto_unexp_t *u)
     }
     if (req->st_count)
         memcpy(req->buf, u->data, req->st_count);
-    if (u->data != u->inline_data)
-        free(u->data);
-    free(u);
+    px_proto_unexp_free(u);
     px_proto_complete(req);
 }
 
@@ -353,15 +410,13 @@ static void *px_proto_am_eager(int peer, const void *hdr, size_t hdr_len, size_t
         }
         return req->buf;
     }
-    size_t inl = payload_len <= 256 ? payload_len : 0;
-    px_proto_unexp_t *u = malloc(sizeof(*u) + inl);
-    if (!u) {
+    px_proto_unexp_t *u = px_proto_unexp_new(payload_len);
+    if (u && !u->data)
+        u->data = malloc(payload_len);
+    if (!u || !u->data) {
         px_error("proto", "out of memory for an unexpected message of %zu bytes", payload_len);
-        return NULL;
-    }
-    u->data = inl || !payload_len ? u->inline_data : malloc(payload_len);
-    if (!u->data) {
-        free(u);
+        if (u)
+            px_proto_unexp_free(u);
         return NULL;
     }
     u->ctx = h.ctx;
@@ -414,13 +469,13 @@ static void *px_proto_am_rts(int peer, const void *hdr, size_t hdr_len, size_t o
         *ctx_p = PX_RX_TAG(req, PX_RX_REQ);
         return req->tmp;
     }
-    px_proto_unexp_t *u = malloc(sizeof(*u));
+    px_proto_unexp_t *u = px_proto_unexp_new(0);
     if (!u)
         return NULL;
     u->data = payload_len ? malloc(payload_len) : NULL;
     if (payload_len && !u->data) {
         px_error("proto", "out of memory for an unexpected message of %zu bytes", payload_len);
-        free(u);
+        px_proto_unexp_free(u);
         return NULL;
     }
     u->ctx = h.ctx;
@@ -588,9 +643,7 @@ void px_proto_rx_done(int peer, void *ctx, size_t len)
             req = u->req;
             if (req->st_count)
                 memcpy(req->buf, u->data, req->st_count);
-            if (u->data != u->inline_data)
-                free(u->data);
-            free(u);
+            px_proto_unexp_free(u);
             px_proto_complete(req);
         }
         break;

@@ -92,6 +92,7 @@ struct px_proto_unexp {
     int src, tag, peer;
     uint8_t am, flags;
     uint8_t arrived;
+    uint8_t kept; /* from px_proto_unexp_new's small entries (proto_am.c) */
     size_t size;
     size_t head; /* RTS: bytes of the message that came with it (in data) */
     uint64_t sreq, addr;
@@ -191,6 +192,11 @@ int px_proto_data_pump(px_proto_req_t *req, size_t chunk, uint8_t am);
 /* proto_am.c */
 void px_proto_am_register(void);
 void px_proto_take_unexp(px_proto_req_t *req, px_proto_unexp_t *u);
+/* An unexpected message's entry once done with (its data freed unless
+ * inline): kept for the next one, up to a few, else freed; at finalize
+ * (px_proto_unexp_drop) the kept ones go too. */
+void px_proto_unexp_free(px_proto_unexp_t *u);
+void px_proto_unexp_drop(void);
 void px_proto_rx_done(int peer, void *ctx, size_t len);
 void px_proto_peer_failed_cb(int peer, px_status_t why);
 void px_proto_bulk_progress(int peer, void *arg, uint64_t got);
