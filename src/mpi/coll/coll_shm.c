@@ -5,16 +5,18 @@
  * allreduce, barrier, broadcast or allgather costs one wait per rank instead
  * of log2 n message rounds (each a wake-up when ranks share cores).
  *
- * Segment: per rank one `seq` and one `ack` word (own cache lines), then per
- * rank two data slots of PX_COLL_SHM_SIZE bytes. A rank publishes its data
- * for operation k by storing seq = k (release) and has finished reading
- * operation k when it stores ack = k; it writes a place again only once
- * every rank's ack has reached the last operation whose data was there
- * (px_cshm_claim). A writer that waits for the others' data anyway uses
- * slot k % 2; where ranks outnumber cores, one that goes on without
- * waiting (a gather's senders, a scatter's root) takes the lowest place
- * left free and publishes it beside its seq, so it runs up to
- * PX_CSHM_AHEAD calls ahead of its readers. Reductions combine the slots
+ * Segment: per rank a flags block (its `ack` word on a cache line of its
+ * own), PX_CSHM_AHEAD announcement lines, then per rank two data slots of
+ * PX_COLL_SHM_SIZE bytes. A rank publishes its data for operation k by
+ * storing seq = k (release) in its announcement line k % PX_CSHM_AHEAD and
+ * has finished reading operation k when it stores ack = k; it writes a
+ * place or a line again only once every rank's ack has reached the last
+ * operation there (coll_shm_ring.c). A writer that waits for the others'
+ * data anyway uses slot k % 2; one that goes on without waiting (a
+ * gather's senders, a scatter's root) takes the next place of its ring, or
+ * its announcement's line for up to PX_CSHM_INLINE bytes, and publishes
+ * where with its seq, so it runs up to PX_CSHM_AHEAD calls ahead of its
+ * readers. Reductions combine the slots
  * in rank order on every rank, so all ranks get bit-identical results and
  * non-commutative operations are right. Larger allreduces go chunk by
  * chunk and split the combining among the ranks (px_cshm_allreduce_split,
@@ -31,6 +33,7 @@
  * whether it works, so one rank's failure makes the communicator use the
  * message-based algorithms everywhere. */
 #include "coll_shm_impl.h"
+#include "../../util/cpu.h"
 #include "../../util/scratch.h"
 
 #include <errno.h>
@@ -174,7 +177,8 @@ static int px_cshm_create(px_mpi_comm_t *c)
     m->wake = px_proto_peers_wake();
     long page = sysconf(_SC_PAGESIZE);
     m->lslot = m->slot < PX_CSHM_LANE_SLOT ? m->slot : PX_CSHM_LANE_SLOT;
-    m->len = (size_t)n * sizeof(px_cshm_flags_t) + (size_t)n * 2 * m->slot +
+    m->len = (size_t)n * (sizeof(px_cshm_flags_t) + PX_CSHM_AHEAD * sizeof(px_cshm_ann_t)) +
+             (size_t)n * 2 * m->slot +
              (size_t)PX_CSHM_LANES * (size_t)n * (sizeof(px_cshm_flags_t) + 2 * m->lslot);
     m->len = (m->len + (size_t)page - 1) & ~((size_t)page - 1);
     for (int j = 0; j < PX_CSHM_KEPT && px_cshm_mapped + m->len > PX_CSHM_MAPPED_MAX; j++)
@@ -234,12 +238,10 @@ static int px_cshm_create(px_mpi_comm_t *c)
     }
     if (fd >= 0)
         close(fd);
-    /* 2: usable, and this rank's machine has more ranks than cores, so
-     * that a reader may be descheduled: writers that need not wait for the
-     * others place their data where they can run ahead (m->ring; off[]
-     * counts places). With a core each, their readers keep up, and the
-     * slots k % 2 were as fast. */
-    ok = ok ? 1 + (px_proto_oversubscribed() && 2 * m->slot / PX_CSHM_PLACE <= UINT16_MAX) : 0;
+    /* 2: usable with a ring (m->ring): writers that need not wait for the
+     * others place their data where they can run ahead, which off counts
+     * in places of 16 bits */
+    ok = ok ? 1 + (2 * m->slot / PX_CSHM_PLACE < PX_CSHM_OFF_INLINE) : 0;
     int all = 0;
     if (rc == MPI_SUCCESS)
         rc = px_mpi_coll_allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c);
@@ -271,7 +273,8 @@ static int px_cshm_create(px_mpi_comm_t *c)
         m->state = -1;
     } else {
         m->flags = m->base;
-        m->data = (char *)m->base + (size_t)n * sizeof(px_cshm_flags_t);
+        m->ann = (px_cshm_ann_t *)(m->flags + n);
+        m->data = (char *)(m->ann + (size_t)n * PX_CSHM_AHEAD);
         m->lflags = (px_cshm_flags_t *)(m->data + (size_t)n * 2 * m->slot);
         m->ldata = (char *)(m->lflags + (size_t)PX_CSHM_LANES * (size_t)n);
         m->state = 1;
@@ -359,10 +362,12 @@ int px_cshm_wait_from(struct px_coll_shm *m, int which, int who, uint64_t val, i
     unsigned idle = 0;
     for (;;) {
         for (; r < end; r++) {
-            if (atomic_load_explicit(px_cshm_word(m, r, which), memory_order_acquire) < val)
+            if (who < 0 && r == m->me) /* its own words are in place (or not used) */
+                continue;
+            if (atomic_load_explicit(px_cshm_word(m, r, which, val), memory_order_acquire) < val)
                 break;
-            if (which == 0 && m->ring) /* from the line just read, before r writes it again */
-                m->seen[r] = m->flags[r].off[val % PX_CSHM_AHEAD];
+            if (which == 0 && m->ring) /* from the line just read */
+                m->seen[r] = px_cshm_ann(m, r, val)->off;
         }
         if (r == end)
             return MPI_SUCCESS;
@@ -405,105 +410,13 @@ void px_cshm_unpack(const void *p, MPI_Aint count, MPI_Datatype dt, void *buf)
         d->unpack(d, count, p, buf);
 }
 
-/* Does this rank's operation in held[j], if after `acked` (which every
- * rank has finished), still hold data in [at, at + len)? */
-static int px_cshm_holds(const struct px_coll_shm *m, int j, uint64_t acked, size_t at, size_t len)
+/* Rank r's vector of operation k, to combine: the root of a reduce not in
+ * place takes its own from its send buffer (it writes no slot). */
+static const char *px_cshm_x(struct px_coll_shm *m, int r, uint64_t k, const px_coll_args_t *a)
 {
-    return m->held[j].k > acked && m->held[j].at < at + len && at < m->held[j].end;
-}
-
-/* The newest operation that holds [at, at + len) of this rank's ring, or 0. */
-static uint64_t px_cshm_overlap(const struct px_coll_shm *m, uint64_t acked, size_t at, size_t len)
-{
-    uint64_t newest = 0;
-    for (int j = 0; j < PX_CSHM_AHEAD; j++)
-        if (px_cshm_holds(m, j, acked, at, len) && m->held[j].k > newest)
-            newest = m->held[j].k;
-    return newest;
-}
-
-/* The lowest place of len bytes in this rank's ring that no operation
- * holds, or SIZE_MAX. */
-static size_t px_cshm_fit(const struct px_coll_shm *m, uint64_t acked, size_t len)
-{
-    size_t at = 0;
-    for (int moved = 1; moved;) {
-        moved = 0;
-        for (int j = 0; j < PX_CSHM_AHEAD; j++)
-            if (px_cshm_holds(m, j, acked, at, len)) {
-                at = m->held[j].end;
-                moved = 1;
-            }
-    }
-    return at + len <= 2 * m->slot ? at : SIZE_MAX;
-}
-
-/* The operations every rank has finished: the least of their acks, read
- * now (m->acked keeps it for the next claims). */
-static uint64_t px_cshm_acked(struct px_coll_shm *m)
-{
-    uint64_t acked = UINT64_MAX;
-    for (int r = 0; r < m->n; r++) {
-        uint64_t a = atomic_load_explicit(&m->flags[r].ack, memory_order_acquire);
-        acked = a < acked ? a : acked;
-    }
-    return m->acked = acked;
-}
-
-/* Before writing `bytes` for operation k. With a ring: a writer that goes
- * on without waiting for the others (`ahead`: a gather's sender, a
- * scatter's root) takes the lowest place the operations every rank had
- * finished, when it last looked, left free (the next ones while it has not
- * looked again); one that waits for the others' data anyway
- * takes the start of slot k % 2, as without a ring, once the operations
- * there are finished. Either also waits for operation k - PX_CSHM_AHEAD,
- * whose word in off[] k takes (px_cshm_place fills it). What the others
- * have finished is read again only when what was last read leaves no
- * room: the others' ack lines stay where they are while the writer runs
- * ahead. Without: slot k % 2, once every rank has finished k - 2. */
-static int px_cshm_claim(struct px_coll_shm *m, uint64_t k, size_t bytes, int ahead)
-{
-    if (!m->ring)
-        return k > 2 ? px_cshm_wait(m, 1, -1, k - 2) : MPI_SUCCESS;
-    size_t len =
-        bytes ? (bytes + PX_CSHM_PLACE - 1) / PX_CSHM_PLACE * PX_CSHM_PLACE : PX_CSHM_PLACE;
-    size_t at = (k & 1) * m->slot;
-    int w = k % PX_CSHM_AHEAD; /* its word in off[] */
-    uint64_t acked = m->acked;
-    for (int fresh = 0;;) {
-        uint64_t wait = 0;
-        if (m->held[w].k > acked)
-            wait = m->held[w].k;
-        else if (!ahead)
-            wait = px_cshm_overlap(m, acked, at, len);
-        else if ((at = px_cshm_fit(m, acked, len)) == SIZE_MAX) /* the oldest still read */
-            for (int j = 0; j < PX_CSHM_AHEAD; j++)
-                if (m->held[j].k > acked && (!wait || m->held[j].k < wait))
-                    wait = m->held[j].k;
-        if (!wait)
-            break;
-        if (fresh) {
-            int rc = px_cshm_wait(m, 1, -1, wait);
-            if (rc != MPI_SUCCESS)
-                return rc;
-        }
-        acked = px_cshm_acked(m);
-        fresh = 1;
-    }
-    m->held[w].k = k;
-    m->held[w].at = at;
-    m->held[w].end = at + len;
-    return MPI_SUCCESS;
-}
-
-/* Just before this rank's seq = k (the same cache line, which its readers
- * poll: written once, not twice): where its data of operation k lies, if
- * it placed it where its ring had room. */
-static void px_cshm_place(struct px_coll_shm *m, uint64_t k)
-{
-    int w = k % PX_CSHM_AHEAD;
-    if (m->ring && px_cshm_ahead(m->kid, m->kroot, m->me))
-        m->flags[m->me].off[w] = (uint16_t)(m->held[w].at / PX_CSHM_PLACE);
+    if (r == m->me && !px_cshm_writes(m->kid, a, r))
+        return (const char *)a->sbuf + px_mpi_dt_get(a->dt)->true_lb;
+    return px_cshm_slot(m, r, k);
 }
 
 /* x_0 op x_1 op ... op x_{n-1} of count items at byte offset at of every
@@ -525,9 +438,9 @@ static void px_cshm_combine(struct px_coll_shm *m, uint64_t k, const px_coll_arg
     MPI_Aint lb = d->true_lb;
     int n = m->n;
     if (!a->commute || n < 3) {
-        memcpy(buf + lb, px_cshm_slot(m, n - 1, k) + at, len);
+        memcpy(buf + lb, px_cshm_x(m, n - 1, k, a) + at, len);
         for (int r = n - 2; r >= 0; r--)
-            px_mpi_op_apply(a->op, px_cshm_slot(m, r, k) + at - lb, buf, count, a->dt);
+            px_mpi_op_apply(a->op, px_cshm_x(m, r, k, a) + at - lb, buf, count, a->dt);
         return;
     }
     /* entry i: data at part[i] (a slot until something is combined into
@@ -535,7 +448,7 @@ static void px_cshm_combine(struct px_coll_shm *m, uint64_t k, const px_coll_arg
     const char *part[PX_CSHM_LEVELS];
     int ranks[PX_CSHM_LEVELS], top = 0;
     for (int r = 0; r < n; r++) {
-        const char *cur = px_cshm_slot(m, r, k) + at;
+        const char *cur = px_cshm_x(m, r, k, a) + at;
         int cur_ranks = 1;
         while (top > 0 && ranks[top - 1] == cur_ranks) {
             char *into = top == 1 ? buf + lb : px_cshm_scratch + (size_t)(top - 1) * len;
@@ -587,7 +500,8 @@ static int px_cshm_allreduce_split(struct px_coll_shm *m, const px_coll_args_t *
             break;
         char *mine = px_cshm_slot(m, me, k);
         memcpy(mine, sb + (size_t)off * es, (size_t)cnt * es);
-        px_cshm_post(m, 0, k);
+        if ((rc = px_cshm_announce(m, k)) != MPI_SUCCESS)
+            break;
         MPI_Aint lo = cnt * me / n, hi = cnt * (me + 1) / n;
         if ((rc = px_cshm_wait(m, 0, -1, k)) != MPI_SUCCESS)
             break;
@@ -611,12 +525,57 @@ static int px_cshm_allreduce_split(struct px_coll_shm *m, const px_coll_args_t *
     return rc;
 }
 
-/* Does this rank write a slot in operation id (its seq and the claim)? */
+/* Does this rank write a slot in operation id (its seq and the claim)? A
+ * gather's root copies its own block straight into place, a reduce's
+ * combines it from where it is (unless in place: the result goes there). */
 int px_cshm_writes(px_coll_id_t id, const px_coll_args_t *a, int me)
 {
-    return id != PX_COLL_BARRIER &&
-           ((id != PX_COLL_BCAST && id != PX_COLL_SCATTER && id != PX_COLL_SCATTERV) ||
-            me == a->root);
+    switch (id) {
+    case PX_COLL_BARRIER:
+        return 0;
+    case PX_COLL_BCAST:
+    case PX_COLL_SCATTER:
+    case PX_COLL_SCATTERV:
+        return me == a->root;
+    case PX_COLL_GATHER:
+    case PX_COLL_GATHERV:
+        return me != a->root;
+    case PX_COLL_REDUCE:
+        return me != a->root || a->sbuf == a->rbuf;
+    default:
+        return 1;
+    }
+}
+
+/* scount items of stype at sbuf into rcount of rtype at rbuf (the same
+ * type signature, at most a slot's bytes): a gather root's own block. */
+static void px_cshm_copy(const void *sbuf, MPI_Aint scount, MPI_Datatype stype, void *rbuf,
+                         MPI_Aint rcount, MPI_Datatype rtype)
+{
+    px_mpi_dt_t *sd = px_mpi_dt_get(stype), *rd = px_mpi_dt_get(rtype);
+    if (sd->contig && rd->contig) {
+        memcpy((char *)rbuf + rd->true_lb, (const char *)sbuf + sd->true_lb,
+               (size_t)scount * (size_t)sd->size);
+        return;
+    }
+    px_cshm_pack(sbuf, scount, stype, px_cshm_scratch);
+    px_cshm_unpack(px_cshm_scratch, rcount, rtype, rbuf);
+}
+
+/* A scatterv's blocks that go through the slots lie this many bytes apart
+ * in the root's: the largest of them in whole 8 bytes (published with its
+ * seq), so that small blocks take a small place; on a lane the n-ths of a
+ * slot (px_cshm_vpart). */
+static size_t px_cshm_vstride(const struct px_coll_shm *m, const px_coll_args_t *a)
+{
+    if (!m->ann)
+        return px_cshm_vpart(m, PX_COLL_SCATTERV);
+    size_t most = 0, size = (size_t)px_mpi_dt_get(a->stype)->size;
+    for (int r = 0; r < m->n; r++)
+        if (px_cshm_vfits(m, PX_COLL_SCATTERV, a->scounts[r], a->stype) &&
+            (size_t)a->scounts[r] * size > most)
+            most = (size_t)a->scounts[r] * size;
+    return (most + 7) & ~(size_t)7;
 }
 
 /* The bytes px_cshm_write writes at most (it writes from the start). */
@@ -633,6 +592,7 @@ static size_t px_cshm_need(const struct px_coll_shm *m, px_coll_id_t id, const p
                    ? (size_t)a->scount * (size_t)px_mpi_dt_get(a->stype)->size
                    : 0;
     case PX_COLL_SCATTERV:
+        return (size_t)m->n * px_cshm_vstride(m, a);
     case PX_COLL_ALLTOALLV:
         return (size_t)m->n * px_cshm_vpart(m, id);
     default: /* a broadcast's message, a reduction's vector, a gather's block */
@@ -662,9 +622,8 @@ void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t 
             px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
         break;
     }
-    case PX_COLL_GATHER: /* the root's own block too, unless in place */
-        if (a->sbuf != MPI_IN_PLACE)
-            px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
+    case PX_COLL_GATHER:
+        px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
         break;
     case PX_COLL_SCATTER: { /* the root's slot: the blocks for ranks 0..n-1 */
         MPI_Aint sext = px_mpi_dt_get(a->stype)->extent * a->scount;
@@ -682,14 +641,16 @@ void px_cshm_write(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t 
             px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
         break;
     }
-    case PX_COLL_GATHERV: /* lanes: its block if it fits (the root's own unless in place) */
-        if (a->sbuf != MPI_IN_PLACE && px_cshm_vfits(m, id, a->scount, a->stype))
+    case PX_COLL_GATHERV: /* its block if it fits */
+        if (px_cshm_vfits(m, id, a->scount, a->stype))
             px_cshm_pack(a->sbuf, a->scount, a->stype, mine);
         break;
-    case PX_COLL_SCATTERV: /* lanes: the blocks that fit, block r at r n-ths of the slot */
-    case PX_COLL_ALLTOALLV: {
+    case PX_COLL_SCATTERV:    /* the blocks that fit, block r at r strides */
+    case PX_COLL_ALLTOALLV: { /* block r at r n-ths of the slot */
         MPI_Aint sext = px_mpi_dt_get(a->stype)->extent;
-        size_t part = px_cshm_vpart(m, id);
+        size_t part = id == PX_COLL_SCATTERV ? px_cshm_vstride(m, a) : px_cshm_vpart(m, id);
+        if (id == PX_COLL_SCATTERV && m->ann)
+            px_cshm_ann(m, m->me, k)->stride = (uint32_t)part;
         for (int r = 0; r < m->n; r++)
             if (px_cshm_vfits(m, id, a->scounts[r], a->stype))
                 px_cshm_pack((const char *)a->sbuf + a->sdispls[r] * sext, a->scounts[r], a->stype,
@@ -756,16 +717,22 @@ void px_cshm_take(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *
     case PX_COLL_GATHERV:
         if (me == a->root) {
             MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent;
-            for (int r = 0; r < n; r++)
-                if ((r != me || a->sbuf != MPI_IN_PLACE) &&
-                    px_cshm_vfits(m, id, a->rcounts[r], a->rtype))
-                    px_cshm_unpack(px_cshm_slot(m, r, k), a->rcounts[r], a->rtype,
-                                   (char *)a->rbuf + a->rdispls[r] * rext);
+            for (int r = 0; r < n; r++) {
+                if (!px_cshm_vfits(m, id, a->rcounts[r], a->rtype))
+                    continue;
+                char *at = (char *)a->rbuf + a->rdispls[r] * rext;
+                if (r != me)
+                    px_cshm_unpack(px_cshm_slot(m, r, k), a->rcounts[r], a->rtype, at);
+                else if (a->sbuf != MPI_IN_PLACE)
+                    px_cshm_copy(a->sbuf, a->scount, a->stype, at, a->rcounts[r], a->rtype);
+            }
         }
         break;
     case PX_COLL_SCATTERV:
         if ((me != a->root || a->rbuf != MPI_IN_PLACE) && px_cshm_vfits(m, id, a->rcount, a->rtype))
-            px_cshm_unpack(px_cshm_slot(m, a->root, k) + (size_t)me * px_cshm_vpart(m, id),
+            px_cshm_unpack(px_cshm_slot(m, a->root, k) +
+                               (size_t)me * (m->ann ? px_cshm_ann(m, a->root, k)->stride
+                                                    : px_cshm_vpart(m, id)),
                            a->rcount, a->rtype, a->rbuf);
         break;
     case PX_COLL_ALLTOALLV: {
@@ -803,11 +770,14 @@ void px_cshm_take(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *
     }
     case PX_COLL_GATHER: {
         MPI_Aint rext = px_mpi_dt_get(a->rtype)->extent * a->rcount;
-        if (me == a->root)
-            for (int r = 0; r < n; r++)
-                if (r != me || a->sbuf != MPI_IN_PLACE)
-                    px_cshm_unpack(px_cshm_slot(m, r, k), a->rcount, a->rtype,
-                                   (char *)a->rbuf + r * rext);
+        for (int r = 0; r < n && me == a->root; r++) {
+            if (r != me)
+                px_cshm_unpack(px_cshm_slot(m, r, k), a->rcount, a->rtype,
+                               (char *)a->rbuf + r * rext);
+            else if (a->sbuf != MPI_IN_PLACE)
+                px_cshm_copy(a->sbuf, a->scount, a->stype, (char *)a->rbuf + r * rext, a->rcount,
+                             a->rtype);
+        }
         break;
     }
     case PX_COLL_SCATTER:
@@ -859,25 +829,19 @@ int px_coll_shm_run(px_coll_id_t id, int direct, const px_coll_args_t *a, px_mpi
         px_cshm_vmsgs_wait(reqs, &nreqs);
         return crc;
     }
-    if (writes) {
+    if (writes)
         px_cshm_write(m, id, a, k);
-        px_cshm_place(m, k);
-    }
-    if (id == PX_COLL_BARRIER)
-        m->flags[m->me].lfreed = m->lane_freed;
-    if (writes || id == PX_COLL_BARRIER)
-        px_cshm_post(m, 0, k);
-    int wrc = MPI_SUCCESS;
-    if (nv)
+    int wrc = writes || id == PX_COLL_BARRIER ? px_cshm_announce(m, k) : MPI_SUCCESS;
+    if (wrc == MPI_SUCCESS && nv)
         wrc = px_cshm_vwait(m, id, a, k);
-    else if (px_cshm_waits(id, a, m->me, &which, &who))
+    else if (wrc == MPI_SUCCESS && px_cshm_waits(id, a, m->me, &which, &who))
         wrc = px_cshm_wait(m, which, who, k);
     if (wrc == MPI_SUCCESS)
         px_cshm_take(m, id, a, k);
     int mrc = px_cshm_vmsgs_wait(reqs, &nreqs);
     rc = rc != MPI_SUCCESS ? rc : wrc != MPI_SUCCESS ? wrc : mrc;
     if (rc == MPI_SUCCESS && id == PX_COLL_BARRIER)
-        px_cshm_lanes_recycle(m);
+        px_cshm_lanes_recycle(m, k);
     px_cshm_post(m, 1, k);
     return rc;
 }

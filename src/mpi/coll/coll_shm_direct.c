@@ -136,7 +136,9 @@ int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t 
             rc = MPI_ERR_NO_MEM;
         }
         m->flags[me].addr = addr;
-        px_cshm_post(m, 0, k);
+        int w = px_cshm_announce(m, k);
+        if (rc == MPI_SUCCESS)
+            rc = w;
     }
     /* receive types that are not contiguous go through one block's copy */
     MPI_Datatype rtype = id == PX_COLL_BCAST ? a->dt : a->rtype;
@@ -158,8 +160,9 @@ int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t 
         } else if (rel == pushed) {
             char *dst = contig ? (char *)a->rbuf + px_mpi_dt_get(a->dt)->true_lb : tmp;
             m->flags[me].addr = rc == MPI_SUCCESS ? (uint64_t)(uintptr_t)dst : PX_CSHM_NO_DATA;
-            px_cshm_post(m, 0, k);
-            int w = px_cshm_wait_from(m, 2, me, k, a->root);
+            int w = px_cshm_announce(m, k);
+            if (w == MPI_SUCCESS)
+                w = px_cshm_wait_from(m, 2, me, k, a->root);
             if (w != MPI_SUCCESS || m->flags[me].addr == PX_CSHM_NO_DATA)
                 rc = rc != MPI_SUCCESS ? rc : w != MPI_SUCCESS ? w : MPI_ERR_OTHER;
             else if (!contig)
@@ -208,7 +211,7 @@ int px_cshm_direct(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t 
                 if (left) {
                     if (!(left >> r & 1))
                         continue;
-                    if (atomic_load_explicit(px_cshm_word(m, r, 0), memory_order_acquire) < k) {
+                    if (atomic_load_explicit(px_cshm_word(m, r, 0, k), memory_order_acquire) < k) {
                         late = r;
                         continue;
                     }

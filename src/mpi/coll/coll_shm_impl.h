@@ -24,16 +24,16 @@
 #define PX_CSHM_LANES 8
 #define PX_CSHM_LANE_SLOT 4096
 
-/* Where the machine has more ranks than cores, a blocking call's writer
- * that goes on without waiting for the others (px_cshm_ahead) places its
- * data in its two slots' memory seen as one ring: it takes the lowest
- * place that the operations every reader had finished, when it last
- * looked, left free (it looks again once it finds no room, and then starts
- * from the lowest again), so it runs up to PX_CSHM_AHEAD calls ahead of
- * them with small data (a gather's blocks, a scatter's) instead of two, in
- * the same memory. Where operation k's data starts (in places) is
- * published with its seq, in off[k % PX_CSHM_AHEAD]. Every other writer
- * uses slot k % 2. */
+/* A blocking call's writer that goes on without waiting for the others
+ * (px_cshm_ahead) places its data in its two slots' memory seen as one
+ * ring: it takes the place after the last one it took (from the start when
+ * that does not fit), once the operations every reader had finished, when
+ * it last looked, have left it free (it looks again once it finds no room,
+ * and then waits until they are PX_CSHM_AHEAD / 2 calls closer), so it runs
+ * up to PX_CSHM_AHEAD calls ahead of them with small data (a gather's
+ * blocks, a scatter's) instead of two, in the same memory. Where operation
+ * k's data starts (in places) is published with its seq. Every other
+ * writer uses slot k % 2. */
 #define PX_CSHM_AHEAD 16
 
 /* Largest communicator served: every rank reads every slot, which stops
@@ -44,22 +44,40 @@
  * the line of the next place while the writer fills it. */
 #define PX_CSHM_PLACE 128
 
+/* A blocking call's announcement by one rank: its seq and where its data
+ * lies, in a line of its own per call (operation k's in line
+ * k % PX_CSHM_AHEAD of the rank's PX_CSHM_AHEAD), as the point-to-point
+ * rings' cells carry their stamps: the line a reader polls for operation k
+ * is not the one the writer goes on to write for k + 1, which it asks for
+ * ahead (px_cshm_announce), and a writer reuses a line only once every
+ * rank has finished the operation announced there before. */
+#define PX_CSHM_INLINE 40
 typedef struct {
     _Atomic uint64_t seq;
-    _Atomic uint64_t red;        /* split allreduce: this rank's share is reduced;
-                                  * direct broadcast: the root wrote this rank's copy */
-    uint64_t addr;               /* direct operations: this rank's data (its own
-                                  * address space), valid once seq says so */
-    uint64_t lfreed;             /* barrier: lanes this rank freed, valid once seq says so */
-    uint16_t off[PX_CSHM_AHEAD]; /* blocking calls: operation k's data, at
-                                  * [k % PX_CSHM_AHEAD] places into the
-                                  * slots, valid once seq >= k */
+    uint64_t lfreed; /* lanes this rank had freed (read at barriers) */
+    uint16_t off;    /* ring: where the data starts, in places (PX_CSHM_OFF_INLINE: in data) */
+    uint16_t pad;
+    uint32_t stride;           /* scatterv: bytes from one block to the next */
+    char data[PX_CSHM_INLINE]; /* ring: up to PX_CSHM_INLINE bytes of it */
+} px_cshm_ann_t;
+#define PX_CSHM_OFF_INLINE UINT16_MAX
+_Static_assert(sizeof(px_cshm_ann_t) == 64, "a cache line per announcement");
+
+/* Per rank: the seq of persistent collectives' lanes (blocking calls
+ * announce theirs in px_cshm_ann_t lines), ack, and what goes with them. */
+typedef struct {
+    _Atomic uint64_t seq; /* lanes only */
+    _Atomic uint64_t red; /* split allreduce: this rank's share is reduced;
+                           * direct broadcast: the root wrote this rank's copy */
+    uint64_t addr;        /* direct operations: this rank's data (its own
+                           * address space), valid once seq says so */
+    char pad0[40];
     _Atomic uint64_t ack;
     uint64_t land; /* barrier, rank 0: lanes every rank freed, valid once ack says so */
     char pad1[48];
 } px_cshm_flags_t;
 _Static_assert(sizeof(px_cshm_flags_t) == 128, "two cache lines per rank");
-_Static_assert(offsetof(px_cshm_flags_t, ack) == 64, "off[] on the line of seq, ack on the next");
+_Static_assert(offsetof(px_cshm_flags_t, ack) == 64, "ack on a line of its own");
 
 struct px_coll_shm {
     int state; /* 1 usable, -1 not */
@@ -67,22 +85,28 @@ struct px_coll_shm {
     size_t slot;
     uint64_t op; /* operations started on this communicator */
     /* ring: writers that go on without waiting place their data where
-     * there is room (0: every writer uses slot k % 2, as on a lane); held:
+     * there is room (0: every writer uses slot k % 2, as on a lane, and
+     * with slots too large for off's 16 bits); held:
      * where this rank's data of its last PX_CSHM_AHEAD operations went
      * (operation k's at k % PX_CSHM_AHEAD) */
     int ring;
     px_coll_id_t kid; /* the operation under way, and its root */
     int kroot;
-    /* each rank's off[] word of the operation whose seq was last waited
-     * for, read with the seq: by the time its data is read the writer may
-     * have gone on and written that cache line again */
+    /* each rank's off of the operation whose seq was last waited for,
+     * read with the seq */
     uint16_t seen[PX_CSHM_MAX_RANKS];
     struct {
         uint64_t k;
         size_t at, end;
     } held[PX_CSHM_AHEAD];
+    size_t rnext;   /* ring: the end of the last place taken there */
     uint64_t acked; /* the least ack of every rank when last read */
-    int direct;     /* every rank may read every other's memory (process_vm_readv) */
+    /* blocking calls' announcements (NULL on a lane: its flags' seq),
+     * per rank PX_CSHM_AHEAD lines; posted: the operation this rank last
+     * announced in each of its lines */
+    px_cshm_ann_t *ann;
+    uint64_t posted[PX_CSHM_AHEAD];
+    int direct; /* every rank may read every other's memory (process_vm_readv) */
     px_cshm_flags_t *flags;
     char *data;
     void *base;
@@ -122,17 +146,25 @@ static inline int px_cshm_ahead(px_coll_id_t id, int root, int r)
     }
 }
 
+/* Rank r's announcement line of operation k. */
+static inline px_cshm_ann_t *px_cshm_ann(const struct px_coll_shm *m, int r, uint64_t k)
+{
+    return &m->ann[(size_t)r * PX_CSHM_AHEAD + k % PX_CSHM_AHEAD];
+}
+
 /* Rank r's data of operation k (m->kid, rooted at m->kroot): once this
  * rank has waited for r's seq to reach k (its own once it has claimed its
- * place). */
+ * place). A writer ahead puts up to PX_CSHM_INLINE bytes in its
+ * announcement's line (its place in held[] then ends at 0). */
 static inline char *px_cshm_slot(const struct px_coll_shm *m, int r, uint64_t k)
 {
     char *mem = m->data + (size_t)r * 2 * m->slot;
     if (!m->ring || !px_cshm_ahead(m->kid, m->kroot, r))
         return mem + (k & 1) * m->slot;
-    if (r == m->me)
-        return mem + m->held[k % PX_CSHM_AHEAD].at;
-    return mem + (size_t)m->seen[r] * PX_CSHM_PLACE;
+    size_t at = r == m->me ? m->held[k % PX_CSHM_AHEAD].at : (size_t)m->seen[r] * PX_CSHM_PLACE;
+    if (r == m->me ? !m->held[k % PX_CSHM_AHEAD].end : m->seen[r] == PX_CSHM_OFF_INLINE)
+        return px_cshm_ann(m, r, k)->data;
+    return mem + at;
 }
 
 /* The room of a gatherv's block in a slot, or of each of a scatterv's or
@@ -145,20 +177,24 @@ static inline size_t px_cshm_vpart(const struct px_coll_shm *m, px_coll_id_t id)
     return id == PX_COLL_GATHERV ? slot : slot / (size_t)m->n;
 }
 
-/* Word `which` of rank r's flags: 0 seq, 1 ack, 2 red. */
-static inline _Atomic uint64_t *px_cshm_word(struct px_coll_shm *m, int r, int which)
+/* Word `which` of rank r for operation k: 0 seq, 1 ack, 2 red. */
+static inline _Atomic uint64_t *px_cshm_word(struct px_coll_shm *m, int r, int which, uint64_t k)
 {
     px_cshm_flags_t *f = &m->flags[r];
-    return which == 1 ? &f->ack : which == 2 ? &f->red : &f->seq;
+    if (which == 0)
+        return m->ann ? &px_cshm_ann(m, r, k)->seq : &f->seq;
+    return which == 1 ? &f->ack : &f->red;
 }
 
 /* Members that sleep in the kernel (PX_PROGRESS_MODE=sleep or block) see
  * a store only once woken: px_cshm_post wakes them. */
 void px_cshm_wake_all(const struct px_coll_shm *m);
 
+/* Stores word `which` of this rank for operation k (a blocking call
+ * announces its seq with px_cshm_announce). */
 static inline void px_cshm_post(struct px_coll_shm *m, int which, uint64_t k)
 {
-    atomic_store_explicit(px_cshm_word(m, m->me, which), k, memory_order_release);
+    atomic_store_explicit(px_cshm_word(m, m->me, which, k), k, memory_order_release);
     if (__builtin_expect(m->wake, 0))
         px_cshm_wake_all(m);
 }
@@ -185,6 +221,15 @@ int px_cshm_vmsgs_done(px_mpi_req_t **reqs, int *nreqs);
  * messages. */
 int px_cshm_vwait(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a, uint64_t k);
 int px_cshm_vmsgs_wait(px_mpi_req_t **reqs, int *nreqs);
+/* Before this rank writes `bytes` for operation k (ahead: without waiting
+ * for the others' data), where they go: once the operations there, and
+ * the one announced before in the same announcement line, are finished
+ * everywhere (coll_shm_ring.c). */
+int px_cshm_claim(struct px_coll_shm *m, uint64_t k, size_t bytes, int ahead);
+/* A blocking call's seq = k of this rank (with where its data lies, if it
+ * placed it in its ring), once every rank has finished the operation
+ * announced before in the same line (coll_shm_ring.c). */
+int px_cshm_announce(struct px_coll_shm *m, uint64_t k);
 /* Waits until word `which` (0 seq, 1 ack) of rank `who` (every rank: -1)
  * reaches val, progressing the engine meanwhile (coll_shm.c). */
 int px_cshm_wait(struct px_coll_shm *m, int which, int who, uint64_t val);
@@ -210,6 +255,6 @@ int px_cshm_waits(px_coll_id_t id, const px_coll_args_t *a, int me, int *which, 
 void px_cshm_take(struct px_coll_shm *m, px_coll_id_t id, const px_coll_args_t *a, uint64_t k);
 /* Blocking barrier k (coll_shm_lane.c), before this rank posts its ack:
  * the lanes every rank had freed are free again. */
-void px_cshm_lanes_recycle(struct px_coll_shm *m);
+void px_cshm_lanes_recycle(struct px_coll_shm *m, uint64_t k);
 
 #endif

@@ -9,12 +9,12 @@
 
 /* Blocking barrier k, before this rank leaves it: the lanes every rank had
  * freed when it arrived are free again, on every rank alike. */
-void px_cshm_lanes_recycle(struct px_coll_shm *m)
+void px_cshm_lanes_recycle(struct px_coll_shm *m, uint64_t k)
 {
     uint64_t all = ~0ull;
     if (m->me == 0) {
         for (int r = 0; r < m->n; r++)
-            all &= m->flags[r].lfreed;
+            all &= px_cshm_ann(m, r, k)->lfreed;
         m->flags[0].land = all;
     } else {
         all = m->flags[0].land;
@@ -92,7 +92,8 @@ static int px_cshm_test(struct px_coll_shm *m, int which, int who, uint64_t val)
 {
     int r = who < 0 ? 0 : who, end = who < 0 ? m->n : who + 1;
     for (; r < end; r++)
-        if (atomic_load_explicit(px_cshm_word(m, r, which), memory_order_acquire) < val)
+        if ((who >= 0 || r != m->me) &&
+            atomic_load_explicit(px_cshm_word(m, r, which, val), memory_order_acquire) < val)
             return px_proto_peer_failed(m->world[r]) ? -1 : 0;
     return 1;
 }
@@ -105,7 +106,10 @@ static int px_cshm_lane_step(px_cshm_lane_t *l, int *rc)
     v.flags = l->m->lflags + (size_t)l->lane * (size_t)v.n;
     v.data = l->m->ldata + (size_t)l->lane * (size_t)v.n * 2 * l->m->lslot;
     v.slot = l->m->lslot;
-    v.ring = 0; /* slot k % 2 */
+    v.ring = 0;   /* slot k % 2 */
+    v.ann = NULL; /* seq in the lane's flags */
+    v.kid = l->id;
+    v.kroot = l->a.root;
     const px_coll_args_t *a = &l->a;
     uint64_t k = l->k;
     int t = 1, which, who;
