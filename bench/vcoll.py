@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Gatherv, scatterv, allgatherv and alltoallv against MPICH and Open MPI,
-through the int entry points and the large-count (_c) ones.
+through the int entry points and the large-count (_c) ones; then gather,
+scatter, bcast and reduce through the int ones.
 
 bench/loops/vcoll (COUNT bytes per block, the slowest rank's mean time per
 call) built with each library's mpicc, --np ranks on this machine, each MPI
@@ -31,7 +32,8 @@ SRC = os.path.join(HERE, "loops", "vcoll.c")
 CACHE = os.path.join(HERE, ".cache", "vcoll")
 NAMES = {"plexus": "Plexus", "plexus-old": "Plexus before", "mpich": "MPICH",
          "openmpi": "Open MPI"}
-KINDS = ["gatherv", "scatterv", "allgatherv", "alltoallv"]
+KINDS = ["gatherv", "scatterv", "allgatherv", "alltoallv", "gather", "scatter", "bcast", "reduce"]
+VKINDS = KINDS[:4]  # these also through their _c calls
 
 
 def build(mpi, plexus_build):
@@ -116,7 +118,7 @@ def main():
     print("|---" * (len(mpis) + 4 + bool(opts.old)) + "|")
     for np in nps:
         for k in KINDS:
-            for key in (k, k + "_c"):
+            for key in (k, k + "_c") if k in VKINDS else (k,):
                 v = {m: cell(m, np, key) for m in mpis}
                 print(f"| {np} | {key} | " + " | ".join(fmt(v[m]) for m in mpis) +
                       f" | {ratio(v.get('plexus'), v.get('mpich'))}"

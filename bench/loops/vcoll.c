@@ -1,8 +1,10 @@
 /* Gatherv, scatterv, allgatherv and alltoallv of COUNT bytes per block,
  * each ITERATIONS times after 500 warm-up calls, back to back or (sync) with
  * a barrier after each, through the int entry points and (with an MPI-4.0
- * library) the large-count ones, which mpi4py calls; prints the slowest
- * rank's mean time per call (barrier included), one line each:
+ * library) the large-count ones, which mpi4py calls; then gather, scatter,
+ * bcast (COUNT bytes) and reduce (COUNT / 8 doubles, at least one), through
+ * the int ones; prints the slowest rank's mean time per call (barrier
+ * included), one line each:
  *   bench/loops/vcoll COUNT [ITERATIONS [sync]]
  * Build with each library's mpicc (bench/vcoll.py does). */
 #include <mpi.h>
@@ -16,8 +18,20 @@ typedef MPI_Count big_t;
 typedef long long big_t; /* unused: no large-count calls */
 #endif
 
-enum { GATHERV, SCATTERV, ALLGATHERV, ALLTOALLV, KINDS };
-static const char *names[KINDS] = {"gatherv", "scatterv", "allgatherv", "alltoallv"};
+enum {
+    GATHERV,
+    SCATTERV,
+    ALLGATHERV,
+    ALLTOALLV,
+    VKINDS,
+    GATHER = VKINDS,
+    SCATTER,
+    BCAST,
+    REDUCE,
+    KINDS
+};
+static const char *names[KINDS] = {"gatherv", "scatterv", "allgatherv", "alltoallv",
+                                   "gather",  "scatter",  "bcast",      "reduce"};
 
 static void run(int kind, int big, const char *s, char *r, const int *ic, const int *id,
                 const big_t *c, const MPI_Aint *d, int cnt)
@@ -51,6 +65,18 @@ static void run(int kind, int big, const char *s, char *r, const int *ic, const 
     case ALLGATHERV:
         MPI_Allgatherv(s, cnt, MPI_BYTE, r, ic, id, MPI_BYTE, MPI_COMM_WORLD);
         break;
+    case GATHER:
+        MPI_Gather(s, cnt, MPI_BYTE, r, cnt, MPI_BYTE, 0, MPI_COMM_WORLD);
+        break;
+    case SCATTER:
+        MPI_Scatter(s, cnt, MPI_BYTE, r, cnt, MPI_BYTE, 0, MPI_COMM_WORLD);
+        break;
+    case BCAST:
+        MPI_Bcast(r, cnt, MPI_BYTE, 0, MPI_COMM_WORLD);
+        break;
+    case REDUCE:
+        MPI_Reduce(s, r, cnt >= 16 ? cnt / 8 : 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        break;
     default:
         MPI_Alltoallv(s, ic, id, MPI_BYTE, r, ic, id, MPI_BYTE, MPI_COMM_WORLD);
     }
@@ -64,14 +90,15 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     int cnt = argc > 1 ? atoi(argv[1]) : 8, iters = argc > 2 ? atoi(argv[2]) : 20000;
     int sync = argc > 3 && !strcmp(argv[3], "sync");
-    char *s = calloc((size_t)cnt * n, 1), *r = calloc((size_t)cnt * n, 1);
+    size_t room = (size_t)(cnt > 8 ? cnt : 8) * n;
+    char *s = calloc(room, 1), *r = calloc(room, 1);
     int *ic = malloc(n * sizeof(int)), *id = malloc(n * sizeof(int));
     big_t *cc = malloc(n * sizeof(big_t));
     MPI_Aint *cd = malloc(n * sizeof(MPI_Aint));
     for (int i = 0; i < n; i++)
         ic[i] = cnt, id[i] = i * cnt, cc[i] = cnt, cd[i] = (MPI_Aint)i * cnt;
     for (int big = 0; big < (MPI_VERSION >= 4 ? 2 : 1); big++)
-        for (int k = 0; k < KINDS; k++) {
+        for (int k = 0; k < (big ? VKINDS : KINDS); k++) {
             MPI_Barrier(MPI_COMM_WORLD);
             double t0 = 0;
             for (int i = -500; i < iters; i++) {
