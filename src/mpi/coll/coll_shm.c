@@ -33,7 +33,6 @@
  * whether it works, so one rank's failure makes the communicator use the
  * message-based algorithms everywhere. */
 #include "coll_shm_impl.h"
-#include "../../util/cpu.h"
 #include "../../util/scratch.h"
 
 #include <errno.h>

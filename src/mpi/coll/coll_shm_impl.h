@@ -45,12 +45,13 @@
 #define PX_CSHM_PLACE 128
 
 /* A blocking call's announcement by one rank: its seq and where its data
- * lies, in a line of its own per call (operation k's in line
- * k % PX_CSHM_AHEAD of the rank's PX_CSHM_AHEAD), as the point-to-point
+ * lies (or the data itself, when small), in a line of its own per call
+ * (operation k's in line k % PX_CSHM_AHEAD of the rank's PX_CSHM_AHEAD,
+ * each the first of a pair, as the places are), as the point-to-point
  * rings' cells carry their stamps: the line a reader polls for operation k
- * is not the one the writer goes on to write for k + 1, which it asks for
- * ahead (px_cshm_announce), and a writer reuses a line only once every
- * rank has finished the operation announced there before. */
+ * is not the one the writer goes on to write for k + 1, and a writer
+ * reuses a line only once every rank has finished the operation announced
+ * there before. */
 #define PX_CSHM_INLINE 40
 typedef struct {
     _Atomic uint64_t seq;
@@ -59,9 +60,10 @@ typedef struct {
     uint16_t pad;
     uint32_t stride;           /* scatterv: bytes from one block to the next */
     char data[PX_CSHM_INLINE]; /* ring: up to PX_CSHM_INLINE bytes of it */
+    char pad2[64];             /* the pair's other line (see PX_CSHM_PLACE) */
 } px_cshm_ann_t;
 #define PX_CSHM_OFF_INLINE UINT16_MAX
-_Static_assert(sizeof(px_cshm_ann_t) == 64, "a cache line per announcement");
+_Static_assert(sizeof(px_cshm_ann_t) == 128, "a pair of cache lines per announcement");
 
 /* Per rank: the seq of persistent collectives' lanes (blocking calls
  * announce theirs in px_cshm_ann_t lines), ack, and what goes with them. */

@@ -4,7 +4,6 @@
  * announcement lines, each written again only once every rank has
  * finished what was there. */
 #include "coll_shm_impl.h"
-#include "../../util/cpu.h"
 
 #include <stdint.h>
 
@@ -112,15 +111,8 @@ int px_cshm_claim(struct px_coll_shm *m, uint64_t k, size_t bytes, int ahead)
     m->held[w].k = k;
     m->held[w].at = inl ? 0 : at;
     m->held[w].end = inl ? 0 : at + len;
-    if (ahead && !inl) { /* the next place's lines, unless still read */
+    if (ahead && !inl)
         m->rnext = at + len;
-        size_t next = m->rnext + PX_CSHM_PLACE <= 2 * m->slot ? m->rnext : 0;
-        if (!px_cshm_overlap(m, acked, next, PX_CSHM_PLACE)) {
-            char *mem = m->data + (size_t)m->me * 2 * m->slot + next;
-            px_prefetchw(mem);
-            px_prefetchw(mem + 64);
-        }
-    }
     return MPI_SUCCESS;
 }
 
@@ -140,8 +132,6 @@ int px_cshm_announce(struct px_coll_shm *m, uint64_t k)
     if (m->ring && px_cshm_ahead(m->kid, m->kroot, m->me))
         mine->off = m->held[w].end ? (uint16_t)(m->held[w].at / PX_CSHM_PLACE) : PX_CSHM_OFF_INLINE;
     atomic_store_explicit(&mine->seq, k, memory_order_release);
-    /* the line of k + 2 (a reader may be polling k + 1's) */
-    px_prefetchw(px_cshm_ann(m, m->me, k + 2));
     if (__builtin_expect(m->wake, 0))
         px_cshm_wake_all(m);
     return MPI_SUCCESS;

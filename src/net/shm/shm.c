@@ -12,7 +12,6 @@
  * wakes its epoll. Senders look at the word only when some local rank runs
  * in that mode, and make the system call only when the peer sleeps. */
 #include "../net.h"
-#include "../../util/cpu.h"
 #include "../../util/list.h"
 #include "../../util/log.h"
 #include "../../util/param.h"
@@ -497,8 +496,15 @@ static inline void px_shm_prefetch_next(struct px_net_ep *ep)
     if (i - ep->out_tail_cache >= s->slots)
         return;
     char *n = ep->out_cells + (i & (s->slots - 1)) * s->cell;
-    px_prefetchw(n);
-    px_prefetchw(n + 128);
+#if defined(__x86_64__) || defined(__i386__)
+    /* what __builtin_prefetch(p, 1) gives only with -mprfchw; a no-op on
+     * processors without it */
+    __asm__ volatile("prefetchw %0" ::"m"(*n));
+    __asm__ volatile("prefetchw %0" ::"m"(*(n + 128)));
+#else
+    __builtin_prefetch(n, 1);
+    __builtin_prefetch(n + 128, 1);
+#endif
 }
 
 /* c, the cell at out_head, is written: the consumer may take it. */
