@@ -51,15 +51,17 @@ static uint64_t px_cshm_acked(struct px_coll_shm *m)
 
 /* Before writing `bytes` for operation k. With a ring: a writer that goes
  * on without waiting for the others (`ahead`: a gather's sender, a
- * scatter's root) takes the lowest place the operations every rank had
- * finished, when it last looked, left free (the next ones while it has not
- * looked again); one that waits for the others' data anyway
- * takes the start of slot k % 2, as without a ring, once the operations
- * there are finished. Either also waits for operation k - PX_CSHM_AHEAD,
- * whose place in held[] k takes. What the others have finished is read
- * again only when what was last read leaves no room: the others' ack
- * lines stay where they are while the writer runs ahead. Without: slot
- * k % 2, once every rank has finished k - 2. */
+ * scatter's root) takes its announcement's line for up to PX_CSHM_INLINE
+ * bytes, else the place after the last one it took (px_cshm_fit), once
+ * the operations every rank had finished, when it last looked, leave it
+ * free; one that waits for the others' data anyway takes the start of
+ * slot k % 2, as without a ring, once the operations there are finished.
+ * Either also waits for operation k - PX_CSHM_AHEAD, whose place in held[]
+ * k takes, and for the one announced last in line k % PX_CSHM_AHEAD. What
+ * the others have finished is read again only when what was last read
+ * leaves no room: the others' ack lines stay where they are while the
+ * writer runs ahead. Without: slot k % 2, once every rank has finished
+ * k - 2. */
 int px_cshm_claim(struct px_coll_shm *m, uint64_t k, size_t bytes, int ahead)
 {
     if (!m->ring) {
@@ -129,7 +131,7 @@ int px_cshm_announce(struct px_coll_shm *m, uint64_t k)
     m->posted[w] = k;
     px_cshm_ann_t *mine = px_cshm_ann(m, m->me, k);
     mine->lfreed = m->lane_freed;
-    if (m->ring && px_cshm_ahead(m->kid, m->kroot, m->me))
+    if (m->ring && m->held[w].k == k && px_cshm_ahead(m->kid, m->kroot, m->me))
         mine->off = m->held[w].end ? (uint16_t)(m->held[w].at / PX_CSHM_PLACE) : PX_CSHM_OFF_INLINE;
     atomic_store_explicit(&mine->seq, k, memory_order_release);
     if (__builtin_expect(m->wake, 0))
