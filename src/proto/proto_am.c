@@ -168,6 +168,12 @@ static void px_proto_rndv_data(int peer, px_proto_req_t *req, size_t from, size_
             chunk = px_chan_chunk(peer, route, large);
         }
     }
+    /* a send packed as it goes packs a frame, then writes it: frames no
+     * larger than the receiver's unpacking steps let the packing of the
+     * next, the transfer and the unpacking of the last overlap (one
+     * through a ring is cut where the receiver's windows are) */
+    if (req->fill && !req->ring && chunk > PX_PROTO_FILL_FRAME)
+        chunk = PX_PROTO_FILL_FRAME;
     if (req->ring) { /* the last frame's completion ends the wait */
         px_proto_sring_range(req, chunk, am, !more);
         return;
