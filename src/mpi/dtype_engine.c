@@ -542,6 +542,26 @@ void px_mpi_dt_release(MPI_Datatype dt)
             memcpy(q, p, (L));                                                                     \
     } while (0)
 
+/* Largest block copied in line (px_dt_copy_mid) rather than by a call */
+#define PX_DT_MID 256
+
+/* A block of 17 to PX_DT_MID bytes: 32-byte copies, the last one ending at
+ * its end (overlapping the one before), or two 16-byte ones below 32. */
+static inline void px_dt_copy_mid(char *dst, const char *src, MPI_Aint n)
+{
+    MPI_Aint i = 0;
+    for (; i + 32 <= n; i += 32)
+        memcpy(dst + i, src + i, 32);
+    if (i == n)
+        return;
+    if (n >= 32) {
+        memcpy(dst + n - 32, src + n - 32, 32);
+    } else {
+        memcpy(dst, src, 16);
+        memcpy(dst + n - 16, src + n - 16, 16);
+    }
+}
+
 static char *px_dt_gather(char *p, const char *q, MPI_Aint n, MPI_Aint len, MPI_Aint stride)
 {
     switch (len) {
@@ -561,8 +581,12 @@ static char *px_dt_gather(char *p, const char *q, MPI_Aint n, MPI_Aint len, MPI_
         PX_DT_GATHER(16);
         break;
     default:
-        for (MPI_Aint j = 0; j < n; j++, q += stride, p += len)
-            memcpy(p, q, (size_t)len);
+        if (len > 16 && len <= PX_DT_MID)
+            for (MPI_Aint j = 0; j < n; j++, q += stride, p += len)
+                px_dt_copy_mid(p, q, len);
+        else
+            for (MPI_Aint j = 0; j < n; j++, q += stride, p += len)
+                memcpy(p, q, (size_t)len);
     }
     return p;
 }
@@ -586,8 +610,12 @@ static const char *px_dt_scatter(const char *p, char *q, MPI_Aint n, MPI_Aint le
         PX_DT_SCATTER(16);
         break;
     default:
-        for (MPI_Aint j = 0; j < n; j++, q += stride, p += len)
-            memcpy(q, p, (size_t)len);
+        if (len > 16 && len <= PX_DT_MID)
+            for (MPI_Aint j = 0; j < n; j++, q += stride, p += len)
+                px_dt_copy_mid(q, p, len);
+        else
+            for (MPI_Aint j = 0; j < n; j++, q += stride, p += len)
+                memcpy(q, p, (size_t)len);
     }
     return p;
 }

@@ -429,6 +429,26 @@ static void short_blocks(void)
     MPI_Type_free(&t);
 }
 
+/* Vectors of byte blocks of every length from 1 to 300 (the lengths the
+ * engine copies by constant-size moves, in line, and by a call), count
+ * several and a stride that leaves a gap of 7: the bytes of every block,
+ * its first and its last, packed in order and unpacked in place. */
+static void block_lengths(void)
+{
+    for (int len = 1; len <= 300; len++) {
+        MPI_Datatype t;
+        PX_MPI(MPI_Type_vector(6, len, len + 7, MPI_BYTE, &t));
+        PX_MPI(MPI_Type_commit(&t));
+        seg_t sv[6];
+        for (int k = 0; k < 6; k++)
+            sv[k] = (seg_t){(long)k * (len + 7), len};
+        char what[48];
+        snprintf(what, sizeof what, "vector of %d-byte blocks", len);
+        check_layout(what, t, 2, sv, 6, 0, 5L * (len + 7) + len);
+        MPI_Type_free(&t);
+    }
+}
+
 int main(int argc, char **argv)
 {
     px_test_init(&argc, &argv, "dtype_roundtrip");
@@ -439,5 +459,6 @@ int main(int argc, char **argv)
     bottom();
     big_vector();
     short_blocks();
+    block_lengths();
     return px_test_finish("%d layouts and round trips", ncases);
 }
