@@ -186,7 +186,8 @@ static int mode_env(int argc, char **argv)
 {
     init_or_die();
     for (int i = 0; i < argc; i++) {
-        const char *v = getenv(argv[i]);
+        char cwd[4096];
+        const char *v = strcmp(argv[i], "_CWD") ? getenv(argv[i]) : getcwd(cwd, sizeof(cwd));
         if (v)
             printf("env rank %d %s=%s\n", info.rank, argv[i], v);
         else

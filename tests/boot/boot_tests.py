@@ -9,6 +9,7 @@ import hashlib
 import hmac
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -50,9 +51,10 @@ class Result:
             self.rc, self.elapsed, self.out[-4000:], self.err[-4000:])
 
 
-def run(args, env=None, stdin=subprocess.DEVNULL, input=None, timeout=20):
+def run(args, env=None, stdin=subprocess.DEVNULL, input=None, timeout=20, launcher=None):
     t0 = time.monotonic()
-    p = subprocess.run([PXRUN] + args, env=env or clean_env(), stdin=None if input else stdin,
+    p = subprocess.run([launcher or PXRUN] + args, env=env or clean_env(),
+                       stdin=None if input else stdin,
                        input=input, capture_output=True, timeout=timeout)
     return Result(p.returncode, p.stdout.decode(errors="replace"),
                   p.stderr.decode(errors="replace"), time.monotonic() - t0)
@@ -430,6 +432,55 @@ def case_env_launcher():
               "node name and id", r)
 
 
+def case_mpiexec_names():
+    # pxrun as mpiexec and mpirun, with MPICH's and Open MPI's option names
+    # and the standard's -host and -wdir; "_CWD" is the rank's directory
+    bindir = os.path.dirname(PXRUN)
+    mpiexec, mpirun = os.path.join(bindir, "mpiexec"), os.path.join(bindir, "mpirun")
+    for alias in (mpiexec, mpirun):
+        check(os.path.realpath(alias) == os.path.realpath(PXRUN), "%s is pxrun" % alias)
+    wdir = tempfile.mkdtemp(prefix="pxrun-wdir-")
+    try:
+        os.symlink(PROG, os.path.join(wdir, "prog"))
+        env = clean_env(BT_A="alpha", BT_B="beta")
+        r = run(["-np", "2", "-host", "localhost:2", "-genv", "BT_G", "two words", "-env",
+                 "BT_E=x=y", "-genvlist", "BT_A,BT_B", "-wdir", wdir,
+                 PROG, "env", "BT_G", "BT_E", "BT_A", "BT_B", "_CWD"], env=env, launcher=mpiexec)
+        check(r.rc == 0, "mpiexec with MPICH's options succeeds", r)
+        v = env_values(r.out)
+        for rank in (0, 1):
+            check(v.get((rank, "BT_G")) == "two words" and v.get((rank, "BT_E")) == "x=y",
+                  "-genv VAR VAL and -env VAR=VAL set the values", r)
+            check(v.get((rank, "BT_A")) == "alpha" and v.get((rank, "BT_B")) == "beta",
+                  "-genvlist exports each variable", r)
+            check(v.get((rank, "_CWD")) == os.path.realpath(wdir), "-wdir sets the directory", r)
+        # Open MPI's names; a relative program path is taken from the directory
+        r = run(["--allow-run-as-root", "--oversubscribe", "-N", "2", "-np", "2", "-x", "BT_A",
+                 "-wd", wdir, "./prog", "env", "BT_A", "_CWD"], env=env, launcher=mpirun)
+        check(r.rc == 0, "mpirun with Open MPI's options and ./prog in -wd succeeds", r)
+        v = env_values(r.out)
+        check(all(v.get((k, "_CWD")) == os.path.realpath(wdir) for k in (0, 1)),
+              "-wd sets the directory", r)
+        # through a launcher: `env -C DIR`
+        r = run(["-n", "2", "--hosts", "a,b", "--launcher", "env -i BOOTTEST_HOST={host}",
+                 "--bootstrap-iface", "127.0.0.1", "-wdir", wdir, PROG, "env", "_CWD"],
+                launcher=mpiexec)
+        check(r.rc == 0, "-wdir through a launcher succeeds", r)
+        v = env_values(r.out)
+        check(all(v.get((k, "_CWD")) == os.path.realpath(wdir) for k in (0, 1)),
+              "remote ranks start in -wdir", r)
+        # what cannot work fails at once, saying why
+        r = run(["-n", "1", "-wdir", os.path.join(wdir, "none"), PROG, "env"], launcher=mpiexec)
+        check(r.rc == 127 and "working directory" in r.err and r.elapsed < 5,
+              "a missing -wdir is refused", r)
+        r = run(["-n", "1", "-genv", "BT_G"], launcher=mpiexec)
+        check(r.rc == 2 and "needs a variable and a value" in r.err, "-genv without a value", r)
+        r = run(["-n", "1", "-genvlist", "BT_A,,BT_B", PROG, "env"], launcher=mpiexec)
+        check(r.rc == 2 and "-genvlist" in r.err, "-genvlist with an empty name", r)
+    finally:
+        shutil.rmtree(wdir, ignore_errors=True)
+
+
 FAKE_SSH = """#!/bin/sh
 # stands in for ssh: skips options, takes the host, and hands the rest to a
 # shell as one string, as sshd does with a remote command
@@ -665,7 +716,7 @@ CASES = {
     "env": case_env, "env_launcher": case_env_launcher, "tag_output": case_tag_output,
     "lines": case_lines, "sigterm": case_sigterm, "sigint": case_sigint,
     "pxrun_killed": case_pxrun_killed, "timeout": case_timeout,
-    "mpiexec_timeout": case_mpiexec_timeout,
+    "mpiexec_timeout": case_mpiexec_timeout, "mpiexec_names": case_mpiexec_names,
     "connect_timeout": case_connect_timeout, "bad_options": case_bad_options,
     "missing_program": case_missing_program, "launcher_fails": case_launcher_fails,
     "nonmpi": case_nonmpi, "singleton": case_singleton, "ssh_quoting": case_ssh_quoting,

@@ -31,6 +31,7 @@ typedef struct pxrun_opts {
     int nenv;
     const char *launcher;        /* template as given; NULL: fork locally (ssh for remote hosts) */
     const char *remote_launcher; /* without --launcher, for remote hosts; NULL: ssh */
+    const char *wdir;            /* the ranks' working directory (-wdir); NULL: pxrun's */
     const char *boot_iface;
     int boot_port;
     int tag_output;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,8 +98,21 @@ int pxrun_check_program(pxrun_job_t *job)
         any_local |= !job->ranks[r].remote;
     if (!any_local)
         return 0;
+    const char *wdir = job->opts->wdir;
+    struct stat st;
+    int bad = !wdir ? 0 : stat(wdir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+    if (bad) {
+        pxrun_msg("working directory '%s': %s", wdir, strerror(bad));
+        return PXRUN_EXIT_NOTFOUND;
+    }
     for (int k = 0; k < job->opts->napps; k++) {
         const char *prog = job->opts->apps[k].argv[0];
+        /* a relative path names a file in the ranks' working directory */
+        char path[PATH_MAX];
+        if (wdir && prog[0] != '/' && strchr(prog, '/')) {
+            snprintf(path, sizeof(path), "%s/%s", wdir, prog);
+            prog = path;
+        }
         int e = pxrun_which(prog);
         if (e == ENOENT) {
             pxrun_msg("program '%s' not found", prog);
@@ -217,7 +231,8 @@ static char *pxrun_subst_host(const char *word, const char *host)
     return out;
 }
 
-/* argv for a launcher start: template words, then `env VAR=VAL... program args`. */
+/* argv for a launcher start: template words, then `env [-C DIR] VAR=VAL...
+ * program args` (-C: -wdir). */
 static char **pxrun_launcher_argv(pxrun_job_t *job, const pxrun_rank_t *r)
 {
     char **env = pxrun_rank_env(job, r, 1);
@@ -227,7 +242,7 @@ static char **pxrun_launcher_argv(pxrun_job_t *job, const pxrun_rank_t *r)
     while (env[nenv])
         nenv++;
     const struct pxrun_app *app = pxrun_app_of(job->opts, r->rank, NULL);
-    size_t total = (size_t)job->nlauncher_words + 1 + (size_t)nenv + (size_t)app->argc + 1;
+    size_t total = (size_t)job->nlauncher_words + 3 + (size_t)nenv + (size_t)app->argc + 1;
     char **v = calloc(total, sizeof(char *));
     int n = 0, ok = v != NULL;
     for (int i = 0; ok && i < job->nlauncher_words; i++)
@@ -235,6 +250,8 @@ static char **pxrun_launcher_argv(pxrun_job_t *job, const pxrun_rank_t *r)
     char *(*wrap)(const char *) = job->launcher_is_ssh ? pxrun_shell_quote : strdup;
     if (ok)
         ok = (v[n++] = strdup("env")) != NULL;
+    if (ok && job->opts->wdir)
+        ok = (v[n++] = strdup("-C")) != NULL && (v[n++] = wrap(job->opts->wdir)) != NULL;
     for (int i = 0; ok && i < nenv; i++)
         ok = (v[n++] = wrap(env[i])) != NULL;
     for (int i = 0; ok && i < app->argc; i++)
@@ -344,6 +361,8 @@ int pxrun_launch_rank(pxrun_job_t *job, pxrun_rank_t *r)
             }
         for (char **e = env; *e; e++)
             putenv(*e);
+        if (job->opts->wdir && chdir(job->opts->wdir) != 0)
+            pxrun_child_fail("change to directory", job->opts->wdir, errno);
         char **prog = pxrun_app_of(job->opts, r->rank, NULL)->argv;
         execvp(prog[0], prog);
         pxrun_child_fail("execute", prog[0], errno);

@@ -27,6 +27,8 @@ static void pxrun_usage(FILE *out)
         "  --ppn N                  processes per host per round (overrides slots)\n"
         "  -x VAR[=VAL]             export VAR (its current value, or VAL) to every rank\n"
         "  --env VAR=VAL            set VAR=VAL for every rank\n"
+        "  --wdir DIR               the ranks' working directory (default: pxrun's; a\n"
+        "                           relative program path is taken from DIR)\n"
         "  --launcher TEMPLATE      start remote ranks with TEMPLATE + 'env VAR=VAL... program';\n"
         "                           'ssh' = 'ssh -o BatchMode=yes {host}', 'pxfab' or 'netns' =\n"
         "                           'ip netns exec {host}', else a command with {host} replaced\n"
@@ -54,6 +56,11 @@ static void pxrun_usage(FILE *out)
         "\n"
         "Several programs make one job with ':' (as mpiexec takes them): 'pxrun -n 2 a : -n 3 b'\n"
         "starts ranks 0-1 as a, 2-4 as b; MPI_APPNUM is each one's index in the list.\n"
+        "\n"
+        "Installed as mpiexec and mpirun too. The names of MPICH's and Open MPI's\n"
+        "launchers are taken as well: -host, -hosts, -H; -machinefile; -N, -npernode;\n"
+        "-env/-genv VAR VAL; -genvlist A,B; -wdir, -wd; -prepend-rank; --oversubscribe and\n"
+        "--allow-run-as-root (no effect: pxrun places any number of ranks, also as root).\n"
         "\n"
         "Every rank gets (some only when it needs them)");
     size_t col = 46;
@@ -308,16 +315,23 @@ static int pxrun_opts_apps(pxrun_opts_t *o)
 int pxrun_opts_parse(int argc, char **argv, pxrun_opts_t *o)
 {
     static const struct {
-        const char *names[5];
+        const char *names[6];
         int id;
         int has_arg;
     } table[] = {
+        /* the names of MPICH's and Open MPI's launchers and of the
+         * standard's mpiexec (-host, -wdir) too, so that scripts written
+         * for them run unchanged */
         {{"-n", "-np", "--np", "--n", NULL}, 'n', 1},
-        {{"--hosts", "-hosts", "--host", "-H", NULL}, 'H', 1},
-        {{"--hostfile", "-hostfile", "-f", "--machinefile", NULL}, 'f', 1},
-        {{"--ppn", "-ppn", NULL}, 'p', 1},
+        {{"--hosts", "-hosts", "--host", "-host", "-H", NULL}, 'H', 1},
+        {{"--hostfile", "-hostfile", "-f", "--machinefile", "-machinefile", NULL}, 'f', 1},
+        {{"--ppn", "-ppn", "-N", "--npernode", "-npernode", NULL}, 'p', 1},
         {{"-x", NULL}, 'x', 1},
-        {{"--env", "-env", NULL}, 'e', 1},
+        {{"--env", NULL}, 'e', 1},
+        {{"-env", "-genv", NULL}, 'g', 1},
+        {{"-genvlist", NULL}, 'G', 1},
+        {{"--wdir", "-wdir", "-wd", "--wd", NULL}, 'w', 1},
+        {{"--oversubscribe", "-oversubscribe", "--allow-run-as-root", NULL}, 'o', 0},
         {{"--launcher", "-launcher", NULL}, 'L', 1},
         {{"--bootstrap-iface", "-iface", NULL}, 'i', 1},
         {{"--bootstrap-port", NULL}, 'P', 1},
@@ -409,6 +423,48 @@ int pxrun_opts_parse(int argc, char **argv, pxrun_opts_t *o)
         case 'e':
             if (pxrun_add_env(o, id == 'x' ? "-x" : "--env", val) < 0)
                 return -1;
+            break;
+        case 'g': /* MPICH's "-genv VAR VAL" (also VAR=VAL) */
+            if (!strchr(val, '=')) {
+                char *kv;
+                if (i >= argc) {
+                    pxrun_msg("option '%s' needs a variable and a value", name);
+                    return -1;
+                }
+                if (asprintf(&kv, "%s=%s", val, argv[i++]) < 0)
+                    return -1;
+                int rc = pxrun_add_env(o, name, kv);
+                free(kv);
+                if (rc < 0)
+                    return -1;
+            } else if (pxrun_add_env(o, name, val) < 0) {
+                return -1;
+            }
+            break;
+        case 'G': /* MPICH's "-genvlist A,B": each as -x */
+            for (const char *p = val; *p;) {
+                const char *end = strchr(p, ',');
+                size_t len = end ? (size_t)(end - p) : strlen(p);
+                char var[256];
+                if (!len || len >= sizeof(var) || memchr(p, '=', len)) {
+                    pxrun_msg("-genvlist needs variable names separated by ',', got '%s'", val);
+                    return -1;
+                }
+                memcpy(var, p, len);
+                var[len] = 0;
+                if (pxrun_add_env(o, "-x", var) < 0)
+                    return -1;
+                p += len + (end != NULL);
+            }
+            break;
+        case 'w':
+            if (!*val) {
+                pxrun_msg("%s needs a directory", name);
+                return -1;
+            }
+            o->wdir = val;
+            break;
+        case 'o': /* pxrun places any number of ranks, and runs as root */
             break;
         case 'L':
             if (!*val) {
