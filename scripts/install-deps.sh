@@ -10,7 +10,7 @@
 # to run.
 set -eu
 
-BASE_PKGS="build-essential cmake ninja-build gfortran pkg-config python3 python3-pytest python3-venv
+BASE_PKGS="build-essential cmake ninja-build meson gfortran pkg-config python3 python3-pytest python3-venv
 python3-dev python3-pip clang-format
 iproute2 nftables ethtool procps psmisc
 libpmix-dev libpmix2 libpmi2-0 slurmd slurmctld slurm-client munge

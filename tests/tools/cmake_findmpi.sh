@@ -18,22 +18,7 @@ enable_testing()
 add_test(NAME sum COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2 ${MPIEXEC_PREFLAGS}
          $<TARGET_FILE:sum> ${MPIEXEC_POSTFLAGS})
 CM
-cat >"$work/sum.c" <<'C'
-#include <mpi.h>
-#include <stdio.h>
-int main(int argc, char **argv)
-{
-    int rank, size, sum = -1;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
-        printf("size %d sum %d\n", size, sum);
-    MPI_Finalize();
-    return size == 2 && sum == 1 ? 0 : 1;
-}
-C
+cp "$(dirname "$0")/mpi_sum.c" "$work/sum.c"
 export PATH="$bindir:$PATH"
 out=$(cmake -S "$work" -B "$work/build" 2>&1) || { echo "$out"; echo "FAIL: configure"; exit 1; }
 echo "$out" | grep -q "mpiexec: $bindir/mpiexec\$" ||
