@@ -8,7 +8,11 @@ the reason). A name in that file that the library does export fails the check
 too, so the file always says what is really missing.
 
   check_exports.py --lib build/lib/libmpi.so --list tests/abi/mpich4-symbols.txt \
-      [--missing tests/abi/missing.txt]
+      [--missing tests/abi/missing.txt] [--map src/libmpi.map]
+
+With --map, the library's own functions (px_*) must be local but for those the
+linker version script names one by one: an exported one is a call through the
+procedure linkage table for every caller inside the library.
 
 With --fortran the list names Fortran routines (tests/abi/mpich4-fortran-routines.txt),
 each of which the library (libmpifort.so) must export under the eight names
@@ -64,12 +68,39 @@ def check_fortran(lib, names_file):
     return 1 if errors or not names else 0
 
 
+def map_exports(path):
+    """The px_ names the version script's global section lists one by one."""
+    names, glob = set(), False
+    with open(path) as f:
+        text = f.read()
+    for tok in text.replace(";", " ; ").split():
+        if tok == "global:":
+            glob = True
+        elif tok == "local:":
+            glob = False
+        elif glob and tok.startswith("px_") and "*" not in tok:
+            names.add(tok)
+    return names
+
+
+def check_local(syms, map_path):
+    allowed = map_exports(map_path)
+    extra = sorted(n for n in syms if n.startswith("px_") and n not in allowed)
+    if not allowed:
+        return [f"{map_path}: no px_ name in its global section"]
+    print(f"{sum(1 for n in syms if n.startswith('px_'))} px_ symbols exported, "
+          f"{len(allowed)} allowed by {map_path}")
+    return [f"internal symbol exported: {n}" for n in extra[:20]] + (
+        [f"... and {len(extra) - 20} more"] if len(extra) > 20 else [])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lib", required=True)
     ap.add_argument("--list", required=True)
     ap.add_argument("--missing")
     ap.add_argument("--fortran", action="store_true")
+    ap.add_argument("--map")
     a = ap.parse_args()
     if a.fortran:
         return check_fortran(a.lib, a.list)
@@ -94,6 +125,8 @@ def main():
             errors.append(f"{name} is exported now: remove it from {a.missing}")
         if lacks:
             absent.append(name)
+    if a.map:
+        errors += check_local(syms, a.map)
     nfun = sum(1 for k in want.values() if k == "function")
     print(f"{len(want) - len(absent)} of {len(want)} symbols of the list exported "
           f"({nfun} functions, each also as PMPI_); {len(absent)} declared missing")
