@@ -58,12 +58,23 @@ void px_chan_ep_failed(void *owner, px_status_t why)
         px_c.up->peer_failed(c->rank, why);
 }
 
+int px_chan_rx_can_stream(void) { return px_c.rx_stream; }
+
 /* Shared memory and self deliver one frame at a time per peer. */
 static void *px_chan_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t payload_len,
                               void **ctx_p)
 {
-    ((px_chan_t *)owner)->rx_len = payload_len;
-    return px_chan_rx_begin_at(owner, hdr, hdr_len, 0, payload_len, ctx_p);
+    px_chan_t *c = owner;
+    c->rx_len = payload_len;
+    px_c.rx_stream = c->stream;
+    void *at = px_chan_rx_begin_at(owner, hdr, hdr_len, 0, payload_len, ctx_p);
+    px_c.rx_stream = 0;
+    return at;
+}
+
+static void px_chan_rx_data(void *owner, void *ctx, const void *data, size_t len)
+{
+    px_c.up->rx_data(((px_chan_t *)owner)->rank, ctx, data, len);
 }
 
 static void px_chan_rx_done(void *owner, void *ctx)
@@ -74,6 +85,7 @@ static void px_chan_rx_done(void *owner, void *ctx)
 static const px_net_rx_ops_t px_chan_net_rx_ops = {
     .rx_begin = px_chan_rx_begin,
     .rx_done = px_chan_rx_done,
+    .rx_data = px_chan_rx_data,
     .ep_failed = px_chan_ep_failed,
 };
 
@@ -281,6 +293,7 @@ static px_status_t px_chan_create(const px_boot_info_t *boot, int r)
         c->eager_limit = px_c.shm_eager;
         c->can_get = !!(attr.caps & PX_NET_CAP_GET);
         c->wake = !!(attr.caps & PX_NET_CAP_WAKE);
+        c->stream = !!(attr.caps & PX_NET_CAP_STREAM);
         px_c.wake_peers |= c->wake;
     }
     return PX_OK;

@@ -58,6 +58,12 @@ typedef void *(*px_chan_am_fn)(int peer, const void *hdr, size_t hdr_len, size_t
 
 enum { PX_CHAN_AM_STRIPED = 1u << 0 /* frames of this id may arrive in stripes */ };
 
+/* A handler's answer, while px_chan_rx_can_stream() says 1, for a payload
+ * it takes where it lies, piece by piece in order (px_chan_up_t.rx_data),
+ * instead of having it copied to one place first. */
+#define PX_CHAN_RX_STREAM ((void *)(uintptr_t)1)
+int px_chan_rx_can_stream(void);
+
 /* Registers the handler of id (below PX_CHAN_AM_CTRL) before px_chan_init. */
 void px_chan_am_register(unsigned id, size_t hdr_len, unsigned flags, px_chan_am_fn fn);
 
@@ -66,6 +72,10 @@ typedef struct px_chan_up {
     /* The payload of a frame is in place; ctx is what its handler set
      * (NULL: nothing to do); len: the bytes of this piece. */
     void (*rx_done)(int peer, void *ctx, size_t len);
+    /* A piece of a payload whose handler answered PX_CHAN_RX_STREAM: len
+     * bytes at data, valid during the call only; rx_done follows the
+     * last piece with the payload's whole length. */
+    void (*rx_data)(int peer, void *ctx, const void *data, size_t len);
     /* peer is lost for good: its channel has ended its queued sends. */
     void (*peer_failed)(int peer, px_status_t why);
     /* Bulk transfers (px_chan_bulk_*), with the caller's arg: the receiver
@@ -118,6 +128,14 @@ void px_chan_pick(int peer, size_t len, int coll, px_chan_pick_t *k);
 px_status_t px_chan_send(int peer, px_chan_route_t *route, const void *hdr, size_t hdr_len,
                          const struct iovec *iov, int iovcnt, unsigned flags, px_chan_send_cb_t cb,
                          void *arg);
+/* Sends hdr and a payload of len bytes that fill(arg, dst, off, n) writes
+ * straight into the channel's buffers, in order, as they take it: to a
+ * shared-memory peer, whose ring cells then hold what would otherwise be
+ * packed into a copy first. PX_ERR_UNSUPPORTED to any other peer. Else
+ * as px_chan_send (cb(arg) once the payload is written). */
+typedef void (*px_chan_fill_fn)(void *arg, void *dst, size_t off, size_t n);
+px_status_t px_chan_send_fill(int peer, const void *hdr, size_t hdr_len, size_t len,
+                              px_chan_fill_fn fill, px_chan_send_cb_t cb, void *arg);
 
 /* Bytes queued to peer and not yet handed to the kernel (about: a frame
  * waiting in the rail layer counts one byte). */

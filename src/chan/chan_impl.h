@@ -34,7 +34,8 @@ typedef struct px_chan {
     int kind;
     int failed;
     int can_get;
-    int wake; /* PX_NET_CAP_WAKE: px_chan_wake signals it */
+    int wake;   /* PX_NET_CAP_WAKE: px_chan_wake signals it */
+    int stream; /* PX_NET_CAP_STREAM: its frames' payloads may go to rx_data */
     size_t eager_limit;
     size_t chunk;            /* rendezvous data per frame */
     const px_net_ops_t *ops; /* self and shm */
@@ -89,6 +90,7 @@ extern struct px_chan_state {
     int sleep_fd; /* PX_PROGRESS_MODE=sleep: every channel's descriptor, or -1 */
     int kick_fd;  /* eventfd in sleep_fd: px_chan_sleep_kick */
     int finalizing;
+    int rx_stream; /* the frame whose handler runs may be taken piece by piece */
     unsigned tick;
     size_t shm_eager; /* PX_SHM_EAGER_LIMIT, 'auto' resolved */
     /* PX_CHANNELS */

@@ -199,6 +199,15 @@ int px_chan_local(int peer) { return px_c.peers[peer].kind != PX_CHAN_RAIL; }
 
 int px_chan_can_get(int peer) { return px_c.peers[peer].can_get; }
 
+px_status_t px_chan_send_fill(int peer, const void *hdr, size_t hdr_len, size_t len,
+                              px_chan_fill_fn fill, px_chan_send_cb_t cb, void *arg)
+{
+    px_chan_t *p = &px_c.peers[peer];
+    if (p->kind == PX_CHAN_RAIL || !p->stream)
+        return PX_ERR_UNSUPPORTED;
+    return p->ops->ep_send_fill(p->ep, hdr, hdr_len, len, fill, cb, arg);
+}
+
 px_status_t px_chan_get(int peer, void *local, uint64_t raddr, size_t len)
 {
     px_chan_t *p = &px_c.peers[peer];

@@ -55,22 +55,14 @@ static int px_req_procnull(px_mpi_req_t *r, int proto_kind)
     return MPI_SUCCESS;
 }
 
-/* The packed copy of request r as px_mpi_dt_range takes it for bytes
- * from `from` on: through a ring (proto.h), byte `from` lies at
- * from % ring. */
-static inline char *px_packed(px_mpi_req_t *r, size_t from)
-{
-    return (char *)r->packbuf - (r->p.ring ? from - from % r->p.ring : 0);
-}
-
 /* Packs bytes [from, to) of a non-contiguous send as the protocol layer
  * needs them (px_proto_isend_fill): a large message sent as frames after
  * the receiver's go-ahead is packed frame by frame while the earlier
  * frames travel. */
-static void px_send_fill(px_proto_req_t *p, size_t from, size_t to)
+static void px_send_fill(px_proto_req_t *p, void *at, size_t from, size_t to)
 {
     px_mpi_req_t *r = px_container_of(p, px_mpi_req_t, p);
-    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, px_packed(r, from), from, to, 1);
+    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, (char *)at - from, from, to, 1);
 }
 
 /* Starts the send described by r (also persistent ones). */
@@ -105,10 +97,10 @@ static int px_send_start(px_mpi_req_t *r, uint32_t ctx)
 /* Unpacks bytes [from, to) of a non-contiguous receive as they land in
  * order (px_proto_irecv_drain), while the rest of the message travels; the
  * rest is unpacked at completion (px_mpi_req_complete). */
-static void px_recv_drain(px_proto_req_t *p, size_t from, size_t to)
+static void px_recv_drain(px_proto_req_t *p, const void *at, size_t from, size_t to)
 {
     px_mpi_req_t *r = px_container_of(p, px_mpi_req_t, p);
-    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, px_packed(r, from), from, to, 0);
+    px_mpi_dt_range(px_mpi_dt_get(r->dtype), r->ubuf, (char *)at - from, from, to, 0);
 }
 
 static int px_recv_start(px_mpi_req_t *r, uint32_t ctx)

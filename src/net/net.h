@@ -39,6 +39,13 @@ typedef struct px_net_rx_ops {
     void *(*rx_begin)(void *owner, const void *hdr, size_t hdr_len, size_t payload_len,
                       void **ctx_p);
     void (*rx_done)(void *owner, void *ctx);
+    /* Where rx_begin answered PX_NET_RX_STREAM (a transport with
+     * PX_NET_CAP_STREAM): each piece of the payload, in order, len bytes
+     * at data, valid during the call only; rx_done follows the last. The
+     * layer above takes the bytes from the transport's own buffers (a
+     * receive unpacks them into place) instead of having them copied out
+     * first. NULL for an owner that never answers PX_NET_RX_STREAM. */
+    void (*rx_data)(void *owner, void *ctx, const void *data, size_t len);
     /* The endpoint failed (peer gone, link error). */
     void (*ep_failed)(void *owner, px_status_t why);
     /* Bulk transfers (PX_NET_CAP_BULK; only such a transport calls
@@ -56,6 +63,13 @@ typedef struct px_net_rx_ops {
      * what that layer gave iface_open. */
     int (*ep_incoming)(void *owner, int rank);
 } px_net_rx_ops_t;
+
+/* Writes bytes [off, off + len) of a payload at dst (ep_send_fill),
+ * arg as the send's. */
+typedef void (*px_net_fill_fn)(void *arg, void *dst, size_t off, size_t len);
+
+/* rx_begin's answer for a payload taken piece by piece (rx_data). */
+#define PX_NET_RX_STREAM ((void *)(uintptr_t)1)
 
 /* Called when a send that returned PX_INPROGRESS no longer needs the
  * caller's payload (it was written or copied out). */
@@ -91,6 +105,9 @@ enum {
      * share (shared-memory collectives) needs an ep_wake after. Without it
      * ep_wake does nothing and need not be called. */
     PX_NET_CAP_WAKE = 1u << 6,
+    /* rx_begin may answer PX_NET_RX_STREAM (rx_data), and ep_send_fill
+     * writes payloads into the transport's own buffers. */
+    PX_NET_CAP_STREAM = 1u << 7,
 };
 
 /* What a bulk receiver tells its sender (opaque to the layers above, which
@@ -243,6 +260,14 @@ typedef struct px_net_ops {
     /* PX_NET_CAP_WAKE: signals ep's peer if it sleeps, as a send would;
      * costs a load when it does not. */
     void (*ep_wake)(px_net_ep_t *ep);
+    /* PX_NET_CAP_STREAM: sends hdr and a payload of len bytes that
+     * fill(arg, ...) writes straight into the transport's buffers, in
+     * order, as they take it (now or from a later iface_progress); the
+     * layer above packs a message there instead of into a copy of its
+     * own. Returns and calls cb(arg) as ep_send does. Without the bit:
+     * PX_ERR_UNSUPPORTED (px_net_stub_ep_send_fill). */
+    px_status_t (*ep_send_fill)(px_net_ep_t *ep, const void *hdr, size_t hdr_len, size_t len,
+                                px_net_fill_fn fill, px_net_send_cb_t cb, void *arg);
 } px_net_ops_t;
 
 /* What fills the member of an operation a transport does not have
@@ -263,6 +288,9 @@ void px_net_stub_iface_sleep(px_net_iface_t *iface, int on); /* does nothing */
 int px_net_stub_ep_ready(px_net_ep_t *ep);                   /* 1: nothing to set up */
 size_t px_net_stub_ep_frame(px_net_ep_t *ep);                /* 0: no preference */
 void px_net_stub_ep_wake(px_net_ep_t *ep);                   /* does nothing */
+px_status_t px_net_stub_ep_send_fill(px_net_ep_t *ep, const void *hdr, size_t hdr_len, size_t len,
+                                     px_net_fill_fn fill, px_net_send_cb_t cb,
+                                     void *arg); /* PX_ERR_UNSUPPORTED */
 /* No bulk transfers: PX_ERR_UNSUPPORTED, and nothing to ack or cancel. */
 px_status_t px_net_stub_ep_bulk_recv(px_net_ep_t *ep, void *buf, size_t len, void *arg,
                                      px_net_bulk_offer_t *offer);

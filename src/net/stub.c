@@ -109,3 +109,10 @@ uint64_t px_net_stub_ep_bulk_cancel(px_net_ep_t *ep, void *arg)
     (void)ep, (void)arg;
     return 0;
 }
+
+px_status_t px_net_stub_ep_send_fill(px_net_ep_t *ep, const void *hdr, size_t hdr_len, size_t len,
+                                     px_net_fill_fn fill, px_net_send_cb_t cb, void *arg)
+{
+    (void)ep, (void)hdr, (void)hdr_len, (void)len, (void)fill, (void)cb, (void)arg;
+    return PX_ERR_UNSUPPORTED;
+}

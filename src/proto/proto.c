@@ -118,8 +118,7 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
 }
 
 px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
-                                void *buf, size_t len, px_proto_mode_t mode,
-                                void (*fill)(px_proto_req_t *req, size_t from, size_t to),
+                                void *buf, size_t len, px_proto_mode_t mode, px_proto_fill_fn fill,
                                 size_t ring)
 {
     px_proto_peer_t *p = &px_p.peers[peer];
@@ -146,6 +145,7 @@ px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int
     req->id = 0;
     req->fill = fill;
     req->filled = 0;
+    req->fill_copy = 0;
     req->ring = fill && ring < len ? ring : 0;
     if (px_chan_failed(peer))
         return PX_ERR_PEER_UNREACHABLE;
@@ -216,6 +216,7 @@ px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int
      * receiver may read the buffer itself, a bulk transfer streams it, a
      * send-only round's frames are copied early */
     px_proto_fill_to(req, k.get || k.zc || (req->rflags & PX_CHAN_F_RELEASE) ? len : head);
+    req->fill_at = req->filled;
     struct iovec iov = {(void *)buf, head};
     p->rndv_tx++;
     req->pending = 1;
@@ -258,8 +259,7 @@ px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int 
 }
 
 px_status_t px_proto_irecv_drain(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank,
-                                 int tag, void *buf, size_t len,
-                                 void (*drain)(px_proto_req_t *req, size_t from, size_t to),
+                                 int tag, void *buf, size_t len, px_proto_drain_fn drain,
                                  size_t ring)
 {
     px_list_t *e;
@@ -344,7 +344,7 @@ px_proto_unexp_t *px_proto_improbe(uint32_t ctx, int src_rank, int tag, int *src
 }
 
 px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *u, void *buf, size_t len,
-                           void (*drain)(px_proto_req_t *req, size_t from, size_t to), size_t ring)
+                           px_proto_drain_fn drain, size_t ring)
 {
     req->kind = PX_PROTO_REQ_RECV;
     req->done = 0;
@@ -608,6 +608,7 @@ const char *px_proto_channel_name(int peer) { return px_chan_name(peer); }
 
 static const px_chan_up_t px_proto_chan_up = {
     .rx_done = px_proto_rx_done,
+    .rx_data = px_proto_rx_data,
     .peer_failed = px_proto_peer_failed_cb,
     .bulk_progress = px_proto_bulk_progress,
     .bulk_done = px_proto_bulk_done,

@@ -41,6 +41,12 @@ enum {
 
 typedef struct px_proto_req px_proto_req_t;
 typedef void (*px_proto_cmpl_cb_t)(px_proto_req_t *req);
+/* A receive's bytes [from, to) of its message have come, at `at`
+ * (px_proto_irecv_drain). */
+typedef void (*px_proto_drain_fn)(px_proto_req_t *req, const void *at, size_t from, size_t to);
+/* A send's bytes [from, to) of its message are wanted, at `at`
+ * (px_proto_isend_fill). */
+typedef void (*px_proto_fill_fn)(px_proto_req_t *req, void *at, size_t from, size_t to);
 
 struct px_proto_req {
     uint8_t kind;
@@ -68,8 +74,14 @@ struct px_proto_req {
     size_t head;               /* rendezvous send: bytes that went with the request */
     /* send: buf is written on demand (px_proto_isend_fill); bytes below
      * filled are there */
-    void (*fill)(px_proto_req_t *req, size_t from, size_t to);
+    px_proto_fill_fn fill;
     size_t filled;
+    /* DATA frames to a shared-memory peer are filled in the ring's cells
+     * (px_chan_send_fill): the bytes below filled are packed or handed to
+     * such frames, the next cell gets byte fill_at on; fill_copy: frames
+     * go from buf instead */
+    size_t fill_at;
+    uint8_t fill_copy;
     /* DATA frames to a shared-memory peer, sent as the ring takes them
      * (proto_am.c): the next from fill_off, up to fill_end; fill_busy of
      * them wait for room */
@@ -78,10 +90,10 @@ struct px_proto_req {
     /* send: frames to a network peer go from fill_off up to fill_end too
      * (px_proto_data_pump) */
     /* receive: the bytes that have landed in buf, from its start on, are
-     * handed over as they come (px_proto_irecv_drain): drain(req, from, to),
+     * handed over as they come (px_proto_irecv_drain): drain(req, at, from, to),
      * bytes below drained so far; rx_expect: the end of the pieces given
      * out in order */
-    void (*drain)(px_proto_req_t *req, size_t from, size_t to);
+    px_proto_drain_fn drain;
     size_t drained, rx_expect;
     /* buf holds ring bytes, a larger message goes through them window by
      * window (px_proto_ring_size; proto_ring.c); rs, ss: the state of a
@@ -136,16 +148,17 @@ px_status_t px_proto_isend(px_proto_req_t *req, int peer, uint32_t ctx, int my_r
  * is then written at buf + o % ring, each [from, to) in one piece, once
  * the frames that held its place before are sent. */
 px_status_t px_proto_isend_fill(px_proto_req_t *req, int peer, uint32_t ctx, int my_rank, int tag,
-                                void *buf, size_t len, px_proto_mode_t mode,
-                                void (*fill)(px_proto_req_t *req, size_t from, size_t to),
+                                void *buf, size_t len, px_proto_mode_t mode, px_proto_fill_fn fill,
                                 size_t ring);
 px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank, int tag,
                            void *buf, size_t len);
-/* The same, with drain(req, from, to) called as a message that comes as
- * DATA frames after a clear-to-send lands in buf in order, every
+/* The same, with drain(req, at, from, to) called as a message that comes
+ * as DATA frames after a clear-to-send lands in buf in order, every
  * PX_PROTO_DRAIN_STEP bytes or more, so that the caller can unpack it
  * while the rest travels; req->drained says how far it went (what lies
- * beyond, up to st_count, is the caller's at completion). */
+ * beyond, up to st_count, is the caller's at completion). Frames from a
+ * shared-memory peer that come in order are drained from the ring's cells
+ * themselves, each as it arrives, without landing in buf. */
 #define PX_PROTO_DRAIN_STEP ((size_t)256 << 10)
 /* ring: 0, or the bytes of buf when px_proto_ring_size gave them: a
  * rendezvous message larger than that comes window by window, each asked
@@ -153,8 +166,7 @@ px_status_t px_proto_irecv(px_proto_req_t *req, int src_peer, uint32_t ctx, int 
  * message at buf + from % ring, a window at a time); every byte is
  * drained before it completes. */
 px_status_t px_proto_irecv_drain(px_proto_req_t *req, int src_peer, uint32_t ctx, int src_rank,
-                                 int tag, void *buf, size_t len,
-                                 void (*drain)(px_proto_req_t *req, size_t from, size_t to),
+                                 int tag, void *buf, size_t len, px_proto_drain_fn drain,
                                  size_t ring);
 /* The buffer a receive of len bytes drained as it lands, or a send of
  * len bytes filled as it goes, needs: len, or PX_PROTO_RING_WIN * 2 for a
@@ -172,7 +184,7 @@ px_proto_unexp_t *px_proto_improbe(uint32_t ctx, int src_rank, int tag, int *src
                                    size_t *len_p);
 /* drain and ring: as px_proto_irecv_drain's */
 px_status_t px_proto_mrecv(px_proto_req_t *req, px_proto_unexp_t *msg, void *buf, size_t len,
-                           void (*drain)(px_proto_req_t *req, size_t from, size_t to), size_t ring);
+                           px_proto_drain_fn drain, size_t ring);
 
 /* Polls every channel once; returns the number of events. */
 int px_proto_progress(void);

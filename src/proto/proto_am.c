@@ -91,14 +91,26 @@ static void px_proto_rndv_head_take(px_proto_req_t *req, px_proto_unexp_t *u)
 }
 
 /* A send filled as it goes (px_proto_isend_fill) to a shared-memory peer
- * packs each DATA frame when the ring has taken all but
- * PX_PROTO_FILL_AHEAD frames of the ones before: packing then overlaps
- * the receiver's copying out and unpacking, where packing every frame up
- * front would come before both. */
+ * packs each DATA frame into the ring's cells as the ring takes them
+ * (px_chan_send_fill), the next frame once the ring has taken all but
+ * PX_PROTO_FILL_AHEAD of the ones before: packing then overlaps the
+ * receiver's unpacking, where packing every frame up front would come
+ * before it. A frame that does not follow the ones handed over so far is
+ * packed into buf and sent from there, and so are those after it. */
 #define PX_PROTO_FILL_FRAME PX_PROTO_DRAIN_STEP
 #define PX_PROTO_FILL_AHEAD 2
 
 static void px_proto_fill_frames(px_proto_req_t *req);
+
+/* The next n bytes of the frames filled in the cells, at dst: the cells
+ * of one peer are written in the order their frames were sent. */
+static void px_proto_fill_cell(void *arg, void *dst, size_t off, size_t n)
+{
+    px_proto_req_t *req = arg;
+    (void)off;
+    req->fill(req, dst, req->fill_at, req->fill_at + n);
+    req->fill_at += n;
+}
 
 static void px_proto_fill_cb(void *arg, px_status_t st)
 {
@@ -120,12 +132,22 @@ static void px_proto_fill_frames(px_proto_req_t *req)
         size_t off = req->fill_off, k = PX_PROTO_FILL_FRAME - off % PX_PROTO_FILL_FRAME;
         if (k > req->fill_end - off)
             k = req->fill_end - off;
-        px_proto_fill_to(req, off + k);
-        req->fill_off = off + k;
         px_am_hdr_t h = {.am = PX_AM_DATA, .a = req->rndv_total, .b = off, .c = req->head};
-        struct iovec iov = {px_proto_at(req, off), k};
-        px_status_t st = px_chan_send(req->peer, NULL, &h, px_am_hdr_len[PX_AM_DATA], &iov, 1,
-                                      req->rflags, px_proto_fill_cb, req);
+        px_status_t st = PX_ERR_UNSUPPORTED;
+        if (!req->fill_copy && off == req->filled) {
+            st = px_chan_send_fill(req->peer, &h, px_am_hdr_len[PX_AM_DATA], k, px_proto_fill_cell,
+                                   px_proto_fill_cb, req);
+            if (st != PX_ERR_UNSUPPORTED)
+                req->filled = off + k;
+        }
+        if (st == PX_ERR_UNSUPPORTED) {
+            req->fill_copy = 1;
+            px_proto_fill_to(req, off + k);
+            struct iovec iov = {px_proto_at(req, off), k};
+            st = px_chan_send(req->peer, NULL, &h, px_am_hdr_len[PX_AM_DATA], &iov, 1, req->rflags,
+                              px_proto_fill_cb, req);
+        }
+        req->fill_off = off + k;
         if (st == PX_INPROGRESS) {
             req->pending++;
             req->fill_busy++;
@@ -546,14 +568,36 @@ static void *px_proto_am_data(int peer, const void *hdr, size_t hdr_len, size_t 
         void *at = px_proto_ring_place(req, h.b + off, payload_len, ctx_p);
         return at ? at : px_proto_invalid(peer, "rendezvous data");
     }
-    if (req->drain) {
-        if (h.b + off == req->rx_expect)
-            req->rx_expect += payload_len;
-        else /* out of order (striped): the caller takes it all at the end */
-            req->drain = NULL;
-    }
     *ctx_p = PX_RX_TAG(req, PX_RX_DATA);
+    if (req->drain) {
+        size_t at = h.b + off;
+        if (at != req->rx_expect) { /* out of order (striped): the caller takes it all at the end */
+            req->drain = NULL;
+        } else {
+            req->rx_expect += payload_len;
+            /* everything before it in place: drained from the ring's cells */
+            if (px_chan_rx_can_stream() && req->rndv_got == at && payload_len) {
+                if (req->drained < at)
+                    req->drain(req, px_proto_at(req, req->drained), req->drained, at);
+                req->drained = at;
+                return PX_CHAN_RX_STREAM;
+            }
+        }
+    }
     return (char *)req->buf + h.b + off;
+}
+
+/* A piece of DATA frame drained where it lies (PX_CHAN_RX_STREAM). */
+void px_proto_rx_data(int peer, void *ctx, const void *data, size_t len)
+{
+    (void)peer;
+    if (PX_RX_KIND(ctx) != PX_RX_DATA) { /* a window of a receive through a ring */
+        px_proto_ring_rx_data(ctx, data, len);
+        return;
+    }
+    px_proto_req_t *req = PX_RX_PTR(ctx);
+    req->drain(req, data, req->drained, req->drained + len);
+    req->drained += len;
 }
 
 /* The rest of a udp-zcopy transfer whose path failed: the receiver's own
@@ -665,7 +709,7 @@ void px_proto_rx_done(int peer, void *ctx, size_t len)
         } else if (req->drain && req->rndv_got == req->rx_expect &&
                    req->rndv_got - req->drained >= PX_PROTO_DRAIN_STEP) {
             /* every piece given out so far has landed, in order */
-            req->drain(req, req->drained, req->rndv_got);
+            req->drain(req, px_proto_at(req, req->drained), req->drained, req->rndv_got);
             req->drained = req->rndv_got;
         }
         break;

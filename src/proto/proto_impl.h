@@ -168,6 +168,8 @@ int px_proto_ring_start(int peer, px_proto_req_t *req, uint64_t sreq, size_t hea
 void *px_proto_ring_place(px_proto_req_t *req, size_t off, size_t len, void **ctx_p);
 void px_proto_ring_landed(px_proto_req_t *req, void *ctx, size_t len);
 void px_proto_ring_rx_done(void *ctx, size_t len);
+/* A piece of a window drained where it lies (px_proto_ring_place). */
+void px_proto_ring_rx_data(void *ctx, const void *data, size_t len);
 /* A send through a ring (req->ring): px_proto_sring_start makes its state
  * (-1: no memory); px_proto_sring_claim says whether the frame of *k bytes
  * at off may be written now (-1: the frames before it in its place are
@@ -198,6 +200,7 @@ void px_proto_take_unexp(px_proto_req_t *req, px_proto_unexp_t *u);
 void px_proto_unexp_free(px_proto_unexp_t *u);
 void px_proto_unexp_drop(void);
 void px_proto_rx_done(int peer, void *ctx, size_t len);
+void px_proto_rx_data(int peer, void *ctx, const void *data, size_t len);
 void px_proto_peer_failed_cb(int peer, px_status_t why);
 void px_proto_bulk_progress(int peer, void *arg, uint64_t got);
 void px_proto_bulk_done(int peer, void *arg, px_status_t st);
@@ -213,7 +216,7 @@ static inline char *px_proto_at(const px_proto_req_t *req, size_t off)
 static inline void px_proto_fill_to(px_proto_req_t *req, size_t to)
 {
     if (req->fill && to > req->filled) {
-        req->fill(req, req->filled, to);
+        req->fill(req, px_proto_at(req, req->filled), req->filled, to);
         req->filled = to;
     }
 }

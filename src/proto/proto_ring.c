@@ -98,7 +98,9 @@ int px_proto_ring_start(int peer, px_proto_req_t *req, uint64_t sreq, size_t hea
 }
 
 /* Where len bytes of DATA at message offset off go, their context in
- * *ctx_p; NULL: not in a window asked for. */
+ * *ctx_p; NULL: not in a window asked for. A frame that follows all that
+ * has landed in its window is drained where it lies when the channel
+ * allows it (PX_CHAN_RX_STREAM, px_proto_ring_rx_data). */
 void *px_proto_ring_place(px_proto_req_t *req, size_t off, size_t len, void **ctx_p)
 {
     px_proto_ring_t *rs = req->rs;
@@ -106,9 +108,24 @@ void *px_proto_ring_place(px_proto_req_t *req, size_t off, size_t len, void **ct
     px_proto_ring_slot_t *sl = &rs->slot[w & 1];
     if (sl->win != w || off + len > sl->end || len > sl->end - sl->got)
         return NULL;
-    sl->expect = off == sl->expect ? off + len : SIZE_MAX;
+    int in_order = off == sl->expect;
+    sl->expect = in_order ? off + len : SIZE_MAX;
     *ctx_p = sl;
+    if (in_order && len && px_chan_rx_can_stream() &&
+        (size_t)w * PX_PROTO_RING_WIN + sl->got == off) {
+        if (sl->drained < off)
+            req->drain(req, px_proto_at(req, sl->drained), sl->drained, off);
+        sl->drained = off;
+        return PX_CHAN_RX_STREAM;
+    }
     return (char *)req->buf + off % (2 * PX_PROTO_RING_WIN);
+}
+
+void px_proto_ring_rx_data(void *ctx, const void *data, size_t len)
+{
+    px_proto_ring_slot_t *sl = ctx;
+    sl->req->drain(sl->req, data, sl->drained, sl->drained + len);
+    sl->drained += len;
 }
 
 /* len bytes landed in a window: ctx is a slot, or the request itself for
@@ -125,12 +142,12 @@ void px_proto_ring_landed(px_proto_req_t *req, void *ctx, size_t len)
         /* everything given out has landed, in order: drained a step at a
          * time while the rest travels */
         if (start + sl->got == sl->expect && sl->expect - sl->drained >= PX_PROTO_DRAIN_STEP) {
-            req->drain(req, sl->drained, sl->expect);
+            req->drain(req, px_proto_at(req, sl->drained), sl->drained, sl->expect);
             sl->drained = sl->expect;
         }
         return;
     }
-    req->drain(req, sl->drained, sl->end);
+    req->drain(req, px_proto_at(req, sl->drained), sl->drained, sl->end);
     sl->win = UINT64_MAX;
     if (++rs->done == rs->nwin) {
         px_proto_complete(req); /* px_proto_ring_end */

@@ -57,7 +57,7 @@
     X(ep_send) X(ep_get) X(ep_put) X(ep_pending) X(ep_reset) X(ep_withdraw) X(ep_destroy) X(ep_rx_cancel) \
     X(iface_progress) X(iface_fd) X(ep_path_check) X(ep_describe) X(iface_quiet) X(ep_ready) \
     X(ep_bulk_recv) X(ep_bulk_send) X(ep_bulk_acked) X(ep_bulk_cancel) X(iface_sleep) \
-    X(ep_send_bulk) X(ep_frame) X(ep_wake)
+    X(ep_send_bulk) X(ep_frame) X(ep_wake) X(ep_send_fill)
 /* clang-format on */
 #define CONF_COUNT(m) +1
 _Static_assert(offsetof(px_net_ops_t, iface_open) +
@@ -95,6 +95,8 @@ typedef struct conf_rx {
     conf_hdr_t h;
     unsigned char *buf;
     int bad, canceled;
+    int streamed; /* rx_begin answered PX_NET_RX_STREAM: rx_data fills buf */
+    size_t got;   /* bytes rx_data gave */
 } conf_rx_t;
 
 /* This rank's end of one subchannel. */
@@ -111,6 +113,7 @@ typedef struct conf_tx {
     unsigned char *buf;
     int cbs;
     px_status_t st;
+    size_t filled; /* ep_send_fill: bytes its fill wrote */
 } conf_tx_t;
 
 static const char *name;
@@ -133,7 +136,8 @@ static int overtake_after[3];
 
 /* what was sent */
 static int tx_errors, tx_outstanding, tx_cb_errors, tx_cb_extra;
-static int tx_bulk; /* conf_submit sends with ep_send_bulk */
+static int tx_bulk;     /* conf_submit sends with ep_send_bulk */
+static int tx_fill_bad; /* ep_send_fill asked for bytes out of order */
 
 #define EXPECT(cond, ...)                                                                          \
     do {                                                                                           \
@@ -206,7 +210,25 @@ static void *conf_rx_begin(void *owner, const void *hdr, size_t hdr_len, size_t 
         rx_abandoned++;
     c->inflight = r;
     *ctx_p = r;
+    /* every other frame piece by piece where the transport can */
+    if (r->buf && (attr.caps & PX_NET_CAP_STREAM) && !(r->h.flags & F_CANCEL) && (r->h.seq & 1)) {
+        r->streamed = 1;
+        return PX_NET_RX_STREAM;
+    }
     return r->buf;
+}
+
+static void conf_rx_data(void *owner, void *ctx, const void *data, size_t len)
+{
+    conf_rx_t *r = ctx;
+    (void)owner;
+    if (!r || !r->streamed || len == 0 || len > r->h.len - r->got) {
+        if (r)
+            r->bad = 1;
+        return;
+    }
+    memcpy(r->buf + r->got, data, len);
+    r->got += len;
 }
 
 /* A frame cut off by ep_rx_cancel: the pattern up to some point, then
@@ -245,6 +267,8 @@ static void conf_rx_done(void *owner, void *ctx)
         rx_unknown++; /* rx_done of a frame that is not the one being received */
     if (!r->bad && r->h.len && !r->buf)
         r->bad = 1; /* out of memory here: no way to look at it */
+    if (r->streamed && r->got != r->h.len)
+        r->bad = 1; /* rx_data did not give the whole payload */
     if (!r->bad && r->h.phase == PH_BULK) {
         conf_bulk_acked(r);
         free(r->buf);
@@ -330,6 +354,7 @@ static void conf_bulk_done(void *owner, void *arg, px_status_t st)
 static const px_net_rx_ops_t conf_rx_ops = {
     .rx_begin = conf_rx_begin,
     .rx_done = conf_rx_done,
+    .rx_data = conf_rx_data,
     .ep_failed = conf_ep_failed,
     .bulk_progress = conf_bulk_progress,
     .bulk_done = conf_bulk_done,
@@ -371,8 +396,19 @@ static px_status_t conf_submit(conf_conn_t *c, const void *hdr, size_t hl, const
     return st;
 }
 
+/* ep_send_fill's fill: bytes of t's payload, asked for in order. */
+static void conf_fill(void *arg, void *dst, size_t off, size_t n)
+{
+    conf_tx_t *t = arg;
+    if (off != t->filled)
+        tx_fill_bad++;
+    memcpy(dst, t->buf + off, n);
+    t->filled = off + n;
+}
+
 /* Sends frame seq of `phase` on c: header of 32 to 96 bytes, the payload in
- * up to three iovecs. Returns what ep_send did. */
+ * up to three iovecs, or written by ep_send_fill (every fourth frame where
+ * the transport has it). Returns what ep_send did. */
 static px_status_t conf_send(conf_conn_t *c, int phase, size_t len, uint32_t flags)
 {
     uint32_t seq = c->tx_seq[phase]++;
@@ -400,6 +436,20 @@ static px_status_t conf_send(conf_conn_t *c, int phase, size_t len, uint32_t fla
         iov[0].iov_len = len;
     else if (n == 2)
         iov[1].iov_len = len - a;
+    if ((attr.caps & PX_NET_CAP_STREAM) && !tx_bulk && seq % 4 == 2) {
+        tx_outstanding++;
+        px_status_t st = ops->ep_send_fill(c->ep, hdr, hl, len, conf_fill, conf_send_cb, t);
+        if (st == PX_INPROGRESS)
+            return st;
+        tx_outstanding--;
+        if (st != PX_OK)
+            tx_errors++;
+        else if (t->filled != len)
+            tx_fill_bad++;
+        free(t->buf);
+        free(t);
+        return st;
+    }
     return conf_submit(c, hdr, hl, iov, n, t);
 }
 
@@ -521,7 +571,7 @@ static void check_table(void)
 static void check_attr(void)
 {
     unsigned known = PX_NET_CAP_GET | PX_NET_CAP_LOSSY | PX_NET_CAP_RESET | PX_NET_CAP_PATH_CHECK |
-                     PX_NET_CAP_BULK | PX_NET_CAP_FENCE;
+                     PX_NET_CAP_BULK | PX_NET_CAP_FENCE | PX_NET_CAP_WAKE | PX_NET_CAP_STREAM;
     EXPECT(!(attr.caps & ~known), "unknown capability bits %#x", attr.caps & ~known);
     EXPECT(attr.max_frag > 0, "max_frag 0");
     EXPECT(attr.eager_limit > 0, "eager_limit 0");
@@ -670,6 +720,8 @@ static void phase_stream(void)
            "send errors %d, callbacks with an error %d, callbacks run twice %d", tx_errors,
            tx_cb_errors, tx_cb_extra);
     EXPECT(tx_outstanding == 0, "%d sends never completed", tx_outstanding);
+    EXPECT(tx_fill_bad == 0, "ep_send_fill: %d payloads asked for out of order or not whole",
+           tx_fill_bad);
     EXPECT(rx_bad == 0 && rx_unknown == 0, "%d frames damaged, %d rx_done without rx_begin", rx_bad,
            rx_unknown);
     if (lossy) {

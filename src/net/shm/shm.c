@@ -94,6 +94,7 @@ typedef struct px_shm_sop {
     struct iovec *iovp;
     int iovcnt, iov_idx;
     size_t iov_off, total, sent;
+    px_net_fill_fn fill; /* writes the payload (ep_send_fill), else iov holds it */
     px_net_send_cb_t cb;
     void *arg;
 } px_shm_sop_t;
@@ -395,7 +396,8 @@ static void px_shm_iface_close(px_net_iface_t *s)
 static void px_shm_iface_query(px_net_iface_t *s, px_net_attr_t *attr)
 {
     memset(attr, 0, sizeof(*attr));
-    attr->caps = (s->cma_ok ? PX_NET_CAP_GET : 0) | (s->ring ? PX_NET_CAP_WAKE : 0);
+    attr->caps =
+        (s->cma_ok ? PX_NET_CAP_GET : 0) | (s->ring ? PX_NET_CAP_WAKE : 0) | PX_NET_CAP_STREAM;
     attr->max_frag = s->cell - sizeof(px_shm_cell_t) - PX_NET_HDR_MAX;
     /* 'auto' is resolved by proto, which knows how many ranks share the cores */
     attr->eager_limit = px_params.shm_eager_limit == PX_PARAM_SIZE_AUTO ? PX_SHM_EAGER_AUTO_LOW
@@ -537,6 +539,11 @@ static int px_shm_sop_push(struct px_net_ep *ep, px_shm_sop_t *op)
             op->started = 1;
         }
         size_t n = 0;
+        if (op->fill) {
+            n = op->total - op->sent < cap ? op->total - op->sent : cap;
+            if (n)
+                op->fill(op->arg, p, op->sent, n);
+        }
         while (n < cap && op->iov_idx < op->iovcnt) {
             struct iovec *v = &op->iovp[op->iov_idx];
             size_t k = v->iov_len - op->iov_off;
@@ -559,6 +566,9 @@ static int px_shm_sop_push(struct px_net_ep *ep, px_shm_sop_t *op)
     }
     return op->started && op->sent == op->total;
 }
+
+static px_status_t px_shm_sop_start(struct px_net_ep *ep, px_shm_sop_t *op_stack,
+                                    const struct iovec *iov, int iovcnt);
 
 static px_status_t px_shm_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_len,
                                   const struct iovec *iov, int iovcnt, px_net_send_cb_t cb,
@@ -630,15 +640,26 @@ static px_status_t px_shm_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
     op->iov_off = 0;
     op->total = total;
     op->sent = 0;
+    op->fill = NULL;
     op->cb = cb;
     op->arg = arg;
+    return px_shm_sop_start(ep, op, iov, iovcnt);
+}
+
+/* A send that is not one cell of the fast path, on the stack: written as
+ * far as the ring takes it, the rest queued (a copy of op). */
+static px_status_t px_shm_sop_start(struct px_net_ep *ep, px_shm_sop_t *op_stack,
+                                    const struct iovec *iov, int iovcnt)
+{
+    struct px_net_iface *s = ep->iface;
+    px_shm_sop_t *op = op_stack;
     if (px_list_empty(&ep->sendq) && px_shm_sop_push(ep, op))
         return PX_OK;
 
     op = malloc(sizeof(*op));
     if (!op)
         return PX_ERR_NO_MEMORY;
-    *op = op_stack;
+    *op = *op_stack;
     if (iovcnt <= 4) {
         if (iovcnt)
             memcpy(op->iov, iov, sizeof(*iov) * (size_t)iovcnt);
@@ -658,6 +679,22 @@ static px_status_t px_shm_ep_send(px_net_ep_t *ep, const void *hdr, size_t hdr_l
         px_list_insert_tail(&s->pending, &ep->pending_link);
     px_list_insert_tail(&ep->sendq, &op->link);
     return PX_INPROGRESS;
+}
+
+static px_status_t px_shm_ep_send_fill(px_net_ep_t *ep, const void *hdr, size_t hdr_len, size_t len,
+                                       px_net_fill_fn fill, px_net_send_cb_t cb, void *arg)
+{
+    if (hdr_len > PX_NET_HDR_MAX)
+        return PX_ERR_INVALID_PARAM;
+    px_shm_sop_t op = {0};
+    memcpy(op.hdr, hdr, hdr_len);
+    op.hdr_len = (uint32_t)hdr_len;
+    op.iovp = op.iov;
+    op.total = len;
+    op.fill = fill;
+    op.cb = cb;
+    op.arg = arg;
+    return px_shm_sop_start(ep, &op, NULL, 0);
 }
 
 /* len bytes between local and the peer's raddr, in the direction `put`
@@ -845,8 +882,12 @@ static __attribute__((noinline)) int px_shm_drain(struct px_net_iface *s, struct
             if (c->flags & PX_SHM_APART)
                 p = (char *)c + 128;
         }
-        if (ep->rx_dest && c->frag_len)
+        if (ep->rx_dest == PX_NET_RX_STREAM) {
+            if (c->frag_len)
+                s->rx->rx_data(ep->owner, ep->rx_ctx, p, c->frag_len);
+        } else if (ep->rx_dest && c->frag_len) {
             memcpy(ep->rx_dest + ep->rx_off, p, c->frag_len);
+        }
         ep->rx_off += c->frag_len;
         uint32_t last = c->flags & PX_SHM_LAST;
         ep->in_tail++;
@@ -934,6 +975,7 @@ const px_net_ops_t px_net_shm_ops = {
     .ep_send_bulk = px_shm_ep_send,
     .ep_frame = px_net_stub_ep_frame,
     .ep_wake = px_shm_ep_wake,
+    .ep_send_fill = px_shm_ep_send_fill,
     .ep_get = px_shm_ep_get,
     .ep_put = px_shm_ep_put,
     .ep_pending = px_shm_ep_pending,

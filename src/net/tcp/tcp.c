@@ -818,6 +818,7 @@ const px_net_ops_t px_net_tcp_ops = {
     .ep_send_bulk = px_tcp_ep_send_bulk,
     .ep_frame = px_tcp_ep_frame,
     .ep_wake = px_net_stub_ep_wake,
+    .ep_send_fill = px_net_stub_ep_send_fill,
     .ep_get = px_net_stub_ep_get,
     .ep_put = px_net_stub_ep_put,
     .ep_pending = px_tcp_ep_pending,

@@ -327,6 +327,7 @@ static const px_net_ops_t fake_ops = {
     .ep_send_bulk = f_send,
     .ep_frame = px_net_stub_ep_frame,
     .ep_wake = px_net_stub_ep_wake,
+    .ep_send_fill = px_net_stub_ep_send_fill,
     .ep_get = px_net_stub_ep_get,
     .ep_put = px_net_stub_ep_put,
     .ep_pending = f_pending,
